@@ -1,0 +1,1 @@
+"""Subcommands of ``vepd``; each module defines ``register(subparsers)``. See ``vepd_ros.cli``."""
