@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('ROS_LOG_DIR', str(Path(__file__).resolve().parents[1] / '.ros_log'))
 os.environ.setdefault('MPLBACKEND', 'Agg')
+os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)   # the venv the package is installed in
 os.environ.pop('RMW_IMPLEMENTATION', None)
 
 from ros_helpers import DomainLease  # noqa: E402

@@ -66,3 +66,28 @@ def spin_until(executor, predicate, timeout_s: float = 10.0, step_s: float = 0.0
             return True
         executor.spin_once(timeout_sec=step_s)
     return bool(predicate())
+
+
+def wait_for_output(proc, text: str, timeout_s: float = 10.0) -> str:
+    """Read a subprocess's stdout (text mode) until a line containing ``text`` appears; returns what was read.
+    Raises AssertionError with the output on timeout or early exit."""
+    import selectors
+    seen = []
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=0.1):
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                break
+            seen.append(line)
+            if text in line:
+                return ''.join(seen)
+    finally:
+        sel.close()
+    raise AssertionError(f'{text!r} not seen within {timeout_s} s; output:\n' + ''.join(seen))

@@ -9,12 +9,16 @@ from typing import Callable, Iterable
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 from vepd_ros.params import Param, ParameterError
 
 SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
+
+EVENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+"""Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and latched, so a
+node that joins late still receives what happened before it was discovered."""
 
 
 def declare_params(node: Node, specs: Iterable[Param]) -> dict:
@@ -79,6 +83,11 @@ def run_node(factory: Callable[..., Node], args=None) -> int:
             executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:
+            # SIGINT/SIGTERM shut the context down asynchronously; a callback that was mid-publish then
+            # fails with "context is invalid". That is a clean shutdown, not a crash.
+            if node.context.ok():
+                raise
         return 0
     finally:
         if node is not None:

@@ -1,0 +1,151 @@
+"""truth_node: publishes ground truth of the paper's manoeuvres (no simulator needed).
+
+Publishes ``/ground_truth/odometry`` (nav_msgs/Odometry: pose in ``frame_id``, twist in ``child_frame_id``),
+``/ground_truth/imu`` (noise-free sensor_msgs/Imu: orientation, body rates, specific force incl. gravity),
+``/ground_truth/run`` (std_msgs/String JSON: run start/end events) and, when accelerated, ``/clock``.
+Sample k of a run carries stamp t_run_start + k/rate_hz: stamps are the sample times, never callback times.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import rclpy
+from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import Imu
+from std_msgs.msg import String
+
+from vepd_ros.nodes.base import EVENT_QOS, declare_params, ns_to_stamp, run_node
+from vepd_ros.params import ParameterError
+from vepd_ros.truth import generate, run_seeds
+from vepd_ros.truth.params import TRUTH_PARAMS
+from vepd_ros.truth.scenarios import ScenarioParams
+
+NS = 1_000_000_000
+
+
+class TruthNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('truth_node', **kwargs)
+        self.p = p = declare_params(self, TRUTH_PARAMS)
+        self.drive_clock = p['publish_clock'] or p['time_scale'] != 1.0
+        if self.drive_clock and self.get_parameter('use_sim_time').value:
+            raise ParameterError('use_sim_time', True, 'false on the node that drives /clock')
+        self.period_ns = int(round(NS / p['rate_hz']))
+        self.n_samples = int(np.floor(p['duration_s'] * p['rate_hz'] + 1e-9)) + 1
+        self.seeds = run_seeds(p['seed'], p['runs'])
+        self.pub_odom = self.create_publisher(Odometry, '/ground_truth/odometry', 50)
+        self.pub_imu = self.create_publisher(Imu, '/ground_truth/imu', 50)
+        self.pub_run = self.create_publisher(String, '/ground_truth/run', EVENT_QOS)
+        self.pub_clock = self.create_publisher(ClockMsg, '/clock', 10) if self.drive_clock else None
+        self.run, self.k, self.samples = -1, 0, None
+        self.run_t0_ns = None        # stamp of sample 0 of the current run
+        self.next_run_ns = None      # stamp at which the next run starts
+        self.sim_ns = int(round(p['start_time_s'] * NS))
+        self.published = 0
+        if self.drive_clock:
+            wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
+            self.timer = self.create_timer(wall_period_s, self._on_clock_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        else:
+            self.timer = self.create_timer(1.0 / p['rate_hz'], self._on_tick)
+        self.get_logger().info(
+            f"truth: scenario={p['scenario']} runs={p['runs']} duration={p['duration_s']} s rate={p['rate_hz']} Hz "
+            f"{'driving /clock x%.3g' % p['time_scale'] if self.drive_clock else 'on the node clock'}")
+
+    # -- time sources -------------------------------------------------------------------------
+    def _on_clock_tick(self):
+        self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns)))
+        self._publish_due(self.sim_ns)
+        self.sim_ns += self.period_ns
+
+    def _on_tick(self):
+        now_ns = self.get_clock().now().nanoseconds
+        if now_ns <= 0:
+            return   # use_sim_time without /clock yet
+        self._publish_due(now_ns)
+
+    # -- publication --------------------------------------------------------------------------
+    def _start_run(self, t0_ns: int):
+        self.run += 1
+        p = self.p
+        traj = generate(p['scenario'], p['duration_s'], seed=self.seeds[self.run],
+                        params=ScenarioParams(speed_mps=p['speed_mps'] or None))
+        self.samples = _Samples(traj.sample(np.arange(self.n_samples) * self.period_ns / NS))
+        self.run_t0_ns, self.k = t0_ns, 0
+        self._event('start', t0_ns, traj.meta)
+
+    def _publish_due(self, now_ns: int):
+        """Publish every sample whose stamp is ≤ now (catching up if a timer callback was late)."""
+        while True:
+            if self.samples is None:
+                if self.run + 1 >= self.p['runs']:
+                    return self._finish()
+                start = now_ns if self.next_run_ns is None else self.next_run_ns
+                if start > now_ns:
+                    return
+                self._start_run(start)
+            stamp = self.run_t0_ns + self.k * self.period_ns
+            if stamp > now_ns:
+                return
+            self._publish_sample(self.k, stamp)
+            self.k += 1
+            if self.k >= self.n_samples:
+                self._event('end', stamp, {})
+                self.samples = None
+                self.next_run_ns = stamp + int(round(self.p['gap_s'] * NS))
+
+    def _publish_sample(self, k: int, stamp_ns: int):
+        s = self.samples
+        stamp = ns_to_stamp(stamp_ns)
+        odom = Odometry()
+        odom.header.stamp, odom.header.frame_id = stamp, self.p['frame_id']
+        odom.child_frame_id = self.p['child_frame_id']
+        pos, q, v, w = s.position[k], s.quaternion[k], s.velocity_body[k], s.angular_velocity_body[k]
+        odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = pos
+        o = odom.pose.pose.orientation
+        o.x, o.y, o.z, o.w = q
+        odom.twist.twist.linear.x, odom.twist.twist.linear.y, odom.twist.twist.linear.z = v
+        odom.twist.twist.angular.x, odom.twist.twist.angular.y, odom.twist.twist.angular.z = w
+        imu = Imu()
+        imu.header.stamp, imu.header.frame_id = stamp, self.p['child_frame_id']
+        imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = q
+        imu.angular_velocity.x, imu.angular_velocity.y, imu.angular_velocity.z = w
+        f = s.specific_force_body[k]
+        imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z = f
+        self.pub_odom.publish(odom)
+        self.pub_imu.publish(imu)
+        self.published += 1
+
+    def _event(self, kind: str, stamp_ns: int, meta: dict):
+        payload = {'event': kind, 'run': self.run, 'runs': self.p['runs'], 'scenario': self.p['scenario'],
+                   'seed': self.seeds[self.run], 'stamp_ns': stamp_ns, **meta}
+        self.pub_run.publish(String(data=json.dumps(payload)))
+        self.get_logger().info(f"run {self.run + 1}/{self.p['runs']} {kind} at t={stamp_ns / NS:.3f} s")
+
+    def _finish(self):
+        if self.p['shutdown_when_done']:
+            self.get_logger().info(f'all {self.p["runs"]} runs published ({self.published} samples); shutting down')
+            self.timer.cancel()
+            rclpy.try_shutdown(context=self.context)
+
+
+class _Samples:
+    """Per-sample arrays of one run, converted to Python floats once (message building stays cheap)."""
+
+    def __init__(self, traj):
+        self.position = traj.position_enu.tolist()
+        self.quaternion = traj.quaternion.tolist()
+        self.velocity_body = traj.velocity_body.tolist()
+        self.angular_velocity_body = traj.angular_velocity_body.tolist()
+        self.specific_force_body = traj.specific_force_body.tolist()
+
+
+def main(args=None) -> int:
+    return run_node(TruthNode, args=args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
