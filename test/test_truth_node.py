@@ -41,7 +41,7 @@ def test_rate_on_received_stamps_is_within_1_percent(ros_ctx, executor, domain_i
     node, got = _listen(ros_ctx, executor)
     proc = _spawn(domain_id, 'rate_hz:=100.0', 'duration_s:=4.0', 'scenario:=circle', 'shutdown_when_done:=true')
     try:
-        assert spin_until(executor, lambda: any(e['event'] == 'end' for e in got['run']), timeout_s=20)
+        assert spin_until(executor, lambda: any(e['event'] == 'end' for e in got['run']), timeout_s=20), got['run']
         spin_until(executor, lambda: len(got['imu']) >= len(got['odom']), timeout_s=2)
     finally:
         out, _ = proc.communicate(timeout=10)
@@ -61,7 +61,7 @@ def test_accelerated_clock_drives_sim_time(ros_ctx, executor, domain_id):
     proc = _spawn(domain_id, 'rate_hz:=100.0', 'duration_s:=6.0', 'time_scale:=4.0', 'runs:=2', 'gap_s:=0.5',
                   'shutdown_when_done:=true')
     try:
-        assert spin_until(executor, lambda: sum(e['event'] == 'end' for e in got['run']) == 2, timeout_s=25)
+        assert spin_until(executor, lambda: sum(e['event'] == 'end' for e in got['run']) == 2, timeout_s=25), got['run']
     finally:
         out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0, out

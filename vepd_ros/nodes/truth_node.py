@@ -46,6 +46,7 @@ class TruthNode(Node):
         self.next_run_ns = None      # stamp at which the next run starts
         self.sim_ns = int(round(p['start_time_s'] * NS))
         self.published = 0
+        self._shutdown_timer = None
         if self.drive_clock:
             wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
             self.timer = self.create_timer(wall_period_s, self._on_clock_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -126,10 +127,12 @@ class TruthNode(Node):
         self.get_logger().info(f"run {self.run + 1}/{self.p['runs']} {kind} at t={stamp_ns / NS:.3f} s")
 
     def _finish(self):
-        if self.p['shutdown_when_done']:
+        if self.p['shutdown_when_done'] and self._shutdown_timer is None:
             self.get_logger().info(f'all {self.p["runs"]} runs published ({self.published} samples); shutting down')
             self.timer.cancel()
-            rclpy.try_shutdown(context=self.context)
+            # Give DDS a moment to deliver the last (reliable, latched) events before the process exits.
+            self._shutdown_timer = self.create_timer(
+                0.5, lambda: rclpy.try_shutdown(context=self.context), clock=Clock(clock_type=ClockType.STEADY_TIME))
 
 
 class _Samples:
