@@ -57,15 +57,25 @@ class TruthNode(Node):
             f"{'driving /clock x%.3g' % p['time_scale'] if self.drive_clock else 'on the node clock'}")
 
     # -- time sources -------------------------------------------------------------------------
+    def _ready(self) -> bool:
+        """False while the first run waits for its subscribers (``wait_for_subscribers``)."""
+        if self.run >= 0 or self.pub_odom.get_subscription_count() >= self.p['wait_for_subscribers']:
+            return True
+        self.get_logger().info(f"waiting for {self.p['wait_for_subscribers']} subscriber(s) of /ground_truth/odometry",
+                               throttle_duration_sec=5.0)
+        return False
+
     def _on_clock_tick(self):
+        if not self._ready():
+            return
         self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns)))
         self._publish_due(self.sim_ns)
         self.sim_ns += self.period_ns
 
     def _on_tick(self):
         now_ns = self.get_clock().now().nanoseconds
-        if now_ns <= 0:
-            return   # use_sim_time without /clock yet
+        if now_ns <= 0 or not self._ready():
+            return   # use_sim_time without /clock yet, or still waiting for subscribers
         self._publish_due(now_ns)
 
     # -- publication --------------------------------------------------------------------------

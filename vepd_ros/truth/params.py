@@ -18,4 +18,6 @@ TRUTH_PARAMS = [
     Param('frame_id', 'odom', 'world frame (ENU)'),
     Param('child_frame_id', 'base_link', 'body frame (FLU); also the Imu frame'),
     Param('shutdown_when_done', False, 'exit after the last run'),
+    Param('wait_for_subscribers', 0, 'hold the first run until /ground_truth/odometry has this many subscribers',
+          low=0),
 ]
