@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from vepd_ros.frames import GRAVITY_MPS2
-from vepd_ros.truth import SCENARIOS, generate, run_seeds
+from vepd_ros.seeding import derive_seed, run_plan
+from vepd_ros.truth import SCENARIOS, generate
 from vepd_ros.truth.scenarios import canonical_scenario
 
 RATE_HZ = 100.0
@@ -60,8 +61,10 @@ def test_circle_turns_at_the_commanded_radius():
 def test_same_seed_is_bit_identical_and_runs_differ():
     a, b = generate('sine', 20.0, seed=11), generate('sine', 20.0, seed=11)
     np.testing.assert_array_equal(a.position_enu, b.position_enu)
-    seeds = run_seeds(7, 3)
-    assert len(set(seeds)) == 3 and run_seeds(7, 3) == seeds
+    seeds = [sd for _, _, sd in run_plan(7, ['sine'], 3)]
+    assert len(set(seeds)) == 3 and seeds[1] == derive_seed(7, 'truth', 'sine', 1)
+    # by name, not position: adding a scenario in front does not change the others' seeds
+    assert [sd for sc, _, sd in run_plan(7, ['circle', 'sine'], 3) if sc == 'sine'] == seeds
     runs = [generate('sine', 20.0, seed=sd) for sd in seeds]
     ends = np.array([r.position_enu[-1] for r in runs])
     assert np.ptp(ends, axis=0)[:2].max() > 0.1      # repeated runs do not coincide

@@ -20,8 +20,9 @@ from std_msgs.msg import String
 
 from vepd_ros.nodes.base import EVENT_QOS, declare_params, ns_to_stamp, run_node
 from vepd_ros.params import ParameterError
-from vepd_ros.truth import generate, run_seeds
-from vepd_ros.truth.params import TRUTH_PARAMS
+from vepd_ros.seeding import run_plan
+from vepd_ros.truth import generate
+from vepd_ros.truth.params import TRUTH_PARAMS, scenario_list
 from vepd_ros.truth.scenarios import ScenarioParams
 
 NS = 1_000_000_000
@@ -36,7 +37,7 @@ class TruthNode(Node):
             raise ParameterError('use_sim_time', True, 'false on the node that drives /clock')
         self.period_ns = int(round(NS / p['rate_hz']))
         self.n_samples = int(np.floor(p['duration_s'] * p['rate_hz'] + 1e-9)) + 1
-        self.seeds = run_seeds(p['seed'], p['runs'])
+        self.plan = run_plan(p['seed'], scenario_list(p['scenario']), p['runs'])
         self.pub_odom = self.create_publisher(Odometry, '/ground_truth/odometry', 50)
         self.pub_imu = self.create_publisher(Imu, '/ground_truth/imu', 50)
         self.pub_run = self.create_publisher(String, '/ground_truth/run', EVENT_QOS)
@@ -53,7 +54,7 @@ class TruthNode(Node):
         else:
             self.timer = self.create_timer(1.0 / p['rate_hz'], self._on_tick)
         self.get_logger().info(
-            f"truth: scenario={p['scenario']} runs={p['runs']} duration={p['duration_s']} s rate={p['rate_hz']} Hz "
+            f"truth: scenario={p['scenario']} runs={p['runs']} per scenario, duration={p['duration_s']} s rate={p['rate_hz']} Hz "
             f"{'driving /clock x%.3g' % p['time_scale'] if self.drive_clock else 'on the node clock'}")
 
     # -- time sources -------------------------------------------------------------------------
@@ -82,7 +83,8 @@ class TruthNode(Node):
     def _start_run(self, t0_ns: int):
         self.run += 1
         p = self.p
-        traj = generate(p['scenario'], p['duration_s'], seed=self.seeds[self.run],
+        scenario, _, seed = self.plan[self.run]
+        traj = generate(scenario, p['duration_s'], seed=seed,
                         params=ScenarioParams(speed_mps=p['speed_mps'] or None))
         self.samples = _Samples(traj.sample(np.arange(self.n_samples) * self.period_ns / NS))
         self.run_t0_ns, self.k = t0_ns, 0
@@ -92,7 +94,7 @@ class TruthNode(Node):
         """Publish every sample whose stamp is ≤ now (catching up if a timer callback was late)."""
         while True:
             if self.samples is None:
-                if self.run + 1 >= self.p['runs']:
+                if self.run + 1 >= len(self.plan):
                     return self._finish()
                 start = now_ns if self.next_run_ns is None else self.next_run_ns
                 if start > now_ns:
@@ -131,14 +133,15 @@ class TruthNode(Node):
         self.published += 1
 
     def _event(self, kind: str, stamp_ns: int, meta: dict):
-        payload = {'event': kind, 'run': self.run, 'runs': self.p['runs'], 'scenario': self.p['scenario'],
-                   'seed': self.seeds[self.run], 'stamp_ns': stamp_ns, **meta}
+        scenario, j, seed = self.plan[self.run]
+        payload = {**meta, 'event': kind, 'index': self.run, 'total': len(self.plan), 'scenario': scenario, 'run': j,
+                   'seed': seed, 'study_seed': self.p['seed'], 'stamp_ns': stamp_ns}
         self.pub_run.publish(String(data=json.dumps(payload)))
-        self.get_logger().info(f"run {self.run + 1}/{self.p['runs']} {kind} at t={stamp_ns / NS:.3f} s")
+        self.get_logger().info(f"run {self.run + 1}/{len(self.plan)} ({scenario} #{j}) {kind} at t={stamp_ns / NS:.3f} s")
 
     def _finish(self):
         if self.p['shutdown_when_done'] and self._shutdown_timer is None:
-            self.get_logger().info(f'all {self.p["runs"]} runs published ({self.published} samples); shutting down')
+            self.get_logger().info(f'all {len(self.plan)} runs published ({self.published} samples); shutting down')
             self.timer.cancel()
             # Give DDS a moment to deliver the last (reliable, latched) events before the process exits.
             self._shutdown_timer = self.create_timer(

@@ -5,8 +5,8 @@ angular rate and specific force (gravity included, REP-103/REP-145) on a fine in
 ``Trajectory.sample(t)`` gives it at any sensor's own sample times.
 """
 from vepd_ros.truth.trajectory import Trajectory
-from vepd_ros.truth.scenarios import SCENARIOS, SCENARIO_ALIASES, ScenarioParams, generate, run_seeds
+from vepd_ros.truth.scenarios import SCENARIOS, SCENARIO_ALIASES, ScenarioParams, canonical_scenario, generate
 from vepd_ros.truth.vehicle import VehicleParams
 
 __all__ = ['Trajectory', 'SCENARIOS', 'SCENARIO_ALIASES', 'ScenarioParams', 'VehicleParams', 'generate',
-           'run_seeds']
+           'canonical_scenario']

@@ -1,10 +1,17 @@
 """Parameters of the ground-truth source, declared once for ``truth_node`` and the CLI."""
 from vepd_ros.params import Param
-from vepd_ros.truth.scenarios import SCENARIO_ALIASES, SCENARIOS
+from vepd_ros.truth.scenarios import SCENARIO_ALIASES, SCENARIOS, canonical_scenario
+
+
+def scenario_list(value: str) -> list[str]:
+    """The validated ``scenario`` parameter as canonical names, in order."""
+    return [canonical_scenario(s.strip()) for s in value.split(',')]
 
 TRUTH_PARAMS = [
-    Param('scenario', 'circle', 'manoeuvre driven through the bicycle model',
-          choices=SCENARIOS, aliases=SCENARIO_ALIASES),
+    Param('scenario', 'circle', 'manoeuvre(s) driven through the bicycle model: one name or a comma-separated '
+          'list, each run `runs` times', check=lambda v: all(SCENARIO_ALIASES.get(s.strip(), s.strip()) in SCENARIOS
+                                                            for s in v.split(',')),
+          check_msg='names from ' + ', '.join(SCENARIOS) + ' (aliases ' + ', '.join(SCENARIO_ALIASES) + ')'),
     Param('duration_s', 30.0, 'length of one run (s)', low=0.0, low_open=True),
     Param('speed_mps', 0.0, 'nominal speed (m/s); 0 = the scenario default', low=0.0, high=5.0),
     Param('rate_hz', 100.0, 'publication rate of truth odometry and IMU (Hz)', low=0.0, low_open=True, high=2000.0),
@@ -12,8 +19,8 @@ TRUTH_PARAMS = [
           low=0.0, low_open=True, high=1000.0),
     Param('publish_clock', False, 'drive /clock even at time_scale 1 (sim time starts at start_time_s)'),
     Param('start_time_s', 1.0, 'sim time of the first sample when driving /clock (s)', low=0.0),
-    Param('seed', 0, 'study seed; run j uses run_seeds(seed, runs)[j]', low=0),
-    Param('runs', 1, 'number of repeated runs (each with its own seeded jitter)', low=1),
+    Param('seed', 0, 'study seed; run j of a scenario uses seeding.derive_seed(seed, "truth", scenario, j)', low=0),
+    Param('runs', 1, 'repeated runs per scenario (each with its own seeded jitter)', low=1),
     Param('gap_s', 2.0, 'pause between runs (s of sim time, nothing published but /clock)', low=0.0),
     Param('frame_id', 'odom', 'world frame (ENU)'),
     Param('child_frame_id', 'base_link', 'body frame (FLU); also the Imu frame'),

@@ -46,11 +46,6 @@ def canonical_scenario(name: str) -> str:
     return key
 
 
-def run_seeds(seed: int, k: int) -> list[int]:
-    """K independent run seeds derived from one study seed (numpy SeedSequence spawning)."""
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(k)]
-
-
 def _ou(rng: np.random.Generator, n: int, h: float, sigma: float, tau_s: float) -> np.ndarray:
     """Stationary Ornstein–Uhlenbeck samples on a grid of step h: x[k+1] = a x[k] + σ√(1−a²) w[k]."""
     if sigma <= 0:
