@@ -1,0 +1,89 @@
+"""The graph description that the launch files and `vepd run` share."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from vepd_ros.graph import GRAPH_ARGS, build_graph, label_namespace, node_params_from_yaml, typed_args
+from vepd_ros.params import ParameterError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def rl_yaml(tmp_path):
+    ekf = tmp_path / 'ekf.yaml'
+    ekf.write_text('ekf_filter_node:\n  ros__parameters:\n    frequency: 35.0\n    two_d_mode: true\n'
+                   '    odom0: odometry/gps\n    imu0: imu/data\n')
+    navsat = tmp_path / 'navsat.yaml'
+    navsat.write_text('/**:\n  ros__parameters:\n    zero_altitude: true\nnavsat_transform:\n  ros__parameters:\n'
+                      '    use_odometry_yaw: true\n')
+    return {'ekf_config': str(ekf), 'navsat_config': str(navsat), 'judge': 'builtin'}
+
+
+def test_sim_judge_has_one_chain_per_label_plus_truth_and_evaluator(rl_yaml):
+    nodes = build_graph('sim_judge', {**rl_yaml, 'models': 'ch_gauss,ch_rw+airsim', 'k': 2})
+    roles = [n.role for n in nodes]
+    assert roles[0] == 'truth' and roles[-1] == 'evaluator'
+    chains = {}
+    for n in nodes[1:-1]:
+        chains.setdefault(n.namespace, []).append(n.role)
+    assert set(chains) == {'reference', 'ch_gauss', 'ch_rw_airsim'}
+    assert all(sorted(r) == ['ekf', 'gps', 'imu', 'navsat', 'recorder'] for r in chains.values())
+    rec = {n.namespace: n.parameters[0] for n in nodes if n.role == 'recorder'}
+    assert rec['reference']['side'] == 'real' and rec['ch_gauss']['side'] == 'sim'
+    assert rec['ch_rw_airsim']['label'] == 'ch_rw+airsim'
+
+
+def test_accelerated_graph_runs_on_sim_time_and_truth_drives_the_clock(rl_yaml):
+    nodes = build_graph('sim_judge', {**rl_yaml, 'models': 'ch_gauss', 'time_scale': 5.0})
+    truth = nodes[0].parameters[0]
+    assert truth['time_scale'] == 5.0 and truth['publish_clock'] is True
+    for n in nodes[1:]:
+        assert any(isinstance(p, dict) and p.get('use_sim_time') is True for p in n.parameters), n.name
+
+
+def test_judge_parameters_come_from_the_rl_yaml_even_inside_a_namespace(rl_yaml):
+    nodes = build_graph('sim_judge', {**rl_yaml, 'models': 'ch_gauss'})
+    ekf = next(n for n in nodes if n.role == 'ekf' and n.namespace == 'ch_gauss')
+    assert ekf.executable == 'judge_node' and ekf.name == 'ekf_filter_node'
+    assert ekf.parameters[0]['frequency'] == 35.0 and ekf.parameters[0]['two_d_mode'] is True
+    args = ekf.ros_args()
+    assert '__ns:=/ch_gauss' in ' '.join(args) and 'frequency:=35.0' in args
+    navsat = node_params_from_yaml(rl_yaml['navsat_config'], 'navsat_transform')
+    assert navsat == {'zero_altitude': True, 'use_odometry_yaw': True}
+
+
+def test_robot_localization_judge_is_refused_where_it_is_not_installed(rl_yaml):
+    with pytest.raises(ParameterError, match="'judge'.*not installed"):
+        build_graph('sim_judge', {**rl_yaml, 'judge': 'robot_localization'})
+
+
+def test_bad_arguments_name_themselves(rl_yaml):
+    with pytest.raises(ParameterError, match="'k'"):
+        build_graph('sim_judge', {**rl_yaml, 'k': 1})
+    with pytest.raises(ParameterError, match="'bag'"):
+        build_graph('bag_replay', rl_yaml)
+    with pytest.raises(ParameterError, match="'nonsense'"):
+        typed_args('sim_judge', {'nonsense': '1'})
+
+
+def test_launch_style_strings_are_typed_by_default():
+    assert typed_args('sim_judge', {'k': '2', 'time_scale': '5', 'models': 'ch_gauss,ch_rw', 'use_truth_node': 'false'}) \
+        == {'k': 2, 'time_scale': 5, 'models': 'ch_gauss,ch_rw', 'use_truth_node': False}
+
+
+def test_label_namespaces_are_ros_names():
+    assert label_namespace('ch_gauss+airsim') == 'ch_gauss_airsim' and label_namespace('1x') == 'm_1x'
+
+
+@pytest.mark.parametrize('graph', sorted(GRAPH_ARGS))
+def test_launch_files_are_thin_and_name_their_graph(graph):
+    src = (REPO / 'launch' / f'{graph}.launch.py').read_text()
+    tree = ast.parse(src)
+    funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert funcs == ['generate_launch_description']
+    assert f"launch_description('{graph}')" in src
+    support = ast.parse((REPO / 'vepd_ros' / 'launch_support.py').read_text())
+    imported = {a.name for n in ast.walk(support) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert {'LaunchDescription', 'DeclareLaunchArgument', 'OpaqueFunction', 'Node', 'build_graph'} <= imported

@@ -1,0 +1,282 @@
+"""The three ROS graphs of vepd_ros, described once (no ROS import).
+
+``launch/*.launch.py`` turn a graph into launch_ros ``Node`` actions on a real ROS 2 install; ``vepd run``
+composes the same graph in one process (or spawns it) through the pip runtime. Tests exercise this
+description, so what the launch files start is what the tests ran.
+
+A graph is built from validated arguments (``GRAPH_ARGS[name]``, ``name:=value`` as in ``ros2 launch``)
+into a list of ``NodeSpec``. Each ``NodeSpec`` carries the package/executable for launch_ros and the
+``--ros-args`` (parameters, params files, remappings, namespace) that rclpy also accepts as ``cli_args``.
+
+sim_judge — one truth source feeding one chain per label, each in its own namespace:
+    truth_node ─► /ground_truth/{odometry,imu}
+    /<label>/: gps_noise_node ─► gps/fix, imu_noise_node ─► imu/data,
+               navsat (navsat_transform_node | navsat_node) ─► odometry/gps,
+               ekf (ekf_node | judge_node) ─► odometry/filtered,
+               recorder_node ─► run files + /vepd/runs
+    evaluator_node: /vepd/runs ─► /vepd/result + report
+The reference chain (label ``reference``, side real) uses the ``reference`` sensor preset unless
+``reference`` names a directory of real runs.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vepd_ros.params import Param, ParameterError, validate_params
+
+PACKAGE = 'vepd_ros'
+JUDGES = ('auto', 'robot_localization', 'builtin')
+
+
+def share_dir() -> Path:
+    """share/vepd_ros: the ament index when available, else the source tree (an uninstalled checkout)."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return Path(get_package_share_directory(PACKAGE))
+    except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
+        for cand in (Path(os.sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
+            if (cand / 'config').is_dir():
+                return cand
+        return Path(__file__).resolve().parents[1]
+
+
+def robot_localization_available() -> bool:
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        get_package_share_directory('robot_localization')
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def resolve_judge(judge: str) -> str:
+    if judge == 'auto':
+        return 'robot_localization' if robot_localization_available() else 'builtin'
+    if judge == 'robot_localization' and not robot_localization_available():
+        raise ParameterError('judge', judge, "'builtin' or 'auto': robot_localization is not installed here")
+    return judge
+
+
+def label_namespace(label: str) -> str:
+    """A ROS-legal namespace token for a model label (``ch_rw+airsim`` → ``ch_rw_airsim``)."""
+    ns = re.sub(r'[^A-Za-z0-9_]', '_', label)
+    return ns if ns[:1].isalpha() else 'm_' + ns
+
+
+@dataclass
+class NodeSpec:
+    """One node of a graph, in the terms of both launch_ros and ``--ros-args``."""
+    package: str
+    executable: str
+    name: str
+    namespace: str = ''
+    parameters: list = field(default_factory=list)      # dicts and YAML file paths, in order
+    remappings: list = field(default_factory=list)      # (from, to)
+    role: str = ''                                      # truth, gps, imu, navsat, ekf, recorder, evaluator, bag
+
+    def ros_args(self) -> list[str]:
+        """The ``--ros-args`` list that configures this node like its launch_ros counterpart."""
+        args = ['--ros-args', '-r', f'__node:={self.name}']
+        if self.namespace:
+            args += ['-r', f'__ns:=/{self.namespace.strip("/")}']
+        for p in self.parameters:
+            if isinstance(p, dict):
+                for k, v in p.items():
+                    args += ['-p', f'{k}:={_yaml_value(v)}']
+            else:
+                args += ['--params-file', str(p)]
+        for src, dst in self.remappings:
+            args += ['-r', f'{src}:={dst}']
+        return args
+
+
+def _yaml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return 'true' if v else 'false'
+    if isinstance(v, (list, tuple)):
+        return '[' + ', '.join(_yaml_value(x) for x in v) + ']'
+    if isinstance(v, str):
+        return v if v and re.fullmatch(r'[A-Za-z_/][A-Za-z0-9_./+,:-]*', v) and v not in ('true', 'false') else repr(v)
+    return repr(v)
+
+
+def _csv(v: str) -> bool:
+    return all(x.strip() for x in v.split(','))
+
+
+COMMON_ARGS = [
+    Param('judge', 'auto', 'robot_localization (ekf_node + navsat_transform_node), builtin, or auto', choices=JUDGES),
+    Param('ekf_config', '', 'robot_localization ekf YAML (default: share/vepd_ros/config/ekf.yaml)'),
+    Param('navsat_config', '', 'robot_localization navsat_transform YAML (default: share/vepd_ros/config/navsat.yaml)'),
+    Param('output_dir', 'vepd_out', 'root of the batch layout (Real/, Sim/<label>/) and the report'),
+    Param('k', 10, 'runs per scenario and label that complete a batch', low=2),
+    Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
+    Param('use_sim_time', False, 'run every node on /clock'),
+]
+
+GRAPH_ARGS: dict[str, list[Param]] = {
+    'sim_judge': COMMON_ARGS + [
+        Param('models', 'ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim', 'GPS models under test (comma list)',
+              check=_csv, check_msg='a comma-separated list'),
+        Param('imu_model', 'ch_drift', 'IMU model of every simulated chain'),
+        Param('reference', 'rtk', "real side: a sensor preset run through the graph (e.g. 'rtk'), or a directory "
+              'of real runs'),
+        Param('reference_imu_model', 'allan', 'IMU model of the reference chain when it is simulated'),
+        Param('scenarios', 'straight,circle,sine', 'manoeuvres (comma list)', check=_csv, check_msg='a comma-separated list'),
+        Param('duration_s', 30.0, 'length of one run (s)', low=0.0, low_open=True),
+        Param('time_scale', 1.0, 'sim seconds per wall second; != 1 puts the graph on /clock', low=0.0, low_open=True),
+        Param('seed', 0, 'study seed (truth and sensor-noise seeds derive from it by name)', low=0),
+        Param('use_truth_node', True, 'false: an external simulator publishes the truth topics'),
+        Param('truth_odom_topic', '/ground_truth/odometry', 'truth Odometry (remap to Chrono::ROS or Gazebo topics)'),
+        Param('truth_imu_topic', '/ground_truth/imu', 'truth Imu (noise-free)'),
+    ],
+    'bag_replay': COMMON_ARGS + [
+        Param('bag', '', 'path of the recorded bag (ros2 bag play input)', check=bool, check_msg='a bag path'),
+        Param('rate', 1.0, 'playback rate', low=0.0, low_open=True),
+        Param('gps_topic', '/fix', 'NavSatFix topic in the bag'),
+        Param('imu_topic', '/imu', 'Imu topic in the bag'),
+        Param('truth_topic', '/sbg/gps_vel', 'INS / ground-truth topic in the bag'),
+        Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
+        Param('scenario', 'path', 'scenario label of the runs'),
+        Param('run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0),
+        Param('reference_dir', '', 'simulated batch to compare against (evaluator)'),
+    ],
+    'live_eval': COMMON_ARGS + [
+        Param('gps_topic', '/fix', 'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
+        Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
+        Param('truth_topic', '/sbg/gps_vel', 'INS velocity (ART: SBG Ellipse, NED)'),
+        Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
+        Param('scenario', 'path', 'scenario label of the runs'),
+        Param('run_duration_s', 20.0, 'length of one run (s)', low=0.0, low_open=True),
+        Param('reference_dir', '', 'stored simulated batch to compare the rolling window of K runs against'),
+    ],
+}
+
+
+def graph_args(graph: str, values: dict | None = None) -> dict:
+    if graph not in GRAPH_ARGS:
+        raise ParameterError('graph', graph, 'one of ' + ', '.join(GRAPH_ARGS))
+    return validate_params(GRAPH_ARGS[graph], values)
+
+
+def _configs(a: dict) -> tuple[str, str]:
+    cfg = share_dir() / 'config'
+    return a['ekf_config'] or str(cfg / 'ekf.yaml'), a['navsat_config'] or str(cfg / 'navsat.yaml')
+
+
+def node_params_from_yaml(path: str, node_name: str) -> dict:
+    """The ``ros__parameters`` a ROS 2 params file gives ``node_name``: ``/**`` first, then the node's own key.
+
+    The graph passes these as explicit parameters rather than the file itself, because a key such as
+    ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of sim_judge has one).
+    """
+    import yaml
+    try:
+        doc = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as exc:
+        raise ParameterError('config', path, f'a readable robot_localization YAML ({exc.strerror})') from exc
+    out: dict = {}
+    for key in ('/**', '**', f'/**/{node_name}', node_name, f'/{node_name}'):
+        section = doc.get(key)
+        if isinstance(section, dict):
+            out.update(section.get('ros__parameters') or {})
+    if not out:
+        raise ParameterError('config', path, f"a section '{node_name}:' or '/**:' with ros__parameters")
+    return out
+
+
+def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeSpec]:
+    ekf_yaml, navsat_yaml = _configs(a)
+    ekf_params = {**node_params_from_yaml(ekf_yaml, 'ekf_filter_node'), **extra}
+    navsat_params = {**node_params_from_yaml(navsat_yaml, 'navsat_transform'), **extra}
+    package, ekf_exe, navsat_exe = (('robot_localization', 'ekf_node', 'navsat_transform_node')
+                                    if judge == 'robot_localization' else (PACKAGE, 'judge_node', 'navsat_node'))
+    return [NodeSpec(package, navsat_exe, 'navsat_transform', namespace, [navsat_params], [('imu', 'imu/data')],
+                     role='navsat'),
+            NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf')]
+
+
+def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
+    """The nodes of ``graph`` ('sim_judge', 'bag_replay', 'live_eval') for the given arguments."""
+    a = graph_args(graph, values)
+    judge = resolve_judge(a['judge'])
+    return {'sim_judge': _sim_judge, 'bag_replay': _bag_replay, 'live_eval': _live_eval}[graph](a, judge)
+
+
+def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
+    sim_time = a['use_sim_time'] or a['time_scale'] != 1.0
+    t = {'use_sim_time': sim_time}
+    models = [m.strip() for m in a['models'].split(',')]
+    scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
+    nodes: list[NodeSpec] = []
+    if a['use_truth_node']:
+        nodes.append(NodeSpec(PACKAGE, 'truth_node', 'truth_node', parameters=[{
+            'scenario': scenarios, 'duration_s': a['duration_s'], 'runs': a['k'], 'seed': a['seed'],
+            'time_scale': a['time_scale'], 'publish_clock': sim_time, 'wait_for_subscribers': 0}],
+            remappings=[('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
+            role='truth'))
+    reference_is_dir = Path(a['reference']).is_dir()
+    chains = [] if reference_is_dir else [('reference', a['reference'], a['reference_imu_model'], 'real')]
+    chains += [(m, m, a['imu_model'], 'sim') for m in models]
+    for label, gps_model, imu_model, side in chains:
+        ns = label_namespace(label)
+        noise = {**t, 'seed': a['seed'], 'label': label}
+        nodes += [
+            NodeSpec(PACKAGE, 'gps_noise_node', 'gps_noise', ns, [{**noise, 'model': gps_model}],
+                     [('/ground_truth/odometry', a['truth_odom_topic']), ('gps/fix', 'gps/fix')], role='gps'),
+            NodeSpec(PACKAGE, 'imu_noise_node', 'imu_noise', ns, [{**noise, 'model': imu_model}],
+                     [('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
+                     role='imu'),
+            *_judge_nodes(a, ns, judge, t),
+            NodeSpec(PACKAGE, 'recorder_node', 'recorder', ns, [{
+                **t, 'side': side, 'label': label, 'model': gps_model, 'output_dir': a['output_dir'],
+                'truth_topic': a['truth_odom_topic'], 'truth_type': 'nav_msgs/msg/Odometry',
+                'velocity': a['velocity'], 'segmentation': 'events'}], role='recorder'),
+        ]
+    nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
+        **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
+        'reference_dir': a['reference'] if reference_is_dir else '', 'expected_labels': ','.join(models),
+        'scenarios': scenarios}], role='evaluator'))
+    return nodes
+
+
+def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[NodeSpec]:
+    t = {'use_sim_time': sim_time}
+    remap = [('gps/fix', a['gps_topic']), ('imu/data', a['imu_topic'])]
+    nodes = [*_judge_nodes(a, '', judge, t)]
+    for n in nodes:
+        n.remappings = [*n.remappings, *remap] if n.role == 'navsat' else [*n.remappings, ('imu/data', a['imu_topic'])]
+    nodes.append(NodeSpec(PACKAGE, 'recorder_node', 'recorder', parameters=[{
+        **t, 'side': 'real', 'label': 'real', 'output_dir': a['output_dir'], 'truth_topic': a['truth_topic'],
+        'truth_type': a['truth_type'], 'scenario': a['scenario'], 'velocity': a['velocity'],
+        'segmentation': segmentation, 'run_duration_s': a['run_duration_s']}], role='recorder'))
+    nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
+        **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
+        'reference_dir': a['reference_dir'], 'rolling': segmentation == 'duration'}], role='evaluator'))
+    return nodes
+
+
+def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
+    seg = 'duration' if a['run_duration_s'] > 0 else 'single'
+    return _real_chain(a, judge, True, seg)
+
+
+def _live_eval(a: dict, judge: str) -> list[NodeSpec]:
+    return _real_chain(a, judge, a['use_sim_time'], 'duration')
+
+
+def typed_args(graph: str, raw: dict[str, str]) -> dict:
+    """Launch-style string values ('10', 'true', '5.0', 'a,b') typed by each argument's default."""
+    import yaml
+    specs = {p.name: p for p in GRAPH_ARGS[graph]}
+    out = {}
+    for name, text in raw.items():
+        spec = specs.get(name)
+        if spec is None:
+            raise ParameterError(name, text, f'an argument of {graph}: ' + ', '.join(specs))
+        out[name] = text if isinstance(spec.default, str) else yaml.safe_load(text)
+    return out
