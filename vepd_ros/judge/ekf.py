@@ -1,0 +1,286 @@
+"""robot_localization's 15-state EKF core (``Ekf`` + ``FilterBase``), batched over K independent runs.
+
+Reference: ``shared/reference/robot_localization.md`` §1–§4. Every array carries a leading K axis
+(x: (K, 15), P: (K, 15, 15)); K runs with identical message *timing* but different values are filtered
+together in one vectorised pass. A single run is K = 1.
+
+Semantics reproduced (each a fact in exactly one place here):
+* prediction: omnidirectional model ``x⁺ = A(x)·x`` with trig of the prior; ``P ← J P Jᵀ + dt·Q``;
+  dynamic process noise scales the pose block of Q by ‖x[6:12]‖²; angles wrapped by ``wrap``;
+* correction: H is a selection matrix (index set = flagged ∧ finite), R diagonal abs() then clamped to
+  1e-9, ``S = P[idx,idx] + R``, explicit inverse, wrapped angle innovations, Mahalanobis gate
+  ``νᵀS⁻¹ν ≥ thr²`` rejects the whole measurement, Joseph-form covariance (expanded, see
+  ``_joseph``), angles wrapped after an accepted update;
+* ``process``: first measurement initialises (x[i] = z[i], P[i,j] = R[i,j] for flagged i, j — no clamp,
+  NaN copied as upstream does), δ > 0 predict + correct, δ = 0 correct, δ < 0 correct at the current
+  state without moving last_time.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+STATE_SIZE = 15
+STATE_NAMES = ('X', 'Y', 'Z', 'ROLL', 'PITCH', 'YAW', 'VX', 'VY', 'VZ',
+               'VROLL', 'VPITCH', 'VYAW', 'AX', 'AY', 'AZ')
+X, Y, Z, ROLL, PITCH, YAW, VX, VY, VZ, VROLL, VPITCH, VYAW, AX, AY, AZ = range(15)
+ANGLES = (ROLL, PITCH, YAW)
+
+DEFAULT_PROCESS_NOISE_DIAG = (0.05, 0.05, 0.06, 0.03, 0.03, 0.06, 0.025, 0.025, 0.04,
+                              0.01, 0.01, 0.02, 0.01, 0.01, 0.015)
+DEFAULT_INITIAL_COVARIANCE = 1e-9
+COVARIANCE_EPSILON = 1e-9
+"""Measurement variances below this are raised to it in ``correct`` (not at initialisation)."""
+
+STATUS_REJECTED, STATUS_FUSED, STATUS_INITIALISED = 0, 1, 2
+
+_TWO_PI = 2.0 * math.pi
+
+
+def wrap(a):
+    """robot_localization's angle wrap (``angles::normalize_angle``): r = fmod(a + π, 2π);
+    r ≤ 0 → r + π, else r − π. Works on floats and arrays."""
+    if isinstance(a, float):
+        r = math.fmod(a + math.pi, _TWO_PI)
+        return r + math.pi if r <= 0.0 else r - math.pi
+    r = np.fmod(np.asarray(a, dtype=float) + math.pi, _TWO_PI)
+    return np.where(r <= 0.0, r + math.pi, r - math.pi)
+
+
+def covariance_matrix(values, name: str = 'covariance') -> np.ndarray:
+    """15 values → diagonal matrix; 225 values → full matrix read row-major (robot_localization)."""
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == STATE_SIZE:
+        return np.diag(v)
+    if v.size == STATE_SIZE * STATE_SIZE:
+        return v.reshape(STATE_SIZE, STATE_SIZE).copy()
+    raise ValueError(f'{name}: expected 15 (diagonal) or 225 (full, row-major) values, got {v.size}')
+
+
+@dataclass(frozen=True)
+class IndexSet:
+    """Precomputed index facts for one update vector: what ``correct`` selects and wraps."""
+    idx: np.ndarray          # state indices, ascending
+    ang: np.ndarray          # positions within idx that are roll/pitch/yaw
+    diag: tuple              # (arange(m), arange(m)) for diagonal access
+
+    @staticmethod
+    def of(idx) -> 'IndexSet':
+        idx = np.asarray(idx, dtype=np.intp)
+        ang = np.nonzero((idx >= ROLL) & (idx <= YAW))[0]
+        m = idx.size
+        return IndexSet(idx, ang, (np.arange(m), np.arange(m)))
+
+
+_INDEX_CACHE: dict = {}
+
+
+def index_set(update_vector) -> IndexSet:
+    """Cached ``IndexSet`` of a 15-bool update vector (or a tuple of indices)."""
+    key = tuple(np.flatnonzero(np.asarray(update_vector, dtype=bool)).tolist())
+    s = _INDEX_CACHE.get(key)
+    if s is None:
+        s = _INDEX_CACHE[key] = IndexSet.of(key)
+    return s
+
+
+class Ekf:
+    """The EKF core for K runs at once. ``x`` (K, 15), ``P`` (K, 15, 15); one ``last_time_ns`` and one
+    ``initialized`` flag for the batch (the runs share message timing)."""
+
+    def __init__(self, process_noise=None, initial_covariance=None, initial_state=None, k: int = 1,
+                 dynamic_process_noise: bool = False):
+        self.K = int(k)
+        self.Q = (np.diag(DEFAULT_PROCESS_NOISE_DIAG) if process_noise is None
+                  else covariance_matrix(process_noise, 'process_noise_covariance'))
+        self.P0 = (DEFAULT_INITIAL_COVARIANCE * np.eye(STATE_SIZE) if initial_covariance is None
+                   else covariance_matrix(initial_covariance, 'initial_estimate_covariance'))
+        self.x0 = np.zeros(STATE_SIZE) if initial_state is None else np.asarray(initial_state, float).reshape(15)
+        self.dynamic_process_noise = bool(dynamic_process_noise)
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the uninitialised state with the configured initial state and covariance."""
+        self.x = np.tile(self.x0, (self.K, 1))
+        self.P = np.tile(self.P0, (self.K, 1, 1))
+        self.initialized = False
+        self.last_time_ns: int | None = None
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, dt: float) -> None:
+        """Advance every run by ``dt`` seconds (reference §2)."""
+        x, K = self.x, self.K
+        if K == 1:                       # scalar trig: far cheaper than 1-element numpy calls
+            s = x[0]
+            r, p, y = float(s[3]), float(s[4]), float(s[5])
+            sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
+            tp = math.tan(p)
+        else:
+            sr, cr, sp, cp = np.sin(x[:, 3]), np.cos(x[:, 3]), np.sin(x[:, 4]), np.cos(x[:, 4])
+            sy, cy, tp = np.sin(x[:, 5]), np.cos(x[:, 5]), np.tan(x[:, 4])
+        cpi = 1.0 / cp
+        h = 0.5 * dt * dt
+        # body -> world rotation rows and the three derivative matrices' nonzero entries
+        r00, r01, r02 = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+        r10, r11, r12 = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+        r20, r21, r22 = -sp, cp * sr, cp * cr
+        A = np.zeros((K, STATE_SIZE, STATE_SIZE))
+        A[:, _DIAG, _DIAG] = 1.0
+        # position rows
+        for i, (a0, a1, a2) in enumerate(((r00, r01, r02), (r10, r11, r12), (r20, r21, r22))):
+            A[:, i, 6], A[:, i, 7], A[:, i, 8] = a0 * dt, a1 * dt, a2 * dt
+            A[:, i, 12], A[:, i, 13], A[:, i, 14] = a0 * h, a1 * h, a2 * h
+        A[:, 3, 9] = dt
+        A[:, 3, 10], A[:, 3, 11] = sr * tp * dt, cr * tp * dt
+        A[:, 4, 10], A[:, 4, 11] = cr * dt, -sr * dt
+        A[:, 5, 10], A[:, 5, 11] = sr * cpi * dt, cr * cpi * dt
+        A[:, 6, 12] = A[:, 7, 13] = A[:, 8, 14] = dt
+
+        J = A.copy()
+        if K == 1:
+            v = x[0, 6:9].tolist()
+            a = x[0, 12:15].tolist()
+            vp, vyaw = float(x[0, 10]), float(x[0, 11])
+        else:
+            v = (x[:, 6], x[:, 7], x[:, 8])
+            a = (x[:, 12], x[:, 13], x[:, 14])
+            vp, vyaw = x[:, 10], x[:, 11]
+        w0, w1, w2 = v[0] * dt + a[0] * h, v[1] * dt + a[1] * h, v[2] * dt + a[2] * h
+        # ∂(R w)/∂roll, ∂pitch, ∂yaw (w = v dt + a h), reference §2
+        J[:, 0, 3] = (cy * sp * cr + sy * sr) * w1 + (-cy * sp * sr + sy * cr) * w2
+        J[:, 0, 4] = -cy * sp * w0 + cy * cp * sr * w1 + cy * cp * cr * w2
+        J[:, 0, 5] = -sy * cp * w0 + (-sy * sp * sr - cy * cr) * w1 + (-sy * sp * cr + cy * sr) * w2
+        J[:, 1, 3] = (sy * sp * cr - cy * sr) * w1 + (-sy * sp * sr - cy * cr) * w2
+        J[:, 1, 4] = -sy * sp * w0 + sy * cp * sr * w1 + sy * cp * cr * w2
+        J[:, 1, 5] = cy * cp * w0 + (cy * sp * sr - sy * cr) * w1 + (cy * sp * cr + sy * sr) * w2
+        J[:, 2, 3] = cp * cr * w1 - cp * sr * w2
+        J[:, 2, 4] = -cp * w0 - sp * sr * w1 - sp * cr * w2
+        J[:, 3, 3] = 1.0 + (cr * tp * vp - sr * tp * vyaw) * dt
+        J[:, 3, 4] = (cpi * cpi * sr * vp + cpi * cpi * cr * vyaw) * dt
+        J[:, 4, 3] = (-sr * vp - cr * vyaw) * dt
+        J[:, 5, 3] = (cr * cpi * vp - sr * cpi * vyaw) * dt
+        J[:, 5, 4] = (sr * tp * cpi * vp + cr * tp * cpi * vyaw) * dt
+
+        if self.dynamic_process_noise:
+            vel2 = np.einsum('ki,ki->k', x[:, 6:12], x[:, 6:12])
+            Q = np.broadcast_to(self.Q, (K, 15, 15)).copy()
+            Q[:, :6, :6] = vel2[:, None, None] * self.Q[:6, :6]
+            Qdt = dt * Q
+        else:
+            Qdt = dt * self.Q
+        xn = np.matmul(A, x[:, :, None])[:, :, 0]
+        xn[:, 3:6] = wrap(xn[:, 3:6])
+        self.x = xn
+        self.P = np.matmul(np.matmul(J, self.P), J.transpose(0, 2, 1)) + Qdt
+
+    # ------------------------------------------------------------------ correction
+    def correct(self, z, R, update_vector, threshold: float = math.inf):
+        """Fuse a full-size measurement z (K, 15) / (15,), covariance R (K, 15, 15) / (15, 15).
+        Entries are used where ``update_vector`` is set and z is finite (per run). Returns the
+        per-run accepted mask (K,) — False where the Mahalanobis gate rejected the measurement."""
+        z = np.broadcast_to(np.asarray(z, dtype=float), (self.K, STATE_SIZE))
+        R = np.asarray(R, dtype=float)
+        flags = np.asarray(update_vector, dtype=bool)
+        finite = np.isfinite(z) & flags
+        thr2 = float(threshold) ** 2 if math.isfinite(threshold) else math.inf
+        if (finite == finite[0]).all():
+            s = index_set(finite[0])
+            if s.idx.size == 0:
+                return np.ones(self.K, bool)
+            Rs = R[..., s.idx[:, None], s.idx]
+            return self.correct_subset(s, z[:, s.idx], Rs, thr2)
+        # runs disagree on which entries are finite: one pass per pattern
+        accepted = np.ones(self.K, bool)
+        patterns, inverse = np.unique(finite, axis=0, return_inverse=True)
+        for k, pat in enumerate(patterns):
+            rows = np.flatnonzero(inverse.ravel() == k)
+            s = index_set(pat)
+            if s.idx.size == 0:
+                continue
+            Rs = R[..., s.idx[:, None], s.idx]
+            if Rs.ndim == 3:
+                Rs = Rs[rows]
+            accepted[rows] = self.correct_subset(s, z[rows][:, s.idx], Rs, thr2, rows=rows)
+        return accepted
+
+    def correct_subset(self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None):
+        """Core update on the selected entries: zs (K', m), Rs (K', m, m) or (m, m), thr2 = thr²
+        (inf: no gate). ``rows`` limits the update to those runs. Returns accepted (K',)."""
+        idx = s.idx
+        x = self.x if rows is None else self.x[rows]
+        P = self.P if rows is None else self.P[rows]
+        Rs = np.array(Rs, dtype=float)             # copy: the clamp must not touch the caller's data
+        d = Rs[..., s.diag[0], s.diag[1]]
+        d = np.abs(d)
+        d[d < COVARIANCE_EPSILON] = COVARIANCE_EPSILON
+        Rs[..., s.diag[0], s.diag[1]] = d
+        PHt = P[:, :, idx]                          # P Hᵀ   (K, 15, m)
+        HP = P[:, idx, :]                           # H P    (K, m, 15)
+        S = HP[:, :, idx] + Rs
+        Sinv = np.linalg.inv(S)
+        nu = zs - x[:, idx]
+        if s.ang.size:
+            nu[:, s.ang] = wrap(nu[:, s.ang])
+        if thr2 != math.inf:
+            d2 = np.einsum('ki,kij,kj->k', nu, Sinv, nu)
+            accepted = ~(d2 >= thr2)
+        else:
+            accepted = None
+        G = np.matmul(PHt, Sinv)                    # Kalman gain (K, 15, m)
+        xn = x + np.matmul(G, nu[:, :, None])[:, :, 0]
+        xn[:, 3:6] = wrap(xn[:, 3:6])
+        Pn = _joseph(P, G, HP, Rs, idx)
+        if accepted is not None and not accepted.all():
+            xn[~accepted] = x[~accepted]
+            Pn[~accepted] = P[~accepted]
+        if rows is None:
+            self.x, self.P = xn, Pn
+        else:
+            self.x[rows], self.P[rows] = xn, Pn
+        return np.ones(x.shape[0], bool) if accepted is None else accepted
+
+    # ------------------------------------------------------------------ time handling
+    def initialise(self, t_ns: int, z, R, update_vector) -> None:
+        """First measurement: copy flagged values and covariances (no clamp, reference §4)."""
+        flags = np.asarray(update_vector, dtype=bool)
+        idx = np.flatnonzero(flags)
+        z = np.broadcast_to(np.asarray(z, float), (self.K, STATE_SIZE))
+        R = np.broadcast_to(np.asarray(R, float), (self.K, STATE_SIZE, STATE_SIZE))
+        self.x[:, idx] = z[:, idx]
+        self.P[:, idx[:, None], idx] = R[:, idx[:, None], idx]
+        self.initialized = True
+        self.last_time_ns = int(t_ns)
+
+    def process(self, t_ns: int, z, R, update_vector, threshold: float = math.inf):
+        """``FilterBase::processMeasurement``. Returns per-run status (K,) of
+        STATUS_INITIALISED / STATUS_FUSED / STATUS_REJECTED."""
+        t_ns = int(t_ns)
+        if not self.initialized:
+            self.initialise(t_ns, z, R, update_vector)
+            return np.full(self.K, STATUS_INITIALISED, np.int8)
+        delta = t_ns - self.last_time_ns
+        if delta > 0:
+            self.predict(delta * 1e-9)
+        acc = self.correct(z, R, update_vector, threshold)
+        if delta >= 0:
+            self.last_time_ns = t_ns
+        return acc.astype(np.int8)
+
+    def predict_to(self, t_ns: int) -> None:
+        """Timeout / predict_to_current_time prediction: predict by (t − last_time), last_time = t."""
+        delta = int(t_ns) - self.last_time_ns
+        self.predict(delta * 1e-9)
+        self.last_time_ns = int(t_ns)
+
+
+_DIAG = np.arange(STATE_SIZE)
+
+
+def _joseph(P, G, HP, Rs, idx):
+    """(I−GH) P (I−GH)ᵀ + G R Gᵀ without forming 15×15 I−GH: with M = P − G·HP = (I−GH)P,
+    M (I−GH)ᵀ = M − M[:, idx]·Gᵀ."""
+    M = P - np.matmul(G, HP)
+    Gt = G.transpose(0, 2, 1)
+    return M - np.matmul(M[:, :, idx], Gt) + np.matmul(np.matmul(G, Rs), Gt)

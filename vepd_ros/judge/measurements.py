@@ -1,0 +1,534 @@
+"""The message layer: ROS messages (or arrays of them) → 15-vector measurements (reference §6).
+
+One place per fact, two entry points:
+* array level — ``MeasurementBuilder.imu_arrays / odometry_arrays / pose_arrays / twist_arrays``: N
+  messages of one sensor (in arrival order) with optional leading batch axes (K runs with identical
+  timing) → ``MeasurementSeries`` per sub-topic (stamps (N',), z (..., N', 15), Rsub (..., N', m, m));
+* message level — ``MeasurementBuilder.from_message(sensor, msg)``: any object with the ROS field
+  names (rclpy or rosbags messages, or test stand-ins) is turned into 1-sample arrays and goes
+  through exactly the same array code.
+
+Done here, as upstream's callbacks do at callback time: the guard against stamps at or before the last
+reset (initially 0), the per-sub-topic guard against older stamps, IMU parts skipped when their
+covariance[0] == −1, quaternion handling (all-zero → identity, normalised when off by > 0.01), the
+static transforms, flag-mask rotation (row norm ≥ 1e-6), covariance rotation, the IMU orientation
+special case, gravity removal, relative and differential modes and two_d_mode pseudo-measurements.
+State-dependent terms (lever arm t×ω_state for twists, −(t×ω)×ω for accelerations, gravity removal of
+an IMU without orientation) need the filter state at delivery: they are carried in ``StateTerms`` and
+applied by ``MeasurementSeries.at(i, x)``. The angular-acceleration lever term t×α of the ros2 branch is
+taken as 0 (not emulated). NaN values pass through unchanged: the core drops NaN entries (§3).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vepd_ros.frames import rotation_matrix_from_rpy, rpy_from_rotation_matrix
+from vepd_ros.judge.config import EkfParams, SensorConfig, SubTopic
+from vepd_ros.judge.ekf import STATE_SIZE, wrap
+from vepd_ros.judge.transforms import StaticTransforms
+
+TWO_D_INDICES = (2, 3, 4, 8, 9, 10, 14)
+TWO_D_VARIANCE = 1e-6
+MASK_EPS = 1e-6
+
+
+@dataclass
+class StateTerms:
+    """Terms that depend on the filter state at delivery (None: not needed)."""
+    twist_lever: np.ndarray | None = None        # t: z[6:9] += t × ω_state
+    accel_lever: np.ndarray | None = None        # t: z[12:15] -= (t × ω_state) × ω_state
+    gravity_rot: np.ndarray | None = None        # Rot: z[12:15] -= (R_state·Rot)ᵀ (0,0,g)
+    gravity: float = 0.0
+
+    def apply(self, z: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """z (..., 15) adjusted with the state x (K, 15) (K broadcast against z's leading axes)."""
+        z = np.array(z, dtype=float)
+        w = x[..., 9:12]
+        if self.twist_lever is not None:
+            z[..., 6:9] += np.cross(self.twist_lever, w)
+        if self.accel_lever is not None:
+            z[..., 12:15] -= np.cross(np.cross(self.accel_lever, w), w)
+        if self.gravity_rot is not None:
+            Rs = rotation_matrix_from_rpy(x[..., 3], x[..., 4], x[..., 5])
+            M = Rs @ self.gravity_rot
+            z[..., 12:15] -= self.gravity * M[..., 2, :]     # Mᵀ·(0,0,g) = g·(row 2 of M)
+        return z
+
+
+@dataclass
+class MeasurementSeries:
+    """Prepared measurements of one sub-topic: N' samples sharing one update vector."""
+    topic: str
+    stamps: np.ndarray                       # (N',) int64 ns
+    update_vector: tuple                     # 15 bools (after mask rotation / two_d_mode)
+    z: np.ndarray                            # (..., N', 15)
+    Rsub: np.ndarray                         # (..., N', m, m) covariance on the flagged entries
+    threshold: float = math.inf
+    arrivals: np.ndarray | None = None       # (N',) int64 ns arrival times (array path), else None
+    state_terms: StateTerms | None = None
+
+    def __len__(self):
+        return int(self.stamps.size)
+
+    @property
+    def idx(self) -> np.ndarray:
+        return np.flatnonzero(self.update_vector)
+
+    def at(self, i: int, x: np.ndarray | None = None):
+        """(z (..., 15), Rsub (..., m, m)) of sample i; with state terms applied when x is given."""
+        z = self.z[..., i, :]
+        if self.state_terms is not None and x is not None:
+            z = self.state_terms.apply(z, x)
+        return z, self.Rsub[..., i, :, :]
+
+    def full_covariance(self, i: int) -> np.ndarray:
+        idx = self.idx
+        R = np.zeros(self.Rsub.shape[:-3] + (STATE_SIZE, STATE_SIZE))
+        R[..., idx[:, None], idx] = self.Rsub[..., i, :, :]
+        return R
+
+
+@dataclass
+class _SubState:
+    last_stamp: int | None = None            # per-sub-topic guard (last_message_times_)
+    initial: tuple | None = None             # relative: first pose (R, p)
+    prev: tuple | None = None                # differential: previous pose (R, p) and its covariance
+
+
+def _mask(M: np.ndarray, flags) -> list:
+    """Upstream's flag rotation: rows of M·diag(flags) with norm ≥ 1e-6."""
+    return (np.linalg.norm(M * np.asarray(flags, float)[None, :], axis=1) >= MASK_EPS).tolist()
+
+
+def _rot6(R):
+    out = np.zeros(R.shape[:-2] + (6, 6))
+    out[..., :3, :3] = R
+    out[..., 3:, 3:] = R
+    return out
+
+
+def _quat_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
+    setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays NaN."""
+    q = np.asarray(q, float)
+    zero = np.all(q == 0.0, axis=-1, keepdims=True)
+    q = np.where(zero, np.array([0.0, 0.0, 0.0, 1.0]), q)
+    n2 = np.sum(q * q, axis=-1)
+    s = 2.0 / n2
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    xs, ys, zs = x * s, y * s, z * s
+    wx, wy, wz = w * xs, w * ys, w * zs
+    xx, xy, xz = x * xs, x * ys, x * zs
+    yy, yz, zz = y * ys, y * zs, z * zs
+    return np.stack([np.stack([1 - (yy + zz), xy - wz, xz + wy], -1),
+                     np.stack([xy + wz, 1 - (xx + zz), yz - wx], -1),
+                     np.stack([xz - wy, yz + wx, 1 - (xx + yy)], -1)], -2)
+
+
+def _rpy(R):
+    r, p, y = rpy_from_rotation_matrix(R)
+    return np.stack([r, p, y], axis=-1)
+
+
+def _force_two_d(z, cov15, flags):
+    """two_d_mode: Z, ROLL, PITCH, VZ, VROLL, VPITCH, AZ measured 0 with variance 1e-6, flags set."""
+    i = list(TWO_D_INDICES)
+    z[..., i] = 0.0
+    cov15[..., i, i] = TWO_D_VARIANCE
+    for j in i:
+        flags[j] = True
+
+
+class MeasurementBuilder:
+    """Per-sensor preparation state (guards, relative/differential memory) for one filter."""
+
+    def __init__(self, params: EkfParams, transforms: StaticTransforms | None = None):
+        self.params = params
+        self.tf = transforms or StaticTransforms()
+        self.sensors = {s.name: s for s in params.sensors}
+        self.by_topic = {s.topic: s for s in params.sensors}
+        self.dropped: dict[str, int] = {}
+        self.reset()
+
+    def reset(self, reset_time_ns: int = 0) -> None:
+        """Forget guards and relative/differential memory (RosFilter::reset). Messages stamped at or
+        before ``reset_time_ns`` are ignored afterwards (last_set_pose_time_)."""
+        self.reset_time_ns = int(reset_time_ns)
+        self._subs: dict[str, _SubState] = {}
+
+    def _drop(self, reason: str, n: int = 1):
+        if n:
+            self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
+
+    def _state(self, topic: str) -> _SubState:
+        return self._subs.setdefault(topic, _SubState())
+
+    # ------------------------------------------------------------------ guards
+    def _guard(self, topic: str, stamps: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """Keep mask in arrival order: stamp > reset time and stamp ≥ last accepted stamp of the
+        sub-topic. The guard advances on every accepted message, even when preparation fails later."""
+        st = self._state(topic)
+        keep = np.zeros(stamps.size, bool)
+        last = st.last_stamp
+        for i, (s, v) in enumerate(zip(stamps.tolist(), valid.tolist())):
+            if not v:
+                continue
+            if s <= self.reset_time_ns:
+                self._drop(f'{topic}: stamp at or before the last reset')
+                continue
+            if last is not None and s < last:
+                self._drop(f'{topic}: stamp older than the previous message')
+                continue
+            keep[i] = True
+            last = s
+        st.last_stamp = last
+        return keep
+
+    # ------------------------------------------------------------------ public: messages
+    def from_message(self, sensor: str | SensorConfig, msg, x: np.ndarray | None = None) -> list:
+        """One ROS message of ``sensor`` (name like 'imu0' or its topic) → list of
+        (topic, stamp_ns, z, R15, update_vector, threshold) measurement tuples, in upstream queue order.
+        ``x`` is the filter state (K, 15) for state-dependent terms."""
+        s = self._sensor(sensor)
+        stamp = np.array([int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)], np.int64)
+        frame = msg.header.frame_id
+        if s.kind == 'imu':
+            series = self.imu_arrays(
+                s, stamp, _vec(msg.orientation, 'xyzw'), _vec(msg.angular_velocity, 'xyz'),
+                _vec(msg.linear_acceleration, 'xyz'), np.asarray(msg.orientation_covariance, float)[None],
+                np.asarray(msg.angular_velocity_covariance, float)[None],
+                np.asarray(msg.linear_acceleration_covariance, float)[None], frame_id=frame)
+        elif s.kind == 'odom':
+            series = self.odometry_arrays(
+                s, stamp, _vec(msg.pose.pose.position, 'xyz'), _vec(msg.pose.pose.orientation, 'xyzw'),
+                np.asarray(msg.pose.covariance, float)[None], _vec(msg.twist.twist.linear, 'xyz'),
+                _vec(msg.twist.twist.angular, 'xyz'), np.asarray(msg.twist.covariance, float)[None],
+                frame_id=frame, child_frame_id=msg.child_frame_id)
+        elif s.kind == 'pose':
+            series = self.pose_arrays(s, stamp, _vec(msg.pose.pose.position, 'xyz'),
+                                      _vec(msg.pose.pose.orientation, 'xyzw'),
+                                      np.asarray(msg.pose.covariance, float)[None], frame_id=frame)
+        else:
+            series = self.twist_arrays(s, stamp, _vec(msg.twist.twist.linear, 'xyz'),
+                                       _vec(msg.twist.twist.angular, 'xyz'),
+                                       np.asarray(msg.twist.covariance, float)[None], frame_id=frame)
+        out = []
+        for ser in series:
+            if len(ser):
+                z, Rsub = ser.at(0, x)
+                out.append(Measurement(ser.topic, int(ser.stamps[0]), z, ser.full_covariance(0),
+                                       ser.update_vector, ser.threshold))
+        return out
+
+    def _sensor(self, sensor) -> SensorConfig:
+        if isinstance(sensor, SensorConfig):
+            return sensor
+        if sensor in self.sensors:
+            return self.sensors[sensor]
+        if sensor in self.by_topic:
+            return self.by_topic[sensor]
+        raise KeyError(f'unknown sensor {sensor!r}; configured: {", ".join(self.sensors)}')
+
+    @staticmethod
+    def _sub(s: SensorConfig, part: str) -> SubTopic | None:
+        for st in s.subtopics:
+            if st.part == part:
+                return st
+        return None
+
+    # ------------------------------------------------------------------ public: arrays
+    def imu_arrays(self, sensor, stamps, q, w, a, ocov, wcov, acov, frame_id: str = '',
+                   arrivals=None) -> list:
+        """sensor_msgs/Imu fields as arrays (leading batch axes allowed, then N): q (..., N, 4) xyzw,
+        w, a (..., N, 3), covariances (..., N, 9) row-major. Returns the pose, twist and acceleration
+        series (only the configured parts)."""
+        s = self._sensor(sensor)
+        p = self.params
+        stamps = np.asarray(stamps, np.int64)
+        q, w, a = (np.asarray(v, float) for v in (q, w, a))
+        ocov, wcov, acov = (np.asarray(v, float).reshape(v.shape[:-1] + (3, 3)) for v in
+                            (np.asarray(ocov, float), np.asarray(wcov, float), np.asarray(acov, float)))
+        frame = frame_id or p.base_link_frame
+        out = []
+        has_orientation = ~_cov_unset(ocov)
+        st = self._sub(s, 'pose')
+        if st is not None:
+            keep = self._guard(st.name, stamps, has_orientation)
+            if keep.any():
+                cov6 = np.zeros(ocov.shape[:-2] + (6, 6))
+                cov6[..., 3:, 3:] = ocov
+                pos = np.zeros(q.shape[:-1] + (3,))
+                ser = self._pose_core(s, st, stamps, keep, pos, q, cov6, frame, p.base_link_frame, imu=True,
+                                      arrivals=arrivals)
+                if ser is not None:
+                    out.append(ser)
+        st = self._sub(s, 'twist')
+        if st is not None:
+            keep = self._guard(st.name, stamps, ~_cov_unset(wcov))
+            if keep.any():
+                cov6 = np.zeros(wcov.shape[:-2] + (6, 6))
+                cov6[..., 3:, 3:] = wcov
+                ser = self._twist_core(st, stamps, keep, np.zeros_like(w), w, cov6, frame, arrivals)
+                if ser is not None:
+                    out.append(ser)
+        st = self._sub(s, 'acceleration')
+        if st is not None:
+            keep = self._guard(st.name, stamps, ~_cov_unset(acov))
+            if keep.any():
+                ser = self._accel_core(s, st, stamps, keep, a, acov, q, has_orientation, frame, arrivals)
+                if ser is not None:
+                    out.append(ser)
+        return out
+
+    def odometry_arrays(self, sensor, stamps, pos, q, pcov, v, w, tcov, frame_id: str = '',
+                        child_frame_id: str = '', arrivals=None) -> list:
+        """nav_msgs/Odometry as arrays: pose part then twist part (upstream order)."""
+        s = self._sensor(sensor)
+        p = self.params
+        stamps = np.asarray(stamps, np.int64)
+        out = []
+        st = self._sub(s, 'pose')
+        if st is not None:
+            keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
+            if keep.any():
+                source = child_frame_id if s.pose_use_child_frame else p.base_link_frame
+                ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), np.asarray(q, float),
+                                      _cov6(pcov), frame_id, source, imu=False, arrivals=arrivals)
+                if ser is not None:
+                    out.append(ser)
+        st = self._sub(s, 'twist')
+        if st is not None:
+            keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
+            if keep.any():
+                ser = self._twist_core(st, stamps, keep, np.asarray(v, float), np.asarray(w, float),
+                                       _cov6(tcov), child_frame_id or p.base_link_frame, arrivals)
+                if ser is not None:
+                    out.append(ser)
+        return out
+
+    def pose_arrays(self, sensor, stamps, pos, q, pcov, frame_id: str = '', arrivals=None) -> list:
+        s = self._sensor(sensor)
+        stamps = np.asarray(stamps, np.int64)
+        st = self._sub(s, 'pose')
+        if st is None:
+            return []
+        keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
+        if not keep.any():
+            return []
+        ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), np.asarray(q, float), _cov6(pcov),
+                              frame_id, self.params.base_link_frame, imu=False, arrivals=arrivals)
+        return [] if ser is None else [ser]
+
+    def twist_arrays(self, sensor, stamps, v, w, tcov, frame_id: str = '', arrivals=None) -> list:
+        s = self._sensor(sensor)
+        stamps = np.asarray(stamps, np.int64)
+        st = self._sub(s, 'twist')
+        if st is None:
+            return []
+        keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
+        if not keep.any():
+            return []
+        ser = self._twist_core(st, stamps, keep, np.asarray(v, float), np.asarray(w, float), _cov6(tcov),
+                               frame_id or self.params.base_link_frame, arrivals)
+        return [] if ser is None else [ser]
+
+    # ------------------------------------------------------------------ cores
+    def _lookup(self, topic, target, source):
+        try:
+            return self.tf.lookup(target, source)
+        except LookupError as exc:
+            self._drop(f'{topic}: {exc}')
+            return None
+
+    def _finish(self, st: SubTopic, stamps, keep, z, cov15, flags, arrivals, terms=None, topic=None):
+        """two_d_mode, then cut to the kept samples and the flagged sub-block."""
+        if self.params.two_d_mode:
+            _force_two_d(z, cov15, flags)
+        idx = np.flatnonzero(flags)
+        sel = np.flatnonzero(keep)
+        z = z[..., sel, :]
+        Rsub = cov15[..., sel, :, :][..., idx[:, None], idx]
+        arr = None if arrivals is None else np.asarray(arrivals, np.int64)[sel]
+        return MeasurementSeries(topic or st.name, stamps[sel], tuple(bool(f) for f in flags), z, Rsub,
+                                 st.rejection_threshold, arr, terms)
+
+    def _pose_core(self, s: SensorConfig, st: SubTopic, stamps, keep, pos, q, cov6, frame_id, source_frame,
+                   imu: bool, arrivals):
+        p = self.params
+        differential = s.differential
+        if imu:
+            target = p.base_link_frame
+            pose_frame = frame_id or p.base_link_frame
+        else:
+            target = p.world_frame
+            pose_frame = target if differential else (frame_id or target)
+        T = self._lookup(st.name, target, pose_frame)
+        if T is None:
+            return None
+        Rt, tt = T
+        Rsrc = tsrc = None
+        if not imu and source_frame != p.base_link_frame:
+            S = self._lookup(st.name, source_frame, p.base_link_frame)
+            if S is not None:
+                Rsrc, tsrc = S
+        flags = list(st.update_vector)
+        if imu:
+            y0 = float(_rpy(Rt)[2])
+            Rmask = rotation_matrix_from_rpy(0.0, 0.0, y0)
+        else:
+            Rmask = Rt
+        flags[0:3] = _mask(Rmask, flags[0:3])
+        flags[3:6] = _mask(Rmask, flags[3:6])
+        cov = cov6
+        if Rsrc is not None:
+            r6 = _rot6(Rsrc)
+            cov = r6.T @ cov @ r6
+        r6 = _rot6(Rmask)
+        cov_rot = r6 @ cov @ r6.T
+        Rm = _quat_matrix(q)
+        if imu:
+            off = _rpy(Rt)
+            rpy = wrap(_rpy(Rm) - off)
+            rpy = rpy @ rotation_matrix_from_rpy(0.0, 0.0, off[2]).T        # Rz(y0)·rpy
+            Rm = rotation_matrix_from_rpy(rpy[..., 0], rpy[..., 1], rpy[..., 2])
+            Rt, tt = np.eye(3), np.zeros(3)
+        sub = self._state(st.name)
+        z = np.zeros(pos.shape[:-1] + (STATE_SIZE,))
+        cov15 = np.zeros(pos.shape[:-1] + (STATE_SIZE, STATE_SIZE))
+        if differential:
+            return self._differential(s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub)
+        if Rsrc is not None:                                          # pose · T_src
+            pos = pos + np.einsum('...ij,j->...i', Rm, tsrc)
+            Rm = Rm @ Rsrc
+        if s.relative:
+            first = int(np.flatnonzero(keep)[0])
+            if sub.initial is None:
+                sub.initial = (Rm[..., first, :, :].copy(), pos[..., first, :].copy())
+            R0, p0 = sub.initial
+            R0t = np.swapaxes(R0, -1, -2)[..., None, :, :]
+            pos = np.einsum('...ij,...j->...i', R0t, pos - p0[..., None, :])
+            Rm = R0t @ Rm
+        pos = pos @ Rt.T + tt
+        Rm = Rt @ Rm
+        z[..., 0:3] = pos
+        z[..., 3:6] = _rpy(Rm)
+        cov15[..., 0:6, 0:6] = cov_rot
+        return self._finish(st, stamps, keep, z, cov15, flags, arrivals)
+
+    def _differential(self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub):
+        """Consecutive poses → twist (reference §6.7): Δ = prev⁻¹·cur rotated by the target rotation,
+        divided by the header dt; covariance (R_cur + R_prev)·dt (upstream multiplies)."""
+        sel = np.flatnonzero(keep)
+        out_keep = np.zeros_like(keep)
+        n_extra = pos.shape[:-2]
+        vel = np.zeros(n_extra + (stamps.size, 6))
+        tcov = np.zeros(n_extra + (stamps.size, 6, 6))
+        for i in sel.tolist():
+            t = int(stamps[i])
+            if sub.prev is not None:
+                Rp, pp, cp, tp = sub.prev
+                dt = (t - tp) * 1e-9                  # header dt to the previous accepted message
+                Rpt = np.swapaxes(Rp, -1, -2)
+                dR = Rt @ (Rpt @ Rm[..., i, :, :])
+                dp = np.einsum('ij,...j->...i', Rt, np.einsum('...ij,...j->...i', Rpt, pos[..., i, :] - pp))
+                vel[..., i, 0:3] = dp / dt
+                vel[..., i, 3:6] = _rpy(dR) / dt
+                tcov[..., i, :, :] = (cov_rot[..., i, :, :] + r6 @ cp @ r6.T) * dt
+                out_keep[i] = True
+            sub.prev = (Rm[..., i, :, :].copy(), pos[..., i, :].copy(), cov[..., i, :, :].copy(), t)
+        twist_flags = [False] * STATE_SIZE
+        twist_flags[6:12] = flags[0:6]
+        if not out_keep.any():
+            return None
+        # the twist goes through prepareTwist with frame = source frame (base_link): identity rotation
+        tw_st = SubTopic(st.name, 'twist', tuple(twist_flags), st.rejection_threshold)
+        return self._twist_core(tw_st, stamps, out_keep, vel[..., 0:3], vel[..., 3:6], tcov,
+                                self.params.base_link_frame, arrivals, topic=st.name)
+
+    def _twist_core(self, st: SubTopic, stamps, keep, v, w, cov6, frame, arrivals, topic=None):
+        p = self.params
+        T = self._lookup(st.name, p.base_link_frame, frame)
+        if T is None:
+            return None
+        Rt, tt = T
+        flags = list(st.update_vector)
+        flags[6:9] = _mask(Rt, flags[6:9])
+        flags[9:12] = _mask(Rt, flags[9:12])
+        z = np.zeros(v.shape[:-1] + (STATE_SIZE,))
+        z[..., 6:9] = v @ Rt.T
+        z[..., 9:12] = w @ Rt.T
+        r6 = _rot6(Rt)
+        cov15 = np.zeros(v.shape[:-1] + (STATE_SIZE, STATE_SIZE))
+        cov15[..., 6:12, 6:12] = r6 @ cov6 @ r6.T
+        terms = StateTerms(twist_lever=tt.copy()) if np.any(tt != 0) else None
+        return self._finish(st, stamps, keep, z, cov15, flags, arrivals, terms, topic)
+
+    def _accel_core(self, s: SensorConfig, st: SubTopic, stamps, keep, a, acov, q, has_orientation, frame,
+                    arrivals):
+        p = self.params
+        T = self._lookup(st.name, p.base_link_frame, frame)
+        if T is None:
+            return None
+        Rt, tt = T
+        acc = a @ Rt.T
+        terms = StateTerms()
+        if np.any(tt != 0):
+            terms.accel_lever = tt.copy()
+        if s.remove_gravitational_acceleration:
+            g = p.gravitational_acceleration
+            Rq = _quat_matrix(q)
+            if s.relative:                      # ros2: Rotᵀ·R_msgᵀ·(0,0,g)
+                rot_norm = g * np.einsum('ij,...j->...i', Rt.T, Rq[..., 2, :])
+            else:                               # R_msgᵀ·(0,0,g) = g·(row 2 of R_msg)
+                rot_norm = g * Rq[..., 2, :]
+            with_o = has_orientation[..., None]
+            acc = acc - np.where(with_o, rot_norm, 0.0)
+            if not np.all(has_orientation):
+                if np.any(has_orientation):
+                    raise ValueError(f'{st.name}: orientation covariance[0] == -1 on some messages only; '
+                                     'feed such messages one at a time')
+                terms.gravity_rot, terms.gravity = Rt.copy(), g
+        flags = list(st.update_vector)
+        flags[12:15] = _mask(Rt, flags[12:15])
+        z = np.zeros(a.shape[:-1] + (STATE_SIZE,))
+        z[..., 12:15] = acc
+        cov15 = np.zeros(a.shape[:-1] + (STATE_SIZE, STATE_SIZE))
+        cov15[..., 12:15, 12:15] = Rt @ acov @ Rt.T
+        has_terms = terms.accel_lever is not None or terms.gravity_rot is not None
+        return self._finish(st, stamps, keep, z, cov15, flags, arrivals, terms if has_terms else None)
+
+
+@dataclass
+class Measurement:
+    """One prepared measurement (per-message path): z (..., 15), R (..., 15, 15)."""
+    topic: str
+    stamp_ns: int
+    z: np.ndarray
+    R: np.ndarray
+    update_vector: tuple
+    threshold: float = math.inf
+    extra: dict = field(default_factory=dict)
+
+
+def _cov_unset(cov3) -> np.ndarray:
+    """IMU block absent: covariance[0] == −1 (|c0 + 1| < 1e-9), over the N axis (batch axes must agree)."""
+    c0 = np.asarray(cov3)[..., 0, 0]
+    unset = np.abs(c0 + 1.0) < 1e-9
+    if unset.ndim > 1:
+        flat = unset.reshape(-1, unset.shape[-1])
+        if not (flat == flat[0]).all():
+            raise ValueError('IMU covariance[0] == -1 must agree across the runs of a batch')
+        unset = flat[0]
+    return unset
+
+
+def _cov6(c):
+    c = np.asarray(c, float)
+    return c.reshape(c.shape[:-1] + (6, 6))
+
+
+def _vec(obj, fields: str) -> np.ndarray:
+    return np.array([[float(getattr(obj, f)) for f in fields]])
