@@ -1,0 +1,6 @@
+"""GPS and IMU noise models, geodesy, satellite geometry and calibration (numpy only, no ROS).
+
+``gps.make_gps_model(name, seed, **params)`` and ``imu.make_imu_model(name, seed, **params)`` build stateful
+streaming models; ``sensors.simulate_sensors`` runs both over a truth trajectory exactly as the nodes do.
+See docs/models.md for the laws, the anchors (Chrono, AirSim, USARSim, Gazebo) and the paper's settings.
+"""
