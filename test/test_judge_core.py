@@ -1,0 +1,165 @@
+"""EKF core and node loop: reference §2-§5 and each numbered consequence of §11 (rl_golden-independent)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vepd_ros.judge.config import load_ekf_params
+from vepd_ros.judge.ekf import Ekf, wrap
+from vepd_ros.judge.filter import RosFilter
+from test_judge_core_msgs import imu_msg, odom_msg
+
+NS = 1_000_000_000
+T0 = 1_000 * NS
+FULL = [True] * 15
+
+
+def test_wrap_matches_normalize_angle():
+    assert wrap(math.pi) == pytest.approx(math.pi)
+    assert wrap(-math.pi) == pytest.approx(math.pi)
+    assert wrap(3 * math.pi / 2) == pytest.approx(-math.pi / 2)
+    np.testing.assert_allclose(wrap(np.array([0.1, 7.0, -7.0])), [0.1, 7.0 - 2 * math.pi, -7.0 + 2 * math.pi])
+
+
+def test_upstream_test_ekf_two_measurements():
+    """upstream test_ekf.cpp: first full measurement initialises x, P exactly; after the second,
+    every entry is within 1e-3 of the measurement."""
+    ekf = Ekf()
+    z = np.arange(15) * 0.1
+    R = 1e-9 * np.eye(15)
+    assert ekf.process(T0, z, R, FULL)[0] == 2
+    np.testing.assert_array_equal(ekf.x[0], z)
+    np.testing.assert_array_equal(ekf.P[0], R)
+    z2 = z.copy()
+    ekf.process(T0 + NS // 10, z2, R, FULL)
+    assert np.max(np.abs(wrap(ekf.x[0] - z2))) < 1e-3
+
+
+def test_c1_zero_covariance_initialises_exact_zero_and_fuses_at_1e9():
+    """§11.1: zero covariance → P exactly 0 at initialisation; later fused as σ² = 1e-9."""
+    ekf = Ekf()
+    flags = [True, True] + [False] * 13
+    ekf.process(T0, np.zeros(15), np.zeros((15, 15)), flags)
+    assert ekf.P[0, 0, 0] == 0.0 and ekf.P[0, 1, 1] == 0.0
+    ekf.P[0, 0, 0] = 1.0                       # make the clamp visible: gain = 1/(1+1e-9)
+    ekf.correct(np.full(15, 2.0), np.zeros((15, 15)), [True] + [False] * 14)
+    assert ekf.x[0, 0] == pytest.approx(2.0 * 1.0 / (1.0 + 1e-9), rel=1e-15)
+
+
+def test_c2_q_scaled_by_dt_and_timeout_splits_dt():
+    """§11.2: P grows by Q·dt; a timeout prediction splits the interval (J, Q use each dt)."""
+    ekf = Ekf()
+    ekf.process(T0, np.zeros(15), np.eye(15), FULL)
+    P0 = ekf.P[0].copy()
+    ekf.x[:] = 0
+    ekf.predict(0.5)
+    # with zero state J = A(dt); the diagonal growth of an angle-rate entry is exactly Q·dt
+    assert ekf.P[0, 11, 11] == pytest.approx(P0[11, 11] + 0.5 * 0.02)
+    a, b = Ekf(), Ekf()
+    x = np.zeros(15)
+    x[[6, 11, 12]] = [1.0, 0.3, 0.2]
+    for e in (a, b):
+        e.process(T0, x, np.eye(15) * 0.1, FULL)
+    a.predict_to(T0 + NS)
+    b.predict_to(T0 + NS // 2)
+    b.predict_to(T0 + NS)
+    assert not np.allclose(a.x, b.x) and b.last_time_ns == a.last_time_ns == T0 + NS
+
+
+def test_dynamic_process_noise_scales_pose_block():
+    """Same prior, dynamic on vs off: P differs by dt·(‖x[6:12]‖² − 1)·Q on the pose block only."""
+    e1, e2 = Ekf(dynamic_process_noise=True), Ekf()
+    x = np.zeros(15)
+    x[6], x[11] = 2.0, 1.0                                   # ‖v‖² = 5
+    for e in (e1, e2):
+        e.process(T0, x, np.eye(15), FULL)
+        e.predict(0.5)
+    diff = e1.P[0] - e2.P[0]
+    expect = np.zeros((15, 15))
+    expect[:6, :6] = 0.5 * 4.0 * e2.Q[:6, :6]
+    np.testing.assert_allclose(diff, expect, atol=1e-12)
+
+
+def test_c3_late_measurement_corrects_current_state_without_moving_time():
+    """§11.3 / §4: δ < 0 → correct only; last_time unchanged; no prediction."""
+    ekf = Ekf()
+    ekf.process(T0, np.zeros(15), np.eye(15), FULL)
+    ekf.process(T0 + NS, np.zeros(15), np.eye(15), FULL)
+    x_before, P_before = ekf.x.copy(), ekf.P.copy()
+    z = np.zeros(15)
+    z[0] = 1.0
+    ekf.process(T0 + NS // 2, z, np.eye(15), [True] + [False] * 14)
+    assert ekf.last_time_ns == T0 + NS
+    K = P_before[0, :, 0] / (P_before[0, 0, 0] + 1.0)
+    np.testing.assert_allclose(ekf.x[0], x_before[0] + K * 1.0, atol=1e-15)
+
+
+def test_mahalanobis_gate_rejects_whole_and_threshold_semantics():
+    ekf = Ekf()
+    ekf.process(T0, np.zeros(15), np.eye(15), FULL)
+    x0, P0 = ekf.x.copy(), ekf.P.copy()
+    z = np.zeros(15)
+    z[0], z[1] = 3.0, 0.0                                     # d² = 9/2 = 4.5 with S = 2
+    flags = [True, True] + [False] * 13
+    acc = ekf.correct(z, np.eye(15), flags, threshold=math.sqrt(4.5))   # d² ≥ thr² → reject
+    assert not acc[0]
+    np.testing.assert_array_equal(ekf.x, x0)
+    np.testing.assert_array_equal(ekf.P, P0)
+    assert ekf.correct(z, np.eye(15), flags, threshold=math.sqrt(4.5) * 1.0001)[0]
+
+
+def test_c5_two_d_mode_pseudo_measurements_change_gate():
+    """§11.5: a two_d_mode measurement carries Z/ROLL/PITCH/... = 0, var 1e-6; they join the gate."""
+    params = load_ekf_params({'two_d_mode': True, 'odom0': 'o', 'odom0_config': [True] + [False] * 14,
+                              'odom0_pose_rejection_threshold': 3.0})
+    f = RosFilter(params)
+    f.feed('odom0', odom_msg(T0, x=0.0))
+    f.tick(T0)
+    f.ekf.x[0, 2] = 0.01                         # z off by 10 σ of the pseudo-measurement (σ = 1e-3)
+    f.ekf.P[0, 2, 2] = 0.0
+    f.feed('odom0', odom_msg(T0 + 1, x=0.0))
+    seen = []
+    f.on_update = lambda topic, t, st, now: seen.append(int(st[0]))
+    f.tick(T0 + NS)
+    assert seen == [0]                            # rejected because of the pseudo z entry
+
+
+def test_c6_imu_triple_shares_stamp_with_zero_delta():
+    params = load_ekf_params({'imu0': 'imu', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6})
+    updates = []
+    f = RosFilter(params, on_update=lambda topic, t, st, now: updates.append((topic, t, f.ekf.last_time_ns)))
+    f.feed('imu0', imu_msg(T0))
+    f.feed('imu0', imu_msg(T0 + NS // 50))
+    f.tick(T0 + NS)
+    assert [u[0] for u in updates] == ['imu0_pose', 'imu0_twist', 'imu0_acceleration'] * 2
+    assert len({u[1] for u in updates[3:]}) == 1
+
+
+def test_c7_nan_entry_dropped_rest_fused():
+    ekf = Ekf()
+    ekf.process(T0, np.zeros(15), np.eye(15), FULL)
+    z = np.zeros(15)
+    z[0], z[1] = np.nan, 1.0
+    ekf.correct(z, np.eye(15), [True, True] + [False] * 13)
+    assert np.isfinite(ekf.x).all() and ekf.x[0, 1] > 0.4 and ekf.x[0, 0] == 0.0
+
+
+def test_batched_runs_equal_single_runs():
+    """K runs filtered together equal each run filtered alone (incl. a NaN in one run and a gate)."""
+    rng = np.random.default_rng(1)
+    K = 4
+    zs = rng.normal(size=(30, K, 15))
+    zs[7, 2, 4] = np.nan
+    flags = [True] * 6 + [False] * 3 + [True] * 6
+    batch = Ekf(k=K)
+    singles = [Ekf() for _ in range(K)]
+    for n in range(30):
+        t = T0 + n * NS // 10
+        batch.process(t, zs[n], np.eye(15) * 0.5, flags, threshold=2.5)
+        for k, e in enumerate(singles):
+            e.process(t, zs[n, k], np.eye(15) * 0.5, flags, threshold=2.5)
+    for k, e in enumerate(singles):
+        np.testing.assert_allclose(batch.x[k], e.x[0], atol=1e-12)
+        np.testing.assert_allclose(batch.P[k], e.P[0], atol=1e-12)
