@@ -171,7 +171,7 @@ class Ekf:
         else:
             Qdt = dt * self.Q
         xn = np.matmul(A, x[:, :, None])[:, :, 0]
-        xn[:, 3:6] = wrap(xn[:, 3:6])
+        _wrap_cols(xn, _ANGLE_COLS)
         self.x = xn
         self.P = np.matmul(np.matmul(J, self.P), J.transpose(0, 2, 1)) + Qdt
 
@@ -205,24 +205,23 @@ class Ekf:
             accepted[rows] = self.correct_subset(s, z[rows][:, s.idx], Rs, thr2, rows=rows)
         return accepted
 
-    def correct_subset(self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None):
+    def correct_subset(self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None, clamped: bool = False):
         """Core update on the selected entries: zs (K', m), Rs (K', m, m) or (m, m), thr2 = thr²
-        (inf: no gate). ``rows`` limits the update to those runs. Returns accepted (K',)."""
+        (inf: no gate). ``rows`` limits the update to those runs. ``clamped``: Rs already went through
+        ``clamp_variances`` (it is idempotent; the array path clamps whole series at once). Returns
+        accepted (K',)."""
         idx = s.idx
         x = self.x if rows is None else self.x[rows]
         P = self.P if rows is None else self.P[rows]
-        Rs = np.array(Rs, dtype=float)             # copy: the clamp must not touch the caller's data
-        d = Rs[..., s.diag[0], s.diag[1]]
-        d = np.abs(d)
-        d[d < COVARIANCE_EPSILON] = COVARIANCE_EPSILON
-        Rs[..., s.diag[0], s.diag[1]] = d
+        if not clamped:
+            Rs = clamp_variances(Rs)
         PHt = P[:, :, idx]                          # P Hᵀ   (K, 15, m)
         HP = P[:, idx, :]                           # H P    (K, m, 15)
         S = HP[:, :, idx] + Rs
         Sinv = np.linalg.inv(S)
         nu = zs - x[:, idx]
         if s.ang.size:
-            nu[:, s.ang] = wrap(nu[:, s.ang])
+            _wrap_cols(nu, s.ang)
         if thr2 != math.inf:
             d2 = np.einsum('ki,kij,kj->k', nu, Sinv, nu)
             accepted = ~(d2 >= thr2)
@@ -230,7 +229,7 @@ class Ekf:
             accepted = None
         G = np.matmul(PHt, Sinv)                    # Kalman gain (K, 15, m)
         xn = x + np.matmul(G, nu[:, :, None])[:, :, 0]
-        xn[:, 3:6] = wrap(xn[:, 3:6])
+        _wrap_cols(xn, _ANGLE_COLS)
         Pn = _joseph(P, G, HP, Rs, idx)
         if accepted is not None and not accepted.all():
             xn[~accepted] = x[~accepted]
@@ -276,6 +275,29 @@ class Ekf:
 
 
 _DIAG = np.arange(STATE_SIZE)
+_ANGLE_COLS = np.array(ANGLES)
+
+
+def clamp_variances(Rs) -> np.ndarray:
+    """Copy of Rs (..., m, m) with the diagonal made |·| and raised to 1e-9 (off-diagonals kept)."""
+    Rs = np.array(Rs, dtype=float)
+    m = Rs.shape[-1]
+    i = np.arange(m)
+    d = np.abs(Rs[..., i, i])
+    d[d < COVARIANCE_EPSILON] = COVARIANCE_EPSILON
+    Rs[..., i, i] = d
+    return Rs
+
+
+def _wrap_cols(a: np.ndarray, cols) -> None:
+    """wrap() applied in place to columns ``cols`` of a (K, n); scalar math for K = 1."""
+    if a.shape[0] == 1:
+        row = a[0]
+        for c in cols.tolist() if isinstance(cols, np.ndarray) else cols:
+            r = math.fmod(float(row[c]) + math.pi, _TWO_PI)
+            row[c] = r + math.pi if r <= 0.0 else r - math.pi
+    else:
+        a[:, cols] = wrap(a[:, cols])
 
 
 def _joseph(P, G, HP, Rs, idx):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vepd_ros.judge.config import EkfParams
-from vepd_ros.judge.ekf import STATUS_INITIALISED, Ekf, index_set
+from vepd_ros.judge.ekf import STATUS_INITIALISED, Ekf, clamp_variances, index_set
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.transforms import StaticTransforms
 
@@ -179,6 +179,7 @@ def run_schedule(params: EkfParams, series: list, ticks, k: int | None = None, f
     else:
         arr = sid = sidx = np.zeros(0, np.int64)
     sets = [index_set(s.update_vector) for s in series]
+    clamped = [clamp_variances(s.Rsub) for s in series]      # idempotent clamp, once per series
     thr2 = [s.threshold ** 2 if math.isfinite(s.threshold) else math.inf for s in series]
     ticks = np.asarray(ticks, np.int64)
     T = ticks.size
@@ -197,15 +198,15 @@ def run_schedule(params: EkfParams, series: list, ticks, k: int | None = None, f
             j, i = sid_l[e], sidx_l[e]
             s = series[j]
             z, Rsub = s.at(i, ekf.x if s.state_terms is not None else None)
-            heapq.heappush(queue, (int(s.stamps[i]), counter, j, z, Rsub))
+            heapq.heappush(queue, (int(s.stamps[i]), counter, j, z, Rsub, clamped[j][..., i, :, :]))
             counter += 1
             e += 1
         predict_now = params.predict_to_current_time
         timeout = False
         if queue:
             while queue and queue[0][0] <= now:
-                t, _, j, z, Rsub = heapq.heappop(queue)
-                status = _process(ekf, t, z, Rsub, series[j].update_vector, sets[j], thr2[j])
+                t, _, j, z, Rsub, Rc = heapq.heappop(queue)
+                status = _process(ekf, t, z, Rsub, series[j].update_vector, sets[j], thr2[j], Rc)
                 if on_update is not None:
                     on_update(j, t, status, now)
         elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
@@ -226,7 +227,7 @@ def run_schedule(params: EkfParams, series: list, ticks, k: int | None = None, f
                           np.moveaxis(out_x[:rows], 0, 1), np.moveaxis(out_P[:rows], 0, 1))
 
 
-def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2):
+def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2, Rclamped=None):
     """``Ekf.process`` on a flagged sub-block covariance (array path)."""
     if not ekf.initialized:
         idx = s.idx
@@ -242,7 +243,7 @@ def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2):
         z = z[None]
     zs = z[:, s.idx]
     if np.isfinite(zs).all():
-        acc = ekf.correct_subset(s, zs, Rsub, thr2)
+        acc = ekf.correct_subset(s, zs, Rsub if Rclamped is None else Rclamped, thr2, clamped=Rclamped is not None)
     else:
         R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
         R[..., s.idx[:, None], s.idx] = Rsub
