@@ -1,0 +1,104 @@
+"""judge_node: the built-in robot_localization ekf_node (same parameter names and topics).
+
+Parameters come from robot_localization's own YAML (``--ros-args --params-file config/ekf.yaml``); they
+are read through ``vepd_ros.judge.config`` (unknown or ill-typed → exit 2 naming them). Subscribes every
+configured ``odomN`` / ``imuN`` / ``poseN`` / ``twistN`` topic with SensorDataQoS, runs the node-loop
+emulation (``vepd_ros.judge.filter.RosFilter``) on a timer at ``frequency`` on the node clock (so
+``use_sim_time`` works) and publishes ``odometry/filtered`` (nav_msgs/Odometry) stamped with the last
+measurement time, twist in the body frame, only when the stamp moved forward.
+"""
+from __future__ import annotations
+
+import array
+import math
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import Imu
+
+from vepd_ros.frames import quaternion_from_rpy
+from vepd_ros.judge.config import load_ekf_params
+from vepd_ros.judge.filter import RosFilter
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, ns_to_stamp, run_node
+
+_RCLPY_PARAMETERS = {'start_type_description_service'}
+"""Declared by rclpy itself on every node (use_sim_time is read by the config as upstream does)."""
+
+_TYPES = {'odom': Odometry, 'imu': Imu, 'pose': PoseWithCovarianceStamped, 'twist': TwistWithCovarianceStamped}
+
+
+class JudgeNode(Node):
+    def __init__(self, node_name: str = 'ekf_filter_node', **kwargs):
+        kwargs.setdefault('allow_undeclared_parameters', True)
+        kwargs.setdefault('automatically_declare_parameters_from_overrides', True)
+        super().__init__(node_name, **kwargs)
+        raw = {name: p.value for name, p in self._parameters.items()
+               if name not in _RCLPY_PARAMETERS and p.value is not None}
+        raw = {k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()}
+        self.params = load_ekf_params(raw)
+        self.filter = RosFilter(self.params)
+        self.drops = DropCounter(self)
+        self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=10))
+        self._subs = []
+        for s in self.params.sensors:
+            qos = QoSProfile(depth=s.queue_size, reliability=SENSOR_QOS.reliability, history=SENSOR_QOS.history,
+                             durability=SENSOR_QOS.durability)
+            self._subs.append(self.create_subscription(
+                _TYPES[s.kind], s.topic, lambda msg, name=s.name: self._on_msg(name, msg), qos))
+        self.timer = self.create_timer(1.0 / self.params.frequency, self._on_tick)
+        self.published = 0
+        self.get_logger().info(
+            f"judge: {len(self.params.sensors)} sensor(s) "
+            f"({', '.join(f'{s.name}={s.topic}' for s in self.params.sensors)}), {self.params.frequency:g} Hz")
+
+    def _on_msg(self, name: str, msg) -> None:
+        before = sum(self.filter.dropped.values())
+        try:
+            self.filter.feed(name, msg)
+        except (ValueError, KeyError) as exc:
+            self.drops.drop('bad message', f'{name}: {exc}')
+            return
+        if sum(self.filter.dropped.values()) > before:
+            self.drops.drop('guard', f'{name}: stamp older than the previous one or no transform')
+
+    def _on_tick(self) -> None:
+        now = self.get_clock().now().nanoseconds
+        if now <= 0:
+            return                      # use_sim_time without /clock yet
+        out = self.filter.tick(now)
+        if out is None or not out.published:
+            return
+        self.pub.publish(self.to_odometry(out.stamp_ns, out.x[0], out.P[0]))
+        self.published += 1
+
+    def to_odometry(self, stamp_ns: int, x: np.ndarray, P: np.ndarray) -> Odometry:
+        p = self.params
+        m = Odometry()
+        m.header.stamp = ns_to_stamp(stamp_ns)
+        m.header.frame_id = p.world_frame
+        m.child_frame_id = p.base_link_frame_output
+        m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z = (float(v) for v in x[0:3])
+        q = quaternion_from_rpy(float(x[3]), float(x[4]), float(x[5]))
+        o = m.pose.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in q)
+        lin, ang = m.twist.twist.linear, m.twist.twist.angular
+        lin.x, lin.y, lin.z = (float(v) for v in x[6:9])
+        ang.x, ang.y, ang.z = (float(v) for v in x[9:12])
+        m.pose.covariance = [float(v) for v in P[0:6, 0:6].ravel()]
+        m.twist.covariance = [float(v) for v in P[6:12, 6:12].ravel()]
+        if not all(math.isfinite(v) for v in x[:12]):
+            self.get_logger().error('NaNs were detected in the output state of the filter',
+                                    throttle_duration_sec=5.0)
+        return m
+
+
+def main(args=None) -> int:
+    return run_node(JudgeNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
