@@ -303,7 +303,8 @@ def fit_allan(x, rate_hz: float) -> dict:
     # standard error grows like √τ (IEEE 952 confidence), so long-τ points weigh less
     wts = 1.0 / (avar * np.sqrt(taus / taus[0]))
     best = None
-    grid = np.geomspace(max(taus[0], 1.0 / rate_hz), max(taus[-1], taus[0] * 2), 120)
+    # T below a few samples is indistinguishable from white noise (g → 2T/τ): scan T over the resolved taus
+    grid = np.geomspace(5.0 * taus[0], max(taus[-1], 10.0 * taus[0]), 120)
     for t_c in grid:
         x_ = taus / t_c
         g = (2 * x_ - 3 + 4 * np.exp(-x_) - np.exp(-2 * x_)) / x_ ** 2

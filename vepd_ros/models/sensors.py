@@ -104,3 +104,40 @@ def _write(path: Path, header, rows, ints=()):
         for r in rows:
             w.writerow([str(int(x)) if j in ints else repr(float(x)) for j, x in enumerate(r)])
     tmp.replace(path)
+
+
+class TruthResampler:
+    """Streaming form of the sensor clock used by the nodes: feed truth messages (integer-ns stamp, values) in
+    order; get back every tick t_k = k·period with t_prev < t_k ≤ t_msg, the values linearly interpolated between
+    the two bracketing messages (``np.interp``: the very arithmetic ``Trajectory.sample`` uses, and the message's
+    own values when a tick falls on its stamp). A gap longer than ``max_gap_s`` is not interpolated across: the
+    clock restarts at the first tick at or after the new message.
+    """
+
+    def __init__(self, rate_hz: float, max_gap_s: float = 1.0):
+        self.per = period_ns(rate_hz)
+        self.max_gap_ns = int(round(max_gap_s * NS))
+        self.prev = None
+        self.next_k = None
+
+    def push(self, t_ns: int, values) -> list[tuple[float, int, np.ndarray]]:
+        y = np.asarray(values, dtype=float)
+        if self.prev is not None and t_ns <= self.prev[0]:
+            raise ValueError(f'truth stamp {t_ns} ns does not increase (last {self.prev[0]} ns)')
+        prev = self.prev
+        if prev is None or t_ns - prev[0] > self.max_gap_ns:
+            self.next_k = -(-t_ns // self.per)
+            prev = None
+        out = []
+        while self.next_k * self.per <= t_ns:
+            ts_ns = self.next_k * self.per
+            ts = tick_time(self.next_k, self.per)
+            if ts_ns == t_ns or prev is None:
+                v = y.copy()
+            else:
+                x0, x1 = prev[0] / 1e9, t_ns / 1e9
+                v = np.array([np.interp(ts, [x0, x1], [a, b]) for a, b in zip(prev[1], y)])
+            out.append((ts, ts_ns, v))
+            self.next_k += 1
+        self.prev = (t_ns, y)
+        return out

@@ -1,0 +1,115 @@
+"""gps_noise_node: ground truth → a GPS noise model → ``/gps/fix`` (sensor_msgs/NavSatFix) at ``rate_hz``.
+
+Subscribes ``/ground_truth/odometry`` (nav_msgs/Odometry, pose in the ENU frame about ``datum``). Samples on
+the sensor's own clock: ticks k/rate_hz in the truth's time base, each published once truth at or past it has
+arrived, the position interpolated between the two bracketing truth messages — never one output per truth
+message. Header stamps are in the truth's time base (so /clock and bag replay work). With the ``latency``
+modifier a fix is held until truth time passes its publication time. The numbers equal
+``vepd_ros.models.sensors.simulate_sensors`` for the same truth and seed.
+Bad truth (NaN/Inf, stamps not increasing, a position beyond ``max_range_m`` of the datum) is dropped, counted and
+warned about (throttled); the node keeps running. Bad parameters stop it at start with the parameter named.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import NavSatFix, NavSatStatus
+
+from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
+from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
+from vepd_ros.models.sensors import TruthResampler
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, declare_params, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.params import Param, ParameterError
+
+
+def _datum_ok(v) -> bool:
+    try:
+        check_datum(v)
+        return True
+    except ValueError:
+        return False
+
+
+GPS_NODE_PARAMS = [
+    Param('model', 'ch_rw', 'GPS noise model (vepd sensors models)'),
+    Param('seed', 0, 'seed of the model\'s random streams', low=0),
+    Param('rate_hz', 10.0, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
+          high=1000.0),
+    Param('datum', list(DEFAULT_DATUM), 'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)', check=_datum_ok,
+          check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]'),
+    Param('frame_id', 'gps', 'frame_id of /gps/fix'),
+    Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
+    Param('max_range_m', 100000.0, 'truth farther than this from the datum is dropped (m)', low=0.0, low_open=True),
+]
+TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class GpsNoiseNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('gps_noise_node', **kwargs)
+        self.p = p = declare_params(self, GPS_NODE_PARAMS)
+        parse_gps_model(p['model'])
+        self.mp = declare_params(self, gps_model_params(p['model']))
+        self.datum = tuple(float(v) for v in p['datum'])
+        self.model = make_gps_model(p['model'], p['seed'], **self.mp)
+        self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
+        self.drops = DropCounter(self)
+        self.pending = []          # (publish_ns, msg) held for latency
+        self.published = 0
+        self.pub = self.create_publisher(NavSatFix, '/gps/fix', SENSOR_QOS)
+        self.sub = self.create_subscription(Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS)
+        self.get_logger().info(f"gps: model={p['model']} seed={p['seed']} rate={p['rate_hz']} Hz datum={self.datum}")
+
+    def _on_truth(self, msg: Odometry):
+        t_ns = stamp_to_ns(msg.header.stamp)
+        pos = msg.pose.pose.position
+        x = (pos.x, pos.y, pos.z)
+        if not all(math.isfinite(v) for v in x):
+            return self.drops.drop('non_finite', f'truth position {x} at {t_ns} ns')
+        if math.hypot(*x) > self.p['max_range_m']:
+            return self.drops.drop('out_of_range', f'truth {x} is > {self.p["max_range_m"]} m from the datum')
+        try:
+            ticks = self.resampler.push(t_ns, x)
+        except ValueError as exc:
+            return self.drops.drop('stamp_not_increasing', str(exc))
+        for ts, ts_ns, v in ticks:
+            self._emit(ts, ts_ns, v)
+        self._release(t_ns)
+
+    def _emit(self, ts: float, ts_ns: int, pos: np.ndarray):
+        s = self.model.sample(np.array([ts]), pos[None, :], datum=self.datum)
+        if not s.published[0]:
+            return
+        lat, lon, alt = enu_to_geodetic(s.position_enu, self.datum, self.mp['conversion'])
+        m = NavSatFix()
+        stamp_ns = ts_ns if s.stamp_s[0] == ts else int(round(float(s.stamp_s[0]) * 1e9))
+        m.header.stamp, m.header.frame_id = ns_to_stamp(stamp_ns), self.p['frame_id']
+        m.status.status = int(s.status[0])
+        m.status.service = NavSatStatus.SERVICE_GPS
+        m.latitude, m.longitude, m.altitude = float(lat[0]), float(lon[0]), float(alt[0])
+        m.position_covariance = [float(c) for c in s.covariance_enu[0].ravel()]
+        m.position_covariance_type = int(s.covariance_type[0])
+        publish_ns = ts_ns if s.publish_s[0] == ts else int(round(float(s.publish_s[0]) * 1e9))
+        self.pending.append((publish_ns, m))
+
+    def _release(self, now_ns: int):
+        keep = []
+        for publish_ns, m in self.pending:
+            if publish_ns <= now_ns:
+                self.pub.publish(m)
+                self.published += 1
+            else:
+                keep.append((publish_ns, m))
+        self.pending = keep
+
+
+def main(args=None) -> int:
+    return run_node(GpsNoiseNode, args=args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""imu_noise_node: ground truth → an IMU noise model → ``/imu/data`` (sensor_msgs/Imu) at ``rate_hz`` (100).
+
+Truth: ``/ground_truth/imu`` (noise-free Imu: body rates, specific force incl. gravity, orientation); while no
+message has come on it (``truth_source: auto``), rates and specific force are derived from
+``/ground_truth/odometry`` (twist.angular; f = Rᵀ(d(R·v_body)/dt) + Rᵀg by backward differences). Sampling
+is on the sensor's own clock (ticks k/rate_hz in the truth time base, interpolated between bracketing truth
+messages; orientation by normalised linear interpolation, exact on a truth stamp). REP-145 fields:
+covariances of the model, orientation covariance[0] = −1 when orientation is not provided.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu
+
+from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
+from vepd_ros.models.imu import imu_model_params, make_imu_model
+from vepd_ros.models.sensors import TruthResampler
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, declare_params, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.params import Param
+
+IMU_NODE_PARAMS = [
+    Param('model', 'ch_drift_paper', 'IMU noise model (vepd sensors models)'),
+    Param('seed', 0, 'seed of the model\'s random streams', low=0),
+    Param('rate_hz', 100.0, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
+          high=2000.0),
+    Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
+    Param('truth_source', 'auto', 'auto (Imu truth, else derived from odometry), imu or odometry',
+          choices=['auto', 'imu', 'odometry']),
+    Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
+]
+TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class ImuNoiseNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('imu_noise_node', **kwargs)
+        self.p = p = declare_params(self, IMU_NODE_PARAMS)
+        name = p['model']
+        imu_model_params(name)                         # unknown model → ParameterError('model')
+        self.mp = declare_params(self, [q for q in imu_model_params(name) if q.name != 'rate_hz'])
+        self.model = make_imu_model(name, p['seed'], **self.mp, **({'rate_hz': p['rate_hz']}
+                                                                   if any(q.name == 'rate_hz' for q in imu_model_params(name)) else {}))
+        self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
+        self.drops = DropCounter(self)
+        self.source = None                             # 'imu' or 'odometry' once truth arrives
+        self._odom_prev = None
+        self.published = 0
+        self.pub = self.create_publisher(Imu, '/imu/data', SENSOR_QOS)
+        if p['truth_source'] in ('auto', 'imu'):
+            self.create_subscription(Imu, '/ground_truth/imu', self._on_imu, TRUTH_QOS)
+        if p['truth_source'] in ('auto', 'odometry'):
+            self.create_subscription(Odometry, '/ground_truth/odometry', self._on_odom, TRUTH_QOS)
+        self.get_logger().info(f"imu: model={name} seed={p['seed']} rate={p['rate_hz']} Hz truth={p['truth_source']}")
+
+    # -- truth ----------------------------------------------------------------------------------------
+    def _on_imu(self, msg: Imu):
+        if self.source != 'imu':
+            if self.source == 'odometry':
+                self.get_logger().info('/ground_truth/imu appeared: using it instead of differentiated odometry')
+                self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
+            self.source = 'imu'
+        w, f, q = msg.angular_velocity, msg.linear_acceleration, msg.orientation
+        self._push(stamp_to_ns(msg.header.stamp), (w.x, w.y, w.z, f.x, f.y, f.z, q.x, q.y, q.z, q.w))
+
+    def _on_odom(self, msg: Odometry):
+        if self.source == 'imu':
+            return
+        self.source = 'odometry'
+        t_ns = stamp_to_ns(msg.header.stamp)
+        o, tw = msg.pose.pose.orientation, msg.twist.twist
+        q = (o.x, o.y, o.z, o.w)
+        vb = (tw.linear.x, tw.linear.y, tw.linear.z)
+        w = (tw.angular.x, tw.angular.y, tw.angular.z)
+        if not all(math.isfinite(v) for v in q + vb + w) or not any(q):
+            return self.drops.drop('non_finite', f'odometry at {t_ns} ns')
+        r = rotation_matrix_from_quaternion(np.array(q))
+        v_world = r @ np.array(vb)
+        prev, self._odom_prev = self._odom_prev, (t_ns, v_world)
+        if prev is None or t_ns <= prev[0]:
+            if prev is not None and t_ns <= prev[0]:
+                self._odom_prev = prev
+                return self.drops.drop('stamp_not_increasing', f'odometry {t_ns} ns after {prev[0]} ns')
+            return
+        acc_world = (v_world - prev[1]) / ((t_ns - prev[0]) * 1e-9)
+        f = r.T @ (acc_world + np.array([0.0, 0.0, GRAVITY_MPS2]))
+        self._push(t_ns, tuple(w) + tuple(f) + q)
+
+    def _push(self, t_ns: int, values):
+        if not all(math.isfinite(v) for v in values):
+            return self.drops.drop('non_finite', f'truth at {t_ns} ns')
+        try:
+            ticks = self.resampler.push(t_ns, values)
+        except ValueError as exc:
+            return self.drops.drop('stamp_not_increasing', str(exc))
+        for ts, ts_ns, v in ticks:
+            self._emit(ts, ts_ns, v)
+
+    def _emit(self, ts: float, ts_ns: int, v: np.ndarray):
+        q = v[6:10]
+        n = np.linalg.norm(q)
+        if not n > 0:
+            return self.drops.drop('bad_orientation', f'zero quaternion at {ts_ns} ns')
+        s = self.model.sample_arrays(np.array([ts]), v[None, 0:3], v[None, 3:6], q[None])   # the model normalises
+        m = Imu()
+        m.header.stamp, m.header.frame_id = ns_to_stamp(ts_ns), self.p['frame_id']
+        m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = (float(x) for x in s.angular_velocity[0])
+        a = s.linear_acceleration[0]
+        m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z = (float(x) for x in a)
+        m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w = (float(x) for x in s.orientation[0])
+        m.orientation_covariance = [float(c) for c in s.orientation_covariance[0].ravel()]
+        m.angular_velocity_covariance = [float(c) for c in s.angular_velocity_covariance[0].ravel()]
+        m.linear_acceleration_covariance = [float(c) for c in s.linear_acceleration_covariance[0].ravel()]
+        self.pub.publish(m)
+        self.published += 1
+
+
+def main(args=None) -> int:
+    return run_node(ImuNoiseNode, args=args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
