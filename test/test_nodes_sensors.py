@@ -177,9 +177,11 @@ def test_console_script_exit_codes(domain_id):
     proc = subprocess.Popen([console_script('imu_noise_node')], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for_output(proc, 'imu: model=', 20.0)
+        wait_for_output(proc, 'spinning; waiting for truth', 20.0)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stdout.close()

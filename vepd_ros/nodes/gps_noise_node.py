@@ -62,7 +62,14 @@ class GpsNoiseNode(Node):
         self.published = 0
         self.pub = self.create_publisher(NavSatFix, '/gps/fix', SENSOR_QOS)
         self.sub = self.create_subscription(Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS)
+        self._hello = self.create_timer(0.01, self._on_spinning)
         self.get_logger().info(f"gps: model={p['model']} seed={p['seed']} rate={p['rate_hz']} Hz datum={self.datum}")
+
+
+    def _on_spinning(self):
+        """First executor callback: say we are up (start-up scripts and tests wait for this line)."""
+        self._hello.cancel()
+        self.get_logger().info('spinning; waiting for truth on /ground_truth/odometry')
 
     def _on_truth(self, msg: Odometry):
         t_ns = stamp_to_ns(msg.header.stamp)

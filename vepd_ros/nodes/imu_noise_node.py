@@ -55,7 +55,14 @@ class ImuNoiseNode(Node):
             self.create_subscription(Imu, '/ground_truth/imu', self._on_imu, TRUTH_QOS)
         if p['truth_source'] in ('auto', 'odometry'):
             self.create_subscription(Odometry, '/ground_truth/odometry', self._on_odom, TRUTH_QOS)
+        self._hello = self.create_timer(0.01, self._on_spinning)
         self.get_logger().info(f"imu: model={name} seed={p['seed']} rate={p['rate_hz']} Hz truth={p['truth_source']}")
+
+
+    def _on_spinning(self):
+        """First executor callback: say we are up (start-up scripts and tests wait for this line)."""
+        self._hello.cancel()
+        self.get_logger().info('spinning; waiting for truth on /ground_truth/imu or /ground_truth/odometry')
 
     # -- truth ----------------------------------------------------------------------------------------
     def _on_imu(self, msg: Imu):
