@@ -61,13 +61,20 @@ def simulate(args) -> int:
         if k not in gnames | inames:
             from vepd_ros.params import ParameterError
             raise ParameterError(k, v, f'a parameter of {gps_name} or {imu_name}')
-    for drop in ('seed', 'rate_hz', 'datum', 'frame_id', 'use_sim_time'):
-        gp.pop(drop, None)
-        ip.pop(drop, None) if drop != 'rate_hz' else None
+    node_level = {'seed', 'rate_hz', 'datum', 'frame_id', 'max_gap_s', 'max_range_m', 'truth_source', 'use_sim_time'}
+    datum = tuple(args.datum) if args.datum else tuple(gp.get('datum', DEFAULT_DATUM))
+    for params, names, who in ((gp, gnames, gps_name), (ip, inames, imu_name)):
+        for k in list(params):
+            if k in names:
+                continue
+            if k not in node_level:
+                from vepd_ros.params import ParameterError
+                raise ParameterError(k, params[k], f'a parameter of {who}')
+            params.pop(k)
     traj = generate(args.scenario, args.duration, seed=args.seed)
     run = simulate_sensors(traj, make_gps_model(gps_name, args.seed, **gp), make_imu_model(imu_name, args.seed, **ip),
                            gps_rate_hz=args.gps_rate, imu_rate_hz=args.imu_rate,
-                           datum=tuple(args.datum) if args.datum else DEFAULT_DATUM)
+                           datum=datum)
     paths = write_csvs(run, args.out)
     g = run.gps
     print(f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS {gps_name} '

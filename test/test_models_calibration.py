@@ -1,0 +1,100 @@
+"""Calibration on the real logs in ../shared/data/real and on synthetic data; the sensors CLI end to end."""
+import csv
+
+import numpy as np
+import pytest
+
+from vepd_ros.cli import main as vepd
+from vepd_ros.models import calibration as C
+from vepd_ros.models.gps import make_gps_model
+
+
+def test_gps_fit_on_real_rtk_fixed_nmea(shared_data):
+    log = C.read_gps_log(shared_data / 'real/nmea_rtk_fixed_static/nmea.log')
+    assert len(log.t_s) == 120 and log.t_s[-1] == pytest.approx(59.5)
+    assert np.all(log.quality == 4) and 0.47 <= np.nanmin(log.hdop) and np.nanmax(log.hdop) <= 0.51
+    fit = C.fit_gps(log)
+    # values quoted in docs/models.md
+    np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], [0.0802, 0.0704, 0.0318], atol=5e-4)
+    assert fit['ch_rw']['rw_sigma'] == pytest.approx(0.00815, abs=5e-5)          # m/s², from 2 Hz fixes
+    assert fit['ch_rw']['rw_p_max_m'] == pytest.approx(0.207, abs=1e-3)
+    assert fit['ch_rw']['rw_max_velocity'] == pytest.approx(0.0132, abs=1e-4)
+    assert fit['ch_rw']['rw_max_acceleration'] == pytest.approx(0.0208, abs=1e-4)
+    assert fit['airsim']['hdop_final'] == pytest.approx(0.50, abs=0.01) and fit['airsim']['hdop_tau_s'] is None
+
+
+def test_gps_fit_on_real_ubx_m8(shared_data):
+    log = C.read_gps_log(shared_data / 'real/ubx_m8_static/pygpsdata-MIXED.log')
+    assert len(log.t_s) == 39 and np.all(log.quality == 3)
+    fit = C.fit_gps(log)
+    np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], [0.493, 0.351, 1.570], atol=2e-3)
+    assert fit['gauss_markov']['gm_tau_s'] == pytest.approx(40.9, abs=0.5)
+    assert fit['airsim']['hdop_final'] == pytest.approx(0.94, abs=0.01)
+
+
+def test_imu_fit_on_real_xio_static_segment(shared_data):
+    log = C.read_imu_log(shared_data / 'real/xio_imu_handheld/sensor_data.csv')
+    assert log.gyro.shape == (13514, 3)
+    assert np.median(log.acc[:500, 2]) == pytest.approx(9.8, abs=0.1)          # g → m/s², at rest
+    fit = C.fit_imu(log)
+    assert fit['segment_s'][0] == pytest.approx(118.0, abs=0.5)
+    # ARW ≈ 1.8e-4 rad/s/√Hz (0.0103 °/s/√Hz), VRW ≈ 2.6e-3 m/s²/√Hz; 17 s cannot resolve B or K
+    assert fit['allan']['gyro_arw'] == pytest.approx(1.79e-4, rel=0.05)
+    assert fit['allan']['acc_vrw'] == pytest.approx(2.58e-3, rel=0.05)
+
+
+def test_hdop_fit_recovers_the_airsim_law():
+    t = np.arange(0, 60, 0.1)
+    h = make_gps_model('airsim', 0).sample(t, np.zeros((len(t), 3))).hdop
+    fit = C.fit_hdop(t, h + np.random.default_rng(0).normal(0, 0.01, len(t)))
+    assert fit['hdop_final'] == pytest.approx(0.85, abs=0.02) and fit['hdop_tau_s'] == pytest.approx(12.4, rel=0.02)
+
+
+def test_rw_fit_from_a_simulated_standstill_log(tmp_path):
+    """Chrono's walk at 1 Hz: the fitted σ of the second derivative is the per-step spread the paper measures."""
+    t = np.arange(0, 3600.0, 1.0)
+    s = make_gps_model('ch_gauss', 3, gauss_sigma_m=[0.02, 0.02, 0.02]).sample(t, np.zeros((len(t), 3)))
+    from vepd_ros.models.geodesy import enu_to_geodetic
+    lat, lon, alt = enu_to_geodetic(s.position_enu)
+    path = tmp_path / 'fix.csv'
+    with open(path, 'w', newline='') as fh:
+        w = csv.writer(fh)
+        w.writerow(['t', 'lat', 'lon', 'alt', 'hdop'])
+        for row in zip(t, lat, lon, alt, np.full(len(t), 0.6)):
+            w.writerow([repr(float(x)) for x in row])
+    fit = C.fit_gps(C.read_gps_log(path))
+    np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], 0.02, rtol=0.05)
+    assert fit['ch_rw']['rw_sigma'] == pytest.approx(0.02 * np.sqrt(6), rel=0.05)   # Δ² of white noise
+    out = tmp_path / 'gps.yaml'
+    assert vepd(['calibrate', 'gps', str(path), '--model', 'ch_gauss', '--out', str(out)]) == 0
+    assert C.read_node_params(out, 'gps_noise_node')['model'] == 'ch_gauss'
+
+
+def test_bag_without_reader_gives_a_clear_error(tmp_path):
+    bag = tmp_path / 'run.bag'
+    bag.write_bytes(b'#ROSBAG V2.0\n')
+    try:
+        from vepd_ros.io import bags  # noqa: F401
+    except ImportError:
+        with pytest.raises(ValueError, match='vepd_ros.io.bags'):
+            C.read_gps_log(bag)
+
+
+def test_sensors_simulate_cli_writes_the_library_numbers(tmp_path):
+    from vepd_ros.models.sensors import simulate_sensors
+    from vepd_ros.truth import generate
+    assert vepd(['sensors', 'simulate', '--scenario', 'sine', '--gps', 'ch_gauss+airsim', '--imu', 'ch_drift',
+                 '--duration', '4', '--seed', '5', '--out', str(tmp_path)]) == 0
+    with open(tmp_path / 'gps.csv') as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ['t', 'lat', 'lon', 'alt', 'east', 'north', 'up', 'cov_e', 'cov_n', 'cov_u', 'status',
+                             'sats', 'hdop']
+    lib = simulate_sensors(generate('sine', 4.0, seed=5), 'ch_gauss+airsim', 'ch_drift', seed=5)
+    assert len(rows) == len(lib.gps) == 41
+    np.testing.assert_array_equal([float(r['east']) for r in rows], lib.gps.position_enu[:, 0])
+    np.testing.assert_array_equal([float(r['hdop']) for r in rows], lib.gps.hdop)
+    imu = np.loadtxt(tmp_path / 'imu.csv', delimiter=',', skiprows=1)
+    np.testing.assert_array_equal(imu[:, 4:7], lib.imu.linear_acceleration)
+    truth = np.loadtxt(tmp_path / 'truth.csv', delimiter=',', skiprows=1)
+    assert truth.shape[1] == 8 and len(truth) == 401
+    assert vepd(['sensors', 'simulate', '--gps', 'nope', '--out', str(tmp_path)]) == 2
