@@ -98,7 +98,7 @@ def test_nominal_constellation_at_madison_matches_the_reference_check():
 
 
 def test_tle_constellation_with_sgp4(tmp_path):
-    # the GPS BIIR-2 (PRN 13) element set that ships as an SGP4 test case
+    # a synthetic GPS-like element set (i 55.5°, 2.0057 rev/day), written for this test
     tle = tmp_path / 'gps.tle'
     tle.write_text('GPS BIIR-2 (PRN 13)\n'
                    '1 24876U 97035A   24037.50000000  .00000000  00000-0  00000-0 0  9990\n'
