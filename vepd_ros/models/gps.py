@@ -15,6 +15,8 @@ token              role        what it does
 ``airsim``         covariance  HDOP low-pass H(t) = H∞ + (H0 − H∞)e^{−t/τ} (calibrated 0.85 / 12.4 s); covariance
                                diag((0.02H)², (0.02H)², (c_U·H)²), type APPROXIMATED — the authors' handler
 ``airsim_default`` covariance  airsim with AirSim's defaults H∞ 0.1, τ 0.9 s
+``rtk``            preset      gauss_markov (σ 1.5/1.5/3 cm, τ 20 s) + nmea_navsat_driver RTK-fixed covariance at
+                               HDOP 0.5: the simulated stand-in for a real RTK receiver (reference side)
 ``dop``            geometry    satellites (nominal 24-slot or TLE), mask, occlusion → Q; error N(0, σ²Q) and
                                covariance σ²Q (type KNOWN); NO_FIX below 4 satellites
 ``usarsim``        geometry    Balaguer & Carpin: satellites seen N → σ = (maxNoise − (maxNoise−minNoise)(N−4)/8)/3
@@ -178,7 +180,18 @@ _COMPONENT_PARAMS = {
     'outage': OUTAGE_PARAMS, 'latency': LATENCY_PARAMS, 'cold_start': COLD_START_PARAMS,
 }
 
-GPS_MODELS = ['none', 'ch_gauss', 'ch_rw', 'airsim', 'ch_gauss+airsim', 'ch_rw+airsim', 'usarsim',
+# Presets: a name standing for several tokens with their parameters.
+_PRESETS = {
+    # An RTK-fixed receiver like the paper's ZED-F9P as nmea_navsat_driver publishes it: centimetre error with
+    # time correlation (Gauss–Markov, σ 1.5 cm horizontal / 3 cm vertical, τ 20 s) and the driver's covariance
+    # rule for GGA quality 4 (epe 0.02 m × HDOP, vertical 4·epe·HDOP) at a constant HDOP of 0.5 (the RTK log in
+    # shared/data/real/nmea_rtk_fixed_static reports 0.5). The stand-in for real data when none exists.
+    'rtk': ('gauss_markov+airsim', {'gm_sigma_m': [0.015, 0.015, 0.03], 'gm_tau_s': 20.0,
+                                    'gm_publish_covariance': False, 'hdop_initial': 0.5, 'hdop_final': 0.5,
+                                    'cov_en_per_hdop': 0.02, 'cov_up_per_hdop': 0.08}),
+}
+
+GPS_MODELS = ['none', 'rtk', 'ch_gauss', 'ch_rw', 'airsim', 'ch_gauss+airsim', 'ch_rw+airsim', 'usarsim',
               'airsim_default', 'ch_rw_demo', 'gauss_markov', 'dop', 'gauss_markov+dop',
               'ch_rw+outage', 'ch_rw+latency', 'ch_rw+airsim+cold_start', 'dop+outage+latency+cold_start']
 """Named models (any ``+`` combination of one error token, one covariance/geometry token and modifiers also works)."""
@@ -190,7 +203,13 @@ def parse_gps_model(name: str) -> dict:
     """{'error': comp|None, 'meta': comp|None, 'mods': [...], 'overrides': {...}} or ParameterError('model')."""
     if not isinstance(name, str) or not name.strip():
         raise ParameterError('model', name, 'a GPS model name: ' + ', '.join(GPS_MODELS))
-    tokens = [t.strip() for t in name.split('+')]
+    tokens, preset_overrides = [], {}
+    for t in (t.strip() for t in name.split('+')):
+        if t in _PRESETS:
+            tokens += _PRESETS[t][0].split('+')
+            preset_overrides.update(_PRESETS[t][1])
+        else:
+            tokens.append(t)
     out = {'error': None, 'meta': None, 'mods': [], 'overrides': {}}
     for t in tokens:
         if t not in _TOKENS:
@@ -210,6 +229,7 @@ def parse_gps_model(name: str) -> dict:
                                      f' token (got a second: {t!r})')
             out[role] = comp
         out['overrides'].update(ov)
+    out['overrides'].update(preset_overrides)
     return out
 
 
