@@ -22,7 +22,7 @@ from sensor_msgs.msg import NavSatFix, NavSatStatus
 from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
 from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, declare_params, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, declare_params, ns_to_stamp, run_node, stamp_to_ns
 from vepd_ros.params import Param, ParameterError
 
 
@@ -36,7 +36,10 @@ def _datum_ok(v) -> bool:
 
 GPS_NODE_PARAMS = [
     Param('model', 'ch_rw', 'GPS noise model (vepd sensors models)'),
-    Param('seed', 0, 'seed of the model\'s random streams', low=0),
+    Param('seed', 0, 'seed of the model\'s random streams (the study seed when label is set)', low=0),
+    Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
+          'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "gps", label, scenario, run) '
+          'as the offline study does'),
     Param('rate_hz', 10.0, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
           high=1000.0),
     Param('datum', list(DEFAULT_DATUM), 'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)', check=_datum_ok,
@@ -59,6 +62,7 @@ class GpsNoiseNode(Node):
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
         self.drops = DropCounter(self)
         self.pending = []          # (publish_ns, msg) held for latency
+        self.runs = RunEvents(self, 'gps', p['seed'], p['label'], self._restart, self.drops) if p['label'] else None
         self.published = 0
         self.pub = self.create_publisher(NavSatFix, '/gps/fix', SENSOR_QOS)
         self.sub = self.create_subscription(Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS)
@@ -71,8 +75,17 @@ class GpsNoiseNode(Node):
         self._hello.cancel()
         self.get_logger().info('spinning; waiting for truth on /ground_truth/odometry')
 
+    def _restart(self, event: dict):
+        """A new run of a study: a fresh model with the run's own seed and a fresh sensor clock."""
+        self.model = make_gps_model(self.p['model'], event['seed'], **self.mp)
+        self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
+        self.pending = []
+        self.get_logger().info(f"run {event['scenario']} #{event['run']}: model re-seeded ({event['seed']})")
+
     def _on_truth(self, msg: Odometry):
         t_ns = stamp_to_ns(msg.header.stamp)
+        if self.runs is not None:
+            self.runs.before(t_ns)
         pos = msg.pose.pose.position
         x = (pos.x, pos.y, pos.z)
         if not all(math.isfinite(v) for v in x):

@@ -20,12 +20,15 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
 from vepd_ros.models.imu import imu_model_params, make_imu_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, declare_params, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, declare_params, ns_to_stamp, run_node, stamp_to_ns
 from vepd_ros.params import Param
 
 IMU_NODE_PARAMS = [
     Param('model', 'ch_drift_paper', 'IMU noise model (vepd sensors models)'),
-    Param('seed', 0, 'seed of the model\'s random streams', low=0),
+    Param('seed', 0, 'seed of the model\'s random streams (the study seed when label is set)', low=0),
+    Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
+          'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "imu", label, scenario, run) '
+          'as the offline study does'),
     Param('rate_hz', 100.0, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
           high=2000.0),
     Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
@@ -43,10 +46,12 @@ class ImuNoiseNode(Node):
         name = p['model']
         imu_model_params(name)                         # unknown model → ParameterError('model')
         self.mp = declare_params(self, [q for q in imu_model_params(name) if q.name != 'rate_hz'])
-        self.model = make_imu_model(name, p['seed'], **self.mp, **({'rate_hz': p['rate_hz']}
-                                                                   if any(q.name == 'rate_hz' for q in imu_model_params(name)) else {}))
+        self._model_kwargs = {**self.mp, **({'rate_hz': p['rate_hz']}
+                                             if any(q.name == 'rate_hz' for q in imu_model_params(name)) else {})}
+        self.model = make_imu_model(name, p['seed'], **self._model_kwargs)
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
         self.drops = DropCounter(self)
+        self.runs = RunEvents(self, 'imu', p['seed'], p['label'], self._restart, self.drops) if p['label'] else None
         self.source = None                             # 'imu' or 'odometry' once truth arrives
         self._odom_prev = None
         self.published = 0
@@ -97,7 +102,16 @@ class ImuNoiseNode(Node):
         f = r.T @ (acc_world + np.array([0.0, 0.0, GRAVITY_MPS2]))
         self._push(t_ns, tuple(w) + tuple(f) + q)
 
+    def _restart(self, event: dict):
+        """A new run of a study: a fresh model with the run's own seed and a fresh sensor clock."""
+        self.model = make_imu_model(self.p['model'], event['seed'], **self._model_kwargs)
+        self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
+        self._odom_prev = None
+        self.get_logger().info(f"run {event['scenario']} #{event['run']}: model re-seeded ({event['seed']})")
+
     def _push(self, t_ns: int, values):
+        if self.runs is not None:
+            self.runs.before(t_ns)
         if not all(math.isfinite(v) for v in values):
             return self.drops.drop('non_finite', f'truth at {t_ns} ns')
         try:

@@ -4,6 +4,7 @@ Publishes ``/ground_truth/odometry`` (nav_msgs/Odometry: pose in ``frame_id``, t
 ``/ground_truth/imu`` (noise-free sensor_msgs/Imu: orientation, body rates, specific force incl. gravity),
 ``/ground_truth/run`` (std_msgs/String JSON: run start/end events) and, when accelerated, ``/clock``.
 Sample k of a run carries stamp t_run_start + k/rate_hz: stamps are the sample times, never callback times.
+Runs start on whole seconds of the time base (the first after the previous run's end plus ``gap_s``).
 """
 from __future__ import annotations
 
@@ -96,7 +97,11 @@ class TruthNode(Node):
             if self.samples is None:
                 if self.run + 1 >= len(self.plan):
                     return self._finish()
-                start = now_ns if self.next_run_ns is None else self.next_run_ns
+                # Runs start on whole seconds of the time base, so every sensor clock (ticks k/rate_hz) has the
+                # same phase relative to the run start as in the offline study, where runs start at t = 0.
+                if self.next_run_ns is None:
+                    self.next_run_ns = now_ns
+                start = self.next_run_ns = -(-self.next_run_ns // NS) * NS
                 if start > now_ns:
                     return
                 self._start_run(start)
