@@ -23,7 +23,7 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import RosFilter
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, ns_to_stamp, run_node
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, ns_to_stamp, run_node
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}
 """Declared by rclpy itself on every node (use_sim_time is read by the config as upstream does)."""
@@ -39,9 +39,13 @@ class JudgeNode(Node):
         raw = {name: p.value for name, p in self._parameters.items()
                if name not in _RCLPY_PARAMETERS and p.value is not None}
         raw = {k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()}
+        # vepd_ros's own switch (not a robot_localization parameter): restart the filter at every run start
+        # announced by truth_node, as a freshly launched ekf_node per run would (the offline study's semantics).
+        reset_on_runs = bool(raw.pop('reset_on_run_events', False))
         self.params = load_ekf_params(raw)
         self.filter = RosFilter(self.params)
         self.drops = DropCounter(self)
+        self.runs = RunEvents(self, 'judge', 0, 'judge', self._restart, self.drops) if reset_on_runs else None
         self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=10))
         self._subs = []
         for s in self.params.sensors:
@@ -55,7 +59,13 @@ class JudgeNode(Node):
             f"judge: {len(self.params.sensors)} sensor(s) "
             f"({', '.join(f'{s.name}={s.topic}' for s in self.params.sensors)}), {self.params.frequency:g} Hz")
 
+    def _restart(self, event: dict) -> None:
+        self.filter.reset()
+        self.get_logger().info(f"run {event['scenario']} #{event['run']}: filter restarted")
+
     def _on_msg(self, name: str, msg) -> None:
+        if self.runs is not None:
+            self.runs.before(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
         before = sum(self.filter.dropped.values())
         try:
             self.filter.feed(name, msg)
