@@ -1,0 +1,188 @@
+"""Run files: exact round trip, padding rules, bad files named, layout scanning, atomic writes under SIGKILL."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vepd_ros.metrics.evaluator import evaluate_root
+from vepd_ros.runs import BatchWriter, RunFileError, RunRecord, read_run, scan_root, write_run
+from vepd_ros.runs.format import trailing_padding_start
+from vepd_ros.runs.synthetic import synthetic_run, write_authors_csv, write_synthetic_root
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _rec(n_se=50, n_gt=20, seed=0):
+    rng = np.random.default_rng(seed)
+    return RunRecord.from_components(np.sort(rng.random(n_se)) * 5, rng.standard_normal(n_se), rng.standard_normal(n_se),
+                                     np.r_[0.0, np.sort(rng.random(n_gt - 1)) * 5], np.r_[0.0, rng.random(n_gt - 1)],
+                                     np.zeros(n_gt))
+
+
+@pytest.mark.parametrize('n_se, n_gt', [(50, 20), (20, 50), (30, 30)])
+def test_round_trip_is_bit_exact_and_paper_columns_come_first(tmp_path, n_se, n_gt):
+    rec = _rec(n_se, n_gt)
+    p = write_run(tmp_path / 'circle_1.csv', rec, {'seed': 4, 'label': 'x'})
+    assert p.read_text().splitlines()[0] == 'se_time,gt_time,se_vel,gt_vel,se_vx,se_vy,gt_vx,gt_vy'
+    assert len(p.read_text().splitlines()) == 1 + max(n_se, n_gt)
+    meta = json.loads(p.with_suffix('.json').read_text())
+    assert (meta['se_len'], meta['gt_len'], meta['seed']) == (n_se, n_gt, 4)
+    back = read_run(p)
+    for f in ('se_t', 'se_v', 'gt_t', 'gt_v', 'se_vx', 'se_vy', 'gt_vx', 'gt_vy'):
+        np.testing.assert_array_equal(getattr(back, f), getattr(rec, f))
+    # without the sidecar the trailing-padding rule recovers the same lengths here
+    back2 = read_run(p, sidecar=False)
+    assert (len(back2.se_t), len(back2.gt_t)) == (n_se, n_gt)
+
+
+def test_sidecar_lengths_win_over_heuristics(tmp_path):
+    """A truth stream that ends parked keeps its zeros; a sidecar disagreeing with the file is an error."""
+    rec = _rec(40, 10)
+    rec.gt_v[-3:] = 0.0
+    rec.gt_vx[-3:] = 0.0
+    p = write_run(tmp_path / 'path_1.csv', rec)
+    assert len(read_run(p).gt_t) == 10 and len(read_run(p, sidecar=False).gt_t) == 10
+    meta = json.loads(p.with_suffix('.json').read_text())
+    meta['se_len'] = 30
+    p.with_suffix('.json').write_text(json.dumps(meta))
+    with pytest.raises(RunFileError, match='not zero padding'):
+        read_run(p)
+    del meta['gt_len']
+    p.with_suffix('.json').write_text(json.dumps(meta))
+    with pytest.raises(RunFileError, match='se_len/gt_len'):
+        read_run(p)
+
+
+def test_trailing_padding_rule():
+    t = np.array([0.0, 0.1, 0.2, 0.0, 0.0])
+    v = np.array([0.0, 0.0, 0.0, 0.0, 0.0])
+    assert trailing_padding_start(t, v) == 3          # true zero speeds kept, padding stripped
+    assert trailing_padding_start(np.array([0.0]), np.array([0.0])) == 1
+    assert trailing_padding_start(np.array([0.0, 0.1, 0.0]), np.array([1.0, 1.0, 2.0])) == 3   # not padding
+
+
+def test_authors_files_with_pandas_index_and_empty_cells(tmp_path):
+    rec = synthetic_run(np.random.default_rng(0), 'circle', 5.0)
+    p = write_authors_csv(tmp_path / 'circle_1.csv', rec, index_column=True)
+    back = read_run(p)
+    np.testing.assert_array_equal(back.gt_v, rec.gt_v)
+    assert back.se_vx is None
+    with pytest.raises(RunFileError, match="needs the columns"):
+        back.signal('vx')
+    q = tmp_path / 'circle_2.csv'
+    q.write_text('se_time,gt_time,se_vel,gt_vel\n0.0,0.0,1.0,0.0\n0.1,0.1,1.0,0.5\n0.2,,1.1,\n')
+    b = read_run(q)
+    assert (len(b.se_t), len(b.gt_t)) == (3, 2)
+
+
+@pytest.mark.parametrize('text, msg', [
+    ('', 'empty file'),
+    ('a,b,c\n1,2,3\n', 'missing column'),
+    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,nan,1,1\n0.2,0.2,1,1\n', 'not finite'),
+    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,,1,1\n0.2,0.2,1,1\n', 'empty or not finite'),
+    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,0.5,1,1\n0.2,0.3,1,1\n', 'backwards'),
+    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,x\n', 'not a number'),
+])
+def test_bad_files_are_named(tmp_path, text, msg):
+    p = tmp_path / 'sine_3.csv'
+    p.write_text(text)
+    with pytest.raises(RunFileError, match=msg) as e:
+        read_run(p)
+    assert 'sine_3.csv' in str(e.value)
+
+
+def test_layout_errors_and_warnings(tmp_path):
+    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('chWalk_results',))
+    (root / 'Real' / 'notes.txt').write_text('x')
+    (root / 'Real' / 'circle_2.csv').unlink()
+    (root / 'Sim' / 'chWalk_results' / 'sine_9.json').write_text('{}')
+    lay = scan_root(root)
+    w = '\n'.join(lay.warnings)
+    assert 'notes.txt' in w and 'miss j = 2' in w and 'sidecar without its run file' in w
+    assert list(lay.models) == ['chWalk'] and lay.models['chWalk'].display_name == 'Ch:RW'
+    res = evaluate_root(root, n_boot=0)
+    assert any('K differs' in x for x in res['warnings']) and any('notes.txt' in x for x in res['warnings'])
+    (root / 'Real' / 'zigzag_1.csv').write_text('se_time,gt_time,se_vel,gt_vel\n')
+    with pytest.raises(ValueError, match="unknown scenario name.*zigzag"):
+        scan_root(root)
+    assert scan_root(root, scenarios=['zigzag']).real.runs['zigzag']
+    (root / 'Real' / 'zigzag_1.csv').unlink()
+    (root / 'Sim' / 'chWalk').mkdir()
+    with pytest.raises(ValueError, match='both'):
+        scan_root(root)
+    (root / 'Sim' / 'chWalk').rmdir()
+    with pytest.raises(FileNotFoundError, match='no Real/'):
+        scan_root(root / 'Sim')
+
+
+def test_batch_writer_index_and_next_index(tmp_path):
+    w = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)
+    assert w.next_index('circle') == 1
+    w.write(_rec(), 'circle')
+    w.write(_rec(seed=1), 'circle')
+    assert w.next_index('circle') == 3 and w.next_index('sine') == 1
+    idx = json.loads((tmp_path / 'Sim' / 'ch_rw' / 'index.json').read_text())
+    assert [r['file'] for r in idx['runs']] == ['circle_1.csv', 'circle_2.csv'] and idx['display_name'] == 'Ch:RW'
+    w2 = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)      # reopened: continues numbering
+    assert w2.next_index('circle') == 3
+
+
+_WRITER = r'''
+import sys, numpy as np
+from vepd_ros.runs import BatchWriter, RunRecord
+root = sys.argv[1]
+w = BatchWriter(root, 'sim', 'ch_rw')
+for j in range(1, 10_000):
+    rng = np.random.default_rng(j)
+    n = 60_000
+    t = np.arange(n) / 35.0
+    rec = RunRecord.from_components(t, rng.standard_normal(n), rng.standard_normal(n), t[::2], np.full(n // 2, j * 1.0),
+                                    np.zeros(n // 2))
+    w.write(rec, 'circle', {'seed': j}, j=j)
+    print(j, flush=True)
+'''
+
+
+def test_sigkill_mid_batch_loses_no_completed_run(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, '-c', _WRITER, str(tmp_path)], stdout=subprocess.PIPE, env=env, text=True)
+    done = 0
+    deadline = time.monotonic() + 120
+    while done < 3 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        done = int(line)
+    time.sleep(0.05 + 0.1 * (done % 3))     # land somewhere inside the next write
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    assert done >= 3, 'writer did not complete 3 runs'
+    folder = tmp_path / 'Sim' / 'ch_rw'
+    finals = sorted(folder.glob('circle_*.csv'))
+    assert len(finals) >= done
+    for p in finals:                        # every file under a final name is a complete run
+        j = int(p.stem.split('_')[1])
+        rec = read_run(p)
+        assert len(rec.se_t) == 60_000 and len(rec.gt_t) == 30_000
+        assert np.all(rec.gt_v == j) and rec.meta['seed'] == j
+        rng = np.random.default_rng(j)
+        np.testing.assert_array_equal(rec.se_vx, rng.standard_normal(60_000))
+    idx = json.loads((folder / 'index.json').read_text())
+    assert {r['file'] for r in idx['runs']} <= {p.name for p in finals}
+    assert len(idx['runs']) >= done
+    # leftovers are only hidden temp files, which a new writer removes
+    others = [p.name for p in folder.iterdir() if p.name not in {q.name for q in finals}
+              and p.name != 'index.json' and not p.name.endswith('.json')]
+    assert all(n.startswith('.') and '.tmp-' in n for n in others), others
+    w = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)
+    assert not [p for p in folder.iterdir() if '.tmp-' in p.name]
+    assert w.next_index('circle') == len(finals) + 1 or w.next_index('circle') > len(finals)

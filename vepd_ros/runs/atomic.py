@@ -1,0 +1,83 @@
+"""Atomic file writes: a temporary file in the same directory, fsync, ``os.replace``, fsync of the directory.
+
+A reader (or a crash — SIGKILL, power loss after the fsyncs) sees either the old file or the complete new
+one under the final name, never a partial one. Temporary names are hidden and carry the writer's pid:
+``.<final name>.tmp-<pid>-<random>``; ``remove_stale_temps`` clears those of writers that are gone.
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+
+_TMP_RE = re.compile(r'^\.(?P<final>.+)\.tmp-(?P<pid>\d+)-[0-9a-f]+$')
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path, data: bytes, fsync: bool = True) -> Path:
+    path = Path(path)
+    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}')
+    try:
+        with open(tmp, 'wb') as f:
+            f.write(data)
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if fsync:
+        _fsync_dir(path.parent)
+    return path
+
+
+def atomic_write_text(path, text: str, fsync: bool = True) -> Path:
+    return atomic_write_bytes(path, text.encode('utf-8'), fsync)
+
+
+def is_temp_name(name: str) -> bool:
+    return bool(_TMP_RE.match(name))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temps(directory) -> list[Path]:
+    """Delete temporary files left by writers that no longer run (killed mid-write); returns them."""
+    removed = []
+    d = Path(directory)
+    if not d.is_dir():
+        return removed
+    for p in d.iterdir():
+        m = _TMP_RE.match(p.name)
+        if m and not _pid_alive(int(m['pid'])):
+            try:
+                p.unlink()
+                removed.append(p)
+            except OSError:
+                pass
+    return removed

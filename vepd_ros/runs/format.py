@@ -1,0 +1,256 @@
+"""One run on disk: the paper's CSV plus a JSON sidecar (design.md §5).
+
+CSV columns, in this order:
+
+    se_time, gt_time, se_vel, gt_vel          the authors' four columns, first and exact
+    se_vx, se_vy, gt_vx, gt_vy                ours only: body-frame (FLU) planar velocity components
+
+``*_time`` are seconds from the run start, ``*_vel`` the horizontal speed (m/s), ``*_vx/vy`` the velocity
+in the vehicle's body frame (x forward, y left; REP-103). The estimate (se_*) and truth (gt_*) streams
+have their own stamps and lengths; the shorter stream's columns are padded with 0.0 to the longer one's
+length, as in the authors' files. Floats are written with Python's shortest round-trip repr, so a value
+read back is bit-identical.
+
+Sidecar ``<scenario>_<j>.json``: ``format``, ``columns``, ``se_len`` and ``gt_len`` (the true lengths,
+so padding is unambiguous), and whatever the writer knows — side, label, model, scenario, j, seed,
+source topics, message counts, dropped counts, parameters.
+
+Reading a file without a sidecar (the authors' files): only TRAILING padding of a column pair is
+removed — rows at the tail where time and value are both exactly 0.0 (time not increasing there) or
+both empty. A true zero speed anywhere keeps its row (the authors' reader dropped every 0.0 in
+gt_time and gt_vel independently; that bug is not reproduced). Extra columns such as a pandas index
+are ignored; columns are found by name.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vepd_ros.runs.atomic import atomic_write_text
+
+FORMAT = 'vepd_ros.run/1'
+PAPER_COLUMNS = ('se_time', 'gt_time', 'se_vel', 'gt_vel')
+EXTRA_COLUMNS = ('se_vx', 'se_vy', 'gt_vx', 'gt_vy')
+VELOCITY_KINDS = ('speed', 'vx', 'vector')
+
+
+class RunFileError(ValueError):
+    """A run file cannot be read as a run; the message names the file and what was expected."""
+
+
+@dataclass
+class RunRecord:
+    """One run: estimate (se) and truth (gt) streams, each with its own stamps (s from run start)."""
+    se_t: np.ndarray
+    se_v: np.ndarray                       # horizontal speed, m/s
+    gt_t: np.ndarray
+    gt_v: np.ndarray
+    se_vx: np.ndarray | None = None        # body-frame components (optional; authors' files lack them)
+    se_vy: np.ndarray | None = None
+    gt_vx: np.ndarray | None = None
+    gt_vy: np.ndarray | None = None
+    meta: dict = field(default_factory=dict)
+    path: Path | None = None
+
+    @classmethod
+    def from_components(cls, se_t, se_vx, se_vy, gt_t, gt_vx, gt_vy, meta=None) -> 'RunRecord':
+        """From body-frame components; the speed columns are hypot(vx, vy)."""
+        a = [np.asarray(x, float) for x in (se_t, se_vx, se_vy, gt_t, gt_vx, gt_vy)]
+        return cls(a[0], np.hypot(a[1], a[2]), a[3], np.hypot(a[4], a[5]), a[1], a[2], a[4], a[5], dict(meta or {}))
+
+    @property
+    def has_components(self) -> bool:
+        return all(x is not None for x in (self.se_vx, self.se_vy, self.gt_vx, self.gt_vy))
+
+    @property
+    def name(self) -> str:
+        return str(self.path) if self.path else str(self.meta.get('name', 'run'))
+
+    def signal(self, velocity: str = 'speed') -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(se_t, se_x, gt_t, gt_x) for a velocity kind: 'speed' (paper columns), 'vx' (body forward
+        component), 'vector' (complex vx + 1j*vy, the vector form of the paper's eq. 1)."""
+        if velocity == 'speed':
+            return self.se_t, self.se_v, self.gt_t, self.gt_v
+        if velocity not in VELOCITY_KINDS:
+            raise ValueError(f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}")
+        if not self.has_components:
+            raise RunFileError(f"{self.name}: velocity '{velocity}' needs the columns {', '.join(EXTRA_COLUMNS)}; "
+                               f"this run has only the paper's four columns (use velocity 'speed')")
+        if velocity == 'vx':
+            return self.se_t, self.se_vx, self.gt_t, self.gt_vx
+        return self.se_t, self.se_vx + 1j * self.se_vy, self.gt_t, self.gt_vx + 1j * self.gt_vy
+
+
+def sidecar_path(csv_path) -> Path:
+    return Path(csv_path).with_suffix('.json')
+
+
+def _column_text(a: np.ndarray, n: int) -> list[str]:
+    return [repr(x) for x in a.tolist()] + ['0.0'] * (n - len(a))
+
+
+def run_csv_text(rec: RunRecord) -> str:
+    se_n, gt_n = len(rec.se_t), len(rec.gt_t)
+    n = max(se_n, gt_n)
+    cols = [(rec.se_t, se_n), (rec.gt_t, gt_n), (rec.se_v, se_n), (rec.gt_v, gt_n)]
+    header = list(PAPER_COLUMNS)
+    if rec.has_components:
+        cols += [(rec.se_vx, se_n), (rec.se_vy, se_n), (rec.gt_vx, gt_n), (rec.gt_vy, gt_n)]
+        header += list(EXTRA_COLUMNS)
+    for (a, m), h in zip(cols, header):
+        if len(a) != m:
+            raise ValueError(f'run column {h} has {len(a)} values, its stream has {m} stamps')
+    text_cols = [_column_text(np.asarray(a, float), n) for a, _ in cols]
+    lines = [','.join(header)] + [','.join(row) for row in zip(*text_cols)]
+    return '\n'.join(lines) + '\n'
+
+
+def write_run(csv_path, rec: RunRecord, meta: dict | None = None, fsync: bool = True) -> Path:
+    """Write the sidecar, then the CSV, each atomically. The CSV under its final name marks the run
+    complete; a sidecar without its CSV is a run that never completed (readers report it)."""
+    csv_path = Path(csv_path)
+    m: dict[str, Any] = dict(rec.meta)
+    m.update(meta or {})
+    m.update({'format': FORMAT, 'columns': list(PAPER_COLUMNS) + (list(EXTRA_COLUMNS) if rec.has_components else []),
+              'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
+    text = run_csv_text(rec)             # validates before anything is written
+    atomic_write_text(sidecar_path(csv_path), json.dumps(m, indent=1, sort_keys=True, default=_json_default) + '\n',
+                      fsync)
+    atomic_write_text(csv_path, text, fsync)
+    rec.path = csv_path
+    rec.meta = m
+    return csv_path
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f'not JSON serialisable: {type(o).__name__}')
+
+
+# ------------------------------------------------------------------------------------------------ read
+
+
+def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(header names, values (rows, cols) with NaN for empty cells, mask of empty cells)."""
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise RunFileError(f'{path}: not a text CSV ({exc})') from None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise RunFileError(f'{path}: empty file (expected a header {",".join(PAPER_COLUMNS)} and rows)')
+    header = [h.strip().strip('"').strip("'") for h in lines[0].split(',')]
+    body = [ln for ln in lines[1:] if ln.strip()]
+    ncol = len(header)
+    if not body:
+        return header, np.empty((0, ncol)), np.zeros((0, ncol), bool)
+    try:
+        vals = np.loadtxt(body, delimiter=',', ndmin=2, dtype=float)
+        if vals.shape[1] != ncol:
+            raise ValueError('column count')
+        return header, vals, np.zeros(vals.shape, bool)
+    except ValueError:
+        pass
+    vals = np.full((len(body), ncol), np.nan)
+    empty = np.zeros((len(body), ncol), bool)
+    for i, ln in enumerate(body):
+        cells = ln.split(',')
+        if len(cells) != ncol:
+            raise RunFileError(f'{path}: row {i + 2} has {len(cells)} fields, the header has {ncol}')
+        for c, cell in enumerate(cells):
+            cell = cell.strip()
+            if not cell:
+                empty[i, c] = True
+                continue
+            try:
+                vals[i, c] = float(cell)
+            except ValueError:
+                raise RunFileError(f'{path}: row {i + 2}, column {header[c]!r}: {cell!r} is not a number') from None
+    return header, vals, empty
+
+
+def trailing_padding_start(t: np.ndarray, v: np.ndarray, t_empty=None, v_empty=None) -> int:
+    """Length of a column pair once its trailing padding is removed: tail rows where time and value are
+    both exactly 0.0 (the time not increasing there — the first row is never padding), or both empty."""
+    n = len(t)
+    i = n
+    while i > 1:
+        r = i - 1
+        zero = t[r] == 0.0 and v[r] == 0.0 and t[r] <= t[r - 1]
+        blank = t_empty is not None and t_empty[r] and v_empty[r]
+        if not (zero or blank):
+            break
+        i -= 1
+    if i == 1 and t_empty is not None and t_empty[0] and v_empty[0]:
+        return 0
+    return i
+
+
+def read_run(path, sidecar: bool | None = None) -> RunRecord:
+    """Read one run file. ``sidecar``: None = use ``<name>.json`` when present; False = ignore it."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunFileError(f'{path}: run file not found')
+    header, vals, empty = _parse_csv(path)
+    idx = {}
+    for name in PAPER_COLUMNS + EXTRA_COLUMNS:
+        if name in header:
+            idx[name] = header.index(name)
+    missing = [c for c in PAPER_COLUMNS if c not in idx]
+    if missing:
+        raise RunFileError(f'{path}: missing column(s) {", ".join(missing)}; expected a header with '
+                           f'{", ".join(PAPER_COLUMNS)} (found {", ".join(header)})')
+    meta: dict = {}
+    sc = sidecar_path(path)
+    use_sidecar = sc.is_file() if sidecar is None else (sidecar and sc.is_file())
+    if use_sidecar:
+        try:
+            meta = json.loads(sc.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RunFileError(f'{sc}: unreadable sidecar ({exc})') from None
+        if not isinstance(meta, dict) or 'se_len' not in meta or 'gt_len' not in meta:
+            raise RunFileError(f'{sc}: sidecar lacks se_len/gt_len (the true column lengths)')
+    col = {k: vals[:, i] for k, i in idx.items()}
+    emp = {k: empty[:, i] for k, i in idx.items()}
+    nrows = vals.shape[0]
+    lens = {}
+    for pre in ('se', 'gt'):
+        t, v = col[f'{pre}_time'], col[f'{pre}_vel']
+        if use_sidecar:
+            n = int(meta[f'{pre}_len'])
+            if not 0 <= n <= nrows:
+                raise RunFileError(f'{path}: sidecar says {pre}_len = {n} but the file has {nrows} rows')
+            if np.any(t[n:] != 0) or np.any(v[n:] != 0):
+                raise RunFileError(f'{path}: rows after {pre}_len = {n} (from the sidecar) are not zero padding')
+        else:
+            n = trailing_padding_start(t, v, emp[f'{pre}_time'], emp[f'{pre}_vel'])
+        lens[pre] = n
+    out = {}
+    for k, a in col.items():
+        pre = k[:2]
+        n = lens[pre]
+        part = a[:n]
+        if np.any(emp[k][:n]) or not np.all(np.isfinite(part)):
+            bad = int(np.flatnonzero(~np.isfinite(part) | emp[k][:n])[0])
+            raise RunFileError(f'{path}: column {k} row {bad + 2} is empty or not finite (NaN row inside the run)')
+        out[k] = part.copy()
+    for pre in ('se', 'gt'):
+        t = out[f'{pre}_time']
+        back = np.flatnonzero(np.diff(t) < 0)
+        if back.size:
+            r = int(back[0]) + 1
+            raise RunFileError(f'{path}: {pre}_time goes backwards at row {r + 2} ({float(t[r - 1])!r} -> {float(t[r])!r})')
+    extras = all(k in out for k in EXTRA_COLUMNS)
+    return RunRecord(out['se_time'], out['se_vel'], out['gt_time'], out['gt_vel'],
+                     out.get('se_vx') if extras else None, out.get('se_vy') if extras else None,
+                     out.get('gt_vx') if extras else None, out.get('gt_vy') if extras else None,
+                     meta=meta, path=path)

@@ -1,0 +1,222 @@
+"""Batches of runs on disk, in the authors' layout (which is also ours):
+
+    <root>/Real/<scenario>_<j>.csv                      the reference (real) side
+    <root>/Sim/<label>/<scenario>_<j>.csv               one folder per model under test
+    <root>/Sim/<label>_results/<scenario>_<j>.csv       the authors' folder names (label = name minus _results)
+
+plus, in our batches, ``<scenario>_<j>.json`` sidecars and an ``index.json`` per batch folder (written by
+``BatchWriter``: one writer per folder, rewritten atomically after each run).
+
+``scan_root`` finds every batch and names what it cannot use: an unknown scenario name is an error
+(pass ``scenarios=`` to declare extra ones), gaps in run numbers, stray files, runs listed in an index but
+missing, and sidecars without their CSV (an interrupted write) are warnings — nothing is skipped silently.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vepd_ros.runs.atomic import atomic_write_text, is_temp_name, remove_stale_temps
+from vepd_ros.runs.format import RunRecord, write_run
+
+# Scenario names: the authors' (rest, path, circle, sine) and ours (vepd_ros.truth: rest, straight, circle, sine).
+SCENARIO_ORDER = ('rest', 'path', 'straight', 'straight_line', 'line', 'circle', 'sine', 'half_sine')
+CANONICAL_SCENARIO = {'path': 'straight', 'straight_line': 'straight', 'line': 'straight', 'half_sine': 'sine'}
+REST_SCENARIOS = frozenset({'rest'})
+
+# Display names (Table I). The authors' folder labels and ours (design.md §4).
+AUTHORS_MODELS = {'chNormal': 'Ch:Gauss', 'chWalk': 'Ch:RW', 'AirSim': 'AirSim', 'chNormal_AirSim': 'Ch:Gauss+AirSim',
+                  'chWalk_AirSim': 'Ch:RW+AirSim', 'baseline': 'Baseline', 'gazebo': 'Gazebo'}
+OUR_MODELS = {'none': 'None', 'ch_gauss': 'Ch:Gauss', 'ch_rw': 'Ch:RW', 'airsim': 'AirSim',
+              'ch_gauss+airsim': 'Ch:Gauss+AirSim', 'ch_rw+airsim': 'Ch:RW+AirSim'}
+_MODEL_ORDER = list(AUTHORS_MODELS) + list(OUR_MODELS)
+
+_RUN_RE = re.compile(r'^(?P<scenario>.+)_(?P<j>\d+)\.csv$')
+INDEX_NAME = 'index.json'
+
+
+def canonical_scenario(name: str) -> str:
+    return CANONICAL_SCENARIO.get(name, name)
+
+
+def scenario_sort_key(name: str):
+    return (SCENARIO_ORDER.index(name), '') if name in SCENARIO_ORDER else (len(SCENARIO_ORDER), name)
+
+
+def display_name(label: str) -> str:
+    return AUTHORS_MODELS.get(label) or OUR_MODELS.get(label) or label
+
+
+@dataclass
+class BatchDir:
+    side: str                     # 'real' or the model label
+    folder: Path
+    display_name: str
+    runs: dict[str, list[tuple[int, Path]]] = field(default_factory=dict)    # scenario -> [(j, csv)] by j
+
+    def counts(self) -> dict[str, int]:
+        return {s: len(v) for s, v in self.runs.items()}
+
+
+@dataclass
+class Layout:
+    root: Path
+    real: BatchDir
+    models: dict[str, BatchDir]
+    warnings: list[str] = field(default_factory=list)
+
+
+def scan_batch_dir(folder, side: str, display: str | None = None, scenarios=None) -> tuple[BatchDir, list[str]]:
+    """The runs of one batch folder; raises for unknown scenario names, returns warnings for the rest."""
+    folder = Path(folder)
+    known = set(SCENARIO_ORDER) | set(scenarios or ())
+    warnings: list[str] = []
+    runs: dict[str, list[tuple[int, Path]]] = {}
+    unknown: dict[str, list[str]] = {}
+    csvs = set()
+    for p in sorted(folder.iterdir()):
+        if p.is_dir():
+            warnings.append(f'{p}: sub-folder ignored (runs are <scenario>_<j>.csv files)')
+            continue
+        if is_temp_name(p.name):
+            warnings.append(f'{p}: temporary file of an unfinished write ignored')
+            continue
+        m = _RUN_RE.match(p.name)
+        if m:
+            if m['scenario'] not in known:
+                unknown.setdefault(m['scenario'], []).append(p.name)
+                continue
+            runs.setdefault(m['scenario'], []).append((int(m['j']), p))
+            csvs.add(p.stem)
+        elif p.suffix == '.json' and (p.name == INDEX_NAME or _RUN_RE.match(p.stem + '.csv')):
+            continue
+        else:
+            warnings.append(f'{p}: not a run file (<scenario>_<j>.csv), ignored')
+    if unknown:
+        ex = '; '.join(f"'{s}' ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})" for s, v in sorted(unknown.items()))
+        raise ValueError(f'{folder}: unknown scenario name(s) {ex}; expected one of {", ".join(SCENARIO_ORDER)} '
+                         f'(declare others with scenarios=... / --scenarios)')
+    for p in sorted(folder.glob('*.json')):
+        if p.name != INDEX_NAME and p.stem not in csvs and _RUN_RE.match(p.stem + '.csv'):
+            warnings.append(f'{p}: sidecar without its run file (a write that never completed); run not counted')
+    for s, lst in runs.items():
+        lst.sort()
+        js = [j for j, _ in lst]
+        gaps = sorted(set(range(js[0], js[-1] + 1)) - set(js))
+        if gaps:
+            warnings.append(f'{folder}: {s} runs {js[0]}..{js[-1]} miss j = {", ".join(map(str, gaps[:10]))}'
+                            f'{", ..." if len(gaps) > 10 else ""}')
+    index = folder / INDEX_NAME
+    if index.is_file():
+        try:
+            listed = json.loads(index.read_text()).get('runs', [])
+            missing = [r['file'] for r in listed if not (folder / r['file']).is_file()]
+        except (OSError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
+            warnings.append(f'{index}: unreadable batch index ({exc}); the run files themselves are used')
+            missing = []
+        if missing:
+            warnings.append(f'{index}: {len(missing)} indexed run(s) missing on disk: {", ".join(missing[:5])}')
+        if display is None:
+            try:
+                display = json.loads(index.read_text()).get('display_name')
+            except (OSError, json.JSONDecodeError, AttributeError):
+                pass
+    ordered = {s: runs[s] for s in sorted(runs, key=scenario_sort_key)}
+    return BatchDir(side, folder, display or display_name(side), ordered), warnings
+
+
+def scan_root(root, scenarios=None) -> Layout:
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f'{root}: no such directory')
+    real_dir, sim_dir = root / 'Real', root / 'Sim'
+    if not real_dir.is_dir():
+        raise FileNotFoundError(f'{root}: no Real/ folder (expected <root>/Real/<scenario>_<j>.csv and '
+                                f'<root>/Sim/<model>/<scenario>_<j>.csv)')
+    if not sim_dir.is_dir():
+        raise FileNotFoundError(f'{root}: no Sim/ folder (expected <root>/Sim/<model>/<scenario>_<j>.csv)')
+    warnings: list[str] = []
+    real, w = scan_batch_dir(real_dir, 'real', 'Real', scenarios)
+    warnings += w
+    if not real.runs:
+        raise ValueError(f'{real_dir}: no run files (<scenario>_<j>.csv)')
+    folders: dict[str, Path] = {}
+    for p in sorted(sim_dir.iterdir()):
+        if not p.is_dir():
+            warnings.append(f'{p}: not a model folder, ignored')
+            continue
+        label = p.name[:-len('_results')] if p.name.endswith('_results') else p.name
+        if label in folders:
+            raise ValueError(f'{sim_dir}: both {folders[label].name}/ and {p.name}/ hold model {label!r}')
+        folders[label] = p
+    if not folders:
+        raise ValueError(f'{sim_dir}: no model folders')
+    models = {}
+    order = sorted(folders, key=lambda lb: (_MODEL_ORDER.index(lb) if lb in _MODEL_ORDER else len(_MODEL_ORDER), lb))
+    for label in order:
+        b, w = scan_batch_dir(folders[label], label, None, scenarios)
+        warnings += w
+        if not b.runs:
+            raise ValueError(f'{folders[label]}: no run files (<scenario>_<j>.csv)')
+        models[label] = b
+    return Layout(root, real, models, warnings)
+
+
+class BatchWriter:
+    """Writes the runs of one batch folder (``Real/`` or ``Sim/<label>/``) and keeps its ``index.json``.
+
+    ``write`` puts run j of a scenario under its final name atomically (sidecar, then CSV), then rewrites
+    the index atomically; a kill at any point leaves every earlier run complete and listed."""
+
+    def __init__(self, root, side: str = 'sim', label: str | None = None, display: str | None = None,
+                 fsync: bool = True):
+        root = Path(root)
+        if side == 'real':
+            self.folder = root / 'Real'
+            self.label = 'real'
+        elif side == 'sim':
+            if not label:
+                raise ValueError('BatchWriter: a sim batch needs a label (its folder Sim/<label>)')
+            self.folder = root / 'Sim' / label
+            self.label = label
+        else:
+            raise ValueError(f"BatchWriter: side must be 'real' or 'sim', got {side!r}")
+        self.side = side
+        self.fsync = fsync
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.removed_temps = remove_stale_temps(self.folder)
+        self.index_path = self.folder / INDEX_NAME
+        self.index = {'format': 'vepd_ros.batch/1', 'side': side, 'label': self.label,
+                      'display_name': display or display_name(self.label), 'runs': []}
+        if self.index_path.is_file():
+            try:
+                old = json.loads(self.index_path.read_text())
+                self.index['runs'] = [r for r in old.get('runs', []) if (self.folder / r['file']).is_file()]
+            except (OSError, json.JSONDecodeError, AttributeError, KeyError, TypeError):
+                pass
+
+    def next_index(self, scenario: str) -> int:
+        """1-based like the authors' files: one past the highest j on disk or in the index."""
+        js = [int(m['j']) for p in self.folder.glob(f'{glob_escape(scenario)}_*.csv')
+              if (m := _RUN_RE.match(p.name)) and m['scenario'] == scenario]
+        js += [r['j'] for r in self.index['runs'] if r.get('scenario') == scenario]
+        return max(js, default=0) + 1
+
+    def write(self, rec: RunRecord, scenario: str, meta: dict | None = None, j: int | None = None) -> Path:
+        if j is None:
+            j = self.next_index(scenario)
+        path = self.folder / f'{scenario}_{j}.csv'
+        m = {'side': self.side, 'label': self.label, 'scenario': scenario, 'j': int(j)}
+        m.update(meta or {})
+        write_run(path, rec, m, self.fsync)
+        self.index['runs'] = [r for r in self.index['runs'] if r['file'] != path.name]
+        self.index['runs'].append({'file': path.name, 'scenario': scenario, 'j': int(j),
+                                   'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
+        atomic_write_text(self.index_path, json.dumps(self.index, indent=1) + '\n', self.fsync)
+        return path
+
+
+def glob_escape(s: str) -> str:
+    return re.sub(r'([\[\]*?])', r'[\1]', s)
