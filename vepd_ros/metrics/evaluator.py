@@ -1,0 +1,259 @@
+"""The evaluator core: per-run E and S as runs arrive, and the whole VEPD result (Tables I and II, intervals)
+as soon as every batch holds K runs; ``evaluate_root`` does the same from a directory, re-runnably.
+
+Sides: ``'real'`` is the reference batch; every other side is a model label (one batch under test).
+Result (``EvaluatorCore.result()`` / ``evaluate_root``), JSON-ready:
+
+    {"velocity": "speed", "preprocessing": {...}, "reference": "real",
+     "combined_scenarios": [...], "excluded_from_combined": ["rest"],
+     "k": {"real": {"<scenario>": n, ...}, "<label>": {"<scenario>": n, ...}},     # runs per side and scenario
+     "models": {"<label>": {"display_name": "Ch:RW", "W1": x, "W2": x, "VEPD": x, "ci95": [lo, hi], "rank": r,
+                            "per_scenario": {"<scenario>": {"W1": x, "W2": x, "VEPD": x, "rank": r,
+                                                             "k_real": n, "k_sim": n}}}},
+     "bootstrap": {"n_boot": 1000, "seed": 0, "level": 0.95, "scheme": "..."},
+     "warnings": ["..."]}
+
+Per-scenario keys are the reference side's folder names (``path`` in the authors' data, ``straight`` in
+ours); a model's scenario is matched to the reference by canonical name (path = straight, half_sine = sine).
+Ranks: 1 = lowest VEPD, ties share the average rank (as the authors' pandas ``rank()``).
+Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run data.
+Warnings (in ``warnings``): different K on the two sides, a scenario missing on one side, fewer than the
+requested K, an empty combined set.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from vepd_ros.metrics.core import RunDataError, batch_metrics, get_preprocessing, run_metrics
+from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd
+from vepd_ros.runs.format import VELOCITY_KINDS, RunRecord, read_run
+from vepd_ros.runs.layout import REST_SCENARIOS, canonical_scenario, scan_root, scenario_sort_key
+
+REFERENCE = 'real'
+
+
+class EvaluatorCore:
+    def __init__(self, k: int | None = None, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000,
+                 seed: int = 0, level: float = 0.95, rest: Iterable[str] = REST_SCENARIOS):
+        if velocity not in VELOCITY_KINDS:
+            raise ValueError(f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}")
+        if k is not None and k < 2:
+            raise ValueError(f'k must be >= 2 (a Wasserstein distance over fewer runs means nothing), got {k}')
+        self.k = k
+        self.velocity = velocity
+        self.preprocessing = get_preprocessing(preprocessing)
+        self.n_boot = int(n_boot)
+        self.seed = int(seed)
+        self.level = float(level)
+        self.rest = frozenset(canonical_scenario(s) for s in rest)
+        self._E: dict[str, dict[str, list[np.ndarray]]] = {}
+        self._S: dict[str, dict[str, list[np.ndarray]]] = {}
+        self._names: dict[str, dict[str, list[str]]] = {}
+        self.display: dict[str, str] = {REFERENCE: 'Real'}
+        self.warnings: list[str] = []
+
+    # ------------------------------------------------------------------------------------------- input
+    def add_model(self, label: str, display_name: str | None = None) -> None:
+        if label == REFERENCE:
+            raise ValueError(f"'{REFERENCE}' is the reference side, not a model label")
+        self.display[label] = display_name or self.display.get(label) or label
+        self._E.setdefault(label, {})
+        self._S.setdefault(label, {})
+        self._names.setdefault(label, {})
+
+    def add_values(self, side: str, scenario: str, E, S, names: Sequence[str] | None = None) -> None:
+        """Per-run E and S already computed (e.g. re-loaded)."""
+        E = np.atleast_1d(np.asarray(E, float))
+        S = np.atleast_1d(np.asarray(S, float))
+        if E.shape != S.shape:
+            raise ValueError('add_values: E and S must have one value per run')
+        if side != REFERENCE and side not in self.display:
+            self.add_model(side)
+        self._E.setdefault(side, {}).setdefault(scenario, []).append(E)
+        self._S.setdefault(side, {}).setdefault(scenario, []).append(S)
+        nm = self._names.setdefault(side, {}).setdefault(scenario, [])
+        nm += list(names) if names is not None else [f'{scenario}#{len(nm) + i + 1}' for i in range(E.size)]
+
+    def add_run(self, side: str, scenario: str, run) -> tuple[float, float]:
+        """One run (a RunRecord or (se_t, se_v, gt_t, gt_v)); its E and S are computed now."""
+        if isinstance(run, RunRecord):
+            sig, name = run.signal(self.velocity), run.name
+        else:
+            sig, name = tuple(run), None
+        e, s = run_metrics(*sig, preprocessing=self.preprocessing, name=name)
+        self.add_values(side, scenario, [e], [s], [name or f'{scenario}#{self.count(side, scenario) + 1}'])
+        return e, s
+
+    def add_records(self, side: str, scenario: str, records: Sequence[RunRecord]) -> tuple[np.ndarray, np.ndarray]:
+        """Many runs at once, vectorised."""
+        sigs = [r.signal(self.velocity) for r in records]
+        names = [r.name for r in records]
+        E, S = batch_metrics([s[0] for s in sigs], [s[1] for s in sigs], [s[2] for s in sigs], [s[3] for s in sigs],
+                             self.preprocessing, names)
+        self.add_values(side, scenario, E, S, names)
+        return E, S
+
+    # ------------------------------------------------------------------------------------------- state
+    def count(self, side: str, scenario: str) -> int:
+        return int(sum(a.size for a in self._E.get(side, {}).get(scenario, [])))
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        return {side: {s: self.count(side, s) for s in sorted(sc, key=scenario_sort_key)}
+                for side, sc in self._E.items()}
+
+    def values(self, side: str, scenario: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        e = self._E.get(side, {}).get(scenario, [])
+        s = self._S.get(side, {}).get(scenario, [])
+        return (np.concatenate(e) if e else np.empty(0), np.concatenate(s) if s else np.empty(0),
+                list(self._names.get(side, {}).get(scenario, [])))
+
+    def ready(self) -> bool:
+        """True once the reference and every model hold at least K (default 2) runs of every reference scenario."""
+        need = self.k or 2
+        ref = self._E.get(REFERENCE, {})
+        models = [m for m in self._E if m != REFERENCE]
+        if not ref or not models:
+            return False
+        for sc in ref:
+            if self.count(REFERENCE, sc) < need:
+                return False
+            for m in models:
+                match = self._match(m, sc)
+                if match is None or self.count(m, match) < need:
+                    return False
+        return True
+
+    def _match(self, side: str, ref_scenario: str) -> str | None:
+        c = canonical_scenario(ref_scenario)
+        for s in self._E.get(side, {}):
+            if canonical_scenario(s) == c:
+                return s
+        return None
+
+    # ------------------------------------------------------------------------------------------- result
+    def result(self, include_runs: bool = False) -> dict:
+        warnings = list(self.warnings)
+        ref_sc = sorted(self._E.get(REFERENCE, {}), key=scenario_sort_key)
+        if not ref_sc:
+            raise ValueError('no reference (real) runs to compare against')
+        models = [m for m in self._E if m != REFERENCE]
+        if not models:
+            raise ValueError('no model (sim) batches to evaluate')
+        for side in [REFERENCE] + models:
+            for sc in self._E[side]:
+                n = self.count(side, sc)
+                if n < 2:
+                    raise ValueError(f'batch {self.display.get(side, side)} / {sc} has {n} run(s); '
+                                     f'at least 2 are needed for a distance between distributions')
+                if self.k is not None and n < self.k:
+                    warnings.append(f'{self.display.get(side, side)} / {sc}: {n} runs, fewer than K = {self.k}')
+        combined_sc = [s for s in ref_sc if canonical_scenario(s) not in self.rest]
+        excluded = [s for s in ref_sc if canonical_scenario(s) in self.rest]
+        out_models: dict[str, dict] = {}
+        for m in models:
+            per: dict[str, dict] = {}
+            for sc in ref_sc:
+                ms = self._match(m, sc)
+                if ms is None:
+                    warnings.append(f'{self.display[m]}: no runs of scenario {sc!r}; left out of its '
+                                    f'per-scenario table' + (' and its combined score' if sc in combined_sc else ''))
+                    continue
+                rE, rS, _ = self.values(REFERENCE, sc)
+                sE, sS, _ = self.values(m, ms)
+                if rE.size != sE.size:
+                    warnings.append(f'{self.display[m]} / {sc}: K differs between sides ({rE.size} real, '
+                                    f'{sE.size} sim); the distances compare the two distributions as they are')
+                per[sc] = {**vepd(rE, rS, sE, sS), 'k_real': int(rE.size), 'k_sim': int(sE.size)}
+                if ms != sc:
+                    per[sc]['sim_scenario'] = ms
+            for ms in self._E[m]:
+                if not any(canonical_scenario(ms) == canonical_scenario(s) for s in ref_sc):
+                    warnings.append(f'{self.display[m]}: scenario {ms!r} has no reference runs; not evaluated')
+            entry: dict = {'display_name': self.display[m]}
+            use = [s for s in combined_sc if s in per]
+            if use:
+                parts = [(self.values(REFERENCE, s), self.values(m, self._match(m, s)), s) for s in use]
+                rE = np.concatenate([p[0][0] for p in parts])
+                rS = np.concatenate([p[0][1] for p in parts])
+                sE = np.concatenate([p[1][0] for p in parts])
+                sS = np.concatenate([p[1][1] for p in parts])
+                rg = np.concatenate([np.full(p[0][0].size, i) for i, p in enumerate(parts)])
+                sg = np.concatenate([np.full(p[1][0].size, i) for i, p in enumerate(parts)])
+                entry.update(vepd(rE, rS, sE, sS))
+                lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, self.n_boot, self.seed, self.level)
+                entry['ci95'] = [lo, hi]
+                entry['combined_scenarios'] = use
+            else:
+                warnings.append(f'{self.display[m]}: no moving scenario on both sides; no combined score')
+                entry.update({'W1': None, 'W2': None, 'VEPD': None, 'ci95': None, 'combined_scenarios': []})
+            entry['per_scenario'] = per
+            out_models[m] = entry
+        scored = {m: e['VEPD'] for m, e in out_models.items() if e['VEPD'] is not None}
+        for m, r in rank(scored).items():
+            out_models[m]['rank'] = r
+        for m in out_models:
+            out_models[m].setdefault('rank', None)
+        for sc in ref_sc:
+            have = {m: e['per_scenario'][sc]['VEPD'] for m, e in out_models.items() if sc in e['per_scenario']}
+            for m, r in rank(have).items():
+                out_models[m]['per_scenario'][sc]['rank'] = r
+        p = self.preprocessing
+        res = {'velocity': self.velocity,
+               'preprocessing': {'name': p.name, 'rate_hz': p.rate_hz, 'smooth': p.smooth, 'description': p.describe()},
+               'reference': REFERENCE, 'scenarios': ref_sc, 'combined_scenarios': combined_sc,
+               'excluded_from_combined': excluded, 'k': self.counts(), 'models': out_models,
+               'bootstrap': {'n_boot': self.n_boot, 'seed': self.seed, 'level': self.level,
+                             'scheme': 'percentile; runs resampled with replacement within each scenario on both '
+                                       'sides (E and S of a run together); the same reference resamples for '
+                                       'every model'},
+               'warnings': warnings}
+        if include_runs:
+            res['runs'] = {side: {sc: dict(zip(('E', 'S', 'names'), (lambda v: (v[0].tolist(), v[1].tolist(), v[2]))(
+                self.values(side, sc)))) for sc in sorted(self._E[side], key=scenario_sort_key)} for side in self._E}
+            res['display_names'] = dict(self.display)
+        return res
+
+
+def load_records(paths: Sequence[Path], progress: bool = False, desc: str = '') -> list[RunRecord]:
+    it = paths
+    if progress:
+        from tqdm import tqdm
+        it = tqdm(paths, desc=desc or 'runs', unit='run', leave=False)
+    return [read_run(p) for p in it]
+
+
+def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000, seed: int = 0,
+                  scenarios=None, k: int | None = None, include_runs: bool = False, progress: bool = False) -> dict:
+    """Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``)."""
+    layout = scan_root(root, scenarios)
+    core = EvaluatorCore(k=k, velocity=velocity, preprocessing=preprocessing, n_boot=n_boot, seed=seed)
+    core.warnings += layout.warnings
+    batches = [(REFERENCE, layout.real)] + list(layout.models.items())
+    total = sum(len(v) for _, b in batches for v in b.runs.values())
+    bar = None
+    if progress and total > 200:
+        from tqdm import tqdm
+        bar = tqdm(total=total, desc='evaluate', unit='run')
+    try:
+        for side, b in batches:
+            if side != REFERENCE:
+                core.add_model(side, b.display_name)
+            for sc, runs in b.runs.items():
+                recs = [read_run(p) for _, p in runs]
+                try:
+                    core.add_records(side, sc, recs)
+                except RunDataError as exc:
+                    raise RunDataError(f'{exc} (velocity {velocity!r}, preprocessing {core.preprocessing.name!r})') \
+                        from None
+                if bar is not None:
+                    bar.update(len(runs))
+    finally:
+        if bar is not None:
+            bar.close()
+    res = core.result(include_runs=include_runs)
+    res['root'] = str(Path(root))
+    res['folders'] = {side: str(b.folder) for side, b in batches}
+    return res
