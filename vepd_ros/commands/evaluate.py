@@ -1,0 +1,74 @@
+"""``vepd evaluate ROOT``: VEPD of every model batch against the real batch (Tables I and II)."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub):
+    p = sub.add_parser('evaluate', help='VEPD of simulated batches against the real batch (authors\' layout or ours)',
+                       description='Evaluate ROOT/Real/<scenario>_<j>.csv against every ROOT/Sim/<model>[_results]/ '
+                                   'batch: per-run RMSE (E) and spectral-flatness difference (S), W1, W2, '
+                                   'VEPD = (W1+W2)/2 over the moving scenarios (rest excluded), per-scenario '
+                                   'VEPD with ranks, and a bootstrap 95%% interval.')
+    p.add_argument('root', help='directory holding Real/ and Sim/')
+    p.add_argument('--json', action='store_true', help='print the result as JSON')
+    p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed',
+                   help="signal compared: horizontal speed (default, the paper's columns), body vx, or the planar "
+                        "vector form of eq. 1 (vx, vy); vx/vector need our run files' extra columns")
+    p.add_argument('--preprocessing', default='paper',
+                   help="'paper' (default: 15 Hz grid, 2-sample moving average of the estimate) or 'unsmoothed'")
+    p.add_argument('--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)')
+    p.add_argument('--scenarios', default=None,
+                   help='comma-separated extra scenario names to accept besides rest/path/straight/circle/sine')
+    p.add_argument('--n-boot', type=int, default=1000, help='bootstrap resamples for the interval (0 = none)')
+    p.add_argument('--seed', type=int, default=0, help='bootstrap seed (default 0)')
+    p.add_argument('--runs', action='store_true', help='include every run\'s E and S in the JSON')
+    p.add_argument('--strict', action='store_true', help='exit with status 3 when the result carries warnings')
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from vepd_ros.metrics.evaluator import evaluate_root
+    scen = [s for s in (args.scenarios or '').split(',') if s]
+    res = evaluate_root(args.root, velocity=args.velocity, preprocessing=args.preprocessing, n_boot=args.n_boot,
+                        seed=args.seed, scenarios=scen, k=args.k, include_runs=args.runs,
+                        progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print(format_tables(res))
+    for w in res['warnings']:
+        print(f'warning: {w}', file=sys.stderr)
+    return 3 if (args.strict and res['warnings']) else 0
+
+
+def _f(x, nd=4):
+    return '—' if x is None else f'{x:.{nd}f}'
+
+
+def _r(x):
+    return '—' if x is None else (f'{x:g}')
+
+
+def format_tables(res: dict) -> str:
+    lines = [f"VEPD against {res['root'] if 'root' in res else 'the reference'} — velocity: {res['velocity']}, "
+             f"preprocessing: {res['preprocessing']['description']}",
+             f"combined over {', '.join(res['combined_scenarios']) or '—'}"
+             + (f" (excluded: {', '.join(res['excluded_from_combined'])})" if res['excluded_from_combined'] else ''),
+             '', 'Table I', f"{'model':<18}{'W1':>9}{'W2':>9}{'VEPD':>9}   95% interval       rank"]
+    for m, e in res['models'].items():
+        ci = e.get('ci95')
+        ci_s = f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else '—'
+        lines.append(f"{e['display_name']:<18}{_f(e['W1']):>9}{_f(e['W2']):>9}{_f(e['VEPD']):>9}   {ci_s:<18} {_r(e['rank'])}")
+    sc = res['scenarios']
+    lines += ['', 'Table II (VEPD, rank per scenario)', f"{'model':<18}" + ''.join(f'{s:>16}' for s in sc)]
+    for m, e in res['models'].items():
+        cells = []
+        for s in sc:
+            p = e['per_scenario'].get(s)
+            cells.append(f"{_f(p['VEPD'])} ({_r(p.get('rank'))})" if p else '—')
+        lines.append(f"{e['display_name']:<18}" + ''.join(f'{c:>16}' for c in cells))
+    k = res['k']
+    lines += ['', 'runs: ' + '; '.join(f"{s}: " + ', '.join(f'{a} {n}' for a, n in v.items()) for s, v in k.items())]
+    return '\n'.join(lines)
