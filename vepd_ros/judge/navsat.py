@@ -338,6 +338,13 @@ class NavSatCore:
         self._manual_done = False
 
     # -- helpers ------------------------------------------------------------------------------
+    def _lookup(self, target, source):
+        """(R, t) of source in target, or None (accepts StaticTF or judge.transforms.StaticTransforms)."""
+        try:
+            return self.tf.lookup(target, source)
+        except LookupError:
+            return None
+
     def _vec(self, a, shape=()):
         return np.broadcast_to(np.asarray(a, dtype=float), (self.k,) + shape)
 
@@ -353,15 +360,16 @@ class NavSatCore:
         return first + self.period_ns * np.arange((t_end_ns - first) // self.period_ns + 1, dtype=np.int64)
 
     # -- callbacks ----------------------------------------------------------------------------
-    def on_fix(self, stamp_ns, lat, lon, alt, cov=None, status=STATUS_FIX, frame_id: str = 'gps'):
-        """gpsFixCallback. ``cov``: (K, 9) row-major position_covariance (default zeros)."""
+    def on_fix(self, stamp_ns, lat, lon, alt, cov=None, status=STATUS_FIX, frame_id: str = 'gps', utm=None):
+        """gpsFixCallback. ``cov``: (K, 9) row-major position_covariance (default zeros). ``utm``:
+        optional precomputed ``utm_forward(lat, lon)`` (the batch projects all fixes at once)."""
         self.gps_frame = frame_id or ''
         lat, lon, alt = self._vec(lat), self._vec(lon), self._vec(alt)
         status = np.broadcast_to(np.asarray(status), (self.k,))
         good = (status != STATUS_NO_FIX) & ~np.isnan(lat) & ~np.isnan(lon) & ~np.isnan(alt)
         if not good.any():
             return good
-        x, y, zone, northp = utm_forward(np.where(good, lat, 0.0), np.where(good, lon, 0.0))
+        x, y, zone, northp = utm if utm is not None else utm_forward(np.where(good, lat, 0.0), np.where(good, lon, 0.0))
         set_datum = good & ~self.good & (not self.manual_datum)
         if set_datum.any():
             self._set_datum_fix(set_datum, lat, lon, alt, x, y, zone, northp)
@@ -392,7 +400,7 @@ class NavSatCore:
     def _orientation(self, quat, frame_id, sel):
         if not sel.any():
             return
-        tf = self.tf.lookup(self.base_frame, frame_id)
+        tf = self._lookup(self.base_frame, frame_id)
         if tf is None:
             return                                                  # no base_link→imu TF: unusable
         R_off = tf[0]
@@ -454,7 +462,7 @@ class NavSatCore:
         psi = yaw + self.yaw_terms + self.convergence
         P0 = self.datum_utm.copy()
         if not self.manual_datum:
-            off = self.tf.lookup(self.base_frame, self.gps_frame) if self.gps_frame else None
+            off = self._lookup(self.base_frame, self.gps_frame) if self.gps_frame else None
             if off is not None:
                 P0 = P0 - np.einsum('kij,j->ki', rotation_matrix_from_rpy(roll, pitch, psi), off[1])
         _, _, odom_yaw = rpy_from_quaternion(self.tw_quat)
@@ -479,7 +487,7 @@ class NavSatCore:
     def _gps_odometry(self, pub):
         p = np.einsum('kij,kj->ki', self.R_cw, self.fix_utm) + self.t_cw
         if self.gps_frame:
-            off = self.tf.lookup(self.base_frame, self.gps_frame)
+            off = self._lookup(self.base_frame, self.gps_frame)
             if off is not None and np.any(off[1] != 0.0):
                 p = p - np.einsum('kij,j->ki', rotation_matrix_from_quaternion(self.odom_quat), off[1])
         if self.p['zero_altitude']:
