@@ -19,8 +19,11 @@ The data ends at the last arrival (``t_end_ns``); ticks run up to and including 
 Batch form (the offline study; vectorised over K runs that share message timing)::
 
     run_judge_batch(ekf_params, navsat_params, imu, gps, tf=None, *, t_start_ns=None, t_end_ns=None,
-                    ekf_first_tick_ns=None, navsat_first_tick_ns=None, full_covariance=False) -> dict
+                    ekf_first_tick_ns=None, navsat_first_tick_ns=None, full_covariance=False,
+                    gravity_frame='imu') -> dict
 
+    gravity_frame  'imu' (default: ROS 1 and ROS 2 after PR #946) or 'base_link' (the 3.5/3.6 snapshot);
+                 only matters for an IMU mounted rotated — see ``imu_gravity_removal``
     ekf_params   EkfParams, a path to robot_localization's ekf YAML, or a mapping (``load_judge_params``)
     navsat_params  mapping / YAML path for navsat_transform, or None (no navsat: GPS not used)
     imu  dict: 'stamp_ns' (n,) int64; optional 'arrival_ns' (n,); 'angular_velocity' (K, n, 3);
@@ -179,6 +182,46 @@ class _ControlledEkf(Ekf):
         out[:, 6:9] += dt * d[:, 12:15]
         from vepd_ros.judge.ekf import wrap
         out[:, 3:6] = wrap(out[:, 3:6])
+
+
+GRAVITY_FRAMES = ('imu', 'base_link')
+
+
+def imu_gravity_removal(params: EkfParams, tf, sensor, frame_id: str, q, a, ocov, gravity_frame: str = 'imu'):
+    """Gravity removal of an IMU with orientation, in the order of ``gravity_frame``.
+
+    'imu': subtract R_msgᵀ·(0,0,g) (relative: Rotᵀ·R_msgᵀ·(0,0,g)) from the raw acceleration in the IMU frame,
+    then rotate — robot_localization ROS 1 (noetic; the source of the upstream bag-test numbers) and ROS 2
+    after PR #946 (2025-09). 'base_link': leave it to the message layer, which subtracts after rotating to
+    base_link — the 3.5/3.6 snapshot (reference §6.5), wrong for rotated IMUs. Identical for an IMU
+    mounted without rotation. Returns (sensor', a'): sensor' has the removal switched off when it was done
+    here (messages without orientation, covariance[0] == −1, are left to the message layer)."""
+    if gravity_frame not in GRAVITY_FRAMES:
+        raise ValueError(f'gravity_frame {gravity_frame!r}: expected one of {GRAVITY_FRAMES}')
+    if gravity_frame == 'base_link' or not sensor.remove_gravitational_acceleration:
+        return sensor, a
+    if np.any(np.abs(np.asarray(ocov)[..., 0] + 1.0) < 1e-9):
+        return sensor, a
+    import dataclasses
+    from vepd_ros.judge.measurements import _quat_matrix
+    g = params.gravitational_acceleration
+    Rq = _quat_matrix(np.asarray(q, float))
+    grav = g * Rq[..., 2, :]                                         # R_msgᵀ (0,0,g)
+    if sensor.relative:
+        try:
+            Rt, _ = tf.lookup(params.base_link_frame, frame_id or params.base_link_frame) if tf is not None \
+                else (np.eye(3), None)
+        except LookupError:
+            return sensor, a
+        if Rt is None:
+            return sensor, a
+        grav = grav @ Rt                                             # Rotᵀ·(R_msgᵀ g), row form
+    return dataclasses.replace(sensor, remove_gravitational_acceleration=False), np.asarray(a, float) - grav
+
+
+def with_sensors(params: EkfParams, sensors) -> EkfParams:
+    import dataclasses
+    return dataclasses.replace(params, sensors=list(sensors))
 
 
 def make_judge_ekf(jp: JudgeParams, k: int) -> Ekf:
@@ -356,14 +399,14 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         while e < n_ev and arr_l[e] <= now:
             j, i = sid_l[e], sidx_l[e]
             s = all_series[j]
-            z, Rsub = s.at(i, ekf.x if s.state_terms is not None else None)
+            z, Rsub = s.at(i, _x_for(s, ekf) if s.state_terms is not None else None)
             heapq.heappush(queue, (int(s.stamps[i]), counter, j, z, clamped[j][..., i, :, :]))
             counter += 1
             e += 1
         if dyn:
             for _, j in dyn:
                 s = all_series[j]
-                z, Rsub = s.at(0, ekf.x if s.state_terms is not None else None)
+                z, Rsub = s.at(0, _x_for(s, ekf) if s.state_terms is not None else None)
                 heapq.heappush(queue, (int(s.stamps[0]), counter, j, z, clamped[j][..., 0, :, :]))
                 counter += 1
             dyn.clear()
@@ -401,6 +444,12 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
                        np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, dict(builder.dropped))
 
 
+def _x_for(s: MeasurementSeries, ekf: Ekf):
+    """Filter state shaped for a series' state terms: (K, 15) for batched z, (15,) for an unbatched
+    series (replay, K = 1)."""
+    return ekf.x if s.z.ndim == 3 else ekf.x[0]
+
+
 # ---------------------------------------------------------------------------------------------- batch
 def _kn(a, K, n, width, name, default=0.0):
     """Broadcast an input to (K, n, width) floats."""
@@ -416,7 +465,8 @@ def _kn(a, K, n, width, name, default=0.0):
 def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapping[str, Any] | None = None,
                     tf: StaticTransforms | None = None, *, t_start_ns: int | None = None,
                     t_end_ns: int | None = None, ekf_first_tick_ns: int | None = None,
-                    navsat_first_tick_ns: int | None = None, full_covariance: bool = False) -> dict:
+                    navsat_first_tick_ns: int | None = None, full_covariance: bool = False,
+                    gravity_frame: str = 'imu') -> dict:
     """The judge (ekf + navsat) over K runs with identical timing; see the module docstring."""
     judge = load_judge_params(ekf_params)
     nparams = _navsat_params(navsat_params)
@@ -450,12 +500,20 @@ def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapp
             return _split_by_pattern(inverse.ravel(), len(patterns), K, ekf_params=judge, navsat_params=nparams,
                                      imu=imu, gps=gps, tf=tf, t_start_ns=t_start_ns, t_end_ns=t_end_ns,
                                      ekf_first_tick_ns=ekf_first_tick_ns, navsat_first_tick_ns=navsat_first_tick_ns,
-                                     full_covariance=full_covariance)
+                                     full_covariance=full_covariance, gravity_frame=gravity_frame)
+    sensors, a_imu = [], {}
+    for s in p.sensors:
+        if s.kind == 'imu':
+            s, a_imu[s.name] = imu_gravity_removal(p, tf, s, imu_frame, q, a, ocov, gravity_frame)
+        sensors.append(s)
+    p = with_sensors(p, sensors)
+    judge = JudgeParams(p, judge.control)
     builder = MeasurementBuilder(p, tf)
     series = []
     for s in p.sensors:
         if s.kind == 'imu':
-            series += builder.imu_arrays(s, stamps, q, w, a, ocov, wcov, acov, frame_id=imu_frame, arrivals=arrivals)
+            series += builder.imu_arrays(s, stamps, q, w, a_imu[s.name], ocov, wcov, acov, frame_id=imu_frame,
+                                         arrivals=arrivals)
     nav_in = None
     arr_all = [arrivals]
     if gps is not None and nparams is not None:
