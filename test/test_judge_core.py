@@ -163,3 +163,56 @@ def test_batched_runs_equal_single_runs():
     for k, e in enumerate(singles):
         np.testing.assert_allclose(batch.x[k], e.x[0], atol=1e-12)
         np.testing.assert_allclose(batch.P[k], e.P[0], atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- K = 1 fast paths
+def _random_pair(rng, dynamic=False):
+    x = rng.normal(size=15)
+    x[3:6] = rng.uniform(-math.pi, math.pi, 3)
+    x[4] = rng.uniform(-1.3, 1.3)
+    A = rng.normal(size=(15, 15))
+    P = A @ A.T * 0.1 + 0.01 * np.eye(15)
+    pair = []
+    for _ in range(2):
+        e = Ekf(dynamic_process_noise=dynamic)
+        e.x, e.P = x[None].copy(), P[None].copy()
+        e.initialized, e.last_time_ns = True, T0
+        pair.append(e)
+    return pair
+
+
+@pytest.mark.parametrize('dynamic', [False, True])
+def test_k1_predict_equals_batch_path(dynamic):
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        fast, ref = _random_pair(rng, dynamic)
+        dt = float(rng.uniform(1e-4, 0.5))
+        fast._predict_k1(dt)
+        ref._predict_batch(dt)
+        np.testing.assert_allclose(fast.x, ref.x, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fast.P, ref.P, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize('idx', [(0,), (5,), (0, 1), (3, 5), (0, 1, 2), (3, 4, 5), (3, 9, 12), (12, 13, 14),
+                                 (0, 1, 2, 3, 4, 5), tuple(range(15))])
+def test_k1_correct_equals_batch_path(idx):
+    """Closed-form S⁻¹ (m ≤ 3), slices for contiguous sets, scalar gate: same x, P, decision as the batch
+    path on random states, full (non-diagonal) R, angle innovations across ±π and a gate near d²."""
+    from vepd_ros.judge.ekf import clamp_variances, index_set
+    rng = np.random.default_rng(len(idx) * 100 + idx[0])
+    s = index_set([i in idx for i in range(15)])
+    m = len(idx)
+    decisions = set()
+    for trial in range(60):
+        fast, ref = _random_pair(rng)
+        z = rng.normal(size=(1, m)) * 2
+        B = rng.normal(size=(m, m))
+        R = clamp_variances(B @ B.T * 0.1 + np.diag(rng.uniform(0, 0.5, m)))
+        thr2 = math.inf if trial % 3 == 0 else float(rng.chisquare(m))
+        a = fast.correct_subset(s, z, R, thr2, clamped=True)
+        b = ref._correct_subset_batch(s, z, R, thr2, clamped=True)
+        assert a.dtype == b.dtype and a.shape == b.shape == (1,) and a[0] == b[0]
+        decisions.add(bool(a[0]))
+        np.testing.assert_allclose(fast.x, ref.x, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fast.P, ref.P, rtol=0, atol=1e-12)
+    assert decisions == {True, False}

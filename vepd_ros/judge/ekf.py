@@ -65,13 +65,19 @@ class IndexSet:
     idx: np.ndarray          # state indices, ascending
     ang: np.ndarray          # positions within idx that are roll/pitch/yaw
     diag: tuple              # (arange(m), arange(m)) for diagonal access
+    sel: object = None       # K = 1 path: slice(a, b) when idx is contiguous, else idx (fancy)
+    idx_list: tuple = ()     # idx as Python ints
+    ang_list: tuple = ()     # ang as Python ints
 
     @staticmethod
     def of(idx) -> 'IndexSet':
         idx = np.asarray(idx, dtype=np.intp)
         ang = np.nonzero((idx >= ROLL) & (idx <= YAW))[0]
         m = idx.size
-        return IndexSet(idx, ang, (np.arange(m), np.arange(m)))
+        il = tuple(idx.tolist())
+        contiguous = m > 0 and il == tuple(range(il[0], il[0] + m))
+        sel = slice(il[0], il[0] + m) if contiguous else idx
+        return IndexSet(idx, ang, (np.arange(m), np.arange(m)), sel, il, tuple(ang.tolist()))
 
 
 _INDEX_CACHE: dict = {}
@@ -111,6 +117,66 @@ class Ekf:
     # ------------------------------------------------------------------ prediction
     def predict(self, dt: float) -> None:
         """Advance every run by ``dt`` seconds (reference §2)."""
+        if self.K == 1:
+            self._predict_k1(dt)
+        else:
+            self._predict_batch(dt)
+
+    def _predict_k1(self, dt: float) -> None:
+        """K = 1 prediction: x⁺ = A(x)·x in scalar Python, the Jacobian scattered into an identity in one
+        call, then ``J P Jᵀ + dt·Q`` on 2-D arrays. Equal to ``_predict_batch`` up to rounding (tested)."""
+        x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = self.x[0].tolist()
+        sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
+        tp = math.tan(p)
+        cpi = 1.0 / cp
+        h = 0.5 * dt * dt
+        r00, r01, r02 = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+        r10, r11, r12 = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+        r20, r21, r22 = -sp, cp * sr, cp * cr
+        w0, w1, w2 = vx * dt + ax * h, vy * dt + ay * h, vz * dt + az * h
+        srtp, crtp, srcpi, crcpi = sr * tp, cr * tp, sr * cpi, cr * cpi
+        # x⁺ = A x (the rows of A written out; A's position rows act on w = v dt + a h)
+        xr = r + vr * dt + srtp * dt * vp + crtp * dt * vyaw
+        xp = p + cr * dt * vp - sr * dt * vyaw
+        xy = y + srcpi * dt * vp + crcpi * dt * vyaw
+        xr, xp, xy = (math.fmod(a + math.pi, _TWO_PI) for a in (xr, xp, xy))
+        xr = xr + math.pi if xr <= 0.0 else xr - math.pi
+        xp = xp + math.pi if xp <= 0.0 else xp - math.pi
+        xy = xy + math.pi if xy <= 0.0 else xy - math.pi
+        self.x = np.array([[x0 + r00 * w0 + r01 * w1 + r02 * w2, x1 + r10 * w0 + r11 * w1 + r12 * w2,
+                            x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
+                            vx + ax * dt, vy + ay * dt, vz + az * dt, vr, vp, vyaw, ax, ay, az]])
+        J = _EYE_FLAT.copy()
+        J[_J1_FLAT] = (
+            r00 * dt, r01 * dt, r02 * dt, r00 * h, r01 * h, r02 * h,
+            r10 * dt, r11 * dt, r12 * dt, r10 * h, r11 * h, r12 * h,
+            r20 * dt, r21 * dt, r22 * dt, r20 * h, r21 * h, r22 * h,
+            dt, srtp * dt, crtp * dt, cr * dt, -sr * dt, srcpi * dt, crcpi * dt, dt, dt, dt,
+            (cy * sp * cr + sy * sr) * w1 + (-cy * sp * sr + sy * cr) * w2,
+            -cy * sp * w0 + cy * cp * sr * w1 + cy * cp * cr * w2,
+            -sy * cp * w0 + (-sy * sp * sr - cy * cr) * w1 + (-sy * sp * cr + cy * sr) * w2,
+            (sy * sp * cr - cy * sr) * w1 + (-sy * sp * sr - cy * cr) * w2,
+            -sy * sp * w0 + sy * cp * sr * w1 + sy * cp * cr * w2,
+            cy * cp * w0 + (cy * sp * sr - sy * cr) * w1 + (cy * sp * cr + sy * sr) * w2,
+            cp * cr * w1 - cp * sr * w2,
+            -cp * w0 - sp * sr * w1 - sp * cr * w2,
+            1.0 + (crtp * vp - srtp * vyaw) * dt,
+            (cpi * cpi * sr * vp + cpi * cpi * cr * vyaw) * dt,
+            (-sr * vp - cr * vyaw) * dt,
+            (crcpi * vp - srcpi * vyaw) * dt,
+            (srtp * cpi * vp + crtp * cpi * vyaw) * dt)
+        J = J.reshape(STATE_SIZE, STATE_SIZE)
+        if self.dynamic_process_noise:
+            Q = self.Q.copy()
+            Q[:6, :6] *= vx * vx + vy * vy + vz * vz + vr * vr + vp * vp + vyaw * vyaw
+        else:
+            Q = self.Q
+        P = J @ self.P[0] @ J.T
+        P += dt * Q
+        self.P = P[None]
+
+    def _predict_batch(self, dt: float) -> None:
+        """Prediction vectorised over K runs (any K, including 1)."""
         x, K = self.x, self.K
         if K == 1:                       # scalar trig: far cheaper than 1-element numpy calls
             s = x[0]
@@ -210,6 +276,63 @@ class Ekf:
         (inf: no gate). ``rows`` limits the update to those runs. ``clamped``: Rs already went through
         ``clamp_variances`` (it is idempotent; the array path clamps whole series at once). Returns
         accepted (K',)."""
+        if self.K == 1 and rows is None:
+            Rs = np.asarray(Rs, dtype=float)
+            m = len(s.idx_list)
+            Rs = Rs.reshape(m, m) if clamped else clamp_variances(Rs.reshape(m, m))
+            return np.array([self._correct_k1(s, np.asarray(zs, dtype=float).ravel().tolist(), Rs, thr2)])
+        return self._correct_subset_batch(s, zs, Rs, thr2, rows, clamped)
+
+    def _correct_k1(self, s: IndexSet, zs, Rs: np.ndarray, thr2: float = math.inf) -> bool:
+        """K = 1 update: zs m finite floats (list), Rs (m, m) already clamped. The innovation, the
+        Mahalanobis distance and (m ≤ 3) the inverse of S in scalar Python (adjugate / determinant);
+        gain and Joseph form on 2-D arrays, contiguous index sets as slices (views). Equal to
+        ``_correct_subset_batch`` up to rounding (tested). Returns accepted."""
+        P = self.P[0]
+        sel = s.sel
+        idx = s.idx_list
+        m = len(idx)
+        HP = P[sel]                                 # H P  (m, 15)
+        S = HP[:, sel] + Rs
+        xl = self.x[0].tolist()
+        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
+        for k in s.ang_list:
+            r = math.fmod(nu[k] + math.pi, _TWO_PI)
+            nu[k] = r + math.pi if r <= 0.0 else r - math.pi
+        if m == 3:
+            (a, b, c), (d, e, f), (g, h, i) = S.tolist()
+            A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
+            inv = 1.0 / (a * A + b * B + c * C)
+            Si = ((A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv),
+                  (B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv),
+                  (C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv))
+        elif m == 1:
+            Si = ((1.0 / S.item(),),)
+        elif m == 2:
+            (a, b), (c, d) = S.tolist()
+            inv = 1.0 / (a * d - b * c)
+            Si = ((d * inv, -b * inv), (-c * inv, a * inv))
+        else:
+            Si = np.linalg.inv(S).tolist()
+        w = [sum(row[k] * nu[k] for k in range(m)) for row in Si]       # S⁻¹ ν
+        if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
+            return False
+        G = P[:, sel] @ np.array(Si)                # Kalman gain (15, m)
+        xn = np.add(self.x[0], G @ np.array(nu))
+        r, p, y = xn[3:6].tolist()
+        r, p, y = math.fmod(r + math.pi, _TWO_PI), math.fmod(p + math.pi, _TWO_PI), math.fmod(y + math.pi, _TWO_PI)
+        xn[3:6] = (r + math.pi if r <= 0.0 else r - math.pi, p + math.pi if p <= 0.0 else p - math.pi,
+                   y + math.pi if y <= 0.0 else y - math.pi)
+        # Joseph form: M = (I−GH)P = P − G·HP;  M(I−GH)ᵀ + G R Gᵀ = M − (M[:, idx] − G R)·Gᵀ
+        M = P - G @ HP
+        M -= (M[:, sel] - G @ Rs) @ G.T
+        self.x = xn[None]
+        self.P = M[None]
+        return True
+
+    def _correct_subset_batch(self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None,
+                              clamped: bool = False):
+        """``correct_subset`` vectorised over the runs (any K, including 1)."""
         idx = s.idx
         x = self.x if rows is None else self.x[rows]
         P = self.P if rows is None else self.P[rows]
@@ -276,6 +399,14 @@ class Ekf:
 
 _DIAG = np.arange(STATE_SIZE)
 _ANGLE_COLS = np.array(ANGLES)
+_EYE_FLAT = np.eye(STATE_SIZE).ravel()
+# flat positions (row·15 + col) of the entries _predict_k1 writes into J, in its order
+_J1_FLAT = np.array(
+    [r * 15 + c for r in range(3) for c in (6, 7, 8, 12, 13, 14)]
+    + [3 * 15 + 9, 3 * 15 + 10, 3 * 15 + 11, 4 * 15 + 10, 4 * 15 + 11, 5 * 15 + 10, 5 * 15 + 11,
+       6 * 15 + 12, 7 * 15 + 13, 8 * 15 + 14]
+    + [0 * 15 + 3, 0 * 15 + 4, 0 * 15 + 5, 1 * 15 + 3, 1 * 15 + 4, 1 * 15 + 5, 2 * 15 + 3, 2 * 15 + 4]
+    + [3 * 15 + 3, 3 * 15 + 4, 4 * 15 + 3, 5 * 15 + 3, 5 * 15 + 4], dtype=np.intp)
 
 
 def clamp_variances(Rs) -> np.ndarray:
