@@ -161,7 +161,9 @@ class _Ragged:
 
     def __init__(self, arrays: Sequence[np.ndarray], dtype):
         self.lens = np.fromiter((len(a) for a in arrays), dtype=np.intp, count=len(arrays))
-        self.flat = np.concatenate(arrays).astype(dtype, copy=False) if len(arrays) else np.empty(0, dtype)
+        self.flat = np.concatenate(arrays) if len(arrays) else np.empty(0, dtype or float)
+        if dtype is not None or self.flat.dtype.kind not in 'fc':
+            self.flat = self.flat.astype(dtype or float, copy=False)
         self.starts = np.zeros(len(arrays), dtype=np.intp)
         if len(arrays) > 1:
             np.cumsum(self.lens[:-1], out=self.starts[1:])
@@ -185,8 +187,14 @@ def _interp_ragged(x, n_q, t, v, starts, lens, max_steps: int = 6):
     rate = np.divide(lens - 1, span, out=np.zeros(len(lens)), where=span > 0)
     j = s_q + ((xc - f_q) * np.repeat(rate, n_q)).astype(np.intp)
     np.clip(j, s_q, e_q, out=j)
-    todo = np.arange(j.size)
-    for _ in range(max_steps):
+    up = (j < e_q) & (t[np.minimum(j + 1, e_q)] <= xc)     # first step on whole arrays
+    down = t[j] > xc
+    j += up
+    j -= down
+    todo = np.flatnonzero(up | down)
+    for _ in range(max_steps - 1):
+        if not todo.size:
+            break
         jj, xx, ee = j[todo], xc[todo], e_q[todo]
         up = (jj < ee) & (t[np.minimum(jj + 1, ee)] <= xx)
         down = t[jj] > xx
@@ -259,9 +267,9 @@ def batch_metrics(se_t: Sequence, se_v: Sequence, gt_t: Sequence, gt_v: Sequence
 def _grid_chunk(se_t, se_v, gt_t, gt_v, p: Preprocessing, names):
     """Estimate and truth on the grid, flat, and the grid length of each run of one chunk."""
     k = len(se_t)
-    cplx = any(np.iscomplexobj(a) for a in se_v) or any(np.iscomplexobj(a) for a in gt_v)
-    vdt = complex if cplx else float
-    SE_T, SE_V, GT_T, GT_V = (_Ragged(se_t, float), _Ragged(se_v, vdt), _Ragged(gt_t, float), _Ragged(gt_v, vdt))
+    SE_T, SE_V, GT_T, GT_V = (_Ragged(se_t, float), _Ragged(se_v, None), _Ragged(gt_t, float), _Ragged(gt_v, None))
+    vdt = complex if (np.iscomplexobj(SE_V.flat) or np.iscomplexobj(GT_V.flat)) else float
+    SE_V.flat, GT_V.flat = SE_V.flat.astype(vdt, copy=False), GT_V.flat.astype(vdt, copy=False)
     _check_ragged(SE_T, SE_V, GT_T, GT_V, p, names)
 
     h = 1.0 / p.rate_hz
@@ -296,8 +304,11 @@ def _smooth_ragged(T: _Ragged, V: _Ragged, n: int):
     for k in range(1, n):
         ts = ts + T.flat[k:k + m] * w
         vs = vs + V.flat[k:k + m] * w
-    pos = np.arange(m) - T.starts[T.run_of_elements()[:m]]
-    keep = pos <= (T.lens - n)[T.run_of_elements()[:m]]
+    keep = np.ones(m, dtype=bool)            # drop windows that straddle two runs: the last n-1 starts of each run
+    ends = T.starts + T.lens
+    for d in range(1, n):
+        idx = ends - d
+        keep[idx[idx < m]] = False
     lens = T.lens - n + 1
     starts = np.zeros_like(T.starts)
     np.cumsum(lens[:-1], out=starts[1:])

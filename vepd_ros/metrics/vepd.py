@@ -69,7 +69,11 @@ def _resample_counts(rng: np.random.Generator, groups: np.ndarray, n_boot: int) 
         m = idx.size
         draws = rng.integers(0, m, size=(n_boot, m), dtype=np.int64)
         draws += (np.arange(n_boot, dtype=np.int64) * m)[:, None]
-        counts[:, idx] = np.bincount(draws.ravel(), minlength=n_boot * m).reshape(n_boot, m)
+        c = np.bincount(draws.ravel(), minlength=n_boot * m).reshape(n_boot, m)
+        if idx[-1] - idx[0] + 1 == m:            # a contiguous block (how the evaluator pools scenarios)
+            counts[:, idx[0]:idx[-1] + 1] = c
+        else:
+            counts[:, idx] = c
     return counts
 
 
