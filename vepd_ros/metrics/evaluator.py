@@ -183,8 +183,11 @@ class EvaluatorCore:
                 rg = np.concatenate([np.full(p[0][0].size, i) for i, p in enumerate(parts)])
                 sg = np.concatenate([np.full(p[1][0].size, i) for i, p in enumerate(parts)])
                 entry.update(vepd(rE, rS, sE, sS))
-                lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, self.n_boot, self.seed, self.level)
-                entry['ci95'] = [lo, hi]
+                if self.n_boot > 0:
+                    lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, self.n_boot, self.seed, self.level)
+                    entry['ci95'] = [lo, hi]
+                else:
+                    entry['ci95'] = None            # no interval asked for (JSON has no NaN)
                 entry['combined_scenarios'] = use
             else:
                 warnings.append(f'{self.display[m]}: no moving scenario on both sides; no combined score')
