@@ -46,6 +46,8 @@ class StateTerms:
     def apply(self, z: np.ndarray, x: np.ndarray) -> np.ndarray:
         """z (..., 15) adjusted with the state x (K, 15) (K broadcast against z's leading axes)."""
         z = np.array(z, dtype=float)
+        if z.ndim < x.ndim:               # z without the run axis (one run): give it x's (K, 15) shape
+            z = np.array(np.broadcast_to(z, np.broadcast_shapes(z.shape, x.shape)))
         w = x[..., 9:12]
         if self.twist_lever is not None:
             z[..., 6:9] += np.cross(self.twist_lever, w)
