@@ -288,35 +288,53 @@ class Ekf:
         Mahalanobis distance and (m ≤ 3) the inverse of S in scalar Python (adjugate / determinant);
         gain and Joseph form on 2-D arrays, contiguous index sets as slices (views). Equal to
         ``_correct_subset_batch`` up to rounding (tested). Returns accepted."""
-        P = self.P[0]
-        sel = s.sel
         idx = s.idx_list
         m = len(idx)
+        if m == 0:
+            return True
+        P = self.P[0]
+        sel = s.sel
         HP = P[sel]                                 # H P  (m, 15)
         S = HP[:, sel] + Rs
         xl = self.x[0].tolist()
-        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
-        for k in s.ang_list:
-            r = math.fmod(nu[k] + math.pi, _TWO_PI)
-            nu[k] = r + math.pi if r <= 0.0 else r - math.pi
         if m == 3:
+            i0, i1, i2 = idx
+            n0, n1, n2 = zs[0] - xl[i0], zs[1] - xl[i1], zs[2] - xl[i2]
+            if s.ang_list:
+                nu = [n0, n1, n2]
+                for k in s.ang_list:
+                    r = math.fmod(nu[k] + math.pi, _TWO_PI)
+                    nu[k] = r + math.pi if r <= 0.0 else r - math.pi
+                n0, n1, n2 = nu
+            nu = (n0, n1, n2)
             (a, b, c), (d, e, f), (g, h, i) = S.tolist()
             A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
             inv = 1.0 / (a * A + b * B + c * C)
             Si = ((A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv),
                   (B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv),
                   (C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv))
-        elif m == 1:
-            Si = ((1.0 / S.item(),),)
-        elif m == 2:
-            (a, b), (c, d) = S.tolist()
-            inv = 1.0 / (a * d - b * c)
-            Si = ((d * inv, -b * inv), (-c * inv, a * inv))
+            if thr2 != math.inf:
+                (a, b, c), (d, e, f), (g, h, i) = Si
+                if (n0 * (a * n0 + b * n1 + c * n2) + n1 * (d * n0 + e * n1 + f * n2)
+                        + n2 * (g * n0 + h * n1 + i * n2)) >= thr2:
+                    return False
         else:
-            Si = np.linalg.inv(S).tolist()
-        w = [sum(row[k] * nu[k] for k in range(m)) for row in Si]       # S⁻¹ ν
-        if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
-            return False
+            nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
+            for k in s.ang_list:
+                r = math.fmod(nu[k] + math.pi, _TWO_PI)
+                nu[k] = r + math.pi if r <= 0.0 else r - math.pi
+            if m == 1:
+                Si = ((1.0 / S.item(),),)
+            elif m == 2:
+                (a, b), (c, d) = S.tolist()
+                inv = 1.0 / (a * d - b * c)
+                Si = ((d * inv, -b * inv), (-c * inv, a * inv))
+            else:
+                Si = np.linalg.inv(S).tolist()
+            if thr2 != math.inf:
+                d2 = sum(nu[k] * sum(row[j] * nu[j] for j in range(m)) for k, row in enumerate(Si))
+                if d2 >= thr2:
+                    return False
         G = P[:, sel] @ np.array(Si)                # Kalman gain (15, m)
         xn = np.add(self.x[0], G @ np.array(nu))
         r, p, y = xn[3:6].tolist()

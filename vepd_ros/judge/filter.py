@@ -187,13 +187,23 @@ def run_schedule(params: EkfParams, series: list, ticks, k: int | None = None, f
     out_P = np.empty((T, k, 15, 15) if full_covariance else (T, k, 15))
     out_tick, out_stamp = np.empty(T, np.int64), np.empty(T, np.int64)
     out_pub, out_to = np.zeros(T, bool), np.zeros(T, bool)
+    arr_l, sid_l, sidx_l = arr.tolist(), sid.tolist(), sidx.tolist()
+    loop = _loop_k1 if k == 1 else _loop_batch
+    rows = loop(params, series, ticks.tolist(), ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2,
+                full_covariance, on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to)
+    return ScheduleResult(out_tick[:rows], out_stamp[:rows], out_pub[:rows], out_to[:rows],
+                          np.moveaxis(out_x[:rows], 0, 1), np.moveaxis(out_P[:rows], 0, 1))
+
+
+def _loop_batch(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2, full_covariance,
+                on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to) -> int:
+    """The node loop of ``run_schedule`` for any K; fills the output arrays, returns the row count."""
     diag = np.arange(15)
     queue: list = []
-    e, n_ev, rows, counter = 0, arr.size, 0, 0
+    e, n_ev, rows, counter = 0, len(arr_l), 0, 0
     last_pub = 0
     sensor_timeout = params.sensor_timeout_ns
-    arr_l, sid_l, sidx_l = arr.tolist(), sid.tolist(), sidx.tolist()
-    for now in ticks.tolist():
+    for now in ticks:
         while e < n_ev and arr_l[e] <= now:
             j, i = sid_l[e], sidx_l[e]
             s = series[j]
@@ -223,8 +233,96 @@ def run_schedule(params: EkfParams, series: list, ticks, k: int | None = None, f
         out_x[rows] = ekf.x
         out_P[rows] = ekf.P if full_covariance else ekf.P[:, diag, diag]
         rows += 1
-    return ScheduleResult(out_tick[:rows], out_stamp[:rows], out_pub[:rows], out_to[:rows],
-                          np.moveaxis(out_x[:rows], 0, 1), np.moveaxis(out_P[:rows], 0, 1))
+    return rows
+
+
+def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2, full_covariance,
+             on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to) -> int:
+    """``_loop_batch`` for K = 1 with per-message numpy work hoisted out of the loop: the flagged
+    entries of every state-independent sample are cut and checked for finiteness once per series, queue
+    entries are plain (stamp, seq, series, sample, zs) tuples, and an initialised filter with finite
+    entries goes straight to ``Ekf._correct_k1``. Everything else (initialisation, NaN entries) takes
+    ``_process``, so the semantics are those of ``_loop_batch`` (tested equal)."""
+    n_ser = len(series)
+    stamps_l = [s.stamps.tolist() for s in series]
+    idx_of = [sets[j].idx for j in range(n_ser)]
+    zsub, finite, Rc3 = [], [], []
+    for j, s in enumerate(series):
+        n, m = len(s), idx_of[j].size
+        Rc3.append(clamped[j].reshape(n, m, m))
+        if s.state_terms is None:
+            zj = s.z.reshape(n, 15)[:, idx_of[j]]
+            zsub.append(zj.tolist())
+            finite.append(np.isfinite(zj).all(axis=1).tolist())
+        else:
+            zsub.append(None)
+            finite.append(None)
+    queue: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    correct = ekf._correct_k1
+    e, n_ev, rows, counter = 0, len(arr_l), 0, 0
+    last_pub = 0
+    sensor_timeout = params.sensor_timeout_ns
+    permit = params.permit_corrected_publication
+    predict_always = params.predict_to_current_time
+    P_out = out_P if full_covariance else None
+    for now in ticks:
+        while e < n_ev and arr_l[e] <= now:
+            j, i = sid_l[e], sidx_l[e]
+            zj = zsub[j]
+            if zj is not None:
+                push(queue, (stamps_l[j][i], counter, j, i, zj[i] if finite[j][i] else None, None))
+            else:                                     # state terms: z from the state at delivery
+                s = series[j]
+                z, _ = s.at(i, ekf.x)
+                z = np.asarray(z, float).reshape(15)
+                zs = z[idx_of[j]]
+                push(queue, (stamps_l[j][i], counter, j, i, zs.tolist() if np.isfinite(zs).all() else None, z))
+            counter += 1
+            e += 1
+        predict_now = predict_always
+        timeout = False
+        if queue:
+            while queue and queue[0][0] <= now:
+                t, _, j, i, zs, z = pop(queue)
+                if zs is not None and ekf.initialized:
+                    delta = t - ekf.last_time_ns
+                    if delta > 0:
+                        ekf.predict(delta * 1e-9)
+                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j])
+                    if delta >= 0:
+                        ekf.last_time_ns = t
+                    status = _FUSED if ok else _REJECTED
+                else:
+                    if z is None:
+                        z = series[j].z.reshape(-1, 15)[i]
+                    Rc = Rc3[j][i]
+                    status = _process(ekf, t, z, Rc, series[j].update_vector, sets[j], thr2[j], Rc)
+                if on_update is not None:
+                    on_update(j, t, status.copy(), now)
+        elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
+            predict_now = timeout = True
+        if ekf.initialized and predict_now:
+            ekf.predict_to(now)
+        if not ekf.initialized:
+            continue
+        stamp = ekf.last_time_ns
+        pub = permit or stamp > last_pub
+        if pub:
+            last_pub = stamp
+        out_tick[rows], out_stamp[rows], out_pub[rows], out_to[rows] = now, stamp, pub, timeout
+        out_x[rows] = ekf.x
+        P = ekf.P[0]
+        if P_out is not None:
+            P_out[rows, 0] = P
+        else:
+            out_P[rows, 0] = P.diagonal()
+        rows += 1
+    return rows
+
+
+_FUSED = np.ones(1, np.int8)
+_REJECTED = np.zeros(1, np.int8)
 
 
 def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2, Rclamped=None):
