@@ -20,8 +20,8 @@ The reference chain (label ``reference``, side real) uses the ``reference`` sens
 """
 from __future__ import annotations
 
-import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ def share_dir() -> Path:
         from ament_index_python.packages import get_package_share_directory
         return Path(get_package_share_directory(PACKAGE))
     except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
-        for cand in (Path(os.sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
+        for cand in (Path(sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
             if (cand / 'config').is_dir():
                 return cand
         return Path(__file__).resolve().parents[1]

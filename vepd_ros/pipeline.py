@@ -41,17 +41,12 @@ JUDGES = ('builtin',)
 
 
 def _config_file(name: str) -> Path:
-    """config/<name> of a source checkout, or share/vepd_ros/config/<name> of an install."""
-    cands = [PACKAGE_DIR.parent / 'config' / name]
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        cands.append(Path(get_package_share_directory('vepd_ros')) / 'config' / name)
-    except Exception:   # noqa: BLE001 - ament index absent or package not installed: fall back to the checkout
-        pass
-    for c in cands:
-        if c.is_file():
-            return c
-    raise FileNotFoundError(f'{name}: not found in {", ".join(map(str, cands))} (pass the YAML path explicitly)')
+    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
+    from vepd_ros.graph import share_dir
+    path = share_dir() / 'config' / name
+    if not path.is_file():
+        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
+    return path
 
 
 @dataclass
@@ -63,26 +58,30 @@ class SimulatedRun:
     sensors: object          # vepd_ros.models.sensors.SensorRun
 
 
-def simulate_batch(label: str, gps_model: str, imu_model: str, scenario: str, runs: int, duration_s: float,
-                   seed: int, gps_params: dict | None = None, imu_params: dict | None = None,
-                   gps_rate_hz: float = 10.0, imu_rate_hz: float = 100.0, truth_rate_hz: float = 25.0
-                   ) -> list[SimulatedRun]:
-    """Truth and sensor data of runs j = 1..runs of one model × scenario (seeded by name)."""
+def simulate_run(label: str, gps_model: str, imu_model: str, scenario: str, j: int, duration_s: float,
+                 seed: int, gps_params: dict | None = None, imu_params: dict | None = None,
+                 gps_rate_hz: float = 10.0, imu_rate_hz: float = 100.0, truth_rate_hz: float = 25.0) -> SimulatedRun:
+    """Truth and sensor data of run j (1-based) of one label × scenario, seeded by name (``seeding``)."""
     from vepd_ros.models.gps import make_gps_model
     from vepd_ros.models.imu import make_imu_model
     from vepd_ros.models.sensors import simulate_sensors
     from vepd_ros.truth import canonical_scenario, generate
     sc = canonical_scenario(scenario)
-    out = []
-    for j in range(1, runs + 1):
-        seeds = {'truth': derive_seed(seed, 'truth', sc, j), 'gps': derive_seed(seed, 'gps', label, sc, j),
-                 'imu': derive_seed(seed, 'imu', label, sc, j)}
-        traj = generate(sc, duration_s, seeds['truth'])
-        s = simulate_sensors(traj, make_gps_model(gps_model, seeds['gps'], **(gps_params or {})),
-                             make_imu_model(imu_model, seeds['imu'], **(imu_params or {})),
-                             gps_rate_hz=gps_rate_hz, imu_rate_hz=imu_rate_hz, truth_rate_hz=truth_rate_hz)
-        out.append(SimulatedRun(scenario, j, label, seeds, s))
-    return out
+    seeds = {'truth': derive_seed(seed, 'truth', sc, j), 'gps': derive_seed(seed, 'gps', label, sc, j),
+             'imu': derive_seed(seed, 'imu', label, sc, j)}
+    traj = generate(sc, duration_s, seeds['truth'])
+    s = simulate_sensors(traj, make_gps_model(gps_model, seeds['gps'], **(gps_params or {})),
+                         make_imu_model(imu_model, seeds['imu'], **(imu_params or {})),
+                         gps_rate_hz=gps_rate_hz, imu_rate_hz=imu_rate_hz, truth_rate_hz=truth_rate_hz)
+    return SimulatedRun(scenario, j, label, seeds, s)
+
+
+def simulate_batch(label: str, gps_model: str, imu_model: str, scenario: str, runs: int, duration_s: float,
+                   seed: int, gps_params: dict | None = None, imu_params: dict | None = None, **rates
+                   ) -> list[SimulatedRun]:
+    """Runs j = 1..runs of one label × scenario (``simulate_run`` each)."""
+    return [simulate_run(label, gps_model, imu_model, scenario, j, duration_s, seed, gps_params, imu_params, **rates)
+            for j in range(1, runs + 1)]
 
 
 def _ns(t_s) -> np.ndarray:
@@ -166,11 +165,67 @@ def _reference_dir(ref) -> Path | None:
     return p / 'Real' if (p / 'Real').is_dir() else p
 
 
+CHUNK_RUNS = 30
+"""Runs judged together in one vectorised pass: the per-step cost is flat up to about K = 30 here
+(``benchmarks/bench_study.py``), and every run of a study shares its message timing whatever its label or
+scenario, so chunks mix labels and scenarios freely."""
+
+
+def _simulate_and_judge(args) -> list[RunRecord]:
+    """One chunk: [(label, gps_model, scenario, j), ...] → RunRecords (run in a worker process)."""
+    specs, imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml, navsat_yaml = args
+    sims = [simulate_run(label, gps_model, imu_model, sc, j, duration_s, seed, gps_params, imu_params)
+            for label, gps_model, sc, j in specs]
+    est = judge_batch([r.sensors for r in sims], judge, ekf_yaml, navsat_yaml)
+    recs = []
+    for (label, gps_model, _, _), r, e in zip(specs, sims, est):
+        meta = {'side': 'real' if label == REFERENCE else 'sim', 'label': label, 'model': gps_model,
+                'imu_model': imu_model, 'judge': judge, 'study_seed': seed, 'duration_s': duration_s,
+                'source': 'vepd study (offline)'}
+        recs += run_records([r], [e], meta)
+    return recs
+
+
+def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: str, duration_s: float, seed: int,
+                       gps_params=None, imu_params=None, judge: str = 'builtin', ekf_yaml=None, navsat_yaml=None,
+                       workers: int | None = None, progress: bool = False):
+    """Every run of ``specs`` (label, gps_model, scenario, j) simulated and judged, in chunks of ``CHUNK_RUNS``
+    over ``workers`` processes (default: all cores). Yields lists of RunRecords in chunk order; the numbers do
+    not depend on the chunking or the number of workers (each run's filter is independent)."""
+    import os
+    ekf_yaml = str(ekf_yaml or _config_file('ekf.yaml'))
+    navsat_yaml = str(navsat_yaml or _config_file('navsat.yaml'))
+    n_chunks = max(1, -(-len(specs) // CHUNK_RUNS))
+    size = -(-len(specs) // n_chunks)
+    chunks = [(list(specs[i:i + size]), imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml,
+               navsat_yaml) for i in range(0, len(specs), size)]
+    workers = min(workers or os.cpu_count() or 1, len(chunks))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(specs), desc='study', unit='run')
+    try:
+        if workers <= 1:
+            results = map(_simulate_and_judge, chunks)
+            for recs in results:
+                bar and bar.update(len(recs))
+                yield recs
+        else:
+            import multiprocessing as mp
+            with mp.get_context('fork').Pool(workers) as pool:
+                for recs in pool.imap(_simulate_and_judge, chunks):
+                    bar and bar.update(len(recs))
+                    yield recs
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, duration_s: float, reference: str,
               out_dir, judge: str = 'builtin', seed: int = 0, imu_model: str = 'ch_drift_paper',
               velocity: str = 'speed', n_boot: int = 1000, ekf_yaml=None, navsat_yaml=None,
               gps_params: dict | None = None, imu_params: dict | None = None, progress: bool = False,
-              fsync: bool = True) -> dict:
+              fsync: bool = True, workers: int | None = None) -> dict:
     """The whole study; returns the evaluation result (also written to OUT/result.json)."""
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.truth import canonical_scenario
@@ -206,25 +261,22 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
                         shutil.copy2(sidecar_path(p), dest / sidecar_path(p).name)
             core.add_records(REFERENCE, sc, [read_run(dest / p.name) for _, p in lst])
     writers: dict[str, BatchWriter] = {}
-    it = jobs
-    if progress:
-        from tqdm import tqdm
-        it = tqdm(jobs, desc='study', unit='batch')
-    for side, gps_model, sc in it:
+    for side, _, _ in jobs:
         if side != REFERENCE:
             core.add_model(side, display_name(side))
-        w = writers.get(side) or writers.setdefault(
-            side, BatchWriter(out, 'real' if side == REFERENCE else 'sim', None if side == REFERENCE else side,
-                              fsync=fsync))
-        sims = simulate_batch(side, gps_model, imu_model, sc, runs, duration_s, seed, gps_params, imu_params)
-        est = judge_batch([r.sensors for r in sims], judge, ekf_yaml, navsat_yaml)
-        meta = {'side': 'real' if side == REFERENCE else 'sim', 'label': side, 'model': gps_model,
-                'imu_model': imu_model, 'judge': judge, 'study_seed': seed, 'duration_s': duration_s,
-                'source': 'vepd study (offline)'}
-        recs = run_records(sims, est, meta)
+    specs = [(side, gps_model, sc, j) for side, gps_model, sc in jobs for j in range(1, runs + 1)]
+    collected: dict[tuple[str, str], list[RunRecord]] = {}
+    for recs in simulate_and_judge(specs, imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml,
+                                   navsat_yaml, workers=workers, progress=progress):
         for r in recs:
+            side, sc = r.meta['label'], r.meta['scenario']
+            w = writers.get(side) or writers.setdefault(
+                side, BatchWriter(out, 'real' if side == REFERENCE else 'sim', None if side == REFERENCE else side,
+                                  fsync=fsync))
             w.write(r, sc, j=r.meta['j'])
-        core.add_records(side, sc, recs)
+            collected.setdefault((side, sc), []).append(r)
+    for (side, sc), recs in collected.items():
+        core.add_records(side, sc, sorted(recs, key=lambda r: r.meta['j']))
     res = core.result()
     res['study'] = {'models': list(models), 'scenarios': scen, 'runs': runs, 'duration_s': duration_s,
                     'reference': str(reference), 'judge': judge, 'seed': seed, 'imu_model': imu_model}
