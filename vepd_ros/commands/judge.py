@@ -23,6 +23,8 @@ def register(sub):
     r.add_argument('--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML')
     r.add_argument('input', metavar='INPUT', help='bag or recording to replay')
     r.add_argument('--out', required=True, metavar='CSV', help='output CSV')
+    from vepd_ros.judge.replay import add_replay_arguments
+    add_replay_arguments(r)           # --static-tf, --remap, --judge, --gravity-frame, ...
     r.set_defaults(func=run_replay)
     p.set_defaults(func=lambda args: (p.print_help(), 0)[1])
 
