@@ -218,7 +218,7 @@ def test_k1_correct_equals_batch_path(idx):
     assert decisions == {True, False}
 
 
-def _schedule_case(seed=3):
+def _schedule_case(seed=3, gates=True):
     """A schedule exercising every branch of the node loop: IMU triple with a pose gate, a second IMU
     without orientation (state-dependent gravity term) behind a lever arm (twist / acceleration lever
     terms), GPS-like odometry with NaN entries, late arrivals (δ < 0) and sensor-timeout ticks."""
@@ -229,9 +229,10 @@ def _schedule_case(seed=3):
     p = load_ekf_params({
         'frequency': 30.0, 'sensor_timeout': 0.05,
         'imu0': 'imu/a', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6,
-        'imu0_remove_gravitational_acceleration': True, 'imu0_pose_rejection_threshold': 1.5,
+        'imu0_remove_gravitational_acceleration': True,
         'imu1': 'imu/b', 'imu1_config': [False] * 9 + [True] * 6, 'imu1_remove_gravitational_acceleration': True,
-        'odom0': 'gps', 'odom0_config': [True] * 3 + [False] * 12, 'odom0_pose_rejection_threshold': 4.0})
+        'odom0': 'gps', 'odom0_config': [True] * 3 + [False] * 12,
+        **({'imu0_pose_rejection_threshold': 1.5, 'odom0_pose_rejection_threshold': 4.0} if gates else {})})
     tf = StaticTransforms().add('base_link', 'imu_b', translation=(0.3, -0.1, 0.2), rpy=(0.0, 0.0, 0.4))
     rng = np.random.default_rng(seed)
     n, ng = 150, 12
@@ -265,25 +266,41 @@ def _schedule_case(seed=3):
 
 
 @pytest.mark.parametrize('full', [False, True])
-def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full):
+@pytest.mark.parametrize('gates', [True, False])
+def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
+    """The K = 1 loop (with and without fusing same-stamp ungated parts) equals the general loop:
+    same accept/reject statuses in the same order, same output rows, x and P to 1e-12."""
+    import functools
     import vepd_ros.judge.filter as flt
-    p, series, ticks = _schedule_case()
+    p, series, ticks = _schedule_case(gates=gates)
+    fused_groups = []
+
+    class CountingFuser(flt._Fuser):
+        def __call__(self, group, t, Rc3):
+            fused_groups.append(tuple(j for j, _, _ in group))
+            return super().__call__(group, t, Rc3)
+
+    monkeypatch.setattr(flt, '_Fuser', CountingFuser)
+    k1 = flt._loop_k1
     runs = []
-    for loop in (flt._loop_k1, flt._loop_batch):
+    for loop in (k1, functools.partial(k1, fuse_parts=False), flt._loop_batch):
         monkeypatch.setattr(flt, '_loop_k1', loop)
         seen = []
         res = flt.run_schedule(p, series, ticks, full_covariance=full,
                                on_update=lambda j, t, st, now: seen.append((j, t, st.tolist(), now)))
         runs.append((res, seen))
-    (a, sa), (b, sb) = runs
-    assert sa == sb
-    statuses = [s[2][0] for s in sa]
-    assert statuses.count(0) > 0 and statuses.count(1) > 0 and statuses.count(2) == 1
-    assert b.timeout_predict.any()
-    for f in ('tick_ns', 'stamp_ns', 'published', 'timeout_predict'):
-        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
-    np.testing.assert_allclose(a.x, b.x, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(a.P, b.P, rtol=0, atol=1e-12)
+    # imu0 twist + acceleration are always fused; the pose part only when imu0 has no gate
+    assert (0, 1, 2) in fused_groups if not gates else (1, 2) in fused_groups and (0, 1, 2) not in fused_groups
+    ref, sref = runs[-1]
+    statuses = [s[2][0] for s in sref]
+    assert statuses.count(1) > 0 and statuses.count(2) == 1 and (statuses.count(0) > 0) == gates
+    assert ref.timeout_predict.any()
+    for res, seen in runs[:-1]:
+        assert seen == sref
+        for f in ('tick_ns', 'stamp_ns', 'published', 'timeout_predict'):
+            np.testing.assert_array_equal(getattr(res, f), getattr(ref, f))
+        np.testing.assert_allclose(res.x, ref.x, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.P, ref.P, rtol=0, atol=1e-12)
 
 
 def test_message_with_lever_arm_state_terms_single_run():

@@ -306,45 +306,58 @@ class Ekf:
                     r = math.fmod(nu[k] + math.pi, _TWO_PI)
                     nu[k] = r + math.pi if r <= 0.0 else r - math.pi
                 n0, n1, n2 = nu
-            nu = (n0, n1, n2)
             (a, b, c), (d, e, f), (g, h, i) = S.tolist()
             A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
-            inv = 1.0 / (a * A + b * B + c * C)
-            Si = ((A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv),
-                  (B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv),
-                  (C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv))
-            if thr2 != math.inf:
-                (a, b, c), (d, e, f), (g, h, i) = Si
-                if (n0 * (a * n0 + b * n1 + c * n2) + n1 * (d * n0 + e * n1 + f * n2)
-                        + n2 * (g * n0 + h * n1 + i * n2)) >= thr2:
-                    return False
+            det = a * A + b * B + c * C
+            if det == 0.0:
+                raise np.linalg.LinAlgError('Singular matrix')
+            inv = 1.0 / det
+            a, b, c, d, e, f, g, h, i = (A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
+                                         B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
+                                         C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv)
+            w0, w1, w2 = a * n0 + b * n1 + c * n2, d * n0 + e * n1 + f * n2, g * n0 + h * n1 + i * n2
+            if thr2 != math.inf and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
+                return False
+            Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))      # [S⁻¹ | S⁻¹ν]
         else:
             nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
             for k in s.ang_list:
                 r = math.fmod(nu[k] + math.pi, _TWO_PI)
                 nu[k] = r + math.pi if r <= 0.0 else r - math.pi
             if m == 1:
+                if S.item() == 0.0:
+                    raise np.linalg.LinAlgError('Singular matrix')
                 Si = ((1.0 / S.item(),),)
             elif m == 2:
                 (a, b), (c, d) = S.tolist()
-                inv = 1.0 / (a * d - b * c)
+                det = a * d - b * c
+                if det == 0.0:
+                    raise np.linalg.LinAlgError('Singular matrix')
+                inv = 1.0 / det
                 Si = ((d * inv, -b * inv), (-c * inv, a * inv))
-            else:
-                Si = np.linalg.inv(S).tolist()
-            if thr2 != math.inf:
-                d2 = sum(nu[k] * sum(row[j] * nu[j] for j in range(m)) for k, row in enumerate(Si))
-                if d2 >= thr2:
+            else:                                   # m > 3: numpy inverse and products
+                Si = np.linalg.inv(S)
+                nu = np.array(nu)
+                if thr2 != math.inf and float(nu @ Si @ nu) >= thr2:
                     return False
-        G = P[:, sel] @ np.array(Si)                # Kalman gain (15, m)
-        xn = np.add(self.x[0], G @ np.array(nu))
-        r, p, y = xn[3:6].tolist()
+                Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
+            if m < 3:
+                w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
+                if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
+                    return False
+                Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
+        GX = P[:, sel] @ np.array(Siw)              # [G | G ν]: Kalman gain (15, m) and the state step
+        G = GX[:, :m]
+        xn = self.x + GX[:, m]
+        row = xn[0]
+        r, p, y = row[3:6].tolist()
         r, p, y = math.fmod(r + math.pi, _TWO_PI), math.fmod(p + math.pi, _TWO_PI), math.fmod(y + math.pi, _TWO_PI)
-        xn[3:6] = (r + math.pi if r <= 0.0 else r - math.pi, p + math.pi if p <= 0.0 else p - math.pi,
-                   y + math.pi if y <= 0.0 else y - math.pi)
+        row[3:6] = (r + math.pi if r <= 0.0 else r - math.pi, p + math.pi if p <= 0.0 else p - math.pi,
+                    y + math.pi if y <= 0.0 else y - math.pi)
         # Joseph form: M = (I−GH)P = P − G·HP;  M(I−GH)ᵀ + G R Gᵀ = M − (M[:, idx] − G R)·Gᵀ
         M = P - G @ HP
         M -= (M[:, sel] - G @ Rs) @ G.T
-        self.x = xn[None]
+        self.x = xn
         self.P = M[None]
         return True
 

@@ -237,7 +237,7 @@ def _loop_batch(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped,
 
 
 def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2, full_covariance,
-             on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to) -> int:
+             on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to, fuse_parts: bool = True) -> int:
     """``_loop_batch`` for K = 1 with per-message numpy work hoisted out of the loop: the flagged
     entries of every state-independent sample are cut and checked for finiteness once per series, queue
     entries are plain (stamp, seq, series, sample, zs) tuples, and an initialised filter with finite
@@ -260,6 +260,8 @@ def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, th
     queue: list = []
     push, pop = heapq.heappush, heapq.heappop
     correct = ekf._correct_k1
+    fusable = [t2 == math.inf for t2 in thr2]
+    fuse = _Fuser(ekf, sets) if fuse_parts else None
     e, n_ev, rows, counter = 0, len(arr_l), 0, 0
     last_pub = 0
     sensor_timeout = params.sensor_timeout_ns
@@ -285,6 +287,22 @@ def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, th
         if queue:
             while queue and queue[0][0] <= now:
                 t, _, j, i, zs, z = pop(queue)
+                if (fusable[j] and zs is not None and queue and queue[0][0] == t and ekf.initialized
+                        and fuse is not None):
+                    # same-stamp parts popped back to back (e.g. the IMU triple): one joint update
+                    group = [(j, i, zs)]
+                    used = set(sets[j].idx_list)
+                    while queue and queue[0][0] == t and fusable[queue[0][2]] and queue[0][4] is not None \
+                            and used.isdisjoint(sets[queue[0][2]].idx_list):
+                        _, _, j2, i2, zs2, _ = pop(queue)
+                        group.append((j2, i2, zs2))
+                        used.update(sets[j2].idx_list)
+                    if len(group) > 1:
+                        fuse(group, t, Rc3)
+                        if on_update is not None:
+                            for j2, _, _ in group:
+                                on_update(j2, t, _FUSED.copy(), now)
+                        continue
                 if zs is not None and ekf.initialized:
                     delta = t - ekf.last_time_ns
                     if delta > 0:
@@ -319,6 +337,58 @@ def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, th
             out_P[rows, 0] = P.diagonal()
         rows += 1
     return rows
+
+
+class _Fuser:
+    """Joint update of same-stamp measurements processed back to back (``_loop_k1``).
+
+    Sequential Kalman updates by measurements with disjoint selection index sets and independent noise
+    (block-diagonal R) equal one update by the stacked measurement: same x and P up to rounding. Used only
+    when (a) the filter is initialised, (b) every part has finite flagged entries and (c) **no part has a
+    finite rejection threshold** — the Mahalanobis gate is per part upstream, so a gated part is never
+    fused and keeps its own accept/reject decision; ungated parts are always accepted, so every part
+    reports FUSED exactly as it would sequentially. The first part's δ (prediction, last_time) applies to
+    the group, the later parts have δ = 0. Only difference from sequential: an angle innovation is wrapped
+    against the prior instead of the state after the earlier parts (they agree unless it sits at ±π)."""
+
+    def __init__(self, ekf: Ekf, sets):
+        self.ekf, self.sets = ekf, sets
+        self.cache: dict = {}
+
+    def _plan(self, key):
+        idx = sorted(i for j in key for i in self.sets[j].idx_list)
+        s = index_set(tuple(i in idx for i in range(15)))
+        pos = {i: p for p, i in enumerate(idx)}
+        order = [pos[i] for j in key for i in self.sets[j].idx_list]     # concat position -> union position
+        perm = [0] * len(order)
+        for c, p in enumerate(order):
+            perm[p] = c
+        blocks = []
+        for j in key:
+            ps = [pos[i] for i in self.sets[j].idx_list]
+            blocks.append(slice(ps[0], ps[-1] + 1) if ps == list(range(ps[0], ps[-1] + 1))
+                          else np.ix_(ps, ps))
+        plan = self.cache[key] = (s, perm, blocks, len(idx))
+        return plan
+
+    def __call__(self, group, t, Rc3):
+        key = tuple(j for j, _, _ in group)
+        plan = self.cache.get(key)
+        s, perm, blocks, m = plan if plan is not None else self._plan(key)
+        cat = [v for _, _, zs in group for v in zs]
+        R = np.zeros((m, m))
+        for (j, i, _), b in zip(group, blocks):
+            if isinstance(b, slice):
+                R[b, b] = Rc3[j][i]
+            else:
+                R[b] = Rc3[j][i]
+        ekf = self.ekf
+        delta = t - ekf.last_time_ns
+        if delta > 0:
+            ekf.predict(delta * 1e-9)
+        ekf._correct_k1(s, [cat[c] for c in perm], R, math.inf)
+        if delta >= 0:
+            ekf.last_time_ns = t
 
 
 _FUSED = np.ones(1, np.int8)
