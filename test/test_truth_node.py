@@ -70,7 +70,7 @@ def test_accelerated_clock_drives_sim_time(ros_ctx, executor, domain_id):
     stamps, clock = np.array(got['odom']), np.array(got['clock'])
     assert clock[0] >= 1_000_000_000 - 10_000_000 and np.all(np.diff(clock) > 0)
     starts = [e for e in got['run'] if e['event'] == 'start']
-    assert [(e['scenario'], e['run']) for e in starts] == [('circle', 0), ('circle', 1)]
+    assert [(e['scenario'], e['run']) for e in starts] == [('circle', 1), ('circle', 2)]
     assert [e['seed'] for e in starts] == [seed for _, _, seed in run_plan(0, ['circle'], 2)]
     first_run = stamps[stamps < starts[1]['stamp_ns']]
     sim_span = (first_run[-1] - first_run[0]) * 1e-9
@@ -96,7 +96,7 @@ def test_invalid_parameters_stop_the_node_with_a_named_error(domain_id, param, m
 def test_sigterm_and_sigint_exit_cleanly(domain_id):
     for sig in (signal.SIGTERM, signal.SIGINT):
         proc = _spawn(domain_id, 'duration_s:=30.0')
-        wait_for_output(proc, 'run 1/1 (circle #0) start', timeout_s=15)   # spinning: its first timer callback ran
+        wait_for_output(proc, 'run 1/1 (circle #1) start', timeout_s=15)   # spinning: its first timer callback ran
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=15)
         assert proc.returncode == 0, out

@@ -122,10 +122,11 @@ GRAPH_ARGS: dict[str, list[Param]] = {
     'sim_judge': COMMON_ARGS + [
         Param('models', 'ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim', 'GPS models under test (comma list)',
               check=_csv, check_msg='a comma-separated list'),
-        Param('imu_model', 'ch_drift', 'IMU model of every simulated chain'),
+        Param('imu_model', 'ch_drift_paper', 'IMU model of every chain (the paper\'s experiments: ch_drift_paper)'),
         Param('reference', 'rtk', "real side: a sensor preset run through the graph (e.g. 'rtk'), or a directory "
               'of real runs'),
-        Param('reference_imu_model', 'allan', 'IMU model of the reference chain when it is simulated'),
+        Param('reference_imu_model', '', 'IMU model of the reference chain when it is simulated (empty: imu_model, '
+              'as the offline study does)'),
         Param('scenarios', 'straight,circle,sine', 'manoeuvres (comma list)', check=_csv, check_msg='a comma-separated list'),
         Param('duration_s', 30.0, 'length of one run (s)', low=0.0, low_open=True),
         Param('time_scale', 1.0, 'sim seconds per wall second; != 1 puts the graph on /clock', low=0.0, low_open=True),
@@ -189,10 +190,21 @@ def node_params_from_yaml(path: str, node_name: str) -> dict:
     return out
 
 
+_SENSOR_KEY = re.compile(r'(odom|imu|pose|twist)\d+')
+
+
 def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeSpec]:
     ekf_yaml, navsat_yaml = _configs(a)
     ekf_params = {**node_params_from_yaml(ekf_yaml, 'ekf_filter_node'), **extra}
     navsat_params = {**node_params_from_yaml(navsat_yaml, 'navsat_transform'), **extra}
+    if namespace:
+        # Inside a chain's namespace the judge's inputs are the chain's own topics: make them relative.
+        ekf_params.update({k: v.lstrip('/') for k, v in ekf_params.items()
+                           if _SENSOR_KEY.fullmatch(k) and isinstance(v, str)})
+    if judge != 'builtin' or not extra.get('reset_on_run_events'):
+        # robot_localization has no such switch: with it, each run continues the previous run's filter.
+        ekf_params.pop('reset_on_run_events', None)
+        navsat_params.pop('reset_on_run_events', None)
     package, ekf_exe, navsat_exe = (('robot_localization', 'ekf_node', 'navsat_transform_node')
                                     if judge == 'robot_localization' else (PACKAGE, 'judge_node', 'navsat_node'))
     return [NodeSpec(package, navsat_exe, 'navsat_transform', namespace, [navsat_params], [('imu', 'imu/data')],
@@ -216,22 +228,26 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     if a['use_truth_node']:
         nodes.append(NodeSpec(PACKAGE, 'truth_node', 'truth_node', parameters=[{
             'scenario': scenarios, 'duration_s': a['duration_s'], 'runs': a['k'], 'seed': a['seed'],
-            'time_scale': a['time_scale'], 'publish_clock': sim_time, 'wait_for_subscribers': 0}],
+            'time_scale': a['time_scale'], 'publish_clock': sim_time,
+            # every chain's gps noise, imu noise and recorder subscribe to the truth odometry
+            'wait_for_subscribers': 3 * (len(models) + (0 if Path(a['reference']).is_dir() else 1))}],
             remappings=[('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
             role='truth'))
     reference_is_dir = Path(a['reference']).is_dir()
-    chains = [] if reference_is_dir else [('reference', a['reference'], a['reference_imu_model'], 'real')]
+    chains = [] if reference_is_dir else [('reference', a['reference'], a['reference_imu_model'] or a['imu_model'],
+                                          'real')]
     chains += [(m, m, a['imu_model'], 'sim') for m in models]
     for label, gps_model, imu_model, side in chains:
         ns = label_namespace(label)
         noise = {**t, 'seed': a['seed'], 'label': label}
         nodes += [
             NodeSpec(PACKAGE, 'gps_noise_node', 'gps_noise', ns, [{**noise, 'model': gps_model}],
-                     [('/ground_truth/odometry', a['truth_odom_topic']), ('gps/fix', 'gps/fix')], role='gps'),
+                     [('/ground_truth/odometry', a['truth_odom_topic']), ('/gps/fix', 'gps/fix')], role='gps'),
             NodeSpec(PACKAGE, 'imu_noise_node', 'imu_noise', ns, [{**noise, 'model': imu_model}],
-                     [('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
-                     role='imu'),
-            *_judge_nodes(a, ns, judge, t),
+                     [('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic']),
+                      ('/imu/data', 'imu/data')], role='imu'),
+            # each run is judged by a freshly started filter and navsat, as in the offline study
+            *_judge_nodes(a, ns, judge, {**t, 'reset_on_run_events': a['use_truth_node']}),
             NodeSpec(PACKAGE, 'recorder_node', 'recorder', ns, [{
                 **t, 'side': side, 'label': label, 'model': gps_model, 'output_dir': a['output_dir'],
                 'truth_topic': a['truth_odom_topic'], 'truth_type': 'nav_msgs/msg/Odometry',

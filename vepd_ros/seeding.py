@@ -25,5 +25,6 @@ def derive_seed(seed: int, *keys) -> int:
 
 
 def run_plan(seed: int, scenarios, runs: int) -> list[tuple[str, int, int]]:
-    """(scenario, j, truth_seed) for every run of a study: scenarios in the given order, runs j = 0..K-1."""
-    return [(s, j, derive_seed(seed, 'truth', s, j)) for s in scenarios for j in range(runs)]
+    """(scenario, j, truth_seed) for every run of a study: scenarios in the given order, runs j = 1..K (the
+    authors' file numbering ``<scenario>_<j>.csv``)."""
+    return [(s, j, derive_seed(seed, 'truth', s, j)) for s in scenarios for j in range(1, runs + 1)]

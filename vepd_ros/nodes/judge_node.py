@@ -21,7 +21,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu
 
 from vepd_ros.frames import quaternion_from_rpy
-from vepd_ros.judge.config import load_ekf_params
+from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
 from vepd_ros.judge.filter import RosFilter
 from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, ns_to_stamp, run_node
 
@@ -42,8 +42,13 @@ class JudgeNode(Node):
         # vepd_ros's own switch (not a robot_localization parameter): restart the filter at every run start
         # announced by truth_node, as a freshly launched ekf_node per run would (the offline study's semantics).
         reset_on_runs = bool(raw.pop('reset_on_run_events', False))
-        self.params = load_ekf_params(raw)
+        # The same loader as the offline graph: robot_localization's YAML including a control block (ART's
+        # file sets use_control with nothing publishing cmd_vel: emulated as a command that never arrives).
+        judge = load_judge_params(raw)
+        self.params = judge.ekf
         self.filter = RosFilter(self.params)
+        if judge.control is not None:
+            self.filter.ekf = make_judge_ekf(judge, 1)
         self.drops = DropCounter(self)
         self.runs = RunEvents(self, 'judge', 0, 'judge', self._restart, self.drops) if reset_on_runs else None
         self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=10))

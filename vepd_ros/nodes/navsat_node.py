@@ -29,7 +29,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 
 from vepd_ros.judge.navsat import NavSatCore, StaticTF, load_navsat_params
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, ns_to_stamp, run_node, stamp_to_ns
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
@@ -50,6 +50,8 @@ class NavSatNode(Node):
         raw = {name: p.value for name, p in self._parameters.items()
                if name not in _RCLPY_PARAMETERS and p.value is not None and not name.startswith('qos_overrides.')}
         raw = {k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()}
+        # vepd_ros's own switch (not upstream's): a fresh navsat_transform at every run start of a study
+        reset_on_runs = bool(raw.pop('reset_on_run_events', False))
         tf_specs = raw.pop('static_transforms', [])
         if isinstance(tf_specs, str):
             tf_specs = [tf_specs]
@@ -58,9 +60,12 @@ class NavSatNode(Node):
         except ValueError as exc:
             raise ParameterError('static_transforms', tf_specs, str(exc)) from None
         self.p = load_navsat_params(raw)
+        self._tf = tf
         self.core = NavSatCore(self.p, tf=tf)
         self.drops = DropCounter(self)
+        self.runs = RunEvents(self, 'navsat', 0, 'navsat', self._restart, self.drops) if reset_on_runs else None
         qos = sensor_qos_depth1()
+        self._qos = qos
         self.sub_odom = self.create_subscription(Odometry, 'odometry/filtered', self._on_odom, qos)
         self.sub_fix = self.create_subscription(NavSatFix, 'gps/fix', self._on_fix, qos)
         self.sub_imu = (self.create_subscription(Imu, 'imu', self._on_imu, qos) if self.core.imu_sub_active else None)
@@ -83,7 +88,18 @@ class NavSatNode(Node):
         self.timer = self.create_timer(1.0 / self.p['frequency'], self._on_tick)
 
     # -- callbacks ------------------------------------------------------------------------------
+    def _restart(self, event: dict) -> None:
+        self.core = NavSatCore(self.p, tf=self._tf)
+        if self.core.imu_sub_active and self.sub_imu is None:
+            self.sub_imu = self.create_subscription(Imu, 'imu', self._on_imu, self._qos)
+        self.get_logger().info(f"run {event['scenario']} #{event['run']}: datum forgotten, waiting for a new one")
+
+    def _run_boundary(self, stamp) -> None:
+        if self.runs is not None:
+            self.runs.before(stamp_to_ns(stamp))
+
     def _on_fix(self, m: NavSatFix) -> None:
+        self._run_boundary(m.header.stamp)
         cov = np.asarray(m.position_covariance, float)
         if cov.size != 9:
             self.drops.drop('bad message', f'gps/fix position_covariance has {cov.size} values')
@@ -94,6 +110,7 @@ class NavSatNode(Node):
             self.drops.drop('no fix', 'gps/fix with STATUS_NO_FIX or NaN position ignored (as upstream)')
 
     def _on_imu(self, m: Imu) -> None:
+        self._run_boundary(m.header.stamp)
         if not self.core.imu_sub_active:
             if self.sub_imu is not None:             # upstream resets the subscription once the datum exists
                 self.destroy_subscription(self.sub_imu)
@@ -103,6 +120,7 @@ class NavSatNode(Node):
         self.core.on_imu(stamp_to_ns(m.header.stamp), (o.x, o.y, o.z, o.w), frame_id=m.header.frame_id)
 
     def _on_odom(self, m: Odometry) -> None:
+        self._run_boundary(m.header.stamp)
         pp, o = m.pose.pose.position, m.pose.pose.orientation
         self.core.on_odom(stamp_to_ns(m.header.stamp), (pp.x, pp.y, pp.z), (o.x, o.y, o.z, o.w),
                           pose_cov=np.asarray(m.pose.covariance, float), frame_id=m.header.frame_id,

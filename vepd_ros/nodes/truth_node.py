@@ -68,10 +68,16 @@ class TruthNode(Node):
         return False
 
     def _on_clock_tick(self):
+        """One step of sim time: publish the samples stamped up to T, then let /clock reach T − period/2.
+
+        Data for step T goes out before any node's clock reaches T (as a simulator publishes a step's results
+        before advancing its clock), so a timer firing at T — the judge's, navsat's — finds the data stamped T
+        already delivered, whatever order the executor picks. This is the offline study's ordering at one
+        instant (arrivals, then timer callbacks), so the graph and the study time messages alike."""
         if not self._ready():
             return
-        self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns)))
         self._publish_due(self.sim_ns)
+        self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns - self.period_ns // 2)))
         self.sim_ns += self.period_ns
 
     def _on_tick(self):

@@ -93,6 +93,7 @@ class RecorderCore:
         self._pre: deque = deque()                # motion pre-roll
         self._below_since: float | None = None
         self._runs_done = 0
+        self.run_j: int | None = None             # run number of the next file (None: one past the highest)
 
     # ------------------------------------------------------------------------------------------- control
     @property
@@ -117,6 +118,13 @@ class RecorderCore:
             return self._close(force=True)
         self._end = float(stamp)
         return self._try_close()
+
+    def close_if_stale(self, now: float) -> dict | None:
+        """Close a run whose end is known once ``now`` is ``close_lag_s`` past it, even if a stream stopped
+        short of the end (the last run of a batch: no later sample will ever arrive to close it)."""
+        if self._recording and self._end is not None and now >= self._end + self.close_lag_s:
+            return self._close()
+        return None
 
     def flush(self) -> dict | None:
         """Close the run in progress now (end of input)."""
@@ -234,7 +242,7 @@ class RecorderCore:
                          'segmentation': {'mode': self.segmentation, 'duration_s': self.duration_s,
                                           'motion_threshold_mps': self.threshold, 'motion_hold_s': self.hold_s,
                                           'pre_roll_s': self.pre_roll_s, 'close_lag_s': self.close_lag_s}})
-            path = self.writer.write(rec, self.scenario, meta)
+            path = self.writer.write(rec, self.scenario, meta, j=self.run_j)
             ev.update(status='written', path=str(path), j=rec.meta.get('j'), duration_s=end - t0)
             self.totals['runs_written'] += 1
         self._runs_done += 1

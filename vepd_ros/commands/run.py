@@ -1,0 +1,148 @@
+"""``vepd run GRAPH [name:=value ...] [--json]``: a vepd_ros graph without launch_ros.
+
+The nodes of ``vepd_ros.graph.build_graph`` (the description the launch files use) are composed in one
+process on a SingleThreadedExecutor (``--processes``: one process per node, started with the same
+``--ros-args``), with the built-in judge where robot_localization is absent. The run ends when the evaluator
+publishes its result (or at ``--timeout``); ``--json`` prints that result in the ``vepd evaluate`` shape.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import time
+
+from vepd_ros.graph import GRAPH_ARGS, build_graph, typed_args
+from vepd_ros.params import parse_assignments
+
+# executable → (module, class) for in-process composition
+NODE_CLASSES = {
+    'truth_node': ('vepd_ros.nodes.truth_node', 'TruthNode'),
+    'gps_noise_node': ('vepd_ros.nodes.gps_noise_node', 'GpsNoiseNode'),
+    'imu_noise_node': ('vepd_ros.nodes.imu_noise_node', 'ImuNoiseNode'),
+    'judge_node': ('vepd_ros.nodes.judge_node', 'JudgeNode'),
+    'navsat_node': ('vepd_ros.nodes.navsat_node', 'NavSatNode'),
+    'recorder_node': ('vepd_ros.nodes.recorder_node', 'RecorderNode'),
+    'evaluator_node': ('vepd_ros.nodes.evaluator_node', 'EvaluatorNode'),
+}
+
+
+def register(sub):
+    p = sub.add_parser('run', help='run a vepd_ros ROS graph (sim_judge, bag_replay, live_eval) without launch_ros',
+                       description='Arguments are the launch arguments of the graph, as name:=value. '
+                                   'sim_judge: ' + ', '.join(a.name for a in GRAPH_ARGS['sim_judge']))
+    p.add_argument('graph', choices=sorted(GRAPH_ARGS))
+    p.add_argument('assignments', nargs='*', metavar='name:=value')
+    p.add_argument('--json', action='store_true', help='print the evaluator result as JSON')
+    p.add_argument('--processes', action='store_true', help='one process per node instead of one process')
+    p.add_argument('--timeout', type=float, default=0.0,
+                   help='give up after this many wall seconds (default: from the graph\'s run length)')
+    p.add_argument('--list', action='store_true', help='print the nodes and their --ros-args, then exit')
+    p.set_defaults(func=run)
+
+
+def _default_timeout(graph: str, a: dict) -> float:
+    if graph != 'sim_judge':
+        return 24 * 3600.0
+    n_scen = len([s for s in a.get('scenarios', 'straight,circle,sine').split(',') if s.strip()])
+    runs = a.get('k', 10) * n_scen
+    sim_s = runs * (a.get('duration_s', 30.0) + 3.0)
+    return sim_s / a.get('time_scale', 1.0) + 60.0
+
+
+def run(args) -> int:
+    raw = parse_assignments(args.assignments)
+    values = typed_args(args.graph, {k: str(v) if not isinstance(v, str) else v for k, v in raw.items()})
+    nodes = build_graph(args.graph, values)
+    if args.list:
+        for n in nodes:
+            print(f'{n.package}/{n.executable}  ' + ' '.join(n.ros_args()))
+        return 0
+    timeout = args.timeout or _default_timeout(args.graph, {**{p.name: p.default for p in GRAPH_ARGS[args.graph]},
+                                                             **values})
+    result = (_run_processes if args.processes else _run_in_process)(nodes, timeout)
+    if result is None:
+        print(f'vepd run {args.graph}: no result from the evaluator within {timeout:.0f} s', file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        from vepd_ros.commands.evaluate import format_tables
+        print(format_tables(result))
+    return 0
+
+
+def _result_listener(node, box: dict):
+    from std_msgs.msg import String
+
+    from vepd_ros.nodes.base import EVENT_QOS
+    from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
+    node.create_subscription(String, RESULT_TOPIC, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS)
+
+
+def _run_in_process(nodes, timeout: float):
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    rclpy.init(args=[])                 # not sys.argv: its name:=value words are graph arguments
+    box: dict = {}
+    built = []
+    try:
+        ex = SingleThreadedExecutor()
+        for spec in nodes:
+            module, cls = NODE_CLASSES[spec.executable]
+            node = getattr(importlib.import_module(module), cls)(cli_args=spec.ros_args(), use_global_arguments=False)
+            built.append(node)
+            ex.add_node(node)
+        listener = rclpy.create_node('vepd_run')
+        _result_listener(listener, box)
+        ex.add_node(listener)
+        built.append(listener)
+        deadline = time.monotonic() + timeout
+        try:
+            while 'result' not in box and time.monotonic() < deadline and rclpy.ok():
+                ex.spin_once(timeout_sec=0.1)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+    finally:
+        for n in built:
+            n.destroy_node()
+        rclpy.try_shutdown()
+    return box.get('result')
+
+
+def _run_processes(nodes, timeout: float):
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    procs = []
+    box: dict = {}
+    rclpy.init(args=[])
+    try:
+        listener = rclpy.create_node('vepd_run')
+        _result_listener(listener, box)
+        for spec in nodes:
+            exe = Path(sys.prefix) / 'bin' / spec.executable
+            procs.append(subprocess.Popen([str(exe) if exe.exists() else spec.executable, *spec.ros_args()]))
+        ex = SingleThreadedExecutor()
+        ex.add_node(listener)
+        deadline = time.monotonic() + timeout
+        while 'result' not in box and time.monotonic() < deadline:
+            ex.spin_once(timeout_sec=0.1)
+            if any(p.poll() not in (None, 0) for p in procs):
+                bad = [n.executable for n, p in zip(nodes, procs) if p.poll() not in (None, 0)]
+                print(f'vepd run: node(s) exited with an error: {", ".join(bad)}', file=sys.stderr)
+                break
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        rclpy.try_shutdown()
+    return box.get('result')

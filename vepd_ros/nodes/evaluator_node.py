@@ -1,0 +1,151 @@
+"""evaluator_node: computes VEPD when every batch holds K runs; publishes ``/vepd/result`` and writes the report.
+
+Listens to ``/vepd/runs`` (recorder events, JSON). Batches: the runs the recorders announce, plus every batch
+stored under ``reference_dir`` (a directory in the batch layout: ``Real/`` and/or ``Sim/<label>/``). Once the
+reference side and every expected label hold ``k`` runs of every scenario, it evaluates with
+``vepd_ros.metrics.evaluator.EvaluatorCore`` and publishes the result as JSON (the ``vepd evaluate --json``
+shape, latched), and writes ``result.json`` + the report into ``output_dir``. With ``rolling`` (live use) it
+re-evaluates on each new run over the last ``k`` runs of each batch.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
+from vepd_ros.nodes.base import EVENT_QOS, DropCounter, declare_params, run_node
+from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+from vepd_ros.params import Param
+from vepd_ros.runs.format import read_run
+from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
+
+RESULT_TOPIC = '/vepd/result'
+
+EVALUATOR_PARAMS = [
+    Param('k', 10, 'runs per scenario and batch that complete it', low=2),
+    Param('output_dir', 'vepd_out', 'where result.json and the report are written'),
+    Param('reference_dir', '', 'stored batches (batch layout root) to evaluate with the live ones'),
+    Param('expected_labels', '', 'labels under test to wait for (comma list; empty: any that appear)'),
+    Param('scenarios', '', 'scenarios to wait for (comma list; empty: those of the reference)'),
+    Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
+    Param('rolling', False, 're-evaluate on every new run over the last k runs of each batch'),
+    Param('n_boot', 1000, 'bootstrap resamples for the 95 % interval', low=0),
+    Param('seed', 0, 'bootstrap seed', low=0),
+    Param('report', True, 'write report.md/.html and figures when all batches live in output_dir'),
+]
+
+
+def _csv(text: str) -> list[str]:
+    return [x.strip() for x in text.split(',') if x.strip()]
+
+
+class EvaluatorNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('evaluator', **kwargs)
+        self.p = p = declare_params(self, EVALUATOR_PARAMS)
+        self.drops = DropCounter(self)
+        self.batches: dict[str, dict[str, dict[int, Path]]] = {}      # side → scenario → j → csv
+        self.stored_sides: set[str] = set()
+        if p['reference_dir']:
+            self._load_stored(Path(p['reference_dir']))
+        self.expected = _csv(p['expected_labels'])
+        self.scenarios = [canonical_scenario(s) for s in _csv(p['scenarios'])]
+        self.pub = self.create_publisher(String, RESULT_TOPIC, EVENT_QOS)
+        self.create_subscription(String, RUNS_TOPIC, self._on_run, EVENT_QOS)
+        self.evaluations = 0
+        self._evaluated_key = None
+        self.get_logger().info(f"evaluator: k={p['k']} labels={self.expected or 'any'} "
+                               f"scenarios={self.scenarios or 'of the reference'} → {p['output_dir']}")
+
+    def _load_stored(self, root: Path):
+        for side, folder in [(REFERENCE, root / 'Real')] + [
+                (d.name.removesuffix('_results'), d) for d in sorted((root / 'Sim').glob('*')) if d.is_dir()]:
+            if not folder.is_dir():
+                continue
+            b, warns = scan_batch_dir(folder, side, display_name(side))
+            for w in warns:
+                self.get_logger().warning(w)
+            for sc, lst in b.runs.items():
+                self.batches.setdefault(side, {}).setdefault(sc, {}).update(dict(lst))
+            self.stored_sides.add(side)
+        if not self.stored_sides:
+            self.get_logger().error(f'reference_dir {root}: no Real/ or Sim/<label>/ batch found')
+
+    def _on_run(self, msg: String):
+        try:
+            ev = json.loads(msg.data)
+        except ValueError as exc:
+            return self.drops.drop('bad_event', f'{RUNS_TOPIC}: {exc}')
+        if ev.get('status') != 'written':
+            if ev.get('status') == 'discarded':
+                self.get_logger().warning(f"run discarded by {ev.get('label')}: {ev.get('reason')}")
+            return
+        try:
+            side = REFERENCE if ev['side'] == 'real' else ev['label']
+            self.batches.setdefault(side, {}).setdefault(ev['scenario'], {})[int(ev['j'])] = Path(ev['path'])
+        except (KeyError, TypeError, ValueError) as exc:
+            return self.drops.drop('bad_event', f'{RUNS_TOPIC}: missing {exc}')
+        self.maybe_evaluate()
+
+    # -- readiness and evaluation -----------------------------------------------------------------------
+    def _selected(self) -> dict[str, dict[str, list[Path]]] | None:
+        """The runs to evaluate (last k of each batch when rolling), or None while a batch is short."""
+        k = self.p['k']
+        ref = self.batches.get(REFERENCE, {})
+        scenarios = self.scenarios or sorted({canonical_scenario(s) for s in ref})
+        labels = self.expected or [s for s in self.batches if s != REFERENCE]
+        if not scenarios or not labels:
+            return None
+        out: dict[str, dict[str, list[Path]]] = {}
+        for side in [REFERENCE] + labels:
+            by_sc = {canonical_scenario(s): (s, runs) for s, runs in self.batches.get(side, {}).items()}
+            for sc in scenarios:
+                if sc not in by_sc or len(by_sc[sc][1]) < k:
+                    return None
+                name, runs = by_sc[sc]
+                js = sorted(runs)
+                js = js[-k:] if self.p['rolling'] else js
+                out.setdefault(side, {})[name] = [runs[j] for j in js]
+        return out
+
+    def maybe_evaluate(self) -> dict | None:
+        sel = self._selected()
+        if sel is None:
+            return None
+        key = json.dumps({s: {sc: [str(p) for p in ps] for sc, ps in v.items()} for s, v in sel.items()}, sort_keys=True)
+        if key == self._evaluated_key or (self._evaluated_key is not None and not self.p['rolling']):
+            return None
+        self._evaluated_key = key
+        core = EvaluatorCore(k=self.p['k'], velocity=self.p['velocity'], n_boot=self.p['n_boot'], seed=self.p['seed'])
+        for side, by_sc in sel.items():
+            if side != REFERENCE:
+                core.add_model(side, display_name(side))
+            for sc, paths in by_sc.items():
+                core.add_records(side, sc, [read_run(p) for p in paths])
+        res = core.result()
+        self.evaluations += 1
+        out = Path(self.p['output_dir'])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / 'result.json').write_text(json.dumps(res, indent=1) + '\n')
+        self.pub.publish(String(data=json.dumps(res)))
+        line = ', '.join(f"{m['display_name']} {m['VEPD']:.4f}" for m in res['models'].values())
+        self.get_logger().info(f'VEPD ({self.evaluations}): {line}')
+        if self.p['report'] and not self.stored_sides:
+            try:
+                from vepd_ros.report import build_report
+                build_report(out, velocity=self.p['velocity'], n_boot=self.p['n_boot'], seed=self.p['seed'],
+                             k=self.p['k'], progress=False)
+            except Exception as exc:  # noqa: BLE001 - the result stands; the report is a by-product
+                self.get_logger().warning(f'report not written: {exc}')
+        return res
+
+
+def main(args=None) -> int:
+    return run_node(EvaluatorNode, args=args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

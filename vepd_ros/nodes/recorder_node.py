@@ -1,0 +1,227 @@
+"""recorder_node: pairs ``odometry/filtered`` with a truth topic into runs, one file per run.
+
+Wraps ``vepd_ros.runs.recorder.RecorderCore`` (pairing, segmentation, atomic writes: a SIGKILL loses at
+most the run in progress, and a restarted recorder continues the batch after the highest run on disk).
+Segmentation (``segmentation``):
+  ``events``    runs announced by truth_node on ``/ground_truth/run`` (scenario and run number from the event)
+  ``manual``    services ``~/start`` and ``~/stop`` (std_srvs/Trigger)
+  ``duration``  back-to-back runs of ``run_duration_s``
+  ``motion``    a run per stretch of truth motion
+  ``single``    one run from the first sample until shutdown (bag replay)
+Each finished run is announced as JSON on ``/vepd/runs`` (latched). Dropped messages (NaN, stamps going
+backwards, wrong frame) are counted per reason, warned about (throttled) and published on ``/diagnostics``;
+a topic that never delivers is reported by name after ``topic_timeout_s``.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from vepd_ros.nodes.base import EVENT_QOS, RUN_EVENTS_TOPIC, DropCounter, declare_params, run_node, stamp_to_ns
+from vepd_ros.params import Param, ParameterError
+from vepd_ros.runs.recorder import RecorderCore
+
+RUNS_TOPIC = '/vepd/runs'
+
+
+def _ned_to_enu(v):
+    return v.y, v.x            # (east, north) from (north, east)
+
+
+# truth_type → (message type, function msg → (vx, vy)). Body-frame (x forward, y left) where the message
+# carries a body twist; (east, north) for INS messages in a world frame — the speed is the same either way.
+TRUTH_TYPES = {
+    'nav_msgs/msg/Odometry': lambda m: (m.twist.twist.linear.x, m.twist.twist.linear.y),
+    'geometry_msgs/msg/TwistStamped': lambda m: (m.twist.linear.x, m.twist.linear.y),
+    'geometry_msgs/msg/TwistWithCovarianceStamped': lambda m: (m.twist.twist.linear.x, m.twist.twist.linear.y),
+    'sbg_driver/msg/SbgGpsVel': lambda m: _ned_to_enu(m.velocity),
+    'sbg_driver/msg/SbgEkfNav': lambda m: _ned_to_enu(m.velocity),
+}
+SEGMENTATIONS = ('events', 'manual', 'duration', 'motion', 'single')
+
+RECORDER_PARAMS = [
+    Param('side', 'sim', 'real (the reference batch) or sim (a model under test)', choices=('real', 'sim')),
+    Param('label', 'sim', 'batch label (folder Sim/<label>; ignored for side real)'),
+    Param('model', '', 'GPS model name recorded in the sidecar'),
+    Param('scenario', 'run', 'scenario of the runs (segmentation events: taken from each event)'),
+    Param('output_dir', 'vepd_out', 'root of the batch layout'),
+    Param('estimate_topic', 'odometry/filtered', 'the judge output (nav_msgs/Odometry, twist in base_link)'),
+    Param('truth_topic', '/ground_truth/odometry', 'ground-truth topic'),
+    Param('truth_type', 'nav_msgs/msg/Odometry', 'message type of truth_topic', choices=tuple(TRUTH_TYPES)),
+    Param('truth_frame_id', '', 'expected header.frame_id of truth (empty: any); others are dropped'),
+    Param('velocity', 'speed', 'scalar velocity the runs are scored on', choices=('speed', 'vx', 'vector')),
+    Param('segmentation', 'events', 'how runs are delimited', choices=SEGMENTATIONS),
+    Param('run_duration_s', 20.0, 'run length for segmentation duration (s)', low=0.0, low_open=True),
+    Param('max_runs', 0, 'stop recording after this many runs (0: no limit)', low=0),
+    Param('topic_timeout_s', 10.0, 'report a topic that has delivered nothing after this long (s, node clock)',
+          low=0.0, low_open=True),
+]
+
+
+def message_class(type_name: str):
+    """'pkg/msg/Type' → the message class (no rosidl_runtime_py in the pip runtime)."""
+    pkg, _, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{pkg}.msg'), name)
+
+
+class RecorderNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('recorder', **kwargs)
+        self.p = p = declare_params(self, RECORDER_PARAMS)
+        try:
+            truth_cls = message_class(p['truth_type'])
+        except (ImportError, AttributeError) as exc:
+            raise ParameterError('truth_type', p['truth_type'], f'a message type installed here ({exc})') from exc
+        self.truth_velocity = TRUTH_TYPES[p['truth_type']]
+        self.drops = DropCounter(self)
+        self.pub_runs = self.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', QoSProfile(depth=10))
+        seg = p['segmentation']
+        core_seg = {'events': 'manual', 'single': 'manual'}.get(seg, seg)
+        self.core = RecorderCore(
+            p['output_dir'], side=p['side'], label=p['label'] if p['side'] == 'sim' else None,
+            scenario=p['scenario'], segmentation=core_seg,
+            duration_s=p['run_duration_s'] if seg == 'duration' else None, max_runs=p['max_runs'] or None,
+            meta={'model': p['model'], 'source_topics': {'estimate': self.resolve_topic_name(p['estimate_topic']),
+                                                        'truth': p['truth_topic']},
+                  'truth_type': p['truth_type'], 'velocity': p['velocity'], 'source': 'recorder_node'},
+            on_event=self._on_run)
+        if seg == 'single':
+            self.core.start(None)
+        self.counts = {'estimate': 0, 'truth': 0}
+        self._pending_events: list[dict] = []
+        self.create_subscription(Odometry, p['estimate_topic'], self._on_estimate, QoSProfile(depth=100))
+        self.create_subscription(truth_cls, p['truth_topic'], self._on_truth, QoSProfile(depth=200))
+        if seg == 'events':
+            self.create_subscription(String, RUN_EVENTS_TOPIC, self._on_event, EVENT_QOS)
+        self.create_service(Trigger, '~/start', self._srv_start)
+        self.create_service(Trigger, '~/stop', self._srv_stop)
+        self._t_start = None
+        self.create_timer(1.0, self._on_second)
+        self.create_timer(0.1, self._on_stale_check)
+        self.get_logger().info(f"recorder: {p['side']}/{p['label']} {p['estimate_topic']} vs {p['truth_topic']} "
+                               f"({p['truth_type']}), segmentation {seg} → {p['output_dir']}")
+
+    # -- input --------------------------------------------------------------------------------------
+    def _on_estimate(self, msg: Odometry):
+        v = (msg.twist.twist.linear.x, msg.twist.twist.linear.y)
+        self._feed('estimate', msg, v, self.core.feed_estimate)
+
+    def _on_truth(self, msg):
+        if self.p['truth_frame_id'] and msg.header.frame_id != self.p['truth_frame_id']:
+            return self.drops.drop('wrong_frame', f"{self.p['truth_topic']}: frame '{msg.header.frame_id}', "
+                                                  f"expected '{self.p['truth_frame_id']}'")
+        self._feed('truth', msg, self.truth_velocity(msg), self.core.feed_truth)
+
+    def _feed(self, kind: str, msg, v, feed):
+        t = stamp_to_ns(msg.header.stamp) * 1e-9
+        if not all(math.isfinite(x) for x in v):
+            return self.drops.drop('non_finite', f'{kind} velocity {v} at {t:.3f} s')
+        self.counts[kind] += 1
+        if kind == 'truth' and self.p['segmentation'] == 'events':
+            self._apply_events(t)
+        before = self._core_drops()
+        feed(t, float(v[0]), float(v[1]))
+        if self._core_drops() > before:       # the core refused it (stamp not after the previous one, ...)
+            self.drops.drop('rejected_by_recorder', f'{kind} at {t:.3f} s (see /diagnostics for the reason)')
+
+    def _core_drops(self) -> int:
+        return sum(v for k, v in self.core.totals.items() if '_dropped_' in k)
+
+    # -- segmentation -------------------------------------------------------------------------------
+    def _on_event(self, msg: String):
+        try:
+            e = json.loads(msg.data)
+            e['stamp_s'] = int(e['stamp_ns']) * 1e-9
+        except (ValueError, KeyError, TypeError) as exc:
+            return self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
+        if e.get('event') == 'end':
+            if self.core.recording:
+                self.core.stop(e['stamp_s'])      # closes once both streams pass the end (or it goes stale)
+            return
+        self._pending_events.append(e)
+        self._pending_events.sort(key=lambda ev: ev['stamp_s'])
+
+    def _apply_events(self, t: float):
+        """Apply run events due at truth time t (before that truth sample is fed)."""
+        pend = self._pending_events
+        while pend and pend[0]['stamp_s'] <= t:
+            e = pend.pop(0)
+            if e['event'] == 'start':
+                if self.core.recording:
+                    self.core.stop()
+                self.core.scenario = e['scenario']
+                self.core.run_j = int(e['run'])
+                self.core.meta.update(seed=e.get('seed'), study_seed=e.get('study_seed'))
+                self.core.start(e['stamp_s'])
+
+    def _srv_start(self, request, response):
+        self.core.start(None)
+        response.success, response.message = True, f'recording run of {self.core.scenario}'
+        return response
+
+    def _srv_stop(self, request, response):
+        ev = self.core.stop()
+        response.success = ev is not None
+        response.message = json.dumps(ev) if ev else 'no run in progress'
+        return response
+
+    # -- output -------------------------------------------------------------------------------------
+    def _on_run(self, ev: dict):
+        ev = {**ev, 'model': self.p['model']}
+        self.pub_runs.publish(String(data=json.dumps(ev, default=float)))
+        self.get_logger().info(f"run {ev.get('status')}: {ev.get('path', ev.get('reason'))}")
+
+    def _on_stale_check(self):
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if now > 0:
+            self.core.close_if_stale(now)
+
+    def _on_second(self):
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if now <= 0:
+            return
+        if self._t_start is None:
+            self._t_start = now
+        if now - self._t_start >= self.p['topic_timeout_s']:
+            for kind, topic in (('estimate', self.p['estimate_topic']), ('truth', self.p['truth_topic'])):
+                if self.counts[kind] == 0:
+                    self.get_logger().warning(f"no message on {self.resolve_topic_name(topic)} after "
+                                              f"{self.p['topic_timeout_s']:g} s", throttle_duration_sec=30.0)
+        self.publish_diagnostics()
+
+    def publish_diagnostics(self):
+        st = DiagnosticStatus(name=f'vepd_ros/{self.get_fully_qualified_name()}', hardware_id='vepd_ros')
+        total = self.drops.total
+        st.level = DiagnosticStatus.WARN if total else DiagnosticStatus.OK
+        st.message = f'{total} input messages dropped' if total else 'ok'
+        values = {'estimate_messages': self.counts['estimate'], 'truth_messages': self.counts['truth'],
+                  **{f'dropped_{k}': v for k, v in self.drops.counts.items()},
+                  **{k: v for k, v in self.core.totals.items()}}
+        st.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        arr = DiagnosticArray(status=[st])
+        arr.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(arr)
+
+    def destroy_node(self):
+        # 'single' (a bag): the end of input ends the run, so it is written. In every other mode a run still in
+        # progress at shutdown is incomplete and is not written: no half run ever appears under a final name.
+        if self.p['segmentation'] == 'single' and self.core.recording:
+            self.core.flush()
+        return super().destroy_node()
+
+
+def main(args=None) -> int:
+    return run_node(RecorderNode, args=args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
