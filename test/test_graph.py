@@ -28,10 +28,10 @@ def test_sim_judge_has_one_chain_per_label_plus_truth_and_evaluator(rl_yaml):
     chains = {}
     for n in nodes[1:-1]:
         chains.setdefault(n.namespace, []).append(n.role)
-    assert set(chains) == {'reference', 'ch_gauss', 'ch_rw_airsim'}
+    assert set(chains) == {'real', 'ch_gauss', 'ch_rw_airsim'}
     assert all(sorted(r) == ['ekf', 'gps', 'imu', 'navsat', 'recorder'] for r in chains.values())
     rec = {n.namespace: n.parameters[0] for n in nodes if n.role == 'recorder'}
-    assert rec['reference']['side'] == 'real' and rec['ch_gauss']['side'] == 'sim'
+    assert rec['real']['side'] == 'real' and rec['ch_gauss']['side'] == 'sim'
     assert rec['ch_rw_airsim']['label'] == 'ch_rw+airsim'
 
 
@@ -87,3 +87,9 @@ def test_launch_files_are_thin_and_name_their_graph(graph):
     support = ast.parse((REPO / 'vepd_ros' / 'launch_support.py').read_text())
     imported = {a.name for n in ast.walk(support) if isinstance(n, ast.ImportFrom) for a in n.names}
     assert {'LaunchDescription', 'DeclareLaunchArgument', 'OpaqueFunction', 'Node', 'build_graph'} <= imported
+
+
+def test_reference_label_is_the_evaluators_reference_side():
+    from vepd_ros.graph import REFERENCE_LABEL
+    from vepd_ros.metrics.evaluator import REFERENCE
+    assert REFERENCE_LABEL == REFERENCE

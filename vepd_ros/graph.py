@@ -15,7 +15,7 @@ sim_judge — one truth source feeding one chain per label, each in its own name
                ekf (ekf_node | judge_node) ─► odometry/filtered,
                recorder_node ─► run files + /vepd/runs
     evaluator_node: /vepd/runs ─► /vepd/result + report
-The reference chain (label ``reference``, side real) uses the ``reference`` sensor preset unless
+The reference chain (label ``real``, side real) uses the ``reference`` sensor preset unless
 ``reference`` names a directory of real runs.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from vepd_ros.params import Param, ParameterError, validate_params
 
 PACKAGE = 'vepd_ros'
+REFERENCE_LABEL = 'real'          # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
 JUDGES = ('auto', 'robot_localization', 'builtin')
 
 
@@ -234,8 +235,10 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             remappings=[('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
             role='truth'))
     reference_is_dir = Path(a['reference']).is_dir()
-    chains = [] if reference_is_dir else [('reference', a['reference'], a['reference_imu_model'] or a['imu_model'],
-                                          'real')]
+    # The reference chain's label is the evaluator's reference side ('real'): its noise seeds derive from that
+    # name, as the offline study's do.
+    chains = [] if reference_is_dir else [(REFERENCE_LABEL, a['reference'],
+                                           a['reference_imu_model'] or a['imu_model'], 'real')]
     chains += [(m, m, a['imu_model'], 'sim') for m in models]
     for label, gps_model, imu_model, side in chains:
         ns = label_namespace(label)

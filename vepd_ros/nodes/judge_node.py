@@ -58,6 +58,7 @@ class JudgeNode(Node):
                              durability=SENSOR_QOS.durability)
             self._subs.append(self.create_subscription(
                 _TYPES[s.kind], s.topic, lambda msg, name=s.name: self._on_msg(name, msg), qos))
+        self._sim_time = bool(self.get_parameter('use_sim_time').value)
         self.timer = self.create_timer(1.0 / self.params.frequency, self._on_tick)
         self.published = 0
         self.get_logger().info(
@@ -84,6 +85,12 @@ class JudgeNode(Node):
         now = self.get_clock().now().nanoseconds
         if now <= 0:
             return                      # use_sim_time without /clock yet
+        if self._sim_time:
+            # On sim time a timer fires at the first /clock step past its due time, so now() can be a whole clock
+            # step late (10 ms with a 100 Hz simulator clock) and the tick would take in measurements stamped after
+            # its due time. Process at the due time instead: the timer was created at sim time 0, so its ticks lie on
+            # k·period. (On the wall clock now() is the due time up to scheduling jitter.)
+            now -= now % self.params.period_ns
         out = self.filter.tick(now)
         if out is None or not out.published:
             return

@@ -94,6 +94,14 @@ class NavSatNode(Node):
             self.sub_imu = self.create_subscription(Imu, 'imu', self._on_imu, self._qos)
         self.get_logger().info(f"run {event['scenario']} #{event['run']}: datum forgotten, waiting for a new one")
 
+    def _close_imu_subscription(self) -> None:
+        """Upstream resets the IMU subscription once the datum exists. With per-run restarts it stays open (and
+        IMU is ignored while no datum is needed): a re-created subscription takes a variable time to match, which
+        would delay the next run's datum by a variable amount."""
+        if self.sub_imu is not None and self.runs is None:
+            self.destroy_subscription(self.sub_imu)
+            self.sub_imu = None
+
     def _run_boundary(self, stamp) -> None:
         if self.runs is not None:
             self.runs.before(stamp_to_ns(stamp))
@@ -112,9 +120,7 @@ class NavSatNode(Node):
     def _on_imu(self, m: Imu) -> None:
         self._run_boundary(m.header.stamp)
         if not self.core.imu_sub_active:
-            if self.sub_imu is not None:             # upstream resets the subscription once the datum exists
-                self.destroy_subscription(self.sub_imu)
-                self.sub_imu = None
+            self._close_imu_subscription()
             return
         o = m.orientation
         self.core.on_imu(stamp_to_ns(m.header.stamp), (o.x, o.y, o.z, o.w), frame_id=m.header.frame_id)
@@ -134,9 +140,8 @@ class NavSatNode(Node):
         if gfix is not None and gfix['valid'][0] and self.pub_fix is not None:
             self.pub_fix.publish(self.to_navsatfix(gfix))
             self.published['gps/filtered'] += 1
-        if self.sub_imu is not None and not self.core.imu_sub_active:
-            self.destroy_subscription(self.sub_imu)
-            self.sub_imu = None
+        if not self.core.imu_sub_active:
+            self._close_imu_subscription()
 
     # -- messages -------------------------------------------------------------------------------
     @staticmethod
