@@ -38,6 +38,7 @@ def register(sub):
     p.add_argument('--timeout', type=float, default=0.0,
                    help='give up after this many wall seconds (default: from the graph\'s run length)')
     p.add_argument('--list', action='store_true', help='print the nodes and their --ros-args, then exit')
+    p.add_argument('--quiet', action='store_true', help='only warnings and errors from the nodes (in-process)')
     p.set_defaults(func=run)
 
 
@@ -60,7 +61,10 @@ def run(args) -> int:
         return 0
     timeout = args.timeout or _default_timeout(args.graph, {**{p.name: p.default for p in GRAPH_ARGS[args.graph]},
                                                              **values})
-    result = (_run_processes if args.processes else _run_in_process)(nodes, timeout)
+    if args.processes:
+        result = _run_processes(nodes, timeout)
+    else:
+        result = _run_in_process(nodes, timeout, quiet=getattr(args, 'quiet', False))
     if result is None:
         print(f'vepd run {args.graph}: no result from the evaluator within {timeout:.0f} s', file=sys.stderr)
         return 1
@@ -80,7 +84,7 @@ def _result_listener(node, box: dict):
     node.create_subscription(String, RESULT_TOPIC, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS)
 
 
-def _run_in_process(nodes, timeout: float):
+def _run_in_process(nodes, timeout: float, quiet: bool = False):
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     rclpy.init(args=[])                 # not sys.argv: its name:=value words are graph arguments
@@ -90,6 +94,9 @@ def _run_in_process(nodes, timeout: float):
         ex = SingleThreadedExecutor()
         for spec in nodes:
             module, cls = NODE_CLASSES[spec.executable]
+            if quiet:   # before construction, so start-up messages are filtered too
+                from rclpy.logging import LoggingSeverity, set_logger_level
+                set_logger_level('.'.join(x for x in (spec.namespace.strip('/'), spec.name) if x), LoggingSeverity.WARN)
             node = getattr(importlib.import_module(module), cls)(cli_args=spec.ros_args(), use_global_arguments=False)
             built.append(node)
             ex.add_node(node)
