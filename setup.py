@@ -7,7 +7,7 @@ PACKAGE = 'vepd_ros'
 
 # One console script per node (so `ros2 run vepd_ros <node>` works after colcon build) and the CLI.
 NODES = ['truth_node', 'gps_noise_node', 'imu_noise_node', 'judge_node', 'navsat_node',
-         'recorder_node', 'evaluator_node']
+         'recorder_node', 'evaluator_node', 'bag_player_node']
 
 setup(
     name=PACKAGE,

@@ -27,7 +27,7 @@ def test_every_console_script_points_at_a_main():
     nodes = next(n for n in ast.walk(tree) if isinstance(n, ast.Assign) and getattr(n.targets[0], 'id', '') == 'NODES')
     names = [e.value for e in nodes.value.elts]
     assert {'truth_node', 'gps_noise_node', 'imu_noise_node', 'judge_node', 'navsat_node', 'recorder_node',
-            'evaluator_node'} == set(names)
+            'evaluator_node', 'bag_player_node'} == set(names)
     present = {m.name for m in pkgutil.iter_modules([str(REPO / 'vepd_ros' / 'nodes')])}
     for name in sorted(set(names) & present):
         src = (REPO / 'vepd_ros' / 'nodes' / f'{name}.py').read_text()

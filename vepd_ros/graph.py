@@ -265,14 +265,16 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
 
 def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[NodeSpec]:
     t = {'use_sim_time': sim_time}
-    remap = [('gps/fix', a['gps_topic']), ('imu/data', a['imu_topic'])]
-    nodes = [*_judge_nodes(a, '', judge, t)]
-    for n in nodes:
-        n.remappings = [*n.remappings, *remap] if n.role == 'navsat' else [*n.remappings, ('imu/data', a['imu_topic'])]
+    navsat, ekf = _judge_nodes(a, '', judge, t)
+    # The real sensors' topics: navsat's inputs by remapping (its own names are relative), the EKF's by parameter.
+    navsat.remappings = [('imu', a['imu_topic']), ('gps/fix', a['gps_topic'])]
+    ekf.parameters[0] = {**ekf.parameters[0], 'imu0': a['imu_topic']}
+    nodes = [navsat, ekf]
     nodes.append(NodeSpec(PACKAGE, 'recorder_node', 'recorder', parameters=[{
         **t, 'side': 'real', 'label': 'real', 'output_dir': a['output_dir'], 'truth_topic': a['truth_topic'],
         'truth_type': a['truth_type'], 'scenario': a['scenario'], 'velocity': a['velocity'],
-        'segmentation': segmentation, 'run_duration_s': a['run_duration_s']}], role='recorder'))
+        'segmentation': segmentation,
+        **({'run_duration_s': a['run_duration_s']} if segmentation == 'duration' else {})}], role='recorder'))
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
         'reference_dir': a['reference_dir'], 'rolling': segmentation == 'duration'}], role='evaluator'))
@@ -280,8 +282,13 @@ def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[
 
 
 def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
+    """The player (role 'bag': ``ros2 bag play --clock`` under launch, ``bag_player_node`` in ``vepd run``), then
+    the judge, the recorder on the INS topic and the evaluator, all on the bag's clock."""
     seg = 'duration' if a['run_duration_s'] > 0 else 'single'
-    return _real_chain(a, judge, True, seg)
+    player = NodeSpec(PACKAGE, 'bag_player_node', 'bag_player', parameters=[{
+        'bag': a['bag'], 'rate': a['rate'], 'topics': [a['gps_topic'], a['imu_topic'], a['truth_topic']],
+        'wait_for_subscribers': 3}], role='bag')
+    return [player, *_real_chain(a, judge, True, seg)]
 
 
 def _live_eval(a: dict, judge: str) -> list[NodeSpec]:

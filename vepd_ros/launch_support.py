@@ -21,6 +21,8 @@ def _actions(context, graph: str):
         actions.append(ExecuteProcess(cmd=['ros2', 'bag', 'play', values['bag'], '--clock', '--rate', str(values['rate'])],
                                       output='screen'))
     for n in build_graph(graph, values):
+        if n.role == 'bag':
+            continue                      # ros2 bag play (above) plays the bag under launch
         actions.append(Node(package=n.package, executable=n.executable, name=n.name, namespace=n.namespace or '',
                             parameters=n.parameters, remappings=n.remappings, output='screen'))
     return actions

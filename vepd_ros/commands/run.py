@@ -24,6 +24,7 @@ NODE_CLASSES = {
     'navsat_node': ('vepd_ros.nodes.navsat_node', 'NavSatNode'),
     'recorder_node': ('vepd_ros.nodes.recorder_node', 'RecorderNode'),
     'evaluator_node': ('vepd_ros.nodes.evaluator_node', 'EvaluatorNode'),
+    'bag_player_node': ('vepd_ros.nodes.bag_player_node', 'BagPlayerNode'),
 }
 
 
@@ -70,6 +71,11 @@ def run(args) -> int:
         return 1
     if args.json:
         print(json.dumps(result, indent=1))
+    elif 'models' not in result:
+        for r in result.get('runs', []):
+            print(f"{r['path']}: speed RMSE E {r['E']:.4f} m/s, spectral-flatness difference S {r['S']:.4f} "
+                  f"({r['se_len']} estimate / {r['gt_len']} truth samples)")
+        print(result.get('note', ''))
     else:
         from vepd_ros.commands.evaluate import format_tables
         print(format_tables(result))
@@ -81,7 +87,10 @@ def _result_listener(node, box: dict):
 
     from vepd_ros.nodes.base import EVENT_QOS
     from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
+    from vepd_ros.nodes.recorder_node import RUNS_TOPIC
     node.create_subscription(String, RESULT_TOPIC, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS)
+    node.create_subscription(String, RUNS_TOPIC, lambda m: box.setdefault('runs', []).append(json.loads(m.data)),
+                             EVENT_QOS)
 
 
 def _run_in_process(nodes, timeout: float, quiet: bool = False):
@@ -105,16 +114,41 @@ def _run_in_process(nodes, timeout: float, quiet: bool = False):
         ex.add_node(listener)
         built.append(listener)
         deadline = time.monotonic() + timeout
+        players = [n for n in built if hasattr(n, 'played')]
+        finished_at = None
         try:
             while 'result' not in box and time.monotonic() < deadline and rclpy.ok():
                 ex.spin_once(timeout_sec=0.1)
+                if players and finished_at is None and all(p.done for p in players):
+                    finished_at = time.monotonic()        # the bag is over: let the last messages settle
+                if finished_at is not None and time.monotonic() - finished_at > 2.0:
+                    break
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
     finally:
         for n in built:
-            n.destroy_node()
+            n.destroy_node()      # a recorder in 'single' mode writes its run here (the bag ended it)
         rclpy.try_shutdown()
+    if 'result' not in box and players:
+        return _runs_summary(nodes)
     return box.get('result')
+
+
+def _runs_summary(nodes) -> dict | None:
+    """What a bag replay without a reference batch produced: the runs on disk (no VEPD without a second side)."""
+    from pathlib import Path
+
+    from vepd_ros.metrics.core import run_metrics
+    from vepd_ros.runs.format import read_run
+    out = next((n.parameters[0]['output_dir'] for n in nodes if n.role == 'recorder'), None)
+    if out is None:
+        return None
+    runs = []
+    for csv in sorted(Path(out).glob('Real/*.csv')):
+        rec = read_run(csv)
+        e, s = run_metrics(*rec.signal('speed'))
+        runs.append({'path': str(csv), 'E': e, 'S': s, 'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
+    return {'runs': runs, 'note': 'no reference_dir: runs recorded, nothing to compare them with'} if runs else None
 
 
 def _run_processes(nodes, timeout: float):
