@@ -1,0 +1,421 @@
+"""Open ROS 1 and ROS 2 (sqlite3, mcap) bags with rosbags and stream selected topics in arrival order.
+
+``Bag(path).messages(topics)`` yields ``(arrival_ns, topic, msgtype, msg)`` sorted by the recorder's
+receive time (the order a node subscribed during recording saw them); ``msg`` is a rosbags
+dataclass with the ROS field names. Only the selected topics are deserialised.
+
+Types: a ROS 1 bag always carries full definitions and they are used alone. A ROS 2 bag's own
+definitions (Iron+ sqlite3, all MCAP) win; anything missing comes from the ROS 2 Kilted typestore
+plus the bundled sbg_driver / chrono_ros_interfaces ``.msg`` files (``vepd_ros.io.msgdefs``).
+
+Every failure is a :class:`BagError` (a ``ValueError``) naming the file and, where it applies, the
+topic and type: :class:`BagOpenError` (not a bag, truncated index/metadata, unsupported storage),
+:class:`CorruptBagError` (a record or message that fails to read or decode, fewer messages than the
+metadata promises), :class:`MissingTopicError`, :class:`UnknownTypeError`.
+
+Calibration helpers ``read_gps_arrays`` / ``read_imu_arrays`` return plain numpy arrays of a time
+window of ``/fix`` (NavSatFix) and ``/imu`` (Imu) for ``vepd calibrate``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+NS = 1_000_000_000
+
+
+class BagError(ValueError):
+    """A bag could not be read as asked; the message names the file (and topic/type)."""
+
+    def __init__(self, message: str, path=None, topic: str | None = None, msgtype: str | None = None):
+        super().__init__(message)
+        self.path, self.topic, self.msgtype = path, topic, msgtype
+
+
+class BagOpenError(BagError):
+    """Not a readable bag: missing, truncated metadata/index, unknown storage."""
+
+
+class CorruptBagError(BagError):
+    """A record or a message in the bag cannot be read or decoded, or messages are missing."""
+
+
+class MissingTopicError(BagError):
+    """A requested topic is not in the bag."""
+
+
+class UnknownTypeError(BagError):
+    """A requested topic's message type has no definition (not in the bag, ROS 2 store or bundled)."""
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    msgtype: str
+    count: int
+
+
+@dataclass
+class BagInfo:
+    path: Path
+    format: str                     # 'ros1', 'sqlite3' or 'mcap'
+    start_ns: int
+    end_ns: int
+    topics: list[TopicInfo] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / NS
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return next((t for t in self.topics if t.name == name), None)
+
+
+def bag_format(path) -> str:
+    """'ros1' for a ``.bag`` file, 'sqlite3' or 'mcap' for a ROS 2 bag directory or storage file."""
+    p = Path(path)
+    if p.is_file() and p.suffix == '.bag':
+        return 'ros1'
+    if p.is_file():
+        if p.suffix == '.db3':
+            return 'sqlite3'
+        if p.suffix == '.mcap':
+            return 'mcap'
+        with open(p, 'rb') as f:
+            head = f.read(16)
+        if head.startswith(b'#ROSBAG V2.0'):
+            return 'ros1'
+        if head.startswith(b'\x89MCAP'):
+            return 'mcap'
+        if head.startswith(b'SQLite format 3'):
+            return 'sqlite3'
+        raise BagOpenError(f'{p}: not a ROS bag (expected a .bag file, a .db3/.mcap file or a rosbag2 '
+                           f'directory with metadata.yaml)', p)
+    if p.is_dir():
+        meta = p / 'metadata.yaml'
+        if meta.is_file():
+            try:
+                import yaml
+                info = yaml.safe_load(meta.read_text())['rosbag2_bagfile_information']
+                return str(info.get('storage_identifier', 'sqlite3'))
+            except Exception as exc:  # noqa: BLE001 - any damage to metadata is an open error
+                raise BagOpenError(f'{meta}: unreadable rosbag2 metadata ({exc})', p) from None
+        files = sorted(p.glob('*.mcap')) + sorted(p.glob('*.db3'))
+        if files:
+            return 'mcap' if files[0].suffix == '.mcap' else 'sqlite3'
+        raise BagOpenError(f'{p}: directory without metadata.yaml, .db3 or .mcap files', p)
+    raise BagOpenError(f'{p}: no such bag file or directory', p)
+
+
+def _wrap(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return f'{type(exc).__name__}: {text}' if type(exc).__name__ not in text else text
+
+
+class Bag:
+    """An open bag. Use as a context manager; ``messages()`` may be called more than once."""
+
+    def __init__(self, path, *, extra_types: dict | None = None):
+        self.path = Path(path)
+        self.format = bag_format(self.path)
+        self._extra = extra_types or {}
+        self._reader = None
+        self._typestore = None
+        self._conns: dict[str, list] = {}
+
+    # --- opening -------------------------------------------------------------------------------
+    def open(self) -> 'Bag':
+        try:
+            if self.format == 'ros1':
+                from rosbags.rosbag1 import Reader
+                reader = Reader(self.path)
+            else:
+                from rosbags.rosbag2 import Reader
+                reader = Reader(self._ros2_path())
+            reader.open()
+        except BagError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
+            raise BagOpenError(f'{self.path}: cannot open {self.format} bag (truncated or corrupt?): '
+                               f'{_wrap(exc)}', self.path) from None
+        self._reader = reader
+        for c in reader.connections:
+            self._conns.setdefault(c.topic, []).append(c)
+        return self
+
+    def _ros2_path(self) -> Path:
+        p = self.path
+        if p.is_file() and not (p.parent / 'metadata.yaml').is_file():
+            return p            # rosbags opens a bare .mcap/.db3 file without metadata
+        return p.parent if p.is_file() else p
+
+    def close(self) -> None:
+        if self._reader is not None:
+            try:
+                self._reader.close()
+            finally:
+                self._reader = None
+
+    def __enter__(self) -> 'Bag':
+        return self.open() if self._reader is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- description ---------------------------------------------------------------------------
+    def info(self) -> BagInfo:
+        """File, format, first/last receive time and topics (name, type, message count)."""
+        r = self._need_open()
+        topics = []
+        for topic, conns in sorted(self._conns.items()):
+            types = {c.msgtype for c in conns}
+            topics.append(TopicInfo(topic, '|'.join(sorted(types)), sum(int(c.msgcount or 0) for c in conns)))
+        return BagInfo(self.path, self.format, int(r.start_time) if r.message_count else 0,
+                       int(r.end_time) if r.message_count else 0, topics)
+
+    def msgtype(self, topic: str) -> str:
+        conns = self._connections_for(topic)
+        types = {c.msgtype for c in conns}
+        if len(types) != 1:
+            raise CorruptBagError(f'{self.path}: topic {topic} is recorded with several types '
+                                  f'{sorted(types)}', self.path, topic)
+        return types.pop()
+
+    def has_topic(self, topic: str) -> bool:
+        self._need_open()
+        return topic in self._conns
+
+    def _need_open(self):
+        if self._reader is None:
+            raise BagError(f'{self.path}: bag is not open (use `with Bag(path) as bag:`)', self.path)
+        return self._reader
+
+    def _connections_for(self, topic: str):
+        self._need_open()
+        if topic not in self._conns:
+            have = ', '.join(f'{t} [{cs[0].msgtype}]' for t, cs in sorted(self._conns.items())) or 'none'
+            raise MissingTopicError(f'{self.path}: topic {topic} not in the bag (topics: {have})',
+                                    self.path, topic)
+        return self._conns[topic]
+
+    # --- types -----------------------------------------------------------------------------------
+    def typestore(self, topics: Iterable[str]):
+        """Typestore that can decode ``topics``; raises UnknownTypeError naming file/topic/type."""
+        from rosbags.interfaces import MessageDefinitionFormat
+        from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_from_msg, get_typestore
+        conns = [c for t in topics for c in self._connections_for(t)]
+        bag_types: dict = {}
+        for c in conns:
+            fmt = c.msgdef.format if c.msgdef is not None else MessageDefinitionFormat.NONE
+            if fmt == MessageDefinitionFormat.NONE or not c.msgdef.data:
+                continue
+            try:
+                if fmt == MessageDefinitionFormat.MSG:
+                    new = get_types_from_msg(c.msgdef.data, c.msgtype)
+                else:
+                    sep = '=' * 80 + '\n'
+                    new = {}
+                    parts = c.msgdef.data.split(sep)[1:] if c.msgdef.data.startswith(f'{sep}IDL: ') \
+                        else ['IDL: \n' + c.msgdef.data]
+                    for part in parts:
+                        new.update(get_types_from_idl(part.split('\n', 1)[1]))
+            except Exception as exc:  # noqa: BLE001
+                raise UnknownTypeError(f'{self.path}: topic {c.topic}: cannot parse the definition of '
+                                       f'{c.msgtype} stored in the bag: {_wrap(exc)}',
+                                       self.path, c.topic, c.msgtype) from None
+            bag_types.update(new)
+        if self.format == 'ros1':
+            ts = get_typestore(Stores.EMPTY)
+            base: dict = {}
+        else:
+            from vepd_ros.io import msgdefs
+            ts = get_typestore(Stores.EMPTY)
+            base = dict(get_typestore(Stores.ROS2_KILTED).fielddefs)
+            base.update({k: v for k, v in msgdefs.bundled_types().items() if k not in base})
+        base.update({k: v for k, v in self._extra.items() if k not in bag_types})
+        try:
+            ts.register(bag_types)
+            ts.register({k: v for k, v in base.items() if k not in bag_types})
+        except TypesysError as exc:
+            raise UnknownTypeError(f'{self.path}: inconsistent message definitions: {exc}', self.path) from None
+        for c in conns:
+            if c.msgtype not in ts.types:
+                where = 'the ROS 1 bag has no definition for it' if self.format == 'ros1' else \
+                    'the bag carries no definition and neither the ROS 2 typestore nor vepd_ros.io.msgdefs has it'
+                raise UnknownTypeError(f'{self.path}: topic {c.topic}: unknown message type {c.msgtype} ({where}); '
+                                       f'register its .msg text with Bag(..., extra_types=get_types_from_msg(text, '
+                                       f"'{c.msgtype}'))", self.path, c.topic, c.msgtype)
+        return ts
+
+    # --- reading -------------------------------------------------------------------------------
+    def messages(self, topics: Iterable[str], *, start_ns: int | None = None, stop_ns: int | None = None,
+                 check_counts: bool = True) -> Iterator[tuple[int, str, str, object]]:
+        """Yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order.
+
+        ``start_ns``/``stop_ns`` bound arrival time (absolute ns, stop exclusive). With no bounds the
+        number read per topic is checked against the bag's index/metadata (a short read means a
+        truncated bag)."""
+        topics = list(dict.fromkeys(topics))
+        ts = self.typestore(topics)
+        conns = [c for t in topics for c in self._conns[t]]
+        deser = ts.deserialize_ros1 if self.format == 'ros1' else ts.deserialize_cdr
+        counts = {t: 0 for t in topics}
+        reader = self._reader
+        it = reader.messages(connections=conns, start=start_ns, stop=stop_ns)
+        last = None
+        while True:
+            try:
+                item = next(it)
+            except StopIteration:
+                break
+            except Exception as exc:  # noqa: BLE001 - storage layer errors (sqlite, mcap, lz4, struct)
+                after = f' after t={last / NS:.3f} s' if last is not None else ''
+                raise CorruptBagError(f'{self.path}: cannot read record{after} (truncated or corrupt?): '
+                                      f'{_wrap(exc)}', self.path) from None
+            conn, t_ns, raw = item
+            try:
+                msg = deser(raw, conn.msgtype)
+            except Exception as exc:  # noqa: BLE001
+                raise CorruptBagError(f'{self.path}: topic {conn.topic}: cannot decode a {conn.msgtype} message '
+                                      f'at t={t_ns / NS:.3f} s: {_wrap(exc)}', self.path, conn.topic,
+                                      conn.msgtype) from None
+            last = t_ns
+            counts[conn.topic] += 1
+            yield t_ns, conn.topic, conn.msgtype, msg
+        if check_counts and start_ns is None and stop_ns is None:
+            for t in topics:
+                expected = sum(int(c.msgcount or 0) for c in self._conns[t])
+                if expected and counts[t] < expected:
+                    raise CorruptBagError(f'{self.path}: topic {t}: read {counts[t]} of the {expected} messages '
+                                          f'the bag index lists (truncated?)', self.path, t)
+
+
+def open_bag(path, **kw) -> Bag:
+    """Open a bag (``with open_bag(p) as bag:``)."""
+    return Bag(path, **kw).open()
+
+
+def bag_info(path) -> BagInfo:
+    with Bag(path) as bag:
+        return bag.info()
+
+
+def read_messages(path, topics: Iterable[str], **kw) -> list[tuple[int, object]]:
+    """[(arrival_ns, msg)] of ``topics`` in arrival order (whole bag in memory; for small windows/logs)."""
+    return [(t, m) for t, _, _, m in iter_messages(path, topics, **kw)]
+
+
+def iter_messages(path, topics: Iterable[str], **kw) -> Iterator[tuple[int, str, str, object]]:
+    """Open ``path`` and yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order."""
+    with Bag(path) as bag:
+        yield from bag.messages(topics, **kw)
+
+
+def stamp_ns(msg) -> int:
+    """Header stamp of a message in integer ns."""
+    s = msg.header.stamp
+    return int(s.sec) * NS + int(s.nanosec)
+
+
+def stamp_s(msg) -> float:
+    """Header stamp of a message in seconds (float)."""
+    s = msg.header.stamp
+    return int(s.sec) + int(s.nanosec) * 1e-9
+
+
+# --- calibration helpers (vepd calibrate --bag) --------------------------------------------------
+@dataclass
+class GpsArrays:
+    """A window of NavSatFix messages as arrays (t in s; ``time_base`` says which clock)."""
+    t: np.ndarray
+    arrival_t: np.ndarray
+    lat: np.ndarray
+    lon: np.ndarray
+    alt: np.ndarray
+    status: np.ndarray               # NavSatStatus.status (-1 no fix, 0 fix, 1 SBAS, 2 GBAS)
+    covariance: np.ndarray           # (n, 9) row-major ENU covariance, m²
+    covariance_type: np.ndarray
+    frame_id: str = ''
+
+    @property
+    def sigma_h(self) -> np.ndarray:
+        """Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish' value)."""
+        return np.sqrt(0.5 * (self.covariance[:, 0] + self.covariance[:, 4]))
+
+
+@dataclass
+class ImuArrays:
+    """A window of Imu messages as arrays, in the sensor frame as recorded."""
+    t: np.ndarray
+    arrival_t: np.ndarray
+    gyro: np.ndarray                 # (n, 3) rad/s
+    accel: np.ndarray                # (n, 3) m/s², gravity included
+    orientation: np.ndarray          # (n, 4) x y z w; orientation_covariance[0] == -1 → NaN rows
+    gyro_covariance: np.ndarray      # (n, 9)
+    accel_covariance: np.ndarray     # (n, 9)
+    frame_id: str = ''
+
+
+def _window(bag: Bag, t0, t1, time_base: str):
+    """Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch."""
+    if time_base not in ('bag', 'absolute'):
+        raise ValueError(f"time_base must be 'bag' or 'absolute', got {time_base!r}")
+    off = bag.info().start_ns if time_base == 'bag' else 0
+    start = None if t0 is None else off + int(round(float(t0) * NS))
+    stop = None if t1 is None else off + int(round(float(t1) * NS)) + 1
+    return start, stop, off
+
+
+def _check_type(bag: Bag, topic: str, expected: str):
+    have = bag.msgtype(topic)
+    if have != expected:
+        raise BagError(f'{bag.path}: topic {topic} is {have}, expected {expected}', bag.path, topic, have)
+
+
+def read_gps_arrays(path, topic: str = '/fix', t0: float | None = None, t1: float | None = None, *,
+                    time_base: str = 'bag') -> GpsArrays:
+    """NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
+    with Bag(path) as bag:
+        _check_type(bag, topic, 'sensor_msgs/msg/NavSatFix')
+        start, stop, off = _window(bag, t0, t1, time_base)
+        rows, arr, frame = [], [], ''
+        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
+            rows.append((stamp_ns(m) - off, m.latitude, m.longitude, m.altitude, m.status.status,
+                         m.position_covariance_type, *np.asarray(m.position_covariance, float)))
+            arr.append(t_ns - off)
+            frame = m.header.frame_id
+    if not rows:
+        raise BagError(f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
+                       path, topic)
+    a = np.array(rows, dtype=float)
+    return GpsArrays(t=a[:, 0] / NS, arrival_t=np.array(arr, float) / NS, lat=a[:, 1], lon=a[:, 2],
+                     alt=a[:, 3], status=a[:, 4].astype(int), covariance_type=a[:, 5].astype(int),
+                     covariance=a[:, 6:15], frame_id=frame)
+
+
+def read_imu_arrays(path, topic: str = '/imu', t0: float | None = None, t1: float | None = None, *,
+                    time_base: str = 'bag') -> ImuArrays:
+    """Imu messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
+    with Bag(path) as bag:
+        _check_type(bag, topic, 'sensor_msgs/msg/Imu')
+        start, stop, off = _window(bag, t0, t1, time_base)
+        t, arr, g, a, q, gc, ac, frame = [], [], [], [], [], [], [], ''
+        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
+            t.append(stamp_ns(m) - off)
+            arr.append(t_ns - off)
+            g.append((m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z))
+            a.append((m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z))
+            o = m.orientation
+            q.append((o.x, o.y, o.z, o.w) if m.orientation_covariance[0] != -1 else (np.nan,) * 4)
+            gc.append(np.asarray(m.angular_velocity_covariance, float))
+            ac.append(np.asarray(m.linear_acceleration_covariance, float))
+            frame = m.header.frame_id
+    if not t:
+        raise BagError(f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
+                       path, topic)
+    return ImuArrays(t=np.array(t, float) / NS, arrival_t=np.array(arr, float) / NS, gyro=np.array(g, float),
+                     accel=np.array(a, float), orientation=np.array(q, float), gyro_covariance=np.array(gc),
+                     accel_covariance=np.array(ac), frame_id=frame)
