@@ -5,7 +5,8 @@ layout follows the one public real ART bag (``shared/data/real/art_real_bag_layo
 NavSatFix (frame ``gps``), ``/imu`` Imu (frame ``imu``), ``/sbg/gps_vel`` SbgGpsVel in NED (frame
 ``imu_link_ned``), optionally ``/odometry/filtered`` Odometry, ``/sbg/ekf_nav`` SbgEkfNav and a Chrono
 ``Body`` state. Each stream is a mapping of arrays keyed as below; the header stamp is ``t`` and the
-bag's receive time is ``t + latency_s`` (``t_ns`` integer stamps may replace ``t``) (all messages are written in arrival order).
+bag's receive time is ``t + latency_s`` (``t_ns`` integer stamps may replace ``t``;
+``arrival_ns`` gives each message's receive time explicitly) (all messages are written in arrival order).
 
 Streams (``n`` samples; optional keys in brackets):
 - fix:      t, lat, lon, alt, [cov (n,9) or (n,3) diagonal ENU m², status (int, default 0 = FIX)]
@@ -194,11 +195,11 @@ def write_bag(path, streams: Mapping[str, Mapping], *, storage: str = 'sqlite3',
         msgtype = ART_TOPICS[role][1]
         lat = latency_s.get(role, 0.0) if isinstance(latency_s, Mapping) else float(latency_s)
         msgs = build_messages(role, s, ts)
-        items.append((topic, msgtype, order, stamps_ns(s), lat, msgs))
+        arr = np.asarray(s['arrival_ns'], np.int64) if 'arrival_ns' in s else stamps_ns(s) + int(round(lat * NS))
+        items.append((topic, msgtype, order, arr, msgs))
     plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
     queue = []
-    for topic, msgtype, order, t, lat, msgs in items:
-        arr = t + int(round(lat * NS))
+    for topic, msgtype, order, arr, msgs in items:
         queue.extend((int(arr[i]), order, i, topic, msgtype, msgs[i]) for i in range(len(msgs)))
     queue.sort(key=lambda x: (x[0], x[1], x[2]))
     with Writer(path, version=9, storage_plugin=plugin) as w:

@@ -1,0 +1,193 @@
+"""vepd_ros.io.bags: ROS 1 and ROS 2 (sqlite3, mcap) reading, arrival order, type resolution, clear errors."""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+
+import numpy as np
+import pytest
+
+from vepd_ros.io import bags as B
+from vepd_ros.io.write_bag import write_bag
+
+T0 = 1_700_000_000_000_000_000
+
+
+def _streams(n=600):
+    tn = T0 + np.arange(n, dtype=np.int64) * 10_000_000
+    rng = np.random.default_rng(1)
+    return {
+        'fix': {'t_ns': tn[::10], 'lat': 43.07 + 1e-6 * np.arange(n // 10), 'lon': -89.4, 'alt': 260.0,
+                'cov': [1e-4, 1e-4, 4e-4], 'status': 2},
+        'imu': {'t_ns': tn, 'gyro': rng.normal(size=(n, 3)), 'accel': rng.normal(size=(n, 3)) + [0, 0, 9.8]},
+        'gps_vel': {'t_ns': tn[::20], 'v_enu': np.tile([1.0, 2.0, -0.5], (n // 20, 1))},
+    }
+
+
+@pytest.fixture(params=['sqlite3', 'mcap'])
+def art_bag(request, tmp_path):
+    s = _streams()
+    return write_bag(tmp_path / request.param, s, storage=request.param, latency_s={'imu': 0.002}), s
+
+
+def test_ros1_test1_bag_counts_order_and_fields(shared_data):
+    path = shared_data / 'robot_localization_tests' / 'test1.bag'
+    with B.Bag(path) as bag:
+        info = bag.info()
+        assert info.format == 'ros1'
+        assert {(t.name, t.msgtype, t.count) for t in info.topics} == {
+            ('/fix', 'sensor_msgs/msg/NavSatFix', 989), ('/imu/data', 'sensor_msgs/msg/Imu', 11865),
+            ('/husky_velocity_controller/odom', 'nav_msgs/msg/Odometry', 3952)}
+        arr, topics = [], set()
+        for t_ns, topic, msgtype, msg in bag.messages(['/fix', '/imu/data']):
+            arr.append(t_ns)
+            topics.add(topic)
+        assert topics == {'/fix', '/imu/data'}            # only the selected topics
+        assert len(arr) == 989 + 11865
+        assert np.all(np.diff(arr) >= 0)                   # arrival order across topics
+        fix = next(m for _, t, _, m in bag.messages(['/fix']))
+        assert abs(fix.latitude - 42.3758) < 1e-3 and fix.position_covariance[0] == pytest.approx(0.81)
+
+
+def test_calibration_windows_from_test1(shared_data):
+    path = shared_data / 'robot_localization_tests' / 'test1.bag'
+    g = B.read_gps_arrays(path, '/fix', 0.0, 10.0)
+    assert 20 <= len(g.t) <= 30 and np.all(g.arrival_t <= 10.0 + 1e-9)      # 2.5 Hz for 10 s
+    assert g.sigma_h == pytest.approx(np.full(len(g.t), 0.9))                   # sqrt(0.81)
+    i = B.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
+    assert 290 <= len(i.t) <= 310
+    assert np.linalg.norm(i.accel, axis=1).mean() == pytest.approx(9.8, abs=0.2)   # gravity, sensor frame
+    # the helpers the calibration module calls
+    rows = B.read_messages(path, ['/fix'], start_ns=B.bag_info(path).start_ns, stop_ns=B.bag_info(path).start_ns + B.NS)
+    assert rows and all(isinstance(B.stamp_s(m), float) for _, m in rows)
+
+
+def test_ros2_roundtrip_fields_and_arrival(art_bag):
+    path, s = art_bag
+    with B.Bag(path) as bag:
+        info = bag.info()
+        assert info.topic('/sbg/gps_vel').msgtype == 'sbg_driver/msg/SbgGpsVel'
+        items = list(bag.messages(['/imu', '/sbg/gps_vel', '/fix']))
+    assert len(items) == 600 + 30 + 60
+    arr = [t for t, *_ in items]
+    assert arr == sorted(arr)
+    imu = [(t, m) for t, topic, _, m in items if topic == '/imu']
+    assert imu[0][0] - B.stamp_ns(imu[0][1]) == 2_000_000                  # 2 ms latency = arrival - stamp
+    assert [B.stamp_ns(m) for _, m in imu] == list(s['imu']['t_ns'])
+    got = np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for _, m in imu])
+    assert np.array_equal(got, s['imu']['gyro'])
+    vel = [m for _, topic, _, m in items if topic == '/sbg/gps_vel'][0]
+    assert (vel.velocity.x, vel.velocity.y, vel.velocity.z) == (2.0, 1.0, 0.5)   # written in NED
+    fix = [m for _, topic, _, m in items if topic == '/fix'][0]
+    assert fix.status.status == 2 and fix.position_covariance[8] == pytest.approx(4e-4)
+
+
+def _drop_definitions(bag_dir):
+    db = next(bag_dir.glob('*.db3'))
+    con = sqlite3.connect(db)
+    con.execute('DELETE FROM message_definitions')
+    con.commit()
+    con.close()
+
+
+def test_sqlite3_bag_without_definitions_uses_bundled_sbg_types(tmp_path):
+    """Humble-era sqlite3 bags (like ART's) carry no definitions: the bundled .msg files decode them."""
+    path = write_bag(tmp_path / 'b', _streams(), storage='sqlite3')
+    _drop_definitions(path)
+    with B.Bag(path) as bag:
+        assert all(not c.msgdef.data for c in bag._reader.connections)
+        vel = [m for _, _, _, m in bag.messages(['/sbg/gps_vel'])]
+    assert len(vel) == 30 and vel[0].velocity.y == 1.0 and vel[0].status.vel_type == 2
+
+
+def test_unknown_type_names_file_topic_and_type(tmp_path):
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    ts = get_typestore(Stores.ROS2_KILTED)
+    ts.register(get_types_from_msg('float64 value\nstring note', 'acme_msgs/msg/Thing'))
+    path = tmp_path / 'acme'
+    with Writer(path, version=9, storage_plugin=StoragePlugin.SQLITE3) as w:
+        c = w.add_connection('/thing', 'acme_msgs/msg/Thing', typestore=ts)
+        msg = ts.types['acme_msgs/msg/Thing'](value=1.5, note='x')
+        w.write(c, T0, ts.serialize_cdr(msg, 'acme_msgs/msg/Thing'))
+    with B.Bag(path) as bag:                        # the bag's own definition decodes it
+        assert [m.value for _, _, _, m in bag.messages(['/thing'])] == [1.5]
+    _drop_definitions(path)
+    with B.Bag(path) as bag, pytest.raises(B.UnknownTypeError) as ei:
+        list(bag.messages(['/thing']))
+    text = str(ei.value)
+    assert str(path) in text and '/thing' in text and 'acme_msgs/msg/Thing' in text
+    # a caller can supply the definition
+    with B.Bag(path, extra_types=get_types_from_msg('float64 value\nstring note', 'acme_msgs/msg/Thing')) as bag:
+        assert [m.note for _, _, _, m in bag.messages(['/thing'])] == ['x']
+
+
+def test_missing_topic_lists_what_is_there(art_bag):
+    path, _ = art_bag
+    with B.Bag(path) as bag, pytest.raises(B.MissingTopicError) as ei:
+        list(bag.messages(['/gps/fix']))
+    assert str(path) in str(ei.value) and '/gps/fix' in str(ei.value) and '/sbg/gps_vel' in str(ei.value)
+
+
+def _copy(src, dst):
+    shutil.copytree(src, dst) if src.is_dir() else shutil.copy(src, dst)
+    return dst
+
+
+@pytest.mark.parametrize('frac', [0.5, 0.98])
+def test_truncated_ros2_bags_fail_naming_the_file(art_bag, tmp_path, frac):
+    path, _ = art_bag
+    bad = _copy(path, tmp_path / 'truncated')
+    f = next(p for p in bad.iterdir() if p.suffix in ('.db3', '.mcap'))
+    data = f.read_bytes()
+    f.write_bytes(data[:int(len(data) * frac)])
+    with pytest.raises(B.BagError) as ei:
+        with B.Bag(bad) as bag:
+            list(bag.messages(['/imu', '/fix']))
+    assert str(bad) in str(ei.value)
+
+
+def test_corrupted_records_fail_naming_the_file(art_bag, tmp_path):
+    path, _ = art_bag
+    bad = _copy(path, tmp_path / 'corrupt')
+    f = next(p for p in bad.iterdir() if p.suffix in ('.db3', '.mcap'))
+    data = bytearray(f.read_bytes())
+    n = len(data)
+    data[n // 3:n // 3 + 4000] = np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes()
+    f.write_bytes(bytes(data))
+    with pytest.raises(B.BagError) as ei:
+        with B.Bag(bad) as bag:
+            list(bag.messages(['/imu', '/fix', '/sbg/gps_vel']))
+    assert str(bad) in str(ei.value)
+
+
+def test_truncated_ros1_bag(shared_data, tmp_path):
+    src = shared_data / 'robot_localization_tests' / 'test1.bag'
+    bad = tmp_path / 'half.bag'
+    bad.write_bytes(src.read_bytes()[:src.stat().st_size // 2])
+    with pytest.raises(B.BagOpenError, match='half.bag'):
+        B.Bag(bad).open()
+
+
+def test_not_a_bag(tmp_path):
+    p = tmp_path / 'x.txt'
+    p.write_text('hello')
+    with pytest.raises(B.BagOpenError, match='not a ROS bag'):
+        B.Bag(p)
+    with pytest.raises(B.BagOpenError, match='no such bag'):
+        B.Bag(tmp_path / 'missing.bag')
+    d = tmp_path / 'empty_dir'
+    os.mkdir(d)
+    with pytest.raises(B.BagOpenError, match='metadata.yaml'):
+        B.Bag(d)
+
+
+def test_bare_mcap_file_opens(tmp_path):
+    path = write_bag(tmp_path / 'm', _streams(), storage='mcap')
+    f = next(path.glob('*.mcap'))
+    bare = tmp_path / 'bare.mcap'
+    shutil.copy(f, bare)
+    with B.Bag(bare) as bag:
+        assert bag.format == 'mcap'
+        assert len(list(bag.messages(['/fix']))) == 60
