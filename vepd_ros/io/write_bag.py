@@ -8,9 +8,9 @@ NavSatFix (frame ``gps``), ``/imu`` Imu (frame ``imu``), ``/sbg/gps_vel`` SbgGps
 bag's receive time is ``t + latency_s`` (``t_ns`` integer stamps may replace ``t``;
 ``arrival_ns`` gives each message's receive time explicitly) (all messages are written in arrival order).
 
-Streams (``n`` samples; optional keys in brackets):
+Streams (``n`` samples; optional keys in brackets; every stream may set ``frame_id``):
 - fix:      t, lat, lon, alt, [cov (n,9) or (n,3) diagonal ENU m², status (int, default 0 = FIX)]
-- imu:      t, gyro (n,3), accel (n,3), [orientation (n,4) xyzw, gyro_cov, accel_cov, orientation_cov]
+- imu:      t, gyro (n,3), accel (n,3) (accel/gyro roles: Chrono's split topics, one of them), [orientation (n,4) xyzw, gyro_cov, accel_cov, orientation_cov]
 - gps_vel:  t, v_enu (n,3) **or** v_ned (n,3), [accuracy (n,3) NED order] — written in NED, driver default
 - ekf_nav:  t, v_enu or v_ned, [lat, lon, alt, accuracy]
 - odom:     t, [position (n,3), orientation (n,4)], twist_linear (n,3) in child frame, [twist_angular]
@@ -19,7 +19,7 @@ Streams (``n`` samples; optional keys in brackets):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -34,6 +34,9 @@ ART_TOPICS = {
     'ekf_nav': ('/sbg/ekf_nav', 'sbg_driver/msg/SbgEkfNav', 'imu_link_ned'),
     'odom': ('/odometry/filtered', 'nav_msgs/msg/Odometry', 'odom'),
     'body': ('/chrono_ros_node/output/vehicle/state', 'chrono_ros_interfaces/msg/Body', 'chassis'),
+    # Chrono::ROS publishes accelerometer and gyroscope as two Imu topics (only their own field filled)
+    'accel': ('/chrono_ros_node/output/accelerometer/data', 'sensor_msgs/msg/Imu', 'accelerometer'),
+    'gyro': ('/chrono_ros_node/output/gyroscope/data', 'sensor_msgs/msg/Imu', 'gyroscope'),
 }
 
 
@@ -100,7 +103,7 @@ def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
     tns = stamps_ns(s)
     t = tns / 1e9
     n = len(t)
-    frame = frame or ART_TOPICS[role][2]
+    frame = frame or s.get('frame_id') or ART_TOPICS[role][2]
     out = []
     if role == 'fix':
         cov = _cov9(s.get('cov'), n)
@@ -112,9 +115,9 @@ def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
             out.append(Fix(header=f.header(tns[i], frame), status=St(status=int(status[i]), service=1),
                            latitude=float(lat[i]), longitude=float(lon[i]), altitude=float(alt[i]),
                            position_covariance=cov[i].copy(), position_covariance_type=ctype))
-    elif role == 'imu':
+    elif role in ('imu', 'accel', 'gyro'):
         Imu = T['sensor_msgs/msg/Imu']
-        g, a = _rows(s['gyro'], n, 3), _rows(s['accel'], n, 3)
+        g, a = _rows(s.get('gyro'), n, 3), _rows(s.get('accel'), n, 3)
         has_q = s.get('orientation') is not None
         q = _rows(s.get('orientation'), n, 4) if has_q else np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
         oc = _cov9(s.get('orientation_cov'), n)
@@ -207,3 +210,31 @@ def write_bag(path, streams: Mapping[str, Mapping], *, storage: str = 'sqlite3',
         for t_ns, _, _, topic, msgtype, msg in queue:
             w.write(conns[topic], t_ns, ts.serialize_cdr(msg, msgtype))
     return path
+
+
+def streams_from_sensor_run(run, t_offset_ns: int = 0, truth: Sequence[str] = ('odom', 'gps_vel')) -> dict:
+    """``write_bag`` streams from a ``vepd_ros.models.sensors.SensorRun`` (the offline study's data).
+
+    fix: the published GPS messages (header stamp = ``gps.stamp_s``, receive time = ``gps.publish_s``);
+    imu: every IMU sample (receive time = stamp); truth as ``odom`` (Odometry, world ENU pose, body twist)
+    and/or ``gps_vel`` (SbgGpsVel, NED) at the run's truth rate. All times shifted by ``t_offset_ns``."""
+    def ns(t):
+        return np.round(np.asarray(t, float) * NS).astype(np.int64) + int(t_offset_ns)
+    g, i, tr = run.gps, run.imu, run.truth
+    pub = np.asarray(g.published, bool)
+    out = {
+        'fix': {'t_ns': ns(g.stamp_s)[pub], 'arrival_ns': ns(g.publish_s)[pub],
+                'lat': run.gps_lla[pub, 0], 'lon': run.gps_lla[pub, 1], 'alt': run.gps_lla[pub, 2],
+                'cov': g.covariance_enu.reshape(-1, 9)[pub], 'status': np.asarray(g.status)[pub],
+                'covariance_type': int(g.covariance_type[0]) if len(g) else 0},
+        'imu': {'t_ns': ns(i.t_s), 'frame_id': 'base_link', 'gyro': i.angular_velocity, 'accel': i.linear_acceleration,
+                'orientation': i.orientation, 'orientation_cov': i.orientation_covariance.reshape(-1, 9),
+                'gyro_cov': i.angular_velocity_covariance.reshape(-1, 9),
+                'accel_cov': i.linear_acceleration_covariance.reshape(-1, 9)},
+    }
+    if 'odom' in truth:
+        out['odom'] = {'t_ns': ns(run.truth_t_s), 'position': tr.position_enu, 'orientation': tr.quaternion,
+                       'twist_linear': tr.velocity_body, 'twist_angular': tr.angular_velocity_body}
+    if 'gps_vel' in truth:
+        out['gps_vel'] = {'t_ns': ns(run.truth_t_s), 'v_enu': tr.velocity_enu}
+    return out
