@@ -148,3 +148,22 @@ def test_chrono_profile_merges_accel_and_gyro(tmp_path):
     got = read_run(out / 'Real' / 'circle_1.csv')
     assert np.allclose(got.gt_v, ref.gt_v, atol=1e-9) and got.has_components
     assert speed_rmse(got) == pytest.approx(speed_rmse(ref), abs=0.05)
+
+
+def test_split_stationary_from_the_command(tmp_path):
+    """Stop-go truth: two motion stretches separated by 4 s standstills become two labelled runs."""
+    t = np.arange(0, 30, 0.04)
+    v = np.where(((t > 3) & (t < 11)) | ((t > 15) & (t < 26)), 1.2, 0.0)
+    tn = 1_700_000_000_000_000_000 + np.round(t * 1e9).astype(np.int64)
+    vel = np.column_stack([v, np.zeros_like(v), np.zeros_like(v)])
+    bag = write_bag(tmp_path / 'bag', {'gps_vel': {'t_ns': tn, 'v_enu': vel},
+                                       'odom': {'t_ns': tn, 'twist_linear': vel}}, storage='mcap')
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), '--profile', 'art', '--estimate', 'recorded', '--split', 'stationary',
+                 '--scenarios', 'straight,circle', '--pad', '0.5', '--out', str(out), '--quiet']) == 0
+    a = json.loads((out / 'Real' / 'straight_1.json').read_text())['segment']
+    b = json.loads((out / 'Real' / 'circle_1.json').read_text())['segment']
+    assert a['start_s_from_bag_start'] == pytest.approx(3.0 - 0.5, abs=0.05)
+    assert a['duration_s'] == pytest.approx(8.0 + 1.0, abs=0.1)
+    assert b['start_s_from_bag_start'] == pytest.approx(15.0 - 0.5, abs=0.05)
+    assert read_run(out / 'Real' / 'circle_1.csv').gt_v.max() == 1.2

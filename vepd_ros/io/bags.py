@@ -234,7 +234,11 @@ class Bag:
             from vepd_ros.io import msgdefs
             ts = get_typestore(Stores.EMPTY)
             base = dict(get_typestore(Stores.ROS2_KILTED).fielddefs)
-            base.update({k: v for k, v in msgdefs.bundled_types().items() if k not in base})
+            try:
+                bundled = msgdefs.bundled_types()
+            except FileNotFoundError:           # an install without the .msg files: bag definitions still work
+                bundled = {}
+            base.update({k: v for k, v in bundled.items() if k not in base})
         base.update({k: v for k, v in self._extra.items() if k not in bag_types})
         try:
             ts.register(bag_types)
