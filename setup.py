@@ -13,7 +13,7 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*', 'benchmarks']),
-    package_data={PACKAGE: ['data/*', 'data/**/*']},
+    package_data={PACKAGE: ['io/msgdefs/*/*.msg']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
         ('share/' + PACKAGE, ['package.xml']),

@@ -98,3 +98,15 @@ def test_sensors_simulate_cli_writes_the_library_numbers(tmp_path):
     truth = np.loadtxt(tmp_path / 'truth.csv', delimiter=',', skiprows=1)
     assert truth.shape[1] == 8 and len(truth) == 401
     assert vepd(['sensors', 'simulate', '--gps', 'nope', '--out', str(tmp_path)]) == 2
+
+
+def test_gps_calibration_on_a_bag_standstill_window(shared_data, tmp_path):
+    """`vepd calibrate gps BAG --topic /fix --segment A B`: a bag and a standstill time range (test1.bag's /fix)."""
+    from vepd_ros.models.calibration import fit_gps, read_gps_log
+    log = read_gps_log(shared_data / 'robot_localization_tests' / 'test1.bag', '/fix')
+    win = log.window(0.0, 20.0)
+    assert 40 <= len(win.t_s) <= 52 and win.t_s[-1] - win.t_s[0] <= 20.0     # 2.5 Hz for 20 s
+    fit = fit_gps(win)
+    assert fit['n_fixes'] == len(win.t_s)
+    with pytest.raises(ValueError, match='only 0 fixes'):
+        log.window(1000.0, 1001.0)

@@ -10,6 +10,8 @@ def register(sub):
     g.add_argument('--topic', default=None, help='NavSatFix topic when FILE is a bag (default /fix)')
     g.add_argument('--model', default='ch_rw', help='model whose parameters the YAML sets (default ch_rw; '
                    'ch_gauss, gauss_markov, airsim and + combinations work too)')
+    g.add_argument('--segment', type=float, nargs=2, metavar=('START', 'END'), default=None,
+                   help='standstill stretch in s from the first fix (default: the whole log)')
     g.add_argument('--out', default=None, help='write the gps_noise_node parameters YAML here')
     g.set_defaults(func=gps)
     i = s.add_parser('imu', help='IMU standstill log (CSV or a bag) → Allan fit → YAML for the allan model')
@@ -28,7 +30,8 @@ def gps(args) -> int:
     from vepd_ros.models.calibration import fit_gps, node_params_yaml, read_gps_log
     from vepd_ros.models.gps import gps_model_params, parse_gps_model
 
-    fit = fit_gps(read_gps_log(args.file, args.topic))
+    log = read_gps_log(args.file, args.topic)
+    fit = fit_gps(log.window(*args.segment) if args.segment else log)
     spec = parse_gps_model(args.model)
     params = {}
     if spec['error'] == 'gauss':

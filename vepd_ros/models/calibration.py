@@ -43,6 +43,16 @@ class GpsLog:
     quality: np.ndarray       # fix quality / fix type as logged (−1 unknown)
     source: str
 
+    def window(self, start_s: float, end_s: float) -> 'GpsLog':
+        """The fixes between ``start_s`` and ``end_s`` seconds after the first one (a standstill stretch)."""
+        rel = self.t_s - self.t_s[0]
+        keep = (rel >= start_s) & (rel <= end_s)
+        if keep.sum() < 3:
+            raise ValueError(f'{self.source}: only {int(keep.sum())} fixes between {start_s} and {end_s} s '
+                             f'(the log spans {rel[-1]:.1f} s)')
+        return GpsLog(self.t_s[keep], self.lat[keep], self.lon[keep], self.alt[keep], self.hdop[keep],
+                      self.quality[keep], f'{self.source} [{start_s:g}, {end_s:g}] s')
+
 
 @dataclass
 class ImuLog:
