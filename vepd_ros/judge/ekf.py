@@ -105,6 +105,7 @@ class Ekf:
                    else covariance_matrix(initial_covariance, 'initial_estimate_covariance'))
         self.x0 = np.zeros(STATE_SIZE) if initial_state is None else np.asarray(initial_state, float).reshape(15)
         self.dynamic_process_noise = bool(dynamic_process_noise)
+        self._pbuf = None                # _predict_batch work buffers (J rows 0..8, R|u, W)
         self.reset()
 
     def reset(self) -> None:
@@ -175,59 +176,100 @@ class Ekf:
         P += dt * Q
         self.P = P[None]
 
-    def _predict_batch(self, dt: float) -> None:
-        """Prediction vectorised over K runs (any K, including 1)."""
+    def _predict_batch(self, dt: float, dx=None) -> None:
+        """Prediction vectorised over K runs (any K, including 1).
+
+        ``dx`` (K, 15), optional: a change applied to the state before the transition (robot_localization's
+        control accelerations): x⁺ = A(x)·(x + dx), while A, the Jacobian and Q come from the prior x.
+
+        Structure used (equal to the dense ``J P Jᵀ`` up to rounding, tested): J is the identity outside
+        rows 0–8, so ``J P`` changes rows 0–8 only and ``(J P) Jᵀ`` columns 0–8 only — two (K, 9, 15)
+        products instead of two dense 15×15 ones. With u = R·w (w = v dt + a h) and the Euler-rate rows
+        T(r, p): ∂(R w)/∂yaw = e_z × u, ∂(R w)/∂roll = R (e_x × w), ∂(R w)/∂pitch = (cy·u_z, sy·u_z,
+        −(cp w0 + sp (sr w1 + cr w2))), and with a = sr vp + cr vyaw, b = cr vp − sr vyaw the angle rows are
+        ∂/∂roll = (tp b, −a, cpi b) dt (+1 on the diagonal), ∂/∂pitch = (cpi² a, 0, tp cpi a) dt."""
         x, K = self.x, self.K
-        if K == 1:                       # scalar trig: far cheaper than 1-element numpy calls
-            s = x[0]
-            r, p, y = float(s[3]), float(s[4]), float(s[5])
-            sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
-            tp = math.tan(p)
-        else:
-            sr, cr, sp, cp = np.sin(x[:, 3]), np.cos(x[:, 3]), np.sin(x[:, 4]), np.cos(x[:, 4])
-            sy, cy, tp = np.sin(x[:, 5]), np.cos(x[:, 5]), np.tan(x[:, 4])
+        buf = self._pbuf
+        if buf is None or buf[0].shape[0] != K:
+            J9 = np.zeros((K, 9, STATE_SIZE))
+            J9[:, _DIAG[:9], _DIAG[:9]] = 1.0
+            buf = self._pbuf = (J9, np.empty((_NJ, K)))
+        J9, E = buf
+        # scalar work on contiguous (K,) rows of xt = xᵀ; Jacobian entries gathered in E (_NJ, K)
+        xt = x.T.copy()
+        sa = np.sin(xt[3:6])
+        ca = np.cos(xt[3:6])
+        sr, sp, sy = sa
+        cr, cp, cy = ca
+        tp = np.tan(xt[4])
         cpi = 1.0 / cp
         h = 0.5 * dt * dt
-        # body -> world rotation rows and the three derivative matrices' nonzero entries
-        r00, r01, r02 = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
-        r10, r11, r12 = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
-        r20, r21, r22 = -sp, cp * sr, cp * cr
-        A = np.zeros((K, STATE_SIZE, STATE_SIZE))
-        A[:, _DIAG, _DIAG] = 1.0
-        # position rows
-        for i, (a0, a1, a2) in enumerate(((r00, r01, r02), (r10, r11, r12), (r20, r21, r22))):
-            A[:, i, 6], A[:, i, 7], A[:, i, 8] = a0 * dt, a1 * dt, a2 * dt
-            A[:, i, 12], A[:, i, 13], A[:, i, 14] = a0 * h, a1 * h, a2 * h
-        A[:, 3, 9] = dt
-        A[:, 3, 10], A[:, 3, 11] = sr * tp * dt, cr * tp * dt
-        A[:, 4, 10], A[:, 4, 11] = cr * dt, -sr * dt
-        A[:, 5, 10], A[:, 5, 11] = sr * cpi * dt, cr * cpi * dt
-        A[:, 6, 12] = A[:, 7, 13] = A[:, 8, 14] = dt
+        R = E[_E_R].reshape(3, 3, K)                 # body → world rotation, R[i, j] (K,)
+        cysp, sysp = cy * sp, sy * sp
+        np.multiply(cy, cp, out=R[0, 0])
+        np.subtract(cysp * sr, sy * cr, out=R[0, 1])
+        np.add(cysp * cr, sy * sr, out=R[0, 2])
+        np.multiply(sy, cp, out=R[1, 0])
+        np.add(sysp * sr, cy * cr, out=R[1, 1])
+        np.subtract(sysp * cr, cy * sr, out=R[1, 2])
+        np.negative(sp, out=R[2, 0])
+        np.multiply(cp, sr, out=R[2, 1])
+        np.multiply(cp, cr, out=R[2, 2])
+        np.multiply(E[_E_R], dt, out=E[_E_RDT])
+        np.multiply(E[_E_R], h, out=E[_E_RH])
+        w = xt[6:9] * dt                             # w = v dt + a h  (3, K)
+        w += xt[12:15] * h
+        u = (R * w).sum(axis=1)                      # R w  (3, K)
+        w0, w1, w2 = w
+        # ∂(R w)/∂roll = R (e_x × w), ∂/∂pitch, ∂/∂yaw = e_z × (R w)
+        roll_col = E[_E_ROLL]
+        np.multiply(R[:, 2], w1, out=roll_col)
+        roll_col -= R[:, 1] * w2
+        np.multiply(cy, u[2], out=E[_E_P0])
+        np.multiply(sy, u[2], out=E[_E_P1])
+        np.negative(cp * w0 + sp * (sr * w1 + cr * w2), out=E[_E_P2])
+        np.negative(u[1], out=E[_E_Y0])
+        E[_E_Y1] = u[0]
+        # Euler-rate block T·dt (rows 3..5, columns 9..11) and its derivatives
+        vp, vyaw = xt[10], xt[11]
+        a = sr * vp
+        a += cr * vyaw
+        b = cr * vp
+        b -= sr * vyaw
+        adt, bdt = a * dt, b * dt
+        srtp, crtp, srcpi, crcpi = sr * tp, cr * tp, sr * cpi, cr * cpi
+        E[_E_DT] = dt
+        np.multiply(srtp, dt, out=E[_E_T310])
+        np.multiply(crtp, dt, out=E[_E_T311])
+        np.multiply(cr, dt, out=E[_E_T410])
+        np.multiply(sr, -dt, out=E[_E_T411])
+        np.multiply(srcpi, dt, out=E[_E_T510])
+        np.multiply(crcpi, dt, out=E[_E_T511])
+        np.multiply(tp, bdt, out=E[_E_J33])
+        E[_E_J33] += 1.0
+        np.multiply(cpi * cpi, adt, out=E[_E_J34])
+        np.negative(adt, out=E[_E_J43])
+        np.multiply(cpi, bdt, out=E[_E_J53])
+        np.multiply(tp * cpi, adt, out=E[_E_J54])
+        J9.reshape(K, 9 * STATE_SIZE)[:, _J9_FLAT] = E[9:].T      # E[0:9] is R itself
 
-        J = A.copy()
-        if K == 1:
-            v = x[0, 6:9].tolist()
-            a = x[0, 12:15].tolist()
-            vp, vyaw = float(x[0, 10]), float(x[0, 11])
-        else:
-            v = (x[:, 6], x[:, 7], x[:, 8])
-            a = (x[:, 12], x[:, 13], x[:, 14])
-            vp, vyaw = x[:, 10], x[:, 11]
-        w0, w1, w2 = v[0] * dt + a[0] * h, v[1] * dt + a[1] * h, v[2] * dt + a[2] * h
-        # ∂(R w)/∂roll, ∂pitch, ∂yaw (w = v dt + a h), reference §2
-        J[:, 0, 3] = (cy * sp * cr + sy * sr) * w1 + (-cy * sp * sr + sy * cr) * w2
-        J[:, 0, 4] = -cy * sp * w0 + cy * cp * sr * w1 + cy * cp * cr * w2
-        J[:, 0, 5] = -sy * cp * w0 + (-sy * sp * sr - cy * cr) * w1 + (-sy * sp * cr + cy * sr) * w2
-        J[:, 1, 3] = (sy * sp * cr - cy * sr) * w1 + (-sy * sp * sr - cy * cr) * w2
-        J[:, 1, 4] = -sy * sp * w0 + sy * cp * sr * w1 + sy * cp * cr * w2
-        J[:, 1, 5] = cy * cp * w0 + (cy * sp * sr - sy * cr) * w1 + (cy * sp * cr + sy * sr) * w2
-        J[:, 2, 3] = cp * cr * w1 - cp * sr * w2
-        J[:, 2, 4] = -cp * w0 - sp * sr * w1 - sp * cr * w2
-        J[:, 3, 3] = 1.0 + (cr * tp * vp - sr * tp * vyaw) * dt
-        J[:, 3, 4] = (cpi * cpi * sr * vp + cpi * cpi * cr * vyaw) * dt
-        J[:, 4, 3] = (-sr * vp - cr * vyaw) * dt
-        J[:, 5, 3] = (cr * cpi * vp - sr * cpi * vyaw) * dt
-        J[:, 5, 4] = (sr * tp * cpi * vp + cr * tp * cpi * vyaw) * dt
+        # state transition x⁺ = A(x)·(x + dx)
+        if dx is not None:
+            xt = xt + dx.T
+            w = xt[6:9] * dt
+            w += xt[12:15] * h
+            u = (R * w).sum(axis=1)
+            vp, vyaw = xt[10], xt[11]
+            adt = (sr * vp + cr * vyaw) * dt
+            bdt = (cr * vp - sr * vyaw) * dt
+        xn = xt.copy()
+        xn[0:3] += u
+        xn[3] += xt[9] * dt + tp * adt
+        xn[4] += bdt
+        xn[5] += cpi * adt
+        xn[6:9] += xt[12:15] * dt
+        _wrap_inplace(xn[3:6])
+        xn = xn.T.copy()
 
         if self.dynamic_process_noise:
             vel2 = np.einsum('ki,ki->k', x[:, 6:12], x[:, 6:12])
@@ -236,10 +278,14 @@ class Ekf:
             Qdt = dt * Q
         else:
             Qdt = dt * self.Q
-        xn = np.matmul(A, x[:, :, None])[:, :, 0]
-        _wrap_cols(xn, _ANGLE_COLS)
+        P = self.P
+        JP = P.copy()
+        np.matmul(J9, P, out=JP[:, :9, :])               # rows 0..8 of J P
+        Pn = JP
+        Pn[:, :, :9] = np.matmul(JP, J9.transpose(0, 2, 1))   # columns 0..8 of (J P) Jᵀ
+        Pn += Qdt
         self.x = xn
-        self.P = np.matmul(np.matmul(J, self.P), J.transpose(0, 2, 1)) + Qdt
+        self.P = Pn
 
     # ------------------------------------------------------------------ correction
     def correct(self, z, R, update_vector, threshold: float = math.inf):
@@ -363,35 +409,52 @@ class Ekf:
 
     def _correct_subset_batch(self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None,
                               clamped: bool = False):
-        """``correct_subset`` vectorised over the runs (any K, including 1)."""
+        """``correct_subset`` vectorised over the runs (any K, including 1).
+
+        The gate is decided first (S, S⁻¹, ν, d² only); the gain and the Joseph form are computed for the
+        accepted runs alone — none accepted: nothing else to do; rejected runs keep x and P bit for bit.
+        Same products as ``_correct_k1``: x⁺ = x + P Hᵀ·(S⁻¹ν), G = P Hᵀ S⁻¹,
+        P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·HP."""
         idx = s.idx
         x = self.x if rows is None else self.x[rows]
         P = self.P if rows is None else self.P[rows]
         if not clamped:
             Rs = clamp_variances(Rs)
-        PHt = P[:, :, idx]                          # P Hᵀ   (K, 15, m)
-        HP = P[:, idx, :]                           # H P    (K, m, 15)
-        S = HP[:, :, idx] + Rs
+        HP = P.take(idx, axis=1)                    # H P    (K, m, 15)
+        S = HP.take(idx, axis=2)
+        S += Rs
         Sinv = np.linalg.inv(S)
-        nu = zs - x[:, idx]
+        nu = zs - x.take(idx, axis=1)
         if s.ang.size:
-            _wrap_cols(nu, s.ang)
+            _wrap_inplace(nu, s.ang)
+        w = np.matmul(Sinv, nu[:, :, None])         # S⁻¹ν  (K, m, 1)
+        sub = None
         if thr2 != math.inf:
-            d2 = np.einsum('ki,kij,kj->k', nu, Sinv, nu)
+            d2 = np.matmul(nu[:, None, :], w)[:, 0, 0]
             accepted = ~(d2 >= thr2)
+            if not accepted.all():
+                sub = np.flatnonzero(accepted)
+                if sub.size == 0:
+                    return accepted
+                x, P, HP, Sinv, w = x[sub], P[sub], HP[sub], Sinv[sub], w[sub]
+                if Rs.ndim == 3:
+                    Rs = Rs[sub]
         else:
             accepted = None
+        PHt = P.take(idx, axis=2)                   # P Hᵀ   (K, 15, m)
+        xn = np.matmul(PHt, w)[:, :, 0]
+        xn += x
+        _wrap_inplace(xn, _ANGLE_SLICE)
         G = np.matmul(PHt, Sinv)                    # Kalman gain (K, 15, m)
-        xn = x + np.matmul(G, nu[:, :, None])[:, :, 0]
-        _wrap_cols(xn, _ANGLE_COLS)
-        Pn = _joseph(P, G, HP, Rs, idx)
-        if accepted is not None and not accepted.all():
-            xn[~accepted] = x[~accepted]
-            Pn[~accepted] = P[~accepted]
-        if rows is None:
-            self.x, self.P = xn, Pn
+        M = P - np.matmul(G, HP)                    # (I − GH) P
+        C = M.take(idx, axis=2)
+        C -= np.matmul(G, Rs)
+        M -= np.matmul(C, G.transpose(0, 2, 1))
+        if rows is None and sub is None:
+            self.x, self.P = xn, M
         else:
-            self.x[rows], self.P[rows] = xn, Pn
+            r = rows if sub is None else (sub if rows is None else np.asarray(rows)[sub])
+            self.x[r], self.P[r] = xn, M
         return np.ones(x.shape[0], bool) if accepted is None else accepted
 
     # ------------------------------------------------------------------ time handling
@@ -430,6 +493,20 @@ class Ekf:
 
 _DIAG = np.arange(STATE_SIZE)
 _ANGLE_COLS = np.array(ANGLES)
+_ANGLE_SLICE = slice(ROLL, YAW + 1)
+# _predict_batch: rows of its entry buffer E; E[9:] fill these flat positions (row·15 + col) of J's rows 0..8
+_E_R, _E_RDT, _E_RH = slice(0, 9), slice(9, 18), slice(18, 27)
+_E_ROLL, _E_P0, _E_P1, _E_P2, _E_Y0, _E_Y1 = slice(27, 30), 30, 31, 32, 33, 34
+_E_DT, _E_T310, _E_T311, _E_T410, _E_T411, _E_T510, _E_T511 = slice(35, 39), 39, 40, 41, 42, 43, 44
+_E_J33, _E_J34, _E_J43, _E_J53, _E_J54 = 45, 46, 47, 48, 49
+_NJ = 50
+_J9_FLAT = np.array(
+    [r * 15 + c for r in range(3) for c in (6, 7, 8)]
+    + [r * 15 + c for r in range(3) for c in (12, 13, 14)]
+    + [0 * 15 + 3, 1 * 15 + 3, 2 * 15 + 3, 0 * 15 + 4, 1 * 15 + 4, 2 * 15 + 4, 0 * 15 + 5, 1 * 15 + 5]
+    + [3 * 15 + 9, 6 * 15 + 12, 7 * 15 + 13, 8 * 15 + 14]
+    + [3 * 15 + 10, 3 * 15 + 11, 4 * 15 + 10, 4 * 15 + 11, 5 * 15 + 10, 5 * 15 + 11]
+    + [3 * 15 + 3, 3 * 15 + 4, 4 * 15 + 3, 5 * 15 + 3, 5 * 15 + 4], dtype=np.intp)
 _EYE_FLAT = np.eye(STATE_SIZE).ravel()
 # flat positions (row·15 + col) of the entries _predict_k1 writes into J, in its order
 _J1_FLAT = np.array(
@@ -460,6 +537,18 @@ def _wrap_cols(a: np.ndarray, cols) -> None:
             row[c] = r + math.pi if r <= 0.0 else r - math.pi
     else:
         a[:, cols] = wrap(a[:, cols])
+
+
+def _wrap_inplace(a: np.ndarray, cols=None) -> None:
+    """``wrap`` in place on a (all of it, or its columns ``cols``: a slice or an index array), bit for bit
+    the same numbers (r + π and r − π are the same single additions)."""
+    v = a if cols is None else a[:, cols]
+    r = np.fmod(v + math.pi, _TWO_PI)
+    r += np.where(r <= 0.0, math.pi, -math.pi)
+    if cols is None:
+        a[...] = r
+    else:
+        a[:, cols] = r
 
 
 def _joseph(P, G, HP, Rs, idx):

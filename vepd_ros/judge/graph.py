@@ -156,11 +156,15 @@ class _ControlledEkf(Ekf):
             dec = np.abs(v) > 0.0                              # |set point 0| < |state|
             lim = np.where(dec, c.deceleration_limits[i], c.acceleration_limits[i])
             gain = np.where(dec, c.deceleration_gains[i], c.acceleration_gains[i])
-            acc = np.clip(gain * err, -lim, lim)
+            acc = np.minimum(np.maximum(gain * err, -lim), lim)   # np.clip, without its overhead
             if i >= 3:
                 delta[:, 6 + i] = acc * dt
             else:
                 delta[:, 12 + i] = acc - x[:, 12 + i]
+        if self.K > 1:
+            # batch: x⁺ = A(x)·(x + δ) in one pass (A, Jacobian and Q from the prior x, as upstream)
+            self._predict_batch(dt, delta)
+            return
         r, p, y = x[:, 3].copy(), x[:, 4].copy(), x[:, 5].copy()
         super().predict(dt)
         if not delta.any():

@@ -54,9 +54,11 @@ class StateTerms:
         if self.accel_lever is not None:
             z[..., 12:15] -= np.cross(np.cross(self.accel_lever, w), w)
         if self.gravity_rot is not None:
-            Rs = rotation_matrix_from_rpy(x[..., 3], x[..., 4], x[..., 5])
-            M = Rs @ self.gravity_rot
-            z[..., 12:15] -= self.gravity * M[..., 2, :]     # Mᵀ·(0,0,g) = g·(row 2 of M)
+            # Mᵀ·(0,0,g) = g·(row 2 of M), M = R_state·Rot; row 2 of R(r, p, y) = (−sp, cp·sr, cp·cr)
+            r, p = x[..., 3], x[..., 4]
+            cp = np.cos(p)
+            row2 = np.stack([-np.sin(p), cp * np.sin(r), cp * np.cos(r)], axis=-1)
+            z[..., 12:15] -= self.gravity * (row2 @ self.gravity_rot)
         return z
 
 
@@ -133,15 +135,6 @@ def _quat_matrix(q: np.ndarray) -> np.ndarray:
 def _rpy(R):
     r, p, y = rpy_from_rotation_matrix(R)
     return np.stack([r, p, y], axis=-1)
-
-
-def _force_two_d(z, cov15, flags):
-    """two_d_mode: Z, ROLL, PITCH, VZ, VROLL, VPITCH, AZ measured 0 with variance 1e-6, flags set."""
-    i = list(TWO_D_INDICES)
-    z[..., i] = 0.0
-    cov15[..., i, i] = TWO_D_VARIANCE
-    for j in i:
-        flags[j] = True
 
 
 class MeasurementBuilder:
@@ -345,14 +338,29 @@ class MeasurementBuilder:
             self._drop(f'{topic}: {exc}')
             return None
 
-    def _finish(self, st: SubTopic, stamps, keep, z, cov15, flags, arrivals, terms=None, topic=None):
-        """two_d_mode, then cut to the kept samples and the flagged sub-block."""
+    def _finish(self, st: SubTopic, stamps, keep, z, cov, off, flags, arrivals, terms=None, topic=None):
+        """two_d_mode, then cut to the kept samples and the flagged sub-block. ``cov`` (..., N, b, b) is the
+        only nonzero block of the 15×15 measurement covariance, at rows/columns off..off+b: Rsub is cut
+        from it directly (never forming (..., N, 15, 15)); two_d_mode entries get variance 1e-6 on the
+        diagonal, their other entries stay what the block gives (0 outside it), as ``_force_two_d`` does."""
         if self.params.two_d_mode:
-            _force_two_d(z, cov15, flags)
+            i = list(TWO_D_INDICES)
+            z[..., i] = 0.0
+            for j in i:
+                flags[j] = True
         idx = np.flatnonzero(flags)
+        m = idx.size
         sel = np.flatnonzero(keep)
+        b = cov.shape[-1]
+        inb = (idx >= off) & (idx < off + b)
+        pos, loc = np.flatnonzero(inb), idx[inb] - off
+        Rsub = np.zeros(np.broadcast_shapes(z.shape[:-2], cov.shape[:-3]) + (sel.size, m, m))
+        if pos.size:
+            Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
+        if self.params.two_d_mode:
+            td = np.flatnonzero(np.isin(idx, TWO_D_INDICES))
+            Rsub[..., td, td] = TWO_D_VARIANCE
         z = z[..., sel, :]
-        Rsub = cov15[..., sel, :, :][..., idx[:, None], idx]
         arr = None if arrivals is None else np.asarray(arrivals, np.int64)[sel]
         return MeasurementSeries(topic or st.name, stamps[sel], tuple(bool(f) for f in flags), z, Rsub,
                                  st.rejection_threshold, arr, terms)
@@ -399,7 +407,6 @@ class MeasurementBuilder:
             Rt, tt = np.eye(3), np.zeros(3)
         sub = self._state(st.name)
         z = np.zeros(pos.shape[:-1] + (STATE_SIZE,))
-        cov15 = np.zeros(pos.shape[:-1] + (STATE_SIZE, STATE_SIZE))
         if differential:
             return self._differential(s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub)
         if Rsrc is not None:                                          # pose · T_src
@@ -417,8 +424,7 @@ class MeasurementBuilder:
         Rm = Rt @ Rm
         z[..., 0:3] = pos
         z[..., 3:6] = _rpy(Rm)
-        cov15[..., 0:6, 0:6] = cov_rot
-        return self._finish(st, stamps, keep, z, cov15, flags, arrivals)
+        return self._finish(st, stamps, keep, z, cov_rot, 0, flags, arrivals)
 
     def _differential(self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub):
         """Consecutive poses → twist (reference §6.7): Δ = prev⁻¹·cur rotated by the target rotation,
@@ -463,10 +469,8 @@ class MeasurementBuilder:
         z[..., 6:9] = v @ Rt.T
         z[..., 9:12] = w @ Rt.T
         r6 = _rot6(Rt)
-        cov15 = np.zeros(v.shape[:-1] + (STATE_SIZE, STATE_SIZE))
-        cov15[..., 6:12, 6:12] = r6 @ cov6 @ r6.T
         terms = StateTerms(twist_lever=tt.copy()) if np.any(tt != 0) else None
-        return self._finish(st, stamps, keep, z, cov15, flags, arrivals, terms, topic)
+        return self._finish(st, stamps, keep, z, r6 @ cov6 @ r6.T, 6, flags, arrivals, terms, topic)
 
     def _accel_core(self, s: SensorConfig, st: SubTopic, stamps, keep, a, acov, q, has_orientation, frame,
                     arrivals):
@@ -497,10 +501,9 @@ class MeasurementBuilder:
         flags[12:15] = _mask(Rt, flags[12:15])
         z = np.zeros(a.shape[:-1] + (STATE_SIZE,))
         z[..., 12:15] = acc
-        cov15 = np.zeros(a.shape[:-1] + (STATE_SIZE, STATE_SIZE))
-        cov15[..., 12:15, 12:15] = Rt @ acov @ Rt.T
         has_terms = terms.accel_lever is not None or terms.gravity_rot is not None
-        return self._finish(st, stamps, keep, z, cov15, flags, arrivals, terms if has_terms else None)
+        return self._finish(st, stamps, keep, z, Rt @ acov @ Rt.T, 12, flags, arrivals,
+                            terms if has_terms else None)
 
 
 @dataclass
