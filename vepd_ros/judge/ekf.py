@@ -68,6 +68,7 @@ class IndexSet:
     sel: object = None       # K = 1 path: slice(a, b) when idx is contiguous, else idx (fancy)
     idx_list: tuple = ()     # idx as Python ints
     ang_list: tuple = ()     # ang as Python ints
+    ang_cols: object = None  # ang as a slice when contiguous, else ang (batch path column selection)
 
     @staticmethod
     def of(idx) -> 'IndexSet':
@@ -77,7 +78,9 @@ class IndexSet:
         il = tuple(idx.tolist())
         contiguous = m > 0 and il == tuple(range(il[0], il[0] + m))
         sel = slice(il[0], il[0] + m) if contiguous else idx
-        return IndexSet(idx, ang, (np.arange(m), np.arange(m)), sel, il, tuple(ang.tolist()))
+        al = tuple(ang.tolist())
+        ang_cols = slice(al[0], al[-1] + 1) if al and al == tuple(range(al[0], al[-1] + 1)) else ang
+        return IndexSet(idx, ang, (np.arange(m), np.arange(m)), sel, il, al, ang_cols)
 
 
 _INDEX_CACHE: dict = {}
@@ -423,24 +426,28 @@ class Ekf:
         HP = P.take(idx, axis=1)                    # H P    (K, m, 15)
         S = HP.take(idx, axis=2)
         S += Rs
-        Sinv = np.linalg.inv(S)
         nu = zs - x.take(idx, axis=1)
         if s.ang.size:
-            _wrap_inplace(nu, s.ang)
-        w = np.matmul(Sinv, nu[:, :, None])         # S⁻¹ν  (K, m, 1)
+            _wrap_inplace(nu, s.ang_cols)
         sub = None
         if thr2 != math.inf:
+            # gate first: S⁻¹ν by a solve (half the price of the inverse), the inverse only for the runs
+            # that pass — with the ART gates most parts are rejected in every run
+            w = np.linalg.solve(S, nu[:, :, None])          # S⁻¹ν  (K, m, 1)
             d2 = np.matmul(nu[:, None, :], w)[:, 0, 0]
             accepted = ~(d2 >= thr2)
             if not accepted.all():
                 sub = np.flatnonzero(accepted)
                 if sub.size == 0:
                     return accepted
-                x, P, HP, Sinv, w = x[sub], P[sub], HP[sub], Sinv[sub], w[sub]
+                x, P, HP, S, w = x[sub], P[sub], HP[sub], S[sub], w[sub]
                 if Rs.ndim == 3:
                     Rs = Rs[sub]
+            Sinv = np.linalg.inv(S)
         else:
             accepted = None
+            Sinv = np.linalg.inv(S)
+            w = np.matmul(Sinv, nu[:, :, None])             # S⁻¹ν  (K, m, 1)
         PHt = P.take(idx, axis=2)                   # P Hᵀ   (K, 15, m)
         xn = np.matmul(PHt, w)[:, :, 0]
         xn += x
@@ -519,12 +526,11 @@ _J1_FLAT = np.array(
 
 def clamp_variances(Rs) -> np.ndarray:
     """Copy of Rs (..., m, m) with the diagonal made |·| and raised to 1e-9 (off-diagonals kept)."""
-    Rs = np.array(Rs, dtype=float)
+    Rs = np.array(Rs, dtype=float, order='C')
     m = Rs.shape[-1]
-    i = np.arange(m)
-    d = np.abs(Rs[..., i, i])
-    d[d < COVARIANCE_EPSILON] = COVARIANCE_EPSILON
-    Rs[..., i, i] = d
+    d = Rs.reshape(Rs.shape[:-2] + (m * m,))[..., ::m + 1]     # the diagonal, as a strided view
+    np.abs(d, out=d)
+    np.maximum(d, COVARIANCE_EPSILON, out=d)                   # NaN stays NaN, as d[d < eps] = eps did
     return Rs
 
 
