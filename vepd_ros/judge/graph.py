@@ -314,6 +314,7 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     all_series = list(series)
     sets = [index_set(s.update_vector) for s in all_series]
     clamped = [clamp_variances(s.Rsub) for s in all_series]
+    batch = k > 1                       # K = 1 keeps _process (its scalar fast paths)
     thr2 = [s.threshold ** 2 if math.isfinite(s.threshold) else math.inf for s in all_series]
     dyn: list = []                      # dynamic deliveries (arrival, seq, series index)
 
@@ -418,6 +419,18 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         if queue:
             while queue and queue[0][0] <= now:
                 t, _, j, z, Rc = heapq.heappop(queue)
+                if batch and ekf.initialized and z.ndim == 2:
+                    # the common case without _process's checks: flagged entries finite in every run
+                    sj = sets[j]
+                    zs = z.take(sj.idx, axis=1)
+                    if np.isfinite(zs).all():
+                        delta = t - ekf.last_time_ns
+                        if delta > 0:
+                            ekf.predict(delta * 1e-9)
+                        ekf._correct_subset_batch(sj, zs, Rc, thr2[j], None, True)
+                        if delta >= 0:
+                            ekf.last_time_ns = t
+                        continue
                 _process(ekf, t, z, Rc, all_series[j].update_vector, sets[j], thr2[j], Rc)
         elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
             timeout = True

@@ -356,7 +356,12 @@ class MeasurementBuilder:
         pos, loc = np.flatnonzero(inb), idx[inb] - off
         Rsub = np.zeros(np.broadcast_shapes(z.shape[:-2], cov.shape[:-3]) + (sel.size, m, m))
         if pos.size:
-            Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
+            if sel.size == keep.size and np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1):
+                # every sample kept, contiguous block entries: plain slices (no fancy-index copies)
+                p0, l0, nb = int(pos[0]), int(loc[0]), pos.size
+                Rsub[..., p0:p0 + nb, p0:p0 + nb] = cov[..., l0:l0 + nb, l0:l0 + nb]
+            else:
+                Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
         if self.params.two_d_mode:
             td = np.flatnonzero(np.isin(idx, TWO_D_INDICES))
             Rsub[..., td, td] = TWO_D_VARIANCE
