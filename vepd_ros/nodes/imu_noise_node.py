@@ -58,8 +58,8 @@ class ImuNoiseNode(Node):
         self.pub = self.create_publisher(Imu, '/imu/data', SENSOR_QOS)
         if p['truth_source'] in ('auto', 'imu'):
             self.create_subscription(Imu, '/ground_truth/imu', self._on_imu, TRUTH_QOS)
-        if p['truth_source'] in ('auto', 'odometry'):
-            self.create_subscription(Odometry, '/ground_truth/odometry', self._on_odom, TRUTH_QOS)
+        self._odom_sub = (self.create_subscription(Odometry, '/ground_truth/odometry', self._on_odom, TRUTH_QOS)
+                          if p['truth_source'] in ('auto', 'odometry') else None)
         self._hello = self.create_timer(0.01, self._on_spinning)
         self.get_logger().info(f"imu: model={name} seed={p['seed']} rate={p['rate_hz']} Hz truth={p['truth_source']}")
 
@@ -76,6 +76,11 @@ class ImuNoiseNode(Node):
                 self.get_logger().info('/ground_truth/imu appeared: using it instead of differentiated odometry')
                 self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
             self.source = 'imu'
+            if self._odom_sub is not None:
+                # Odometry is never used again once Imu truth came: stop paying a wake-up and a deserialisation
+                # per truth sample for it (100 Hz × time_scale callbacks that only returned).
+                self.destroy_subscription(self._odom_sub)
+                self._odom_sub = None
         w, f, q = msg.angular_velocity, msg.linear_acceleration, msg.orientation
         self._push(stamp_to_ns(msg.header.stamp), (w.x, w.y, w.z, f.x, f.y, f.z, q.x, q.y, q.z, q.w))
 
