@@ -48,17 +48,23 @@ def ns_to_stamp(t_ns: int):
 
 
 class DropCounter:
-    """Counts dropped input per reason and warns at most once every ``throttle_s`` per reason."""
+    """Counts dropped input per reason and warns at most once every ``throttle_s`` (wall clock) per reason."""
 
     def __init__(self, node: Node, throttle_s: float = 5.0):
         self._node, self._throttle_s = node, throttle_s
         self.counts: dict[str, int] = {}
+        self._warned: dict[str, float] = {}      # reason -> time.monotonic() of its last warning
 
     def drop(self, reason: str, detail: str = '') -> None:
+        import time
         self.counts[reason] = self.counts.get(reason, 0) + 1
-        self._node.get_logger().warning(
-            f'dropped message ({reason}): {detail} [{self.counts[reason]} so far]',
-            throttle_duration_sec=self._throttle_s)
+        # Throttled here, per reason: rclpy's throttle_duration_sec throttles per call site, so one reason's
+        # stream of drops would silence every other reason.
+        now = time.monotonic()
+        last = self._warned.get(reason)
+        if last is None or now - last >= self._throttle_s:
+            self._warned[reason] = now
+            self._node.get_logger().warning(f'dropped message ({reason}): {detail} [{self.counts[reason]} so far]')
 
     @property
     def total(self) -> int:
@@ -135,3 +141,84 @@ class RunEvents:
         """Apply every start event due at truth stamp ``t_ns`` (call before processing that sample)."""
         while self.pending and int(self.pending[0]['stamp_ns']) <= t_ns:
             self.on_start(self.pending.pop(0))
+
+
+DIAGNOSTICS_TOPIC = '/diagnostics'
+
+
+def _steady_clock():
+    from rclpy.clock import Clock, ClockType
+    return Clock(clock_type=ClockType.STEADY_TIME)
+
+
+class DiagnosticsPublisher:
+    """A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every ``period_s``.
+
+    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): WARN with "N input messages dropped" once the
+    ``DropCounter`` has counted anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
+    ``dropped_<reason>`` for every drop reason. The period is wall-clock (a steady timer), so a node on sim
+    time whose ``/clock`` never comes still reports; the header stamp is the node clock's time.
+    ``timer=False``: no timer, the node calls ``publish()`` itself."""
+
+    def __init__(self, node: Node, drops: DropCounter, values: Callable[[], dict] | None = None,
+                 period_s: float = 1.0, timer: bool = True):
+        from diagnostic_msgs.msg import DiagnosticArray
+        self._node, self.drops, self._values = node, drops, values
+        self.pub = node.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC, QoSProfile(depth=10))
+        self.published = 0
+        self.timer = node.create_timer(period_s, self.publish, clock=_steady_clock()) if timer else None
+
+    def status(self):
+        from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+        st = DiagnosticStatus(name=f'vepd_ros{self._node.get_fully_qualified_name()}', hardware_id='vepd_ros')
+        total = self.drops.total
+        st.level = DiagnosticStatus.WARN if total else DiagnosticStatus.OK
+        st.message = f'{total} input messages dropped' if total else 'ok'
+        values = {**(self._values() if self._values else {}),
+                  **{f'dropped_{k}': v for k, v in self.drops.counts.items()}}
+        st.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
+        return st
+
+    def publish(self) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+        if not self._node.context.ok():
+            return
+        arr = DiagnosticArray(status=[self.status()])
+        arr.header.stamp = self._node.get_clock().now().to_msg()
+        self.pub.publish(arr)
+        self.published += 1
+
+
+class TopicWatchdog:
+    """Reports, by name, an input that has not shown up ``timeout_s`` wall-clock seconds after the node started:
+    ``no message on <topic> after N s`` (or ``no publisher on ...`` for ``what='publisher'``), warned again
+    every ``repeat_s`` while it stays missing; the timer stops once everything watched has shown up. Wall-clock on purpose: on sim time a missing truth topic usually
+    means a missing ``/clock`` too, and the node clock would never get to the timeout."""
+
+    def __init__(self, node: Node, timeout_s: float, repeat_s: float = 30.0, period_s: float = 1.0):
+        self._node, self.timeout_s, self.repeat_s = node, float(timeout_s), float(repeat_s)
+        self._clock = _steady_clock()
+        self._t0 = self._clock.now().nanoseconds
+        self._watched: list[list] = []          # [topic, ok(), what, last warning (ns) or None]
+        self.reported: list[str] = []           # every warning given (tests, diagnostics)
+        self.timer = node.create_timer(period_s, self.check, clock=self._clock)
+
+    def watch(self, topic: str, ok: Callable[[], bool], what: str = 'message') -> None:
+        """Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``, appeared)."""
+        self._watched.append([topic, ok, what, None])
+
+    def check(self) -> None:
+        if self._watched and all(w[1]() for w in self._watched):
+            self.timer.cancel()                 # everything has shown up: nothing left to watch
+            return
+        now = self._clock.now().nanoseconds
+        if now - self._t0 < self.timeout_s * 1e9:
+            return
+        for w in self._watched:
+            topic, ok, what, last = w
+            if ok() or (last is not None and now - last < self.repeat_s * 1e9):
+                continue
+            w[3] = now
+            text = f'no {what} on {topic} after {self.timeout_s:g} s'
+            self.reported.append(text)
+            self._node.get_logger().warning(text)

@@ -5,7 +5,8 @@ stored under ``reference_dir`` (a directory in the batch layout: ``Real/`` and/o
 reference side and every expected label hold ``k`` runs of every scenario, it evaluates with
 ``vepd_ros.metrics.evaluator.EvaluatorCore`` and publishes the result as JSON (the ``vepd evaluate --json``
 shape, latched), and writes ``result.json`` + the report into ``output_dir``. With ``rolling`` (live use) it
-re-evaluates on each new run over the last ``k`` runs of each batch.
+re-evaluates on each new run over the last ``k`` runs of each batch. If no publisher of ``/vepd/runs`` (no recorder)
+has appeared after ``topic_timeout_s``, it says so.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
-from vepd_ros.nodes.base import EVENT_QOS, DropCounter, declare_params, run_node
+from vepd_ros.nodes.base import EVENT_QOS, DropCounter, TopicWatchdog, declare_params, run_node
 from vepd_ros.nodes.recorder_node import RUNS_TOPIC
 from vepd_ros.params import Param
 from vepd_ros.runs.format import read_run
@@ -35,6 +36,8 @@ EVALUATOR_PARAMS = [
     Param('n_boot', 1000, 'bootstrap resamples for the 95 % interval', low=0),
     Param('seed', 0, 'bootstrap seed', low=0),
     Param('report', True, 'write report.md/.html and figures when all batches live in output_dir'),
+    Param('topic_timeout_s', 10.0, f'report a {RUNS_TOPIC} without any publisher after this long (s, wall clock)',
+          low=0.0, low_open=True),
 ]
 
 
@@ -56,6 +59,10 @@ class EvaluatorNode(Node):
         self.pub = self.create_publisher(String, RESULT_TOPIC, EVENT_QOS)
         self.create_subscription(String, RUNS_TOPIC, self._on_run, EVENT_QOS)
         self.evaluations = 0
+        self.runs_received = 0
+        self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
+        self.watchdog.watch(RUNS_TOPIC, lambda: self.runs_received > 0 or self.count_publishers(RUNS_TOPIC) > 0,
+                            what='publisher')
         self._evaluated_key = None
         self.get_logger().info(f"evaluator: k={p['k']} labels={self.expected or 'any'} "
                                f"scenarios={self.scenarios or 'of the reference'} → {p['output_dir']}")
@@ -75,6 +82,7 @@ class EvaluatorNode(Node):
             self.get_logger().error(f'reference_dir {root}: no Real/ or Sim/<label>/ batch found')
 
     def _on_run(self, msg: String):
+        self.runs_received += 1
         try:
             ev = json.loads(msg.data)
         except ValueError as exc:

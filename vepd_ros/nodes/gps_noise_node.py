@@ -7,7 +7,8 @@ message. Header stamps are in the truth's time base (so /clock and bag replay wo
 modifier a fix is held until truth time passes its publication time. The numbers equal
 ``vepd_ros.models.sensors.simulate_sensors`` for the same truth and seed.
 Bad truth (NaN/Inf, stamps not increasing, a position beyond ``max_range_m`` of the datum) is dropped, counted and
-warned about (throttled); the node keeps running. Bad parameters stop it at start with the parameter named.
+warned about (throttled) and counted on ``/diagnostics``; the node keeps running. No truth after
+``topic_timeout_s`` is reported by topic name. Bad parameters stop it at start with the parameter named.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from sensor_msgs.msg import NavSatFix, NavSatStatus
 from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
 from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, declare_params, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.nodes.base import (SENSOR_QOS, DiagnosticsPublisher, DropCounter, RunEvents, TopicWatchdog, declare_params,
+                                  ns_to_stamp, run_node, stamp_to_ns)
 from vepd_ros.params import Param, ParameterError
 
 
@@ -47,6 +49,8 @@ GPS_NODE_PARAMS = [
     Param('frame_id', 'gps', 'frame_id of /gps/fix'),
     Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
     Param('max_range_m', 100000.0, 'truth farther than this from the datum is dropped (m)', low=0.0, low_open=True),
+    Param('topic_timeout_s', 10.0, 'report a truth topic that has delivered nothing after this long (s, wall clock)',
+          low=0.0, low_open=True),
 ]
 TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -64,9 +68,14 @@ class GpsNoiseNode(Node):
         self.pending = []          # (publish_ns, msg) held for latency
         self.runs = RunEvents(self, 'gps', p['seed'], p['label'], self._restart, self.drops) if p['label'] else None
         self.published = 0
+        self.received = 0
         self.pub = self.create_publisher(NavSatFix, '/gps/fix', SENSOR_QOS)
         self.sub = self.create_subscription(Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS)
         self._hello = self.create_timer(0.01, self._on_spinning)
+        self.diagnostics = DiagnosticsPublisher(
+            self, self.drops, lambda: {'truth_messages': self.received, 'published': self.published})
+        self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
+        self.watchdog.watch(self.resolve_topic_name('/ground_truth/odometry'), lambda: self.received > 0)
         self.get_logger().info(f"gps: model={p['model']} seed={p['seed']} rate={p['rate_hz']} Hz datum={self.datum}")
 
 
@@ -83,6 +92,7 @@ class GpsNoiseNode(Node):
         self.get_logger().info(f"run {event['scenario']} #{event['run']}: model re-seeded ({event['seed']})")
 
     def _on_truth(self, msg: Odometry):
+        self.received += 1
         t_ns = stamp_to_ns(msg.header.stamp)
         if self.runs is not None:
             self.runs.before(t_ns)

@@ -6,6 +6,8 @@ message has come on it (``truth_source: auto``), rates and specific force are de
 is on the sensor's own clock (ticks k/rate_hz in the truth time base, interpolated between bracketing truth
 messages; orientation by normalised linear interpolation, exact on a truth stamp). REP-145 fields:
 covariances of the model, orientation covariance[0] = −1 when orientation is not provided.
+Bad truth (NaN/Inf, stamps not increasing) is dropped, counted (also on ``/diagnostics``) and warned about
+(throttled); no truth after ``topic_timeout_s`` is reported by topic name.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
 from vepd_ros.models.imu import imu_model_params, make_imu_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, declare_params, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.nodes.base import (SENSOR_QOS, DiagnosticsPublisher, DropCounter, RunEvents, TopicWatchdog, declare_params,
+                                  ns_to_stamp, run_node, stamp_to_ns)
 from vepd_ros.params import Param
 
 IMU_NODE_PARAMS = [
@@ -35,6 +38,8 @@ IMU_NODE_PARAMS = [
     Param('truth_source', 'auto', 'auto (Imu truth, else derived from odometry), imu or odometry',
           choices=['auto', 'imu', 'odometry']),
     Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
+    Param('topic_timeout_s', 10.0, 'report a truth topic that has delivered nothing after this long (s, wall clock)',
+          low=0.0, low_open=True),
 ]
 TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -55,12 +60,20 @@ class ImuNoiseNode(Node):
         self.source = None                             # 'imu' or 'odometry' once truth arrives
         self._odom_prev = None
         self.published = 0
+        self.received = {'imu': 0, 'odometry': 0}
         self.pub = self.create_publisher(Imu, '/imu/data', SENSOR_QOS)
         if p['truth_source'] in ('auto', 'imu'):
             self.create_subscription(Imu, '/ground_truth/imu', self._on_imu, TRUTH_QOS)
         self._odom_sub = (self.create_subscription(Odometry, '/ground_truth/odometry', self._on_odom, TRUTH_QOS)
                           if p['truth_source'] in ('auto', 'odometry') else None)
         self._hello = self.create_timer(0.01, self._on_spinning)
+        self.diagnostics = DiagnosticsPublisher(self, self.drops, lambda: {
+            'truth_imu_messages': self.received['imu'], 'truth_odometry_messages': self.received['odometry'],
+            'truth_source': self.source or 'none', 'published': self.published})
+        self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
+        topics = [self.resolve_topic_name(f'/ground_truth/{s}') for s in ('imu', 'odometry')
+                  if p['truth_source'] in ('auto', s)]
+        self.watchdog.watch(' or '.join(topics), lambda: any(self.received.values()))
         self.get_logger().info(f"imu: model={name} seed={p['seed']} rate={p['rate_hz']} Hz truth={p['truth_source']}")
 
 
@@ -71,6 +84,7 @@ class ImuNoiseNode(Node):
 
     # -- truth ----------------------------------------------------------------------------------------
     def _on_imu(self, msg: Imu):
+        self.received['imu'] += 1
         if self.source != 'imu':
             if self.source == 'odometry':
                 self.get_logger().info('/ground_truth/imu appeared: using it instead of differentiated odometry')
@@ -85,6 +99,7 @@ class ImuNoiseNode(Node):
         self._push(stamp_to_ns(msg.header.stamp), (w.x, w.y, w.z, f.x, f.y, f.z, q.x, q.y, q.z, q.w))
 
     def _on_odom(self, msg: Odometry):
+        self.received['odometry'] += 1
         if self.source == 'imu':
             return
         self.source = 'odometry'

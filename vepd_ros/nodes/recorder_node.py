@@ -8,6 +8,8 @@ Segmentation (``segmentation``):
   ``duration``  back-to-back runs of ``run_duration_s``
   ``motion``    a run per stretch of truth motion
   ``single``    one run from the first sample until shutdown (bag replay)
+With ``events`` a run is recorded only from its start: a recorder (re)started in the middle of a run skips it
+and says so (no half run under a final name); the latched events of earlier runs are ignored.
 Each finished run is announced as JSON on ``/vepd/runs`` (latched). Dropped messages (NaN, stamps going
 backwards, wrong frame) are counted per reason, warned about (throttled) and published on ``/diagnostics``;
 a topic that never delivers is reported by name after ``topic_timeout_s``.
@@ -17,19 +19,24 @@ from __future__ import annotations
 import importlib
 import json
 import math
+from collections import deque
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from vepd_ros.nodes.base import EVENT_QOS, RUN_EVENTS_TOPIC, DropCounter, declare_params, run_node, stamp_to_ns
+from vepd_ros.nodes.base import (EVENT_QOS, RUN_EVENTS_TOPIC, DiagnosticsPublisher, DropCounter, TopicWatchdog,
+                                  declare_params, run_node, stamp_to_ns)
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.runs.recorder import RecorderCore
 
 RUNS_TOPIC = '/vepd/runs'
+JOIN_TOLERANCE_S = 1.0
+"""segmentation events: a run whose first sample here comes later than this after its start stamp was joined
+mid-way (the recorder was restarted during it) and is not recorded: no half run under a final name. Between
+runs, samples this recent are held back for a start event that comes after them."""
 
 
 def _ned_to_enu(v):
@@ -61,7 +68,7 @@ RECORDER_PARAMS = [
     Param('segmentation', 'events', 'how runs are delimited', choices=SEGMENTATIONS),
     Param('run_duration_s', 20.0, 'run length for segmentation duration (s)', low=0.0, low_open=True),
     Param('max_runs', 0, 'stop recording after this many runs (0: no limit)', low=0),
-    Param('topic_timeout_s', 10.0, 'report a topic that has delivered nothing after this long (s, node clock)',
+    Param('topic_timeout_s', 10.0, 'report a topic that has delivered nothing after this long (s, wall clock)',
           low=0.0, low_open=True),
 ]
 
@@ -83,7 +90,6 @@ class RecorderNode(Node):
         self.truth_velocity = TRUTH_TYPES[p['truth_type']]
         self.drops = DropCounter(self)
         self.pub_runs = self.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', QoSProfile(depth=10))
         seg = p['segmentation']
         core_seg = {'events': 'manual', 'single': 'manual'}.get(seg, seg)
         self.core = RecorderCore(
@@ -96,45 +102,75 @@ class RecorderNode(Node):
             on_event=self._on_run)
         if seg == 'single':
             self.core.start(None)
-        self.counts = {'estimate': 0, 'truth': 0}
+        self.counts = {'estimate': 0, 'truth': 0}          # accepted (finite, right frame)
+        self.received = {'estimate': 0, 'truth': 0}        # every message, good or bad
+        self.joined_late = 0                               # runs seen only part-way (restarted mid-run)
+        self._skipped: dict[tuple, tuple[float, float]] = {}     # (scenario, run) -> (start, first sample here)
         self._pending_events: list[dict] = []
+        self._held: deque = deque()                        # (kind, t, vx, vy) not yet given to the core (events)
+        if seg == 'events':
+            # Created first: the executor serves ready subscriptions in creation order, so a start event that
+            # arrives together with its run's first samples (truth_node sends them back to back) is seen first.
+            self.create_subscription(String, RUN_EVENTS_TOPIC, self._on_event, EVENT_QOS)
         self.create_subscription(Odometry, p['estimate_topic'], self._on_estimate, QoSProfile(depth=100))
         self.create_subscription(truth_cls, p['truth_topic'], self._on_truth, QoSProfile(depth=200))
-        if seg == 'events':
-            self.create_subscription(String, RUN_EVENTS_TOPIC, self._on_event, EVENT_QOS)
         self.create_service(Trigger, '~/start', self._srv_start)
         self.create_service(Trigger, '~/stop', self._srv_stop)
-        self._t_start = None
-        self.create_timer(1.0, self._on_second)
         self.create_timer(0.1, self._on_stale_check)
+        self.diagnostics = DiagnosticsPublisher(self, self.drops, self._diagnostic_values)
+        self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
+        for kind, topic in (('estimate', p['estimate_topic']), ('truth', p['truth_topic'])):
+            self.watchdog.watch(self.resolve_topic_name(topic), lambda kind=kind: self.received[kind] > 0)
         self.get_logger().info(f"recorder: {p['side']}/{p['label']} {p['estimate_topic']} vs {p['truth_topic']} "
                                f"({p['truth_type']}), segmentation {seg} → {p['output_dir']}")
 
     # -- input --------------------------------------------------------------------------------------
     def _on_estimate(self, msg: Odometry):
+        self.received['estimate'] += 1
         v = (msg.twist.twist.linear.x, msg.twist.twist.linear.y)
-        self._feed('estimate', msg, v, self.core.feed_estimate)
+        self._feed('estimate', msg, v)
 
     def _on_truth(self, msg):
+        self.received['truth'] += 1
         if self.p['truth_frame_id'] and msg.header.frame_id != self.p['truth_frame_id']:
             return self.drops.drop('wrong_frame', f"{self.p['truth_topic']}: frame '{msg.header.frame_id}', "
                                                   f"expected '{self.p['truth_frame_id']}'")
-        self._feed('truth', msg, self.truth_velocity(msg), self.core.feed_truth)
+        self._feed('truth', msg, self.truth_velocity(msg))
 
-    def _feed(self, kind: str, msg, v, feed):
+    def _feed(self, kind: str, msg, v):
         t = stamp_to_ns(msg.header.stamp) * 1e-9
         if not all(math.isfinite(x) for x in v):
             return self.drops.drop('non_finite', f'{kind} velocity {v} at {t:.3f} s')
         self.counts[kind] += 1
-        if kind == 'truth' and self.p['segmentation'] == 'events':
-            self._apply_events(t)
+        if self.p['segmentation'] == 'events':
+            self._held.append((kind, t, float(v[0]), float(v[1])))
+            return self._drain()
+        self._to_core(kind, t, float(v[0]), float(v[1]))
+
+    def _to_core(self, kind: str, t: float, vx: float, vy: float):
         before = self._core_drops()
-        feed(t, float(v[0]), float(v[1]))
+        (self.core.feed_estimate if kind == 'estimate' else self.core.feed_truth)(t, vx, vy)
         if self._core_drops() > before:       # the core refused it (stamp not after the previous one, ...)
             self.drops.drop('rejected_by_recorder', f'{kind} at {t:.3f} s (see /diagnostics for the reason)')
 
+    def _drain(self):
+        """segmentation events: pass the held samples to the core in arrival order, applying start events at
+        their stamps (a run starts at its stamp, whichever stream gets there first). While no run is being
+        recorded, the samples of the last ``JOIN_TOLERANCE_S`` are held back: events and samples travel on
+        different topics with no order between them, so a start event may come after its run's first samples."""
+        held = self._held
+        while held:
+            kind, t, vx, vy = held[0]
+            self._apply_events(t)
+            if not self.core.recording and held[-1][1] - t < JOIN_TOLERANCE_S:
+                return
+            held.popleft()
+            self._to_core(kind, t, vx, vy)
+
     def _core_drops(self) -> int:
-        return sum(v for k, v in self.core.totals.items() if '_dropped_' in k)
+        # before_start: a sample of the gap before a run that arrives after the run's first samples (two topics,
+        # no order between them); it is outside the run, not bad input
+        return sum(v for k, v in self.core.totals.items() if '_dropped_' in k and not k.endswith('before_start'))
 
     # -- segmentation -------------------------------------------------------------------------------
     def _on_event(self, msg: String):
@@ -144,24 +180,64 @@ class RecorderNode(Node):
         except (ValueError, KeyError, TypeError) as exc:
             return self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
         if e.get('event') == 'end':
+            key = (e.get('scenario'), e.get('run'))
+            for s in self._pending_events:
+                if (s.get('scenario'), s.get('run')) == key:
+                    s['end_s'] = e['stamp_s']     # its end came before its first sample was processed here
+                    return
+            if key in self._skipped:
+                start, first = self._skipped.pop(key)
+                self._not_recorded(key, start, first, e['stamp_s'])
+                return
             if self.core.recording:
                 self.core.stop(e['stamp_s'])      # closes once both streams pass the end (or it goes stale)
             return
+        if e.get('event') != 'start':
+            return
         self._pending_events.append(e)
         self._pending_events.sort(key=lambda ev: ev['stamp_s'])
+        self._drain()                             # samples of this run that came before its start event
 
     def _apply_events(self, t: float):
-        """Apply run events due at truth time t (before that truth sample is fed)."""
+        """Apply the start events due at sample time t (before that sample is fed).
+
+        A run is recorded only from its start: one whose first sample here comes more than ``JOIN_TOLERANCE_S``
+        after its start is skipped. The latched events a restarted recorder receives interleave with live
+        samples, so whether a skipped run was over already (quiet) or partly seen here (a warning: a run lost to
+        the restart) is decided when its end event comes."""
         pend = self._pending_events
         while pend and pend[0]['stamp_s'] <= t:
             e = pend.pop(0)
             if e['event'] == 'start':
                 if self.core.recording:
                     self.core.stop()
+                name = f"{e.get('scenario')} #{e.get('run')}"
+                if e.get('end_s') is not None and t > e['end_s']:
+                    self.get_logger().debug(f'run {name}: over before this recorder saw it')
+                    continue
+                if t - e['stamp_s'] > JOIN_TOLERANCE_S:
+                    key = (e.get('scenario'), e.get('run'))
+                    if e.get('end_s') is not None:
+                        self._not_recorded(key, e['stamp_s'], t, e['end_s'])
+                    else:
+                        self._skipped[key] = (e['stamp_s'], t)
+                    continue
                 self.core.scenario = e['scenario']
                 self.core.run_j = int(e['run'])
                 self.core.meta.update(seed=e.get('seed'), study_seed=e.get('study_seed'))
                 self.core.start(e['stamp_s'])
+                if e.get('end_s') is not None:
+                    self.core.stop(e['end_s'])
+
+    def _not_recorded(self, key, start: float, first: float, end: float):
+        """A run skipped because its first sample here came late: a warning if part of it came here (a run lost
+        to a (re)start mid-run), quiet if it was over before (latched events of earlier runs)."""
+        if end >= first:
+            self.joined_late += 1
+            self.get_logger().warning(f'run {key[0]} #{key[1]} not recorded: its first sample here came '
+                                      f'{first - start:.2f} s after its start (recorder restarted mid-run?)')
+        else:
+            self.get_logger().debug(f'run {key[0]} #{key[1]}: over before this recorder saw it')
 
     def _srv_start(self, request, response):
         self.core.start(None)
@@ -185,31 +261,9 @@ class RecorderNode(Node):
         if now > 0:
             self.core.close_if_stale(now)
 
-    def _on_second(self):
-        now = self.get_clock().now().nanoseconds * 1e-9
-        if now <= 0:
-            return
-        if self._t_start is None:
-            self._t_start = now
-        if now - self._t_start >= self.p['topic_timeout_s']:
-            for kind, topic in (('estimate', self.p['estimate_topic']), ('truth', self.p['truth_topic'])):
-                if self.counts[kind] == 0:
-                    self.get_logger().warning(f"no message on {self.resolve_topic_name(topic)} after "
-                                              f"{self.p['topic_timeout_s']:g} s", throttle_duration_sec=30.0)
-        self.publish_diagnostics()
-
-    def publish_diagnostics(self):
-        st = DiagnosticStatus(name=f'vepd_ros/{self.get_fully_qualified_name()}', hardware_id='vepd_ros')
-        total = self.drops.total
-        st.level = DiagnosticStatus.WARN if total else DiagnosticStatus.OK
-        st.message = f'{total} input messages dropped' if total else 'ok'
-        values = {'estimate_messages': self.counts['estimate'], 'truth_messages': self.counts['truth'],
-                  **{f'dropped_{k}': v for k, v in self.drops.counts.items()},
-                  **{k: v for k, v in self.core.totals.items()}}
-        st.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
-        arr = DiagnosticArray(status=[st])
-        arr.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diag.publish(arr)
+    def _diagnostic_values(self) -> dict:
+        return {'estimate_messages': self.counts['estimate'], 'truth_messages': self.counts['truth'],
+                'runs_joined_late': self.joined_late, **self.core.totals}
 
     def destroy_node(self):
         # 'single' (a bag): the end of input ends the run, so it is written. In every other mode a run still in
