@@ -178,6 +178,8 @@ def test_sigkill_mid_batch_loses_no_completed_run_and_the_batch_resumes(ros_ctx,
     try:
         assert spin_until(executor, lambda: f.pub_truth.get_subscription_count() and f.pub_est.get_subscription_count()
                           and f.pub_ev.get_subscription_count(), 20), 'recorder did not subscribe'
+        # matched is not yet spinning: its first /diagnostics report (once a second) says its executor runs
+        assert spin_until(executor, lambda: f.last_diag('/recorder') is not None, 20), 'recorder not spinning'
         for j in (1, 2):
             f.full_run(j)
             assert spin_until(executor, lambda: j in f.written(), 10), \
