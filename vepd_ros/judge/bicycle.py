@@ -40,7 +40,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from vepd_ros.judge.ekf import STATE_NAMES
-from vepd_ros.judge.navsat import utm_convergence_deg, utm_forward
+from vepd_ros.judge.navsat import gps_batch_arrays, utm_convergence_deg, utm_forward
 from vepd_ros.params import ParameterError
 
 BICYCLE_DEFAULTS: dict[str, Any] = {
@@ -134,13 +134,8 @@ def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | N
     ax = None
     if p['use_accel_input']:
         ax = (np.broadcast_to(np.asarray(imu['linear_acceleration'], float), (K, n, 3)) @ Rb.T)[..., 0]
-    lat = np.asarray(gps['latitude'], float)
-    if lat.ndim != 2 or lat.shape[0] != K:
-        raise ValueError(f"gps['latitude']: expected (K={K}, m), got {lat.shape}")
+    lat, lon, alt, status = gps_batch_arrays(gps, K)
     m = lat.shape[1]
-    lon = np.broadcast_to(np.asarray(gps['longitude'], float), (K, m))
-    alt = np.broadcast_to(np.asarray(gps['altitude'], float), (K, m))
-    status = np.broadcast_to(np.asarray(gps.get('status', 0)), (K, m))
     gcov = np.broadcast_to(np.asarray(gps.get('position_covariance', np.zeros(9)), float), (K, m, 9))
     gst = np.asarray(gps['stamp_ns'], np.int64)
     garr = np.asarray(gps.get('arrival_ns', gst), np.int64)

@@ -67,7 +67,8 @@ from vepd_ros.judge.config import EkfParams, load_ekf_params
 from vepd_ros.judge.ekf import STATE_NAMES, Ekf, clamp_variances, index_set
 from vepd_ros.judge.filter import _process
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
-from vepd_ros.judge.navsat import NavSatCore, StaticTF, load_navsat_params, navsat_params, utm_forward
+from vepd_ros.judge.navsat import (NavSatCore, StaticTF, gps_batch_arrays, load_navsat_params, navsat_params,
+                                   utm_forward)
 from vepd_ros.judge.transforms import StaticTransforms
 
 GPS_ODOM_TOPIC = 'odometry/gps'
@@ -504,13 +505,8 @@ def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapp
     imu_frame = imu.get('frame_id') or p.base_link_frame
 
     if gps is not None and nparams is not None:
-        lat = np.asarray(gps['latitude'], float)
-        if lat.ndim != 2 or lat.shape[0] != K:
-            raise ValueError(f"gps['latitude']: expected (K={K}, m), got {lat.shape}")
+        lat, lon, alt, status = gps_batch_arrays(gps, K)
         m = lat.shape[1]
-        lon = np.broadcast_to(np.asarray(gps['longitude'], float), (K, m))
-        alt = np.broadcast_to(np.asarray(gps['altitude'], float), (K, m))
-        status = np.broadcast_to(np.asarray(gps.get('status', 0)), (K, m))
         valid = (status != -1) & ~np.isnan(lat) & ~np.isnan(lon) & ~np.isnan(alt)
         patterns, inverse = np.unique(valid, axis=0, return_inverse=True)
         if len(patterns) > 1:                              # different navsat timing per group

@@ -531,3 +531,16 @@ class NavSatCore:
         if self.p['zero_altitude']:
             p[:, 2] = 0.0
         return p
+
+
+def gps_batch_arrays(gps, K: int):
+    """The fixes of a batch input dict (``run_judge_batch``'s ``gps``) as (lat, lon, alt, status), each (K, m):
+    latitude must be (K, m); longitude, altitude and status (default 0) broadcast to it."""
+    lat = np.asarray(gps['latitude'], float)
+    if lat.ndim != 2 or lat.shape[0] != K:
+        raise ValueError(f"gps['latitude']: expected (K={K}, m), got {lat.shape}")
+    m = lat.shape[1]
+    lon = np.broadcast_to(np.asarray(gps['longitude'], float), (K, m))
+    alt = np.broadcast_to(np.asarray(gps['altitude'], float), (K, m))
+    status = np.broadcast_to(np.asarray(gps.get('status', 0)), (K, m))
+    return lat, lon, alt, status
