@@ -16,6 +16,16 @@ from vepd_ros.params import Param, ParameterError
 SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
 
+TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+"""Ground-truth inputs of the noise nodes: reliable, deep enough for a burst of accelerated truth."""
+
+TRUTH_STREAM_PARAMS = [
+    Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
+    Param('topic_timeout_s', 10.0, 'report a truth topic that has delivered nothing after this long (s, wall clock)',
+          low=0.0, low_open=True),
+]
+"""Parameters every node that resamples a truth stream shares (the noise nodes)."""
+
 EVENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 """Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and latched, so a
 node that joins late still receives what happened before it was discovered."""

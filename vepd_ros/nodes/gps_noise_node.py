@@ -17,14 +17,13 @@ import math
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
 from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import (SENSOR_QOS, DiagnosticsPublisher, DropCounter, RunEvents, TopicWatchdog, declare_params,
-                                  ns_to_stamp, run_node, stamp_to_ns)
+from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
+                                 RunEvents, TopicWatchdog, declare_params, ns_to_stamp, run_node, stamp_to_ns)
 from vepd_ros.params import Param, ParameterError
 
 
@@ -47,12 +46,9 @@ GPS_NODE_PARAMS = [
     Param('datum', list(DEFAULT_DATUM), 'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)', check=_datum_ok,
           check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]'),
     Param('frame_id', 'gps', 'frame_id of /gps/fix'),
-    Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
     Param('max_range_m', 100000.0, 'truth farther than this from the datum is dropped (m)', low=0.0, low_open=True),
-    Param('topic_timeout_s', 10.0, 'report a truth topic that has delivered nothing after this long (s, wall clock)',
-          low=0.0, low_open=True),
+    *TRUTH_STREAM_PARAMS,
 ]
-TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class GpsNoiseNode(Node):

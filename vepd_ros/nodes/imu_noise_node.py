@@ -16,14 +16,13 @@ import math
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu
 
 from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
 from vepd_ros.models.imu import imu_model_params, make_imu_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import (SENSOR_QOS, DiagnosticsPublisher, DropCounter, RunEvents, TopicWatchdog, declare_params,
-                                  ns_to_stamp, run_node, stamp_to_ns)
+from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
+                                 RunEvents, TopicWatchdog, declare_params, ns_to_stamp, run_node, stamp_to_ns)
 from vepd_ros.params import Param
 
 IMU_NODE_PARAMS = [
@@ -37,11 +36,8 @@ IMU_NODE_PARAMS = [
     Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
     Param('truth_source', 'auto', 'auto (Imu truth, else derived from odometry), imu or odometry',
           choices=['auto', 'imu', 'odometry']),
-    Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
-    Param('topic_timeout_s', 10.0, 'report a truth topic that has delivered nothing after this long (s, wall clock)',
-          low=0.0, low_open=True),
+    *TRUTH_STREAM_PARAMS,
 ]
-TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class ImuNoiseNode(Node):
