@@ -31,6 +31,11 @@ from vepd_ros.judge.ekf import STATE_SIZE, wrap
 from vepd_ros.judge.transforms import StaticTransforms
 
 TWO_D_INDICES = (2, 3, 4, 8, 9, 10, 14)
+_TWO_D_LIST = list(TWO_D_INDICES)
+_EYE3 = np.eye(3)
+_ZERO3 = np.zeros(3)
+_EYE3.setflags(write=False)
+_ZERO3.setflags(write=False)
 TWO_D_VARIANCE = 1e-6
 MASK_EPS = 1e-6
 
@@ -95,6 +100,45 @@ class MeasurementSeries:
         return R
 
 
+@dataclass(frozen=True)
+class _FinishPlan:
+    """What ``_finish`` needs of an update vector: final flags (two_d_mode added), their count m,
+    positions ``pos`` in the flagged sub-block of the covariance block entries ``loc``, whether both
+    run contiguously (slices instead of fancy indexing), and the two_d_mode positions ``td``."""
+    flags: tuple
+    m: int
+    pos: np.ndarray
+    loc: np.ndarray
+    contiguous: bool
+    td: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _PosePlan:
+    """Frame-dependent part of ``_pose_core``: target transform (Rt, tt), source-frame transform,
+    masked flags, the mask rotation and its 6×6 covariance rotator; for an IMU the mounting RPY offset
+    and Rz(yaw offset)ᵀ."""
+    Rt: np.ndarray
+    tt: np.ndarray
+    Rsrc: np.ndarray | None
+    tsrc: np.ndarray | None
+    r6src: np.ndarray | None
+    flags: tuple
+    r6: np.ndarray
+    off: np.ndarray | None
+    rz_off_t: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _FramePlan:
+    """Frame-dependent part of ``_twist_core`` / ``_accel_core``: transform, masked flags, 6×6 rotator."""
+    Rt: np.ndarray
+    tt: np.ndarray
+    lever: bool
+    flags: tuple
+    r6: np.ndarray | None
+
+
 @dataclass
 class _SubState:
     last_stamp: int | None = None            # per-sub-topic guard (last_message_times_)
@@ -127,9 +171,11 @@ def _quat_matrix(q: np.ndarray) -> np.ndarray:
     wx, wy, wz = w * xs, w * ys, w * zs
     xx, xy, xz = x * xs, x * ys, x * zs
     yy, yz, zz = y * ys, y * zs, z * zs
-    return np.stack([np.stack([1 - (yy + zz), xy - wz, xz + wy], -1),
-                     np.stack([xy + wz, 1 - (xx + zz), yz - wx], -1),
-                     np.stack([xz - wy, yz + wx, 1 - (xx + yy)], -1)], -2)
+    R = np.empty(q.shape[:-1] + (3, 3))
+    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - (yy + zz), xy - wz, xz + wy
+    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = xy + wz, 1 - (xx + zz), yz - wx
+    R[..., 2, 0], R[..., 2, 1], R[..., 2, 2] = xz - wy, yz + wx, 1 - (xx + yy)
+    return R
 
 
 def _rpy(R):
@@ -146,6 +192,10 @@ class MeasurementBuilder:
         self.sensors = {s.name: s for s in params.sensors}
         self.by_topic = {s.topic: s for s in params.sensors}
         self.dropped: dict[str, int] = {}
+        # Frame-dependent preparation (tf lookups, flag-mask rotation, covariance rotators, two_d_mode cut)
+        # depends only on (sub-topic, frames, static tree version): computed once, reused per message.
+        self._tf_cache: dict = {}
+        self._plans: dict = {}
         self.reset()
 
     def reset(self, reset_time_ns: int = 0) -> None:
@@ -249,6 +299,7 @@ class MeasurementBuilder:
         frame = frame_id or p.base_link_frame
         out = []
         has_orientation = ~_cov_unset(ocov)
+        Rq = _quat_matrix(q)                # shared by the orientation and the gravity removal
         st = self._sub(s, 'pose')
         if st is not None:
             keep = self._guard(st.name, stamps, has_orientation)
@@ -256,7 +307,7 @@ class MeasurementBuilder:
                 cov6 = np.zeros(ocov.shape[:-2] + (6, 6))
                 cov6[..., 3:, 3:] = ocov
                 pos = np.zeros(q.shape[:-1] + (3,))
-                ser = self._pose_core(s, st, stamps, keep, pos, q, cov6, frame, p.base_link_frame, imu=True,
+                ser = self._pose_core(s, st, stamps, keep, pos, Rq, cov6, frame, p.base_link_frame, imu=True,
                                       arrivals=arrivals)
                 if ser is not None:
                     out.append(ser)
@@ -273,7 +324,7 @@ class MeasurementBuilder:
         if st is not None:
             keep = self._guard(st.name, stamps, ~_cov_unset(acov))
             if keep.any():
-                ser = self._accel_core(s, st, stamps, keep, a, acov, q, has_orientation, frame, arrivals)
+                ser = self._accel_core(s, st, stamps, keep, a, acov, Rq, has_orientation, frame, arrivals)
                 if ser is not None:
                     out.append(ser)
         return out
@@ -290,7 +341,7 @@ class MeasurementBuilder:
             keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
             if keep.any():
                 source = child_frame_id if s.pose_use_child_frame else p.base_link_frame
-                ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), np.asarray(q, float),
+                ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), _quat_matrix(q),
                                       _cov6(pcov), frame_id, source, imu=False, arrivals=arrivals)
                 if ser is not None:
                     out.append(ser)
@@ -313,7 +364,7 @@ class MeasurementBuilder:
         keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
         if not keep.any():
             return []
-        ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), np.asarray(q, float), _cov6(pcov),
+        ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), _quat_matrix(q), _cov6(pcov),
                               frame_id, self.params.base_link_frame, imu=False, arrivals=arrivals)
         return [] if ser is None else [ser]
 
@@ -332,46 +383,115 @@ class MeasurementBuilder:
 
     # ------------------------------------------------------------------ cores
     def _lookup(self, topic, target, source):
-        try:
-            return self.tf.lookup(target, source)
-        except LookupError as exc:
-            self._drop(f'{topic}: {exc}')
+        """tf2 lookupTransform(target, source) of the static tree (cached per tree version); a missing
+        transform counts a drop for ``topic`` every time and returns None."""
+        key = (target, source, self._tf_version())
+        T = self._tf_cache.get(key)
+        if T is None:
+            try:
+                T = self.tf.lookup(target, source)
+            except LookupError as exc:
+                T = exc
+            if T is None:                       # navsat.StaticTF answers None when frames are not connected
+                return None
+            if key[2] is not None:
+                if not isinstance(T, LookupError):
+                    for a in T:
+                        a.setflags(write=False)     # shared by every later message
+                self._tf_cache[key] = T
+        if isinstance(T, LookupError):
+            self._drop(f'{topic}: {T}')
             return None
+        return T
+
+    def _tf_version(self):
+        """Version of the static tree (None: a tree without versions, never cached)."""
+        return getattr(self.tf, 'version', None)
+
+    def _finish_plan(self, flags: tuple, off: int, b: int) -> _FinishPlan:
+        key = ('finish', flags, off, b)
+        plan = self._plans.get(key)
+        if plan is None:
+            flags = list(flags)
+            if self.params.two_d_mode:
+                for j in TWO_D_INDICES:
+                    flags[j] = True
+            idx = np.flatnonzero(flags)
+            inb = (idx >= off) & (idx < off + b)
+            pos, loc = np.flatnonzero(inb), idx[inb] - off
+            contiguous = bool(pos.size) and bool(np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1))
+            td = np.flatnonzero(np.isin(idx, TWO_D_INDICES)) if self.params.two_d_mode else None
+            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td)
+            self._plans[key] = plan
+        return plan
 
     def _finish(self, st: SubTopic, stamps, keep, z, cov, off, flags, arrivals, terms=None, topic=None):
         """two_d_mode, then cut to the kept samples and the flagged sub-block. ``cov`` (..., N, b, b) is the
         only nonzero block of the 15×15 measurement covariance, at rows/columns off..off+b: Rsub is cut
         from it directly (never forming (..., N, 15, 15)); two_d_mode entries get variance 1e-6 on the
         diagonal, their other entries stay what the block gives (0 outside it), as ``_force_two_d`` does."""
+        plan = self._finish_plan(tuple(flags), off, cov.shape[-1])
         if self.params.two_d_mode:
-            i = list(TWO_D_INDICES)
-            z[..., i] = 0.0
-            for j in i:
-                flags[j] = True
-        idx = np.flatnonzero(flags)
-        m = idx.size
+            z[..., _TWO_D_LIST] = 0.0
+        m = plan.m
         sel = np.flatnonzero(keep)
-        b = cov.shape[-1]
-        inb = (idx >= off) & (idx < off + b)
-        pos, loc = np.flatnonzero(inb), idx[inb] - off
         Rsub = np.zeros(np.broadcast_shapes(z.shape[:-2], cov.shape[:-3]) + (sel.size, m, m))
+        pos, loc = plan.pos, plan.loc
         if pos.size:
-            if sel.size == keep.size and np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1):
+            if sel.size == keep.size and plan.contiguous:
                 # every sample kept, contiguous block entries: plain slices (no fancy-index copies)
                 p0, l0, nb = int(pos[0]), int(loc[0]), pos.size
                 Rsub[..., p0:p0 + nb, p0:p0 + nb] = cov[..., l0:l0 + nb, l0:l0 + nb]
             else:
                 Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
-        if self.params.two_d_mode:
-            td = np.flatnonzero(np.isin(idx, TWO_D_INDICES))
-            Rsub[..., td, td] = TWO_D_VARIANCE
-        z = z[..., sel, :]
+        if plan.td is not None:
+            Rsub[..., plan.td, plan.td] = TWO_D_VARIANCE
+        if sel.size != keep.size:
+            z = z[..., sel, :]                  # z is this builder's own array: no copy when every sample is kept
         arr = None if arrivals is None else np.asarray(arrivals, np.int64)[sel]
-        return MeasurementSeries(topic or st.name, stamps[sel], tuple(bool(f) for f in flags), z, Rsub,
-                                 st.rejection_threshold, arr, terms)
+        return MeasurementSeries(topic or st.name, stamps[sel], plan.flags, z, Rsub, st.rejection_threshold, arr,
+                                 terms)
 
-    def _pose_core(self, s: SensorConfig, st: SubTopic, stamps, keep, pos, q, cov6, frame_id, source_frame,
+    def _pose_plan(self, st: SubTopic, target, pose_frame, source_frame, imu: bool) -> _PosePlan | None:
+        """The frame-dependent part of ``_pose_core``, cached unless a lookup failed (each message then
+        counts its drop again)."""
+        p = self.params
+        version = self._tf_version()
+        key = ('pose', st.name, st.update_vector, imu, target, pose_frame, source_frame, version)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        T = self._lookup(st.name, target, pose_frame)
+        if T is None:
+            return None
+        Rt, tt = T
+        Rsrc = tsrc = r6src = None
+        complete = True
+        if not imu and source_frame != p.base_link_frame:
+            S = self._lookup(st.name, source_frame, p.base_link_frame)
+            if S is not None:
+                Rsrc, tsrc = S
+                r6src = _rot6(Rsrc)
+            else:
+                complete = False
+        flags = list(st.update_vector)
+        off = rz_off_t = None
+        if imu:
+            off = _rpy(Rt)
+            Rmask = rotation_matrix_from_rpy(0.0, 0.0, float(off[2]))
+            rz_off_t = rotation_matrix_from_rpy(0.0, 0.0, off[2]).T
+        else:
+            Rmask = Rt
+        flags[0:3] = _mask(Rmask, flags[0:3])
+        flags[3:6] = _mask(Rmask, flags[3:6])
+        plan = _PosePlan(Rt, tt, Rsrc, tsrc, r6src, tuple(flags), _rot6(Rmask), off, rz_off_t)
+        if complete and version is not None:
+            self._plans[key] = plan
+        return plan
+
+    def _pose_core(self, s: SensorConfig, st: SubTopic, stamps, keep, pos, Rm, cov6, frame_id, source_frame,
                    imu: bool, arrivals):
+        """Pose messages: positions pos (..., N, 3), orientations as matrices Rm (..., N, 3, 3) (``_quat_matrix``)."""
         p = self.params
         differential = s.differential
         if imu:
@@ -380,36 +500,20 @@ class MeasurementBuilder:
         else:
             target = p.world_frame
             pose_frame = target if differential else (frame_id or target)
-        T = self._lookup(st.name, target, pose_frame)
-        if T is None:
+        plan = self._pose_plan(st, target, pose_frame, source_frame, imu)
+        if plan is None:
             return None
-        Rt, tt = T
-        Rsrc = tsrc = None
-        if not imu and source_frame != p.base_link_frame:
-            S = self._lookup(st.name, source_frame, p.base_link_frame)
-            if S is not None:
-                Rsrc, tsrc = S
-        flags = list(st.update_vector)
-        if imu:
-            y0 = float(_rpy(Rt)[2])
-            Rmask = rotation_matrix_from_rpy(0.0, 0.0, y0)
-        else:
-            Rmask = Rt
-        flags[0:3] = _mask(Rmask, flags[0:3])
-        flags[3:6] = _mask(Rmask, flags[3:6])
+        Rt, tt, Rsrc, tsrc, r6 = plan.Rt, plan.tt, plan.Rsrc, plan.tsrc, plan.r6
+        flags = list(plan.flags)
         cov = cov6
-        if Rsrc is not None:
-            r6 = _rot6(Rsrc)
-            cov = r6.T @ cov @ r6
-        r6 = _rot6(Rmask)
+        if plan.r6src is not None:
+            cov = plan.r6src.T @ cov @ plan.r6src
         cov_rot = r6 @ cov @ r6.T
-        Rm = _quat_matrix(q)
         if imu:
-            off = _rpy(Rt)
-            rpy = wrap(_rpy(Rm) - off)
-            rpy = rpy @ rotation_matrix_from_rpy(0.0, 0.0, off[2]).T        # Rz(y0)·rpy
+            rpy = wrap(_rpy(Rm) - plan.off)
+            rpy = rpy @ plan.rz_off_t                                    # Rz(y0)·rpy
             Rm = rotation_matrix_from_rpy(rpy[..., 0], rpy[..., 1], rpy[..., 2])
-            Rt, tt = np.eye(3), np.zeros(3)
+            Rt, tt = _EYE3, _ZERO3
         sub = self._state(st.name)
         z = np.zeros(pos.shape[:-1] + (STATE_SIZE,))
         if differential:
@@ -461,36 +565,53 @@ class MeasurementBuilder:
         return self._twist_core(tw_st, stamps, out_keep, vel[..., 0:3], vel[..., 3:6], tcov,
                                 self.params.base_link_frame, arrivals, topic=st.name)
 
-    def _twist_core(self, st: SubTopic, stamps, keep, v, w, cov6, frame, arrivals, topic=None):
-        p = self.params
-        T = self._lookup(st.name, p.base_link_frame, frame)
+    def _frame_plan(self, st: SubTopic, part: str, frame) -> _FramePlan | None:
+        """base_link ← ``frame`` transform and the update-vector entries ``part`` ('twist': 6..11,
+        'accel': 12..14) masked by its rotation (cached per static tree version)."""
+        version = self._tf_version()
+        key = (part, st.name, st.update_vector, frame, version)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        T = self._lookup(st.name, self.params.base_link_frame, frame)
         if T is None:
             return None
         Rt, tt = T
         flags = list(st.update_vector)
-        flags[6:9] = _mask(Rt, flags[6:9])
-        flags[9:12] = _mask(Rt, flags[9:12])
+        if part == 'twist':
+            flags[6:9] = _mask(Rt, flags[6:9])
+            flags[9:12] = _mask(Rt, flags[9:12])
+        else:
+            flags[12:15] = _mask(Rt, flags[12:15])
+        plan = _FramePlan(Rt, tt, bool(np.any(tt != 0)), tuple(flags), _rot6(Rt) if part == 'twist' else None)
+        if version is not None:
+            self._plans[key] = plan
+        return plan
+
+    def _twist_core(self, st: SubTopic, stamps, keep, v, w, cov6, frame, arrivals, topic=None):
+        plan = self._frame_plan(st, 'twist', frame)
+        if plan is None:
+            return None
+        Rt, r6 = plan.Rt, plan.r6
         z = np.zeros(v.shape[:-1] + (STATE_SIZE,))
         z[..., 6:9] = v @ Rt.T
         z[..., 9:12] = w @ Rt.T
-        r6 = _rot6(Rt)
-        terms = StateTerms(twist_lever=tt.copy()) if np.any(tt != 0) else None
-        return self._finish(st, stamps, keep, z, r6 @ cov6 @ r6.T, 6, flags, arrivals, terms, topic)
+        terms = StateTerms(twist_lever=plan.tt.copy()) if plan.lever else None
+        return self._finish(st, stamps, keep, z, r6 @ cov6 @ r6.T, 6, plan.flags, arrivals, terms, topic)
 
-    def _accel_core(self, s: SensorConfig, st: SubTopic, stamps, keep, a, acov, q, has_orientation, frame,
+    def _accel_core(self, s: SensorConfig, st: SubTopic, stamps, keep, a, acov, Rq, has_orientation, frame,
                     arrivals):
         p = self.params
-        T = self._lookup(st.name, p.base_link_frame, frame)
-        if T is None:
+        plan = self._frame_plan(st, 'accel', frame)
+        if plan is None:
             return None
-        Rt, tt = T
+        Rt, tt = plan.Rt, plan.tt
         acc = a @ Rt.T
         terms = StateTerms()
-        if np.any(tt != 0):
+        if plan.lever:
             terms.accel_lever = tt.copy()
         if s.remove_gravitational_acceleration:
             g = p.gravitational_acceleration
-            Rq = _quat_matrix(q)
             if s.relative:                      # ros2: Rotᵀ·R_msgᵀ·(0,0,g)
                 rot_norm = g * np.einsum('ij,...j->...i', Rt.T, Rq[..., 2, :])
             else:                               # R_msgᵀ·(0,0,g) = g·(row 2 of R_msg)
@@ -502,12 +623,10 @@ class MeasurementBuilder:
                     raise ValueError(f'{st.name}: orientation covariance[0] == -1 on some messages only; '
                                      'feed such messages one at a time')
                 terms.gravity_rot, terms.gravity = Rt.copy(), g
-        flags = list(st.update_vector)
-        flags[12:15] = _mask(Rt, flags[12:15])
         z = np.zeros(a.shape[:-1] + (STATE_SIZE,))
         z[..., 12:15] = acc
         has_terms = terms.accel_lever is not None or terms.gravity_rot is not None
-        return self._finish(st, stamps, keep, z, Rt @ acov @ Rt.T, 12, flags, arrivals,
+        return self._finish(st, stamps, keep, z, Rt @ acov @ Rt.T, 12, plan.flags, arrivals,
                             terms if has_terms else None)
 
 

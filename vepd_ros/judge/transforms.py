@@ -18,6 +18,7 @@ from vepd_ros.frames import rotation_matrix_from_quaternion, rotation_matrix_fro
 class StaticTransforms:
     def __init__(self):
         self._edges: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        self.version = 0            # bumped by every add(): lets users cache lookups of a static tree
 
     def add(self, parent: str, child: str, translation=(0.0, 0.0, 0.0), rotation=None,
             rpy=None, quaternion=None) -> 'StaticTransforms':
@@ -36,6 +37,7 @@ class StaticTransforms:
         parent, child = parent.lstrip('/'), child.lstrip('/')
         self._edges.setdefault(parent, {})[child] = (R, t)
         self._edges.setdefault(child, {})[parent] = (R.T, -R.T @ t)
+        self.version += 1
         return self
 
     def frames(self) -> set:
