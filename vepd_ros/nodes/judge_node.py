@@ -28,6 +28,10 @@ from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, ns_to_stamp,
 _RCLPY_PARAMETERS = {'start_type_description_service'}
 """Declared by rclpy itself on every node (use_sim_time is read by the config as upstream does)."""
 
+MAX_CATCH_UP_TICKS = 100
+"""On sim time, at most this many skipped timer periods are processed late (a longer jump is a pause or a clock
+reset, not a busy executor)."""
+
 _TYPES = {'odom': Odometry, 'imu': Imu, 'pose': PoseWithCovarianceStamped, 'twist': TwistWithCovarianceStamped}
 
 
@@ -91,6 +95,21 @@ class JudgeNode(Node):
             # its due time. Process at the due time instead: the timer was created at sim time 0, so its ticks lie on
             # k·period. (On the wall clock now() is the due time up to scheduling jitter.)
             now -= now % self.params.period_ns
+            for t in self._missed_ticks(now):
+                self._tick(t)
+        self._tick(now)
+
+    def _missed_ticks(self, now: int) -> range:
+        """Sim time only: the nominal ticks k·period between the previous tick and ``now`` that the timer did not
+        fire for (rcl skips periods when /clock jumps or the process was descheduled), at most
+        ``MAX_CATCH_UP_TICKS``. Processing them keeps the output on the offline study's schedule under load;
+        robot_localization's timer skips them (on the wall clock this node does too)."""
+        last, period = self.filter.last_tick_ns, self.params.period_ns
+        if last is None or now - last <= period:
+            return range(0)
+        return range(max(last + period, now - MAX_CATCH_UP_TICKS * period), now, period)
+
+    def _tick(self, now: int) -> None:
         out = self.filter.tick(now)
         if out is None or not out.published:
             return
