@@ -213,9 +213,31 @@ def test_weighted_wasserstein_matches_scipy_and_bootstrap_is_seeded():
     b = bootstrap_vepd(u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1)
     assert a == b and a[0] < a[1]
     # the resampling counts route: unit weights reproduce the point estimate exactly
-    from vepd_ros.metrics.vepd import _w1_counts
-    assert _w1_counts(u, v, np.ones((1, 30), np.int32), np.ones((1, 20), np.int32))[0] == \
-        pytest.approx(wasserstein_distance(u, v), rel=1e-12)
+    from vepd_ros.metrics.vepd import _scaled_counts, _support, _w1_counts
+    assert _w1_counts(_support(u, v), *_scaled_counts(np.ones((1, 30), np.int32), np.ones((1, 20), np.int32)))[0] \
+        == pytest.approx(wasserstein_distance(u, v), rel=1e-12)
+
+
+def test_own_wasserstein_distance_is_scipys_bit_for_bit():
+    """vepd() no longer imports scipy.stats (0.5 s); its W1 must stay the authors' function's value exactly."""
+    from vepd_ros.metrics.vepd import wasserstein_distance as ours
+    rng = np.random.default_rng(11)
+    for i in range(300):
+        n, m = rng.integers(1, 120, 2)
+        u, v = rng.gamma(2.0, 0.1, n), rng.gamma(2.0, 0.12, m)
+        if i % 3 == 0:                                   # ties within and across the two sets
+            u, v = np.round(u, 2), np.round(v, 2)
+        assert np.float64(ours(u, v)).tobytes() == np.float64(wasserstein_distance(u, v)).tobytes()
+    with pytest.raises(ValueError):
+        ours([], [1.0])
+
+
+def test_metrics_import_leaves_scipy_alone():
+    import subprocess
+    import sys
+    code = 'import sys, vepd_ros.metrics, vepd_ros.pipeline; print(sorted(m for m in sys.modules if m.startswith("scipy")))'
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == '[]'
 
 
 def test_evaluator_core_streams_runs_and_reports_readiness():
