@@ -430,49 +430,70 @@ class GpsModel:
             last_h.append(span - (m - 1) * hmax if m else 0.0)
             t_int = tk
         total = sum(counts)
-        z = self._rng_err.standard_normal((total, 3)).tolist()
+        z = self._rng_err.standard_normal((total, 3))
+        zxs, zys, zzs = z[:, 0].tolist(), z[:, 1].tolist(), z[:, 2].tolist()
         sig, vmax, amax = p['rw_sigma'], p['rw_max_velocity'], p['rw_max_acceleration']
         pmax, gain, variant = p['rw_p_max_m'], p['rw_chrono_gain'], p['rw_variant']
         px, py, pz = self._p.tolist()
         vx, vy, vz = self._v.tolist()
-        out = np.empty((len(t), 3))
+        # Scalar loops, one per variant; `a = namax if a < namax else (amax if a > amax else a)` is
+        # min(max(a, -amax), amax) exactly (same comparisons, same result), without two calls per axis.
+        namax, nvmax, ngs = -amax, -vmax, -gain * sig
+        sqrt = math.sqrt
+        ox, oy, oz = [], [], []
         j = 0
         for k, m in enumerate(counts):
-            for i in range(m):
-                h = hmax if i < m - 1 else last_h[k]
-                zx, zy, zz = z[j]
-                j += 1
+            if m:
+                steps = zip([hmax] * (m - 1) + [last_h[k]], zxs[j:j + m], zys[j:j + m], zzs[j:j + m])
+                j += m
                 if variant == 'chrono':
-                    ax = min(max(-gain * sig * px + sig * zx, -amax), amax)
-                    ay = min(max(-gain * sig * py + sig * zy, -amax), amax)
-                    az = min(max(-gain * sig * pz + sig * zz, -amax), amax)
-                    vx += ax * h; vy += ay * h; vz += az * h
-                    nv = math.sqrt(vx * vx + vy * vy + vz * vz)
-                    if nv > vmax:
-                        f = vmax / nv
-                        vx *= f; vy *= f; vz *= f
-                    px += vx * h; py += vy * h; pz += vz * h
+                    for h, zx, zy, zz in steps:
+                        ax = ngs * px + sig * zx
+                        ax = namax if ax < namax else (amax if ax > amax else ax)
+                        ay = ngs * py + sig * zy
+                        ay = namax if ay < namax else (amax if ay > amax else ay)
+                        az = ngs * pz + sig * zz
+                        az = namax if az < namax else (amax if az > amax else az)
+                        vx += ax * h; vy += ay * h; vz += az * h
+                        nv = sqrt(vx * vx + vy * vy + vz * vz)
+                        if nv > vmax:
+                            f = vmax / nv
+                            vx *= f; vy *= f; vz *= f
+                        px += vx * h; py += vy * h; pz += vz * h
                 elif variant == 'paper':
-                    ax = min(max(-px / pmax + sig * zx, -amax), amax)
-                    ay = min(max(-py / pmax + sig * zy, -amax), amax)
-                    az = min(max(-pz / pmax + sig * zz, -amax), amax)
-                    px += vx * h + 0.5 * ax * h * h
-                    py += vy * h + 0.5 * ay * h * h
-                    pz += vz * h + 0.5 * az * h * h
-                    vx += ax * h; vy += ay * h; vz += az * h
-                    nv = math.sqrt(vx * vx + vy * vy + vz * vz)
-                    if nv > vmax:
-                        f = vmax / nv
-                        vx *= f; vy *= f; vz *= f
+                    for h, zx, zy, zz in steps:
+                        ax = -px / pmax + sig * zx
+                        ax = namax if ax < namax else (amax if ax > amax else ax)
+                        ay = -py / pmax + sig * zy
+                        ay = namax if ay < namax else (amax if ay > amax else ay)
+                        az = -pz / pmax + sig * zz
+                        az = namax if az < namax else (amax if az > amax else az)
+                        px += vx * h + 0.5 * ax * h * h
+                        py += vy * h + 0.5 * ay * h * h
+                        pz += vz * h + 0.5 * az * h * h
+                        vx += ax * h; vy += ay * h; vz += az * h
+                        nv = sqrt(vx * vx + vy * vy + vz * vz)
+                        if nv > vmax:
+                            f = vmax / nv
+                            vx *= f; vy *= f; vz *= f
                 else:   # tr: TR-2022-02 eq. 3, one internal step = one unit of time
-                    ax = min(max(-px / pmax + sig * zx, -amax), amax)
-                    ay = min(max(-py / pmax + sig * zy, -amax), amax)
-                    az = min(max(-pz / pmax + sig * zz, -amax), amax)
-                    px += vx + ax; py += vy + ay; pz += vz + az
-                    vx = min(max(vx + ax, -vmax), vmax)
-                    vy = min(max(vy + ay, -vmax), vmax)
-                    vz = min(max(vz + az, -vmax), vmax)
-            out[k] = (px, py, pz)
+                    for _, zx, zy, zz in steps:
+                        ax = -px / pmax + sig * zx
+                        ax = namax if ax < namax else (amax if ax > amax else ax)
+                        ay = -py / pmax + sig * zy
+                        ay = namax if ay < namax else (amax if ay > amax else ay)
+                        az = -pz / pmax + sig * zz
+                        az = namax if az < namax else (amax if az > amax else az)
+                        px += vx + ax; py += vy + ay; pz += vz + az
+                        vx += ax
+                        vx = nvmax if vx < nvmax else (vmax if vx > vmax else vx)
+                        vy += ay
+                        vy = nvmax if vy < nvmax else (vmax if vy > vmax else vy)
+                        vz += az
+                        vz = nvmax if vz < nvmax else (vmax if vz > vmax else vz)
+            ox.append(px); oy.append(py); oz.append(pz)
+        out = np.empty((len(t), 3))
+        out[:, 0], out[:, 1], out[:, 2] = ox, oy, oz
         self._p[:] = (px, py, pz)
         self._v[:] = (vx, vy, vz)
         self._t_int = float(t[-1])

@@ -38,9 +38,11 @@ def tick_time(k: int, per_ns: int) -> float:
 
 
 def sample_times(t_start_s: float, t_end_s: float, rate_hz: float) -> np.ndarray:
+    """``tick_time(k, period)`` for every tick inside [t_start, t_end], vectorised: k·period in int64 (exact, as
+    Python's int product) converted to float and divided by 1e9 — the same two correctly rounded steps."""
     k0, k1 = sample_index_range(t_start_s, t_end_s, rate_hz)
     per = period_ns(rate_hz)
-    return np.array([tick_time(k, per) for k in range(k0, k1 + 1)], dtype=float)
+    return np.arange(k0, k1 + 1, dtype=np.int64) * per / 1e9
 
 
 @dataclass
@@ -53,24 +55,59 @@ class SensorRun:
     datum: tuple
 
 
+@dataclass(frozen=True)
+class TruthAtSensors:
+    """A trajectory sampled on the sensor clocks: what every model run over the same truth shares (the study
+    runs six models over each truth). Arrays are read-only; build with ``truth_at_sensors``."""
+    rates_hz: tuple                # (gps, imu, truth)
+    gps_t_s: np.ndarray
+    gps_truth_enu: np.ndarray      # (n,3) truth position at the GPS ticks
+    imu_t_s: np.ndarray
+    imu_angular_velocity: np.ndarray
+    imu_specific_force: np.ndarray
+    imu_quaternion: np.ndarray
+    truth_t_s: np.ndarray
+    truth: object                  # Trajectory at truth_t_s
+
+
+def truth_at_sensors(trajectory, gps_rate_hz: float = 10.0, imu_rate_hz: float = 100.0,
+                     truth_rate_hz: float = 100.0) -> TruthAtSensors:
+    """The truth at the GPS, IMU and truth-topic ticks (``sample_times``; linear interpolation,
+    ``Trajectory.sample``) and the IMU's inputs there (body rate, specific force, orientation)."""
+    t0, t1 = float(trajectory.t_s[0]), float(trajectory.t_s[-1])
+    tg = sample_times(t0, t1, gps_rate_hz)
+    ti = sample_times(t0, t1, imu_rate_hz)
+    tt = sample_times(t0, t1, truth_rate_hz)
+    at_imu = trajectory.sample(ti)
+    out = TruthAtSensors((gps_rate_hz, imu_rate_hz, truth_rate_hz), tg, trajectory.sample(tg).position_enu, ti,
+                         at_imu.angular_velocity_body, at_imu.specific_force_body, at_imu.quaternion, tt,
+                         trajectory.sample(tt))
+    for a in (tg, out.gps_truth_enu, ti, out.imu_angular_velocity, out.imu_specific_force, out.imu_quaternion, tt):
+        a.flags.writeable = False
+    return out
+
+
 def simulate_sensors(trajectory, gps_model: GpsModel | str | None = 'none', imu_model: ImuModel | str | None = 'none',
                      gps_rate_hz: float = 10.0, imu_rate_hz: float = 100.0, datum=DEFAULT_DATUM, seed: int = 0,
                      gps_params: dict | None = None, imu_params: dict | None = None,
-                     truth_rate_hz: float = 100.0) -> SensorRun:
-    """Both sensors over ``trajectory`` (a ``Trajectory``). Models may be given by name (built with ``seed``)."""
+                     truth_rate_hz: float = 100.0, shared: TruthAtSensors | None = None) -> SensorRun:
+    """Both sensors over ``trajectory`` (a ``Trajectory``). Models may be given by name (built with ``seed``).
+    ``shared``: ``truth_at_sensors(trajectory, rates...)`` computed once for several models (same numbers)."""
     datum = check_datum(datum)
     if isinstance(gps_model, str):
         gps_model = make_gps_model(gps_model, seed, **(gps_params or {}))
     if isinstance(imu_model, str):
         imu_model = make_imu_model(imu_model, seed, **(imu_params or {}))
-    t0, t1 = float(trajectory.t_s[0]), float(trajectory.t_s[-1])
-    tg = sample_times(t0, t1, gps_rate_hz)
-    ti = sample_times(t0, t1, imu_rate_hz)
-    g = gps_model.sample(tg, trajectory.sample(tg).position_enu, datum=datum)
+    if shared is None:
+        shared = truth_at_sensors(trajectory, gps_rate_hz, imu_rate_hz, truth_rate_hz)
+    elif shared.rates_hz != (gps_rate_hz, imu_rate_hz, truth_rate_hz):
+        raise ValueError(f'shared truth samples are at {shared.rates_hz} Hz, asked for '
+                         f'{(gps_rate_hz, imu_rate_hz, truth_rate_hz)}')
+    g = gps_model.sample(shared.gps_t_s, shared.gps_truth_enu, datum=datum)
     lat, lon, alt = enu_to_geodetic(g.position_enu, datum, gps_model.p['conversion']) if len(g) else (np.zeros(0),) * 3
-    i = imu_model.sample(ti, trajectory.sample(ti))
-    tt = sample_times(t0, t1, truth_rate_hz)
-    return SensorRun(tt, trajectory.sample(tt), g, np.stack([lat, lon, alt], axis=-1), i, datum)
+    i = imu_model.sample_arrays(shared.imu_t_s, shared.imu_angular_velocity, shared.imu_specific_force,
+                                shared.imu_quaternion)
+    return SensorRun(shared.truth_t_s, shared.truth, g, np.stack([lat, lon, alt], axis=-1), i, datum)
 
 
 def write_csvs(run: SensorRun, out_dir: str | Path) -> dict:

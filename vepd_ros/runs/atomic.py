@@ -3,6 +3,12 @@
 A reader (or a crash — SIGKILL, power loss after the fsyncs) sees either the old file or the complete new
 one under the final name, never a partial one. Temporary names are hidden and carry the writer's pid:
 ``.<final name>.tmp-<pid>-<random>``; ``remove_stale_temps`` clears those of writers that are gone.
+
+``atomic_write_many`` writes a batch the same way but syncs each directory once, after the last rename:
+every file's data is still fsynced before its rename, so no file under its final name is ever partial —
+after a SIGKILL (the rename is atomic) or a power loss (the data was on disk before the name pointed at
+it). What the batch gives up: until the closing directory fsync, a power loss may lose renames of the
+batch (those files are then missing, or present under their old contents), never half-write them.
 """
 from __future__ import annotations
 
@@ -27,8 +33,8 @@ def _fsync_dir(d: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path, data: bytes, fsync: bool = True) -> Path:
-    path = Path(path)
+def _replace_with(path: Path, data: bytes, fsync: bool) -> None:
+    """Write ``data`` to a temporary name beside ``path`` (fsynced if asked), then rename it to ``path``."""
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}')
     try:
         with open(tmp, 'wb') as f:
@@ -43,9 +49,29 @@ def atomic_write_bytes(path, data: bytes, fsync: bool = True) -> Path:
         except OSError:
             pass
         raise
+
+
+def atomic_write_bytes(path, data: bytes, fsync: bool = True) -> Path:
+    path = Path(path)
+    _replace_with(path, data, fsync)
     if fsync:
         _fsync_dir(path.parent)
     return path
+
+
+def atomic_write_many(items, fsync: bool = True) -> list[Path]:
+    """``[(path, bytes or str), ...]`` each written atomically, in order; with ``fsync`` each file's data is
+    fsynced before its rename and every directory involved once after the last rename (module doc)."""
+    paths, dirs = [], {}
+    for path, data in items:
+        path = Path(path)
+        _replace_with(path, data.encode('utf-8') if isinstance(data, str) else data, fsync)
+        paths.append(path)
+        dirs.setdefault(path.parent, None)
+    if fsync:
+        for d in dirs:
+            _fsync_dir(d)
+    return paths
 
 
 def atomic_write_text(path, text: str, fsync: bool = True) -> Path:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from vepd_ros.runs.atomic import atomic_write_text
+from vepd_ros.runs.atomic import atomic_write_many
 
 FORMAT = 'vepd_ros.run/1'
 PAPER_COLUMNS = ('se_time', 'gt_time', 'se_vel', 'gt_vel')
@@ -89,11 +89,27 @@ def sidecar_path(csv_path) -> Path:
     return Path(csv_path).with_suffix('.json')
 
 
-def _column_text(a: np.ndarray, n: int) -> list[str]:
-    return [repr(x) for x in a.tolist()] + ['0.0'] * (n - len(a))
+_COLUMN_CACHE_SIZE = 16
 
 
-def run_csv_text(rec: RunRecord) -> str:
+def _column_text(a: np.ndarray, n: int, cache: dict | None = None) -> list[str]:
+    """Each value's ``repr`` (Python's shortest round-trip form), then '0.0' padding to n rows. ``cache`` maps
+    (the column's bytes, n) to its text, keeping the last ``_COLUMN_CACHE_SIZE`` columns: the runs of a
+    study share their estimate stamps and, six at a time, their truth columns, and ``repr`` is most of
+    the cost of writing a run."""
+    if cache is None:
+        return [repr(x) for x in a.tolist()] + ['0.0'] * (n - len(a))
+    key = (a.tobytes(), n)
+    text = cache.pop(key, None)
+    if text is None:
+        text = [repr(x) for x in a.tolist()] + ['0.0'] * (n - len(a))
+        if len(cache) >= _COLUMN_CACHE_SIZE:
+            del cache[next(iter(cache))]           # least recently used
+    cache[key] = text
+    return text
+
+
+def run_csv_text(rec: RunRecord, cache: dict | None = None) -> str:
     se_n, gt_n = len(rec.se_t), len(rec.gt_t)
     n = max(se_n, gt_n)
     cols = [(rec.se_t, se_n), (rec.gt_t, gt_n), (rec.se_v, se_n), (rec.gt_v, gt_n)]
@@ -104,7 +120,7 @@ def run_csv_text(rec: RunRecord) -> str:
     for (a, m), h in zip(cols, header):
         if len(a) != m:
             raise ValueError(f'run column {h} has {len(a)} values, its stream has {m} stamps')
-    text_cols = [_column_text(np.asarray(a, float), n) for a, _ in cols]
+    text_cols = [_column_text(np.asarray(a, float), n, cache) for a, _ in cols]
     lines = [','.join(header)] + [','.join(row) for row in zip(*text_cols)]
     return '\n'.join(lines) + '\n'
 
@@ -112,18 +128,32 @@ def run_csv_text(rec: RunRecord) -> str:
 def write_run(csv_path, rec: RunRecord, meta: dict | None = None, fsync: bool = True) -> Path:
     """Write the sidecar, then the CSV, each atomically. The CSV under its final name marks the run
     complete; a sidecar without its CSV is a run that never completed (readers report it)."""
-    csv_path = Path(csv_path)
-    m: dict[str, Any] = dict(rec.meta)
-    m.update(meta or {})
-    m.update({'format': FORMAT, 'columns': list(PAPER_COLUMNS) + (list(EXTRA_COLUMNS) if rec.has_components else []),
-              'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
-    text = run_csv_text(rec)             # validates before anything is written
-    atomic_write_text(sidecar_path(csv_path), json.dumps(m, indent=1, sort_keys=True, default=_json_default) + '\n',
-                      fsync)
-    atomic_write_text(csv_path, text, fsync)
-    rec.path = csv_path
-    rec.meta = m
-    return csv_path
+    return write_runs([(csv_path, rec, meta)], fsync)[0]
+
+
+def write_runs(items, fsync: bool = True) -> list[Path]:
+    """``[(csv_path, rec, meta), ...]``: every sidecar, then every CSV, each file atomically
+    (``atomic_write_many``). With ``fsync`` each file's data is on disk before its rename and the sidecars'
+    directories are synced before the first CSV is renamed, so a CSV under its final name has its sidecar
+    even after a power loss; the CSVs' directories are synced once at the end. All texts are built (and
+    validated) before anything is written. Sets ``rec.path`` and ``rec.meta`` (the sidecar's dict)."""
+    todo, cache = [], {}
+    for csv_path, rec, meta in items:
+        csv_path = Path(csv_path)
+        m: dict[str, Any] = dict(rec.meta)
+        m.update(meta or {})
+        m.update({'format': FORMAT,
+                  'columns': list(PAPER_COLUMNS) + (list(EXTRA_COLUMNS) if rec.has_components else []),
+                  'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
+        text = run_csv_text(rec, cache)      # validates before anything is written
+        side = json.dumps(m, indent=1, sort_keys=True, default=_json_default) + '\n'
+        todo.append((csv_path, rec, m, text, side))
+    atomic_write_many([(sidecar_path(p), side) for p, _, _, _, side in todo], fsync)
+    atomic_write_many([(p, text) for p, _, _, text, _ in todo], fsync)
+    for p, rec, m, _, _ in todo:
+        rec.path = p
+        rec.meta = m
+    return [p for p, *_ in todo]
 
 
 def _json_default(o):

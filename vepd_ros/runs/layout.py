@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from vepd_ros.runs.atomic import atomic_write_text, is_temp_name, remove_stale_temps
 from vepd_ros.runs.format import RunRecord, write_run
@@ -204,18 +205,31 @@ class BatchWriter:
         js += [r['j'] for r in self.index['runs'] if r.get('scenario') == scenario]
         return max(js, default=0) + 1
 
+    def run_file(self, scenario: str, j: int, meta: dict | None = None) -> tuple[Path, dict]:
+        """(path, sidecar fields) of run j of a scenario in this folder — what ``write`` passes to ``write_run``;
+        a writer elsewhere (a worker process) writes the run with them, then ``add_to_index`` lists it."""
+        m = {'side': self.side, 'label': self.label, 'scenario': scenario, 'j': int(j)}
+        m.update(meta or {})
+        return self.folder / f'{scenario}_{j}.csv', m
+
     def write(self, rec: RunRecord, scenario: str, meta: dict | None = None, j: int | None = None) -> Path:
         if j is None:
             j = self.next_index(scenario)
-        path = self.folder / f'{scenario}_{j}.csv'
-        m = {'side': self.side, 'label': self.label, 'scenario': scenario, 'j': int(j)}
-        m.update(meta or {})
+        path, m = self.run_file(scenario, j, meta)
         write_run(path, rec, m, self.fsync)
-        self.index['runs'] = [r for r in self.index['runs'] if r['file'] != path.name]
-        self.index['runs'].append({'file': path.name, 'scenario': scenario, 'j': int(j),
-                                   'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
-        atomic_write_text(self.index_path, json.dumps(self.index, indent=1) + '\n', self.fsync)
+        self.add_to_index([rec])
         return path
+
+    def add_to_index(self, records: Sequence[RunRecord]) -> None:
+        """List runs already written into this folder (``rec.path`` set by ``write_run``), in
+        order — a run written again replaces its entry and moves to the end —, then rewrite the index once."""
+        for rec in records:
+            name = Path(rec.path).name
+            m = _RUN_RE.match(name)                  # <scenario>_<j>.csv, as run_file named it
+            self.index['runs'] = [r for r in self.index['runs'] if r['file'] != name]
+            self.index['runs'].append({'file': name, 'scenario': m['scenario'], 'j': int(m['j']),
+                                       'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
+        atomic_write_text(self.index_path, json.dumps(self.index, indent=1) + '\n', self.fsync)
 
 
 def glob_escape(s: str) -> str:
