@@ -13,6 +13,11 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 
 from vepd_ros.params import Param, ParameterError
 
+try:
+    from rclpy.exceptions import InvalidHandle
+except ImportError:                                   # pragma: no cover - older rclpy
+    InvalidHandle = RuntimeError
+
 SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
 
@@ -109,6 +114,29 @@ def run_node(factory: Callable[..., Node], args=None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def drain_subscriptions(subscriptions: Iterable) -> int:
+    """Run each subscription's callback on the messages already delivered to it but not yet taken by the executor
+    (the same take the executor does). A timer callback calls this first, so that what arrived before the tick is
+    processed before it: rclpy's executors run the ready timers of a node before its ready subscriptions, which
+    would otherwise let a tick overtake a message that arrived earlier (the offline study's order is arrivals,
+    then the timer). Returns the number of messages handled."""
+    n = 0
+    for sub in subscriptions:
+        if sub is None:
+            continue
+        while True:
+            try:
+                with sub.handle:
+                    info = sub.handle.take_message(sub.msg_type, sub.raw)
+            except InvalidHandle:
+                info = None                            # destroyed meanwhile
+            if info is None:
+                break
+            sub.callback(info[0])
+            n += 1
+    return n
 
 
 RUN_EVENTS_TOPIC = '/ground_truth/run'

@@ -23,7 +23,7 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
 from vepd_ros.judge.filter import RosFilter
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, ns_to_stamp, run_node
+from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}
 """Declared by rclpy itself on every node (use_sim_time is read by the config as upstream does)."""
@@ -89,6 +89,7 @@ class JudgeNode(Node):
         now = self.get_clock().now().nanoseconds
         if now <= 0:
             return                      # use_sim_time without /clock yet
+        drain_subscriptions(self._subs)  # what arrived before the tick goes into it (not after, by executor order)
         if self._sim_time:
             # On sim time a timer fires at the first /clock step past its due time, so now() can be a whole clock
             # step late (10 ms with a 100 Hz simulator clock) and the tick would take in measurements stamped after

@@ -29,7 +29,8 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 
 from vepd_ros.judge.navsat import NavSatCore, StaticTF, load_navsat_params
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, ns_to_stamp, run_node, stamp_to_ns
+from vepd_ros.nodes.base import (SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node,
+                                 stamp_to_ns)
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
@@ -133,6 +134,7 @@ class NavSatNode(Node):
                           child_frame_id=m.child_frame_id)
 
     def _on_tick(self) -> None:
+        drain_subscriptions((self.sub_fix, self.sub_imu, self.sub_odom))   # arrivals before the tick count for it
         godom, gfix = self.core.tick()
         if godom is not None and godom['valid'][0]:
             self.pub_odom.publish(self.to_odometry(godom))
