@@ -28,7 +28,8 @@ def test_json_shape_on_authors_layout(roots, capsys):
         assert set(e) >= {'display_name', 'W1', 'W2', 'VEPD', 'ci95', 'per_scenario', 'rank'}
         assert list(e['per_scenario']) == ['rest', 'path', 'circle', 'sine']
         for p in e['per_scenario'].values():
-            assert set(p) >= {'W1', 'W2', 'VEPD', 'rank'}
+            assert set(p) >= {'W1', 'W2', 'VEPD', 'rank', 'ci95'}
+            assert len(p['ci95']) == 2 and p['ci95'][0] <= p['ci95'][1]      # rest too (its own draws)
     assert res['k']['real'] == {'rest': 4, 'path': 4, 'circle': 4, 'sine': 4}
     assert set(res['k']) == {'real', 'chNormal', 'chWalk', 'AirSim', 'chNormal_AirSim', 'chWalk_AirSim'}
 
@@ -40,6 +41,7 @@ def test_text_tables_and_velocity_kinds_on_our_layout(roots, capsys):
     assert main(['evaluate', str(roots[1]), '--json', '--velocity', 'vx', '--n-boot', '0']) == 0
     vx = json.loads(capsys.readouterr().out)         # strict JSON: no NaN even without an interval
     assert vx['velocity'] == 'vx' and vx['models']['ch_rw']['ci95'] is None
+    assert all(p['ci95'] is None for p in vx['models']['ch_rw']['per_scenario'].values())
     assert main(['evaluate', str(roots[0]), '--velocity', 'vector']) == 2     # authors' files lack components
     assert 'needs the columns' in capsys.readouterr().err
 

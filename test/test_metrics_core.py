@@ -218,6 +218,27 @@ def test_weighted_wasserstein_matches_scipy_and_bootstrap_is_seeded():
         == pytest.approx(wasserstein_distance(u, v), rel=1e-12)
 
 
+def test_per_group_intervals_come_from_the_pooled_resamples():
+    """bootstrap_vepd_groups: the pooled interval is bootstrap_vepd's exactly; group g's interval is the percentile
+    of VEPD between the real and sim runs of g in each pooled resample (replayed here by brute force)."""
+    from vepd_ros.metrics.vepd import _resample_counts, bootstrap_vepd_groups
+    rng = np.random.default_rng(1)
+    rE, rS, sE, sS = rng.random(12), rng.random(12), rng.random(10) + 0.1, rng.random(10)
+    rg, sg = np.repeat(['circle', 'sine'], [5, 7]), np.repeat(['circle', 'sine'], [4, 6])
+    pooled, per = bootstrap_vepd_groups(rE, rS, rg, sE, sS, sg, n_boot=200, seed=3)
+    assert pooled == bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=200, seed=3)
+    assert set(per) == {'circle', 'sine'}
+    replay = np.random.default_rng(3)
+    cr = _resample_counts(replay, np.unique(rg, return_inverse=True)[1], 200)
+    cs = _resample_counts(replay, np.unique(sg, return_inverse=True)[1], 200)
+    for g in ('circle', 'sine'):
+        r, s = rg == g, sg == g
+        vals = [0.5 * (wasserstein_distance(np.repeat(sE[s], cs[b, s]), np.repeat(rE[r], cr[b, r]))
+                       + wasserstein_distance(np.repeat(sS[s], cs[b, s]), np.repeat(rS[r], cr[b, r])))
+                for b in range(200)]
+        np.testing.assert_allclose(per[g], np.percentile(vals, [2.5, 97.5]), rtol=1e-12)
+
+
 def test_own_wasserstein_distance_is_scipys_bit_for_bit():
     """vepd() no longer imports scipy.stats (0.5 s); its W1 must stay the authors' function's value exactly."""
     from vepd_ros.metrics.vepd import wasserstein_distance as ours
@@ -235,7 +256,8 @@ def test_own_wasserstein_distance_is_scipys_bit_for_bit():
 def test_metrics_import_leaves_scipy_alone():
     import subprocess
     import sys
-    code = 'import sys, vepd_ros.metrics, vepd_ros.pipeline; print(sorted(m for m in sys.modules if m.startswith("scipy")))'
+    code = ('import sys, vepd_ros.metrics, vepd_ros.pipeline; '
+            'print(sorted(m for m in sys.modules if m.startswith("scipy")))')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == '[]'
 

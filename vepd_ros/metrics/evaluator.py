@@ -9,13 +9,17 @@ Result (``EvaluatorCore.result()`` / ``evaluate_root``), JSON-ready:
      "k": {"real": {"<scenario>": n, ...}, "<label>": {"<scenario>": n, ...}},     # runs per side and scenario
      "models": {"<label>": {"display_name": "Ch:RW", "W1": x, "W2": x, "VEPD": x, "ci95": [lo, hi], "rank": r,
                             "per_scenario": {"<scenario>": {"W1": x, "W2": x, "VEPD": x, "rank": r,
-                                                             "k_real": n, "k_sim": n}}}},
+                                                             "k_real": n, "k_sim": n, "ci95": [lo, hi]}}}},
      "bootstrap": {"n_boot": 1000, "seed": 0, "level": 0.95, "scheme": "..."},
      "warnings": ["..."]}
 
 Per-scenario keys are the reference side's folder names (``path`` in the authors' data, ``straight`` in
 ours); a model's scenario is matched to the reference by canonical name (path = straight, half_sine = sine).
 Ranks: 1 = lowest VEPD, ties share the average rank (as the authors' pandas ``rank()``).
+Intervals (``n_boot`` > 0, else None): ``ci95`` of the combined VEPD by the stratified bootstrap
+(``bootstrap_vepd``); ``per_scenario.<s>.ci95`` from the same resamples restricted to scenario s
+(``bootstrap_vepd_groups``), or, for a scenario outside the combined set (rest), from its own draws seeded
+by ``derive_seed(seed, 'bootstrap', s)``.
 Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run data.
 Warnings (in ``warnings``): different K on the two sides, a scenario missing on one side, fewer than the
 requested K, an empty combined set.
@@ -28,7 +32,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from vepd_ros.metrics.core import RunDataError, batch_metrics, get_preprocessing, run_metrics
-from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd
+from vepd_ros.metrics.vepd import bootstrap_vepd, bootstrap_vepd_groups, rank, vepd
 from vepd_ros.runs.format import VELOCITY_KINDS, RunRecord, read_run
 from vepd_ros.runs.layout import REST_SCENARIOS, canonical_scenario, scan_root, scenario_sort_key
 
@@ -134,6 +138,16 @@ class EvaluatorCore:
         return None
 
     # ------------------------------------------------------------------------------------------- result
+    def _scenario_interval(self, model: str, scenario: str) -> list[float]:
+        """Interval of one scenario's VEPD resampled alone (a scenario outside the combined set), seeded by
+        ``derive_seed(seed, 'bootstrap', scenario)``: the same reference resamples for every model."""
+        from vepd_ros.seeding import derive_seed
+        rE, rS, _ = self.values(REFERENCE, scenario)
+        sE, sS, _ = self.values(model, self._match(model, scenario))
+        lo, hi = bootstrap_vepd(rE, rS, np.zeros(rE.size), sE, sS, np.zeros(sE.size), self.n_boot,
+                                derive_seed(self.seed, 'bootstrap', canonical_scenario(scenario)), self.level)
+        return [lo, hi]
+
     def result(self, include_runs: bool = False) -> dict:
         warnings = list(self.warnings)
         ref_sc = sorted(self._E.get(REFERENCE, {}), key=scenario_sort_key)
@@ -184,14 +198,20 @@ class EvaluatorCore:
                 sg = np.concatenate([np.full(p[1][0].size, i) for i, p in enumerate(parts)])
                 entry.update(vepd(rE, rS, sE, sS))
                 if self.n_boot > 0:
-                    lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, self.n_boot, self.seed, self.level)
+                    (lo, hi), by_sc = bootstrap_vepd_groups(rE, rS, rg, sE, sS, sg, self.n_boot, self.seed,
+                                                            self.level)
                     entry['ci95'] = [lo, hi]
+                    for i, s in enumerate(use):
+                        per[s]['ci95'] = list(by_sc[i])
                 else:
                     entry['ci95'] = None            # no interval asked for (JSON has no NaN)
                 entry['combined_scenarios'] = use
             else:
                 warnings.append(f'{self.display[m]}: no moving scenario on both sides; no combined score')
                 entry.update({'W1': None, 'W2': None, 'VEPD': None, 'ci95': None, 'combined_scenarios': []})
+            for sc in per:                          # scenarios outside the combined set (rest): their own draws
+                if 'ci95' not in per[sc]:
+                    per[sc]['ci95'] = self._scenario_interval(m, sc) if self.n_boot > 0 else None
             entry['per_scenario'] = per
             out_models[m] = entry
         scored = {m: e['VEPD'] for m, e in out_models.items() if e['VEPD'] is not None}
@@ -211,7 +231,10 @@ class EvaluatorCore:
                'bootstrap': {'n_boot': self.n_boot, 'seed': self.seed, 'level': self.level,
                              'scheme': 'percentile; runs resampled with replacement within each scenario on both '
                                        'sides (E and S of a run together); the same reference resamples for '
-                                       'every model'},
+                                       'every model',
+                             'per_scenario': 'per_scenario.<s>.ci95: the same resamples restricted to scenario '
+                                             's; a scenario outside the combined set (rest) is resampled alone '
+                                             "with seed derive_seed(seed, 'bootstrap', s)"},
                'warnings': warnings}
         if include_runs:
             res['runs'] = {side: {sc: dict(zip(('E', 'S', 'names'), (lambda v: (v[0].tolist(), v[1].tolist(), v[2]))(

@@ -17,7 +17,7 @@ from vepd_ros.metrics.evaluator import REFERENCE, evaluate_root
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import scan_root
 
-__all__ = ['build_report', 'tables_markdown']
+__all__ = ['build_report', 'tables_markdown', 'interval_rows']
 
 
 def _f(x, nd=4):
@@ -48,6 +48,20 @@ def table_rows(res: dict):
     return t1, t2, t3
 
 
+def interval_rows(res: dict):
+    """Table II's intervals: per model and scenario, the 95 % bootstrap interval of that scenario's VEPD
+    (``per_scenario.<s>.ci95``; '—' when absent, e.g. n_boot 0)."""
+    sc = res['scenarios']
+    rows = [['Sensor model'] + [f'{s} 95% interval' for s in sc]]
+    for e in res['models'].values():
+        row = [e['display_name']]
+        for s in sc:
+            ci = (e['per_scenario'].get(s) or {}).get('ci95')
+            row.append(f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else '—')
+        rows.append(row)
+    return rows
+
+
 def _md_table(rows):
     out = ['| ' + ' | '.join(rows[0]) + ' |', '|' + '---|' * len(rows[0])]
     out += ['| ' + ' | '.join(r) + ' |' for r in rows[1:]]
@@ -66,6 +80,8 @@ def tables_markdown(res: dict) -> str:
         f"**Table I** — VEPD over {', '.join(res['combined_scenarios'])} (excluded: "
         f"{', '.join(res['excluded_from_combined']) or 'none'}); lower is better.", _md_table(t1),
         '**Table II** — VEPD per scenario; R = rank (1 = best, ties share the average rank).', _md_table(t2),
+        '**Table II intervals** — 95 % bootstrap interval of each scenario\'s VEPD (the same resamples as '
+        'Table I\'s, restricted to the scenario).', _md_table(interval_rows(res)),
         '**Runs per side and scenario (K)**', _md_table(t3)])
 
 
@@ -188,6 +204,7 @@ def build_report(root, out_dir=None, overlays=None, velocity: str = 'speed', pre
             '</style></head><body>'
             f'<h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>'
             f'<h2>Table I</h2>{_html_table(t1)}<h2>Table II</h2>{_html_table(t2)}'
+            f'<h3>Table II intervals (95 % bootstrap, per scenario)</h3>{_html_table(interval_rows(res))}'
             f'<h2>Runs per side and scenario</h2>{_html_table(t3)}<h2>Figures</h2>{imgs}'
             f'<h2>Warnings</h2><ul>{warn_html}</ul></body></html>\n')
     (out / 'report.html').write_text(page)
