@@ -74,3 +74,45 @@ def test_judge_step_alone():
     sims = simulate_batch('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', 2, 4.0, seed=0)
     est = judge_batch([s.sensors for s in sims])
     assert len(est) == 2 and all(len(t) == len(vx) == len(vy) for t, vx, vy in est)
+
+
+def test_shared_truth_gives_the_same_sensor_runs():
+    from vepd_ros.pipeline import simulate_run, truth_samples
+    shared = truth_samples('sine', 2, 4.0, seed=3)
+    for label, model in (('ch_rw', 'ch_rw'), ('real', 'rtk')):
+        a = simulate_run(label, model, 'ch_drift_paper', 'sine', 2, 4.0, 3)
+        b = simulate_run(label, model, 'ch_drift_paper', 'sine', 2, 4.0, 3, truth=shared)
+        for x, y in ((a.sensors.gps.position_enu, b.sensors.gps.position_enu), (a.sensors.gps_lla, b.sensors.gps_lla),
+                     (a.sensors.imu.linear_acceleration, b.sensors.imu.linear_acceleration),
+                     (a.sensors.imu.orientation, b.sensors.imu.orientation),
+                     (a.sensors.truth_t_s, b.sensors.truth_t_s)):
+            assert x.tobytes() == y.tobytes()
+    assert not shared.truth_t_s.flags.writeable            # shared between models: read-only
+
+
+def test_truth_order_groups_runs_by_truth_and_keeps_each_labels_order():
+    from vepd_ros.pipeline import truth_order
+    specs = [(lb, lb, sc, j) for lb in ('real', 'a', 'b') for sc in ('straight', 'circle') for j in (1, 2)]
+    got = [specs[i] for i in truth_order(specs)]
+    assert [(s[2], s[3]) for s in got[:3]] == [('straight', 1)] * 3 and [s[0] for s in got[:3]] == ['real', 'a', 'b']
+    for lb in ('real', 'a', 'b'):
+        assert [s for s in got if s[0] == lb] == [s for s in specs if s[0] == lb]
+
+
+def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
+    """Workers write the runs; the bytes on disk (runs, sidecars, index.json) and result.json are the same for
+    one process with small chunks and for the default pool."""
+    import vepd_ros.pipeline as pl
+    args = (['ch_gauss', 'ch_rw'], ['straight', 'circle'], 2, 4.0, 'rtk')
+    pl.run_study(*args, tmp_path / 'a', seed=4, n_boot=50)
+    monkeypatch.setattr(pl, 'CHUNK_RUNS', 5)
+    pl.run_study(*args, tmp_path / 'b', seed=4, n_boot=50, workers=1, fsync=False)
+    fa = sorted(p.relative_to(tmp_path / 'a') for p in (tmp_path / 'a').rglob('*') if p.is_file())
+    fb = sorted(p.relative_to(tmp_path / 'b') for p in (tmp_path / 'b').rglob('*') if p.is_file())
+    assert fa == fb and len(fa) == 2 * 3 * 2 * 2 + 3 + 1          # runs + sidecars, 3 indexes, result.json
+    for f in fa:
+        a, b = (tmp_path / 'a' / f).read_text(), (tmp_path / 'b' / f).read_text()
+        if f.name == 'result.json':
+            a, b = (json.loads(x) for x in (a, b))
+            a['root'] = b['root'] = None
+        assert a == b, f

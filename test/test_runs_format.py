@@ -135,6 +135,34 @@ def test_batch_writer_index_and_next_index(tmp_path):
     assert w2.next_index('circle') == 3
 
 
+def test_write_runs_batch_equals_single_writes_and_index_lists_them(tmp_path):
+    """write_runs (the study's workers) writes the same bytes as write_run; add_to_index lists runs written
+    elsewhere in order, a rewritten run moving to the end, exactly as BatchWriter.write does."""
+    from vepd_ros.runs.format import write_runs
+    recs = [_rec(seed=s) for s in range(4)]
+    single = BatchWriter(tmp_path / 'a', 'sim', 'ch_rw', fsync=False)
+    for j, r in enumerate(recs, 1):
+        single.write(RunRecord(**{k: getattr(r, k) for k in ('se_t', 'se_v', 'gt_t', 'gt_v', 'se_vx', 'se_vy',
+                                                               'gt_vx', 'gt_vy')}, meta=dict(r.meta)), 'circle', j=j)
+    batch = BatchWriter(tmp_path / 'b', 'sim', 'ch_rw', fsync=False)
+    items = [(*batch.run_file('circle', j), r) for j, r in enumerate(recs, 1)]
+    paths = write_runs([(p, r, m) for p, m, r in items], fsync=True)
+    assert all(r.path == p for r, p in zip(recs, paths))
+    batch.add_to_index(recs)
+    da, db = tmp_path / 'a' / 'Sim' / 'ch_rw', tmp_path / 'b' / 'Sim' / 'ch_rw'
+    assert sorted(x.name for x in da.iterdir()) == sorted(x.name for x in db.iterdir())
+    for f in da.iterdir():
+        assert f.read_bytes() == (db / f.name).read_bytes(), f.name
+    batch.add_to_index([recs[1]])                                   # rewritten: moves to the end
+    idx = json.loads((db / 'index.json').read_text())
+    assert [r['file'] for r in idx['runs']] == ['circle_1.csv', 'circle_3.csv', 'circle_4.csv', 'circle_2.csv']
+    with pytest.raises(ValueError, match='stamps'):                 # validated before anything is written
+        bad = _rec()
+        bad.se_v = bad.se_v[:-1]
+        write_runs([(db / 'sine_1.csv', bad, {})])
+    assert not (db / 'sine_1.csv').exists() and not (db / 'sine_1.json').exists()
+
+
 _WRITER = r'''
 import sys, numpy as np
 from vepd_ros.runs import BatchWriter, RunRecord
