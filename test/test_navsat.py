@@ -305,3 +305,51 @@ def test_timer_ticks():
     nav = NavSatCore({'frequency': 30.0, 'delay': 0.5})
     t = nav.timer_ticks(0, 1_000_000_000)
     assert t[0] == 500_000_000 + 33_333_333 and np.all(np.diff(t) == 33_333_333)
+
+
+@pytest.mark.parametrize('lever', [False, True])
+@pytest.mark.parametrize('use_odometry_yaw', [False, True])
+def test_deferred_odometry_and_unbuilt_filtered_gps_equal_the_eager_node(use_odometry_yaw, lever):
+    """on_odom_deferred (the graph's K = 1 feedback: the message is built only if navsat reads it) and
+    tick(filtered=False) publish exactly what on_odom / tick() publish: odometry/gps bit for bit, and
+    gps/filtered when it is built; the "new odometry" flag is consumed either way. A gps frame with a
+    lever arm makes odometry/gps read the deferred orientation."""
+    tf = StaticTF().add('base_link', 'gps', (0.3, -0.1, 0.5)) if lever else None
+    params = {'zero_altitude': False, 'use_odometry_yaw': use_odometry_yaw}
+    rng = np.random.default_rng(8)
+    eager, lazy = NavSatCore(params, tf=tf), NavSatCore(params, tf=tf)
+    built = []
+    for step in range(12):
+        pos = rng.normal(0, 5, 3)
+        q = quaternion_from_rpy(0.0, 0.0, 0.3 + 0.05 * step)
+        cov = np.abs(rng.normal(0, 1, 36))
+        lat, lon = _ll_offset(*rng.normal(0, 20, 2))
+        for nav in (eager, lazy):
+            if not use_odometry_yaw:
+                nav.on_imu(step * 10 + 1, q, frame_id='base_link')
+            nav.on_fix(step * 10 + 2, lat, lon, ALT0, cov=np.diag([1.0, 2.0, 3.0]).ravel(), frame_id='gps')
+        if step % 3 != 2:                                  # some ticks without new odometry
+            eager.on_odom(step * 10, pos, q, cov)
+
+            def source(pos=pos, q=q, cov=cov):
+                built.append(True)
+                return pos, q, cov
+            lazy.on_odom_deferred(step * 10, source)
+        oe, fe = eager.tick()
+        ol, fl = lazy.tick(filtered=step % 2 == 0)
+        assert (oe is None) == (ol is None)
+        if oe is not None:
+            for key in ('valid', 'stamp_ns', 'position', 'quaternion', 'pose_covariance'):
+                assert np.asarray(oe[key]).tobytes() == np.asarray(ol[key]).tobytes(), key
+        if step % 2 == 0:
+            assert (fe is None) == (fl is None)
+            if fe is not None:
+                for key in ('latitude', 'longitude', 'altitude', 'position_covariance', 'stamp_ns'):
+                    assert np.asarray(fe[key]).tobytes() == np.asarray(fl[key]).tobytes(), key
+        else:
+            assert fl is None
+        assert (eager.odom_updated == lazy.odom_updated).all()
+    assert eager.good.all() and lazy.good.all()
+    assert 0 < len(built) <= 8 and (lever or len(built) < 8)  # built only when read (odometry/gps reads the
+    #                                                            orientation for the lever arm)
+    np.testing.assert_array_equal(eager.odom_pos, lazy.odom_pos)

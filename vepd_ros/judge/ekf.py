@@ -22,6 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+try:                                    # LAPACK's inverse as np.linalg.inv calls it (private numpy module) and
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj    # np.errstate's own machinery
+    from numpy.linalg import _umath_linalg
+    _IGNORE_FPE = _make_extobj(all='ignore')
+except ImportError:                     # pragma: no cover - another numpy layout: the public functions
+    _umath_linalg = None
+
 STATE_SIZE = 15
 STATE_NAMES = ('X', 'Y', 'Z', 'ROLL', 'PITCH', 'YAW', 'VX', 'VY', 'VZ',
                'VROLL', 'VPITCH', 'VYAW', 'AX', 'AY', 'AZ')
@@ -69,6 +76,7 @@ class IndexSet:
     idx_list: tuple = ()     # idx as Python ints
     ang_list: tuple = ()     # ang as Python ints
     ang_cols: object = None  # ang as a slice when contiguous, else ang (batch path column selection)
+    block: object = None     # K = 1 path: flat positions (m, m) of P[idx, idx] in a 15×15 matrix (P.take)
 
     @staticmethod
     def of(idx) -> 'IndexSet':
@@ -80,7 +88,8 @@ class IndexSet:
         sel = slice(il[0], il[0] + m) if contiguous else idx
         al = tuple(ang.tolist())
         ang_cols = slice(al[0], al[-1] + 1) if al and al == tuple(range(al[0], al[-1] + 1)) else ang
-        return IndexSet(idx, ang, (np.arange(m), np.arange(m)), sel, il, al, ang_cols)
+        block = idx[:, None] * STATE_SIZE + idx[None, :]
+        return IndexSet(idx, ang, (np.arange(m), np.arange(m)), sel, il, al, ang_cols, block)
 
 
 _INDEX_CACHE: dict = {}
@@ -88,11 +97,21 @@ _INDEX_CACHE: dict = {}
 
 def index_set(update_vector) -> IndexSet:
     """Cached ``IndexSet`` of a 15-bool update vector (or a tuple of indices)."""
+    if type(update_vector) is tuple:            # the common form (MeasurementSeries.update_vector): no numpy
+        s = _UV_CACHE.get(update_vector)
+        if s is not None:
+            return s
     key = tuple(np.flatnonzero(np.asarray(update_vector, dtype=bool)).tolist())
     s = _INDEX_CACHE.get(key)
     if s is None:
         s = _INDEX_CACHE[key] = IndexSet.of(key)
+    if type(update_vector) is tuple and len(update_vector) == STATE_SIZE and \
+            all(type(v) is bool for v in update_vector):
+        _UV_CACHE[update_vector] = s
     return s
+
+
+_UV_CACHE: dict = {}
 
 
 class Ekf:
@@ -109,6 +128,8 @@ class Ekf:
         self.x0 = np.zeros(STATE_SIZE) if initial_state is None else np.asarray(initial_state, float).reshape(15)
         self.dynamic_process_noise = bool(dynamic_process_noise)
         self._pbuf = None                # _predict_batch work buffers (J rows 0..8, R|u, W)
+        self._jbuf = _EYE_FLAT.copy()    # _predict_k1's Jacobian (flat) and its 15×15 view
+        self._j2d = self._jbuf.reshape(STATE_SIZE, STATE_SIZE)
         self.reset()
 
     def reset(self) -> None:
@@ -129,6 +150,10 @@ class Ekf:
     def _predict_k1(self, dt: float) -> None:
         """K = 1 prediction: x⁺ = A(x)·x in scalar Python, the Jacobian scattered into an identity in one
         call, then ``J P Jᵀ + dt·Q`` on 2-D arrays. Equal to ``_predict_batch`` up to rounding (tested)."""
+        self.x = np.array([self._predict_k1_list(dt)])
+
+    def _predict_k1_list(self, dt: float) -> list:
+        """``_predict_k1``: sets P, returns x⁺ as a list (for a caller that adjusts it further)."""
         x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = self.x[0].tolist()
         sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
         tp = math.tan(p)
@@ -143,14 +168,16 @@ class Ekf:
         xr = r + vr * dt + srtp * dt * vp + crtp * dt * vyaw
         xp = p + cr * dt * vp - sr * dt * vyaw
         xy = y + srcpi * dt * vp + crcpi * dt * vyaw
-        xr, xp, xy = (math.fmod(a + math.pi, _TWO_PI) for a in (xr, xp, xy))
+        xr = math.fmod(xr + math.pi, _TWO_PI)
+        xp = math.fmod(xp + math.pi, _TWO_PI)
+        xy = math.fmod(xy + math.pi, _TWO_PI)
         xr = xr + math.pi if xr <= 0.0 else xr - math.pi
         xp = xp + math.pi if xp <= 0.0 else xp - math.pi
         xy = xy + math.pi if xy <= 0.0 else xy - math.pi
-        self.x = np.array([[x0 + r00 * w0 + r01 * w1 + r02 * w2, x1 + r10 * w0 + r11 * w1 + r12 * w2,
-                            x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
-                            vx + ax * dt, vy + ay * dt, vz + az * dt, vr, vp, vyaw, ax, ay, az]])
-        J = _EYE_FLAT.copy()
+        xn = [x0 + r00 * w0 + r01 * w1 + r02 * w2, x1 + r10 * w0 + r11 * w1 + r12 * w2,
+              x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
+              vx + ax * dt, vy + ay * dt, vz + az * dt, vr, vp, vyaw, ax, ay, az]
+        J = self._jbuf                              # identity but for the entries written here, every time
         J[_J1_FLAT] = (
             r00 * dt, r01 * dt, r02 * dt, r00 * h, r01 * h, r02 * h,
             r10 * dt, r11 * dt, r12 * dt, r10 * h, r11 * h, r12 * h,
@@ -169,7 +196,7 @@ class Ekf:
             (-sr * vp - cr * vyaw) * dt,
             (crcpi * vp - srcpi * vyaw) * dt,
             (srtp * cpi * vp + crtp * cpi * vyaw) * dt)
-        J = J.reshape(STATE_SIZE, STATE_SIZE)
+        J = self._j2d
         if self.dynamic_process_noise:
             Q = self.Q.copy()
             Q[:6, :6] *= vx * vx + vy * vy + vz * vz + vr * vr + vp * vp + vyaw * vyaw
@@ -178,6 +205,7 @@ class Ekf:
         P = J @ self.P[0] @ J.T
         P += dt * Q
         self.P = P[None]
+        return xn
 
     def _predict_batch(self, dt: float, dx=None) -> None:
         """Prediction vectorised over K runs (any K, including 1).
@@ -343,8 +371,12 @@ class Ekf:
             return True
         P = self.P[0]
         sel = s.sel
-        HP = P[sel]                                 # H P  (m, 15)
-        S = HP[:, sel] + Rs
+        if isinstance(sel, slice):
+            HP = P[sel]                             # H P  (m, 15), a view
+            S = HP[:, sel] + Rs
+        else:                                       # S from one gather; H P only once the gate has passed
+            HP = None
+            S = P.take(s.block) + Rs
         xl = self.x[0].tolist()
         if m == 3:
             i0, i1, i2 = idx
@@ -384,17 +416,26 @@ class Ekf:
                     raise np.linalg.LinAlgError('Singular matrix')
                 inv = 1.0 / det
                 Si = ((d * inv, -b * inv), (-c * inv, a * inv))
-            else:                                   # m > 3: numpy inverse and products
-                Si = np.linalg.inv(S)
+            else:                                   # m > 3: LAPACK's inverse and numpy products
                 nu = np.array(nu)
-                if thr2 != math.inf and float(nu @ Si @ nu) >= thr2:
-                    return False
+                if thr2 != math.inf:
+                    Si = _inv(S, checked=False)
+                    d2 = float(np.dot(np.dot(nu, Si), nu))  # nu @ Si @ nu (the same gemv and dot, less overhead)
+                    if not math.isfinite(d2):       # not finite iff S⁻¹ is not (ν finite): np.linalg.inv's verdict
+                        Si = np.linalg.inv(S)
+                        d2 = float(np.dot(np.dot(nu, Si), nu))
+                    if d2 >= thr2:
+                        return False
+                else:
+                    Si = _inv(S)
                 Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
             if m < 3:
                 w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
                 if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
                     return False
                 Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
+        if HP is None:
+            HP = P[sel]
         GX = P[:, sel] @ np.array(Siw)              # [G | G ν]: Kalman gain (15, m) and the state step
         G = GX[:, :m]
         xn = self.x + GX[:, m]
@@ -522,6 +563,22 @@ _J1_FLAT = np.array(
        6 * 15 + 12, 7 * 15 + 13, 8 * 15 + 14]
     + [0 * 15 + 3, 0 * 15 + 4, 0 * 15 + 5, 1 * 15 + 3, 1 * 15 + 4, 1 * 15 + 5, 2 * 15 + 3, 2 * 15 + 4]
     + [3 * 15 + 3, 3 * 15 + 4, 4 * 15 + 3, 5 * 15 + 3, 5 * 15 + 4], dtype=np.intp)
+
+
+def _inv(S: np.ndarray, checked: bool = True) -> np.ndarray:
+    """``np.linalg.inv`` of one float64 matrix without its wrapper: the same LAPACK call, so the same bits.
+    ``checked``: a result that is not finite (singular S) is redone by ``np.linalg.inv`` for its
+    ``LinAlgError``; unchecked, the caller does that (NaN where LAPACK failed)."""
+    if _umath_linalg is None:                   # pragma: no cover
+        return np.linalg.inv(S)
+    token = _extobj_contextvar.set(_IGNORE_FPE)  # np.errstate(all='ignore'), prepared once: np.linalg.inv
+    try:                                         # ignores all but 'invalid', which it raises (see below)
+        Si = _umath_linalg.inv(S, signature='d->d')
+    finally:
+        _extobj_contextvar.reset(token)
+    if checked and not math.isfinite(Si.sum()):
+        return np.linalg.inv(S)
+    return Si
 
 
 def clamp_variances(Rs) -> np.ndarray:

@@ -23,6 +23,7 @@ measurement schedule (array path, vectorised over K runs) and returns the output
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from dataclasses import dataclass
@@ -160,49 +161,94 @@ def run_schedule(params: EkfParams, series: list, ticks, k: int | None = None, f
                 k = s.z.shape[0]
                 break
     ekf = make_ekf(params, k)
-    # events sorted by arrival, then by a global sequence: sample-major, then series order
-    arr, seq, sid, sidx = [], [], [], []
-    nser = len(series)
-    for j, s in enumerate(series):
-        n = len(s)
-        a = s.stamps if s.arrivals is None else s.arrivals
-        arr.append(np.asarray(a, np.int64))
-        sid.append(np.full(n, j))
-        sidx.append(np.arange(n))
-        seq.append(np.arange(n) * 0 + j)
-    if series:
-        arr = np.concatenate(arr)
-        sid = np.concatenate(sid)
-        sidx = np.concatenate(sidx)
-        order = np.lexsort((sid, arr))            # stable: arrival, then series order
-        arr, sid, sidx = arr[order], sid[order], sidx[order]
-    else:
-        arr = sid = sidx = np.zeros(0, np.int64)
-    sets = [index_set(s.update_vector) for s in series]
-    clamped = [clamp_variances(s.Rsub) for s in series]      # idempotent clamp, once per series
-    thr2 = [s.threshold ** 2 if math.isfinite(s.threshold) else math.inf for s in series]
     ticks = np.asarray(ticks, np.int64)
-    T = ticks.size
-    out_x = np.empty((T, k, 15))
-    out_P = np.empty((T, k, 15, 15) if full_covariance else (T, k, 15))
-    out_tick, out_stamp = np.empty(T, np.int64), np.empty(T, np.int64)
-    out_pub, out_to = np.zeros(T, bool), np.zeros(T, bool)
-    arr_l, sid_l, sidx_l = arr.tolist(), sid.tolist(), sidx.tolist()
+    out = NodeOutputs(params, ticks.size, k, full_covariance)
     loop = _loop_k1 if k == 1 else _loop_batch
-    rows = loop(params, series, ticks.tolist(), ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2,
-                full_covariance, on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to)
-    return ScheduleResult(out_tick[:rows], out_stamp[:rows], out_pub[:rows], out_to[:rows],
-                          np.moveaxis(out_x[:rows], 0, 1), np.moveaxis(out_P[:rows], 0, 1))
+    loop(ekf, series, ticks.tolist(), delivery_order(series), out, on_update)
+    return ScheduleResult(out.tick[:out.rows], out.stamp[:out.rows], out.published[:out.rows],
+                          out.timeout[:out.rows], *out.arrays())
 
 
-def _loop_batch(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2, full_covariance,
-                on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to) -> int:
-    """The node loop of ``run_schedule`` for any K; fills the output arrays, returns the row count."""
-    diag = np.arange(15)
+def delivery_order(series: list) -> tuple:
+    """The static deliveries of ``series`` as three lists (arrival, series index, sample index), sorted by
+    arrival, then series order, then sample."""
+    if not series:
+        return [], [], []
+    arr = np.concatenate([s.stamps if s.arrivals is None else s.arrivals for s in series]).astype(np.int64)
+    sid = np.concatenate([np.full(len(s), j) for j, s in enumerate(series)])
+    sidx = np.concatenate([np.arange(len(s)) for s in series])
+    order = np.lexsort((sidx, sid, arr))
+    return arr[order].tolist(), sid[order].tolist(), sidx[order].tolist()
+
+
+def series_tables(series: list) -> tuple:
+    """Per-series facts the loops need: index sets, clamped Rsub (the clamp is idempotent: once per series)
+    and squared rejection thresholds (inf: no gate)."""
+    return ([index_set(s.update_vector) for s in series], [clamp_variances(s.Rsub) for s in series],
+            [s.threshold ** 2 if math.isfinite(s.threshold) else math.inf for s in series])
+
+
+class NodeOutputs:
+    """The output rows of ekf_node's timer callback, and the end of that callback (one place for every
+    loop: ``_loop_batch``, ``_loop_k1`` and the graph's batch loop).
+
+    ``end_tick``: with a timeout (the queue was empty for sensor_timeout) or ``predict_to_current_time``,
+    predict to ``now``; then, once initialised, an output row stamped with the filter's last time, published
+    only when that stamp moved forward (or ``permit_corrected_publication``). Rows that are not published
+    are kept only with ``keep_unpublished`` (``run_schedule`` keeps them, flagged)."""
+
+    def __init__(self, params: EkfParams, n_ticks: int, k: int, full_covariance: bool = False,
+                 keep_unpublished: bool = True):
+        self.x = np.empty((n_ticks, k, 15))
+        self.P = np.empty((n_ticks, k, 15, 15) if full_covariance else (n_ticks, k, 15))
+        self.tick, self.stamp = np.empty(n_ticks, np.int64), np.empty(n_ticks, np.int64)
+        self.published, self.timeout = np.zeros(n_ticks, bool), np.zeros(n_ticks, bool)
+        self.rows = 0
+        self.last_published_ns = 0
+        self.full = full_covariance
+        self.keep_unpublished = keep_unpublished
+        self.permit = params.permit_corrected_publication
+        self.predict_always = params.predict_to_current_time
+        self.sensor_timeout_ns = params.sensor_timeout_ns
+        self._k1 = k == 1
+        self._diag = np.arange(15)
+
+    def end_tick(self, ekf: Ekf, now: int, timeout: bool):
+        """Returns None when the filter is not initialised or the row is not kept, else whether it was
+        published."""
+        if not ekf.initialized:
+            return None
+        if timeout or self.predict_always:
+            ekf.predict_to(now)
+        stamp = ekf.last_time_ns
+        pub = self.permit or stamp > self.last_published_ns
+        if not pub and not self.keep_unpublished:
+            return None
+        if pub:
+            self.last_published_ns = stamp
+        r = self.rows
+        self.tick[r], self.stamp[r], self.published[r], self.timeout[r] = now, stamp, pub, timeout
+        self.x[r] = ekf.x
+        if self._k1:
+            P = ekf.P[0]
+            self.P[r, 0] = P if self.full else P.diagonal()
+        else:
+            self.P[r] = ekf.P if self.full else ekf.P[:, self._diag, self._diag]
+        self.rows = r + 1
+        return pub
+
+    def arrays(self) -> tuple:
+        """(x (K, T, 15), P (K, T, 15[, 15])) of the rows so far."""
+        return np.moveaxis(self.x[:self.rows], 0, 1), np.moveaxis(self.P[:self.rows], 0, 1)
+
+
+def _loop_batch(ekf, series, ticks, events, out: NodeOutputs, on_update=None) -> None:
+    """The node loop of ``run_schedule`` for any K."""
+    arr_l, sid_l, sidx_l = events
+    sets, clamped, thr2 = series_tables(series)
     queue: list = []
-    e, n_ev, rows, counter = 0, len(arr_l), 0, 0
-    last_pub = 0
-    sensor_timeout = params.sensor_timeout_ns
+    e, n_ev, counter = 0, len(arr_l), 0
+    sensor_timeout = out.sensor_timeout_ns
     for now in ticks:
         while e < n_ev and arr_l[e] <= now:
             j, i = sid_l[e], sidx_l[e]
@@ -211,7 +257,6 @@ def _loop_batch(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped,
             heapq.heappush(queue, (int(s.stamps[i]), counter, j, z, Rsub, clamped[j][..., i, :, :]))
             counter += 1
             e += 1
-        predict_now = params.predict_to_current_time
         timeout = False
         if queue:
             while queue and queue[0][0] <= now:
@@ -220,75 +265,112 @@ def _loop_batch(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped,
                 if on_update is not None:
                     on_update(j, t, status, now)
         elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
-            predict_now = timeout = True
-        if ekf.initialized and predict_now:
-            ekf.predict_to(now)
-        if not ekf.initialized:
-            continue
-        stamp = ekf.last_time_ns
-        pub = params.permit_corrected_publication or stamp > last_pub
-        if pub:
-            last_pub = stamp
-        out_tick[rows], out_stamp[rows], out_pub[rows], out_to[rows] = now, stamp, pub, timeout
-        out_x[rows] = ekf.x
-        out_P[rows] = ekf.P if full_covariance else ekf.P[:, diag, diag]
-        rows += 1
-    return rows
+            timeout = True
+        out.end_tick(ekf, now, timeout)
 
 
-def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, thr2, full_covariance,
-             on_update, out_x, out_P, out_tick, out_stamp, out_pub, out_to, fuse_parts: bool = True) -> int:
-    """``_loop_batch`` for K = 1 with per-message numpy work hoisted out of the loop: the flagged
-    entries of every state-independent sample are cut and checked for finiteness once per series, queue
-    entries are plain (stamp, seq, series, sample, zs) tuples, and an initialised filter with finite
-    entries goes straight to ``Ekf._correct_k1``. Everything else (initialisation, NaN entries) takes
-    ``_process``, so the semantics are those of ``_loop_batch`` (tested equal)."""
-    n_ser = len(series)
-    stamps_l = [s.stamps.tolist() for s in series]
-    idx_of = [sets[j].idx for j in range(n_ser)]
-    zsub, finite, Rc3 = [], [], []
-    for j, s in enumerate(series):
-        n, m = len(s), idx_of[j].size
-        Rc3.append(clamped[j].reshape(n, m, m))
+def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_parts: bool = True,
+             timer=None, on_publish=None) -> None:
+    """``_loop_batch`` for K = 1 with the per-message numpy work hoisted out of the loop, and the K = 1
+    loop of the judge graph (``graph.run_graph``), which adds:
+
+    * ``timer = (ticks, callback)``: a second node's timer (navsat_transform) merged into the timeline — at
+      an equal instant it fires before the EKF's; ``callback(now)`` returns the series that node published
+      (each delivered at the next EKF tick, after the static deliveries, in the order returned);
+    * ``on_publish(now, stamp)``: called after each published output row (the graph's feedback).
+
+    Hoisted: the flagged entries of every state-independent sample are cut and checked for finiteness once
+    per series; state terms are applied once per tick to all of a series' samples delivered in that tick
+    (the same state for all of them, as upstream); queue entries are plain (stamp, seq, series, sample,
+    zs, z) tuples; an initialised filter with finite entries goes straight to ``Ekf._correct_k1``.
+    Everything else (initialisation, NaN entries) takes ``_process``, so the semantics are those of
+    ``_loop_batch`` (tested equal). ``fuse_parts``: joint update of same-stamp ungated parts (``_Fuser``;
+    equal up to rounding, so the graph, which must reproduce its earlier outputs bit for bit, does not)."""
+    arr_l, sid_l, sidx_l = events
+    series = list(series)
+    sets, clamped, thr2 = [], [], []
+    stamps_l, idx_of, zfull, zsub, finite, Rc3, fusable, has_terms = [], [], [], [], [], [], [], []
+
+    def add(s):
+        st, cl = index_set(s.update_vector), clamp_variances(s.Rsub)
+        t2 = s.threshold ** 2 if math.isfinite(s.threshold) else math.inf
+        sets.append(st)
+        clamped.append(cl)
+        thr2.append(t2)
+        n, idx = len(s), st.idx
+        stamps_l.append(s.stamps.tolist())
+        idx_of.append(idx)
+        Rc3.append(cl.reshape(n, idx.size, idx.size))
+        fusable.append(t2 == math.inf)
+        z = s.z.reshape(n, 15)
+        zfull.append(z)
+        has_terms.append(s.state_terms is not None)
         if s.state_terms is None:
-            zj = s.z.reshape(n, 15)[:, idx_of[j]]
+            zj = z[:, idx]
             zsub.append(zj.tolist())
             finite.append(np.isfinite(zj).all(axis=1).tolist())
         else:
             zsub.append(None)
             finite.append(None)
+
+    n_static = len(series)
+    for s in series[:n_static]:
+        add(s)
+    any_terms = any(z is None for z in zsub)
     queue: list = []
     push, pop = heapq.heappush, heapq.heappop
     correct = ekf._correct_k1
-    fusable = [t2 == math.inf for t2 in thr2]
     fuse = _Fuser(ekf, sets) if fuse_parts else None
-    e, n_ev, rows, counter = 0, len(arr_l), 0, 0
-    last_pub = 0
-    sensor_timeout = params.sensor_timeout_ns
-    permit = params.permit_corrected_publication
-    predict_always = params.predict_to_current_time
-    P_out = out_P if full_covariance else None
-    for now in ticks:
-        while e < n_ev and arr_l[e] <= now:
-            j, i = sid_l[e], sidx_l[e]
-            zj = zsub[j]
-            if zj is not None:
-                push(queue, (stamps_l[j][i], counter, j, i, zj[i] if finite[j][i] else None, None))
-            else:                                     # state terms: z from the state at delivery
-                s = series[j]
-                z, _ = s.at(i, ekf.x)
-                z = np.asarray(z, float).reshape(15)
-                zs = z[idx_of[j]]
-                push(queue, (stamps_l[j][i], counter, j, i, zs.tolist() if np.isfinite(zs).all() else None, z))
-            counter += 1
-            e += 1
-        predict_now = predict_always
+    e, n_ev, counter = 0, len(arr_l), 0
+    sensor_timeout = out.sensor_timeout_ns
+    end_tick = out.end_tick
+    if timer is None:
+        timeline = [(t, 1) for t in ticks]
+    else:
+        other, on_timer = timer
+        timeline = sorted([(t, 0) for t in other] + [(t, 1) for t in ticks])
+    dyn: list = []
+    for now, kind in timeline:
+        if kind == 0:                                 # the other node's timer
+            for s in on_timer(now):
+                if len(s):
+                    series.append(s)
+                    add(s)
+                    dyn.append(len(series) - 1)
+            continue
+        # ---- deliveries: static ones with arrival <= now, then what the other node published
+        if e < n_ev and arr_l[e] <= now:
+            e1 = bisect.bisect_right(arr_l, now, e)
+            terms = _state_term_rows(series, zfull, idx_of, has_terms, sid_l, sidx_l, e, e1, ekf.x) \
+                if any_terms else None
+            for q in range(e, e1):
+                j, i = sid_l[q], sidx_l[q]
+                zj = zsub[j]
+                if zj is not None:
+                    push(queue, (stamps_l[j][i], counter, j, i, zj[i] if finite[j][i] else None, None))
+                else:                                 # state terms: z from the state at delivery
+                    zl, z, k = terms[j]
+                    push(queue, (stamps_l[j][i], counter, j, i, zl[k[0]], z[k[0]]))
+                    k[0] += 1
+                counter += 1
+            e = e1
+        if dyn:
+            for j in dyn:
+                zj = zsub[j]
+                if zj is not None:
+                    push(queue, (stamps_l[j][0], counter, j, 0, zj[0] if finite[j][0] else None, None))
+                else:
+                    zl, z, _ = _state_term_rows(series, zfull, idx_of, has_terms, [j], [0], 0, 1, ekf.x)[j]
+                    push(queue, (stamps_l[j][0], counter, j, 0, zl[0], z[0]))
+                counter += 1
+            dyn.clear()
+        # ---- the queue
         timeout = False
         if queue:
             while queue and queue[0][0] <= now:
                 t, _, j, i, zs, z = pop(queue)
-                if (fusable[j] and zs is not None and queue and queue[0][0] == t and ekf.initialized
-                        and fuse is not None):
+                if (fuse is not None and fusable[j] and zs is not None and queue and queue[0][0] == t
+                        and ekf.initialized):
                     # same-stamp parts popped back to back (e.g. the IMU triple): one joint update
                     group = [(j, i, zs)]
                     used = set(sets[j].idx_list)
@@ -313,30 +395,42 @@ def _loop_k1(params, series, ticks, ekf, arr_l, sid_l, sidx_l, sets, clamped, th
                     status = _FUSED if ok else _REJECTED
                 else:
                     if z is None:
-                        z = series[j].z.reshape(-1, 15)[i]
+                        z = zfull[j][i]
                     Rc = Rc3[j][i]
                     status = _process(ekf, t, z, Rc, series[j].update_vector, sets[j], thr2[j], Rc)
                 if on_update is not None:
                     on_update(j, t, status.copy(), now)
         elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
-            predict_now = timeout = True
-        if ekf.initialized and predict_now:
-            ekf.predict_to(now)
-        if not ekf.initialized:
-            continue
-        stamp = ekf.last_time_ns
-        pub = permit or stamp > last_pub
-        if pub:
-            last_pub = stamp
-        out_tick[rows], out_stamp[rows], out_pub[rows], out_to[rows] = now, stamp, pub, timeout
-        out_x[rows] = ekf.x
-        P = ekf.P[0]
-        if P_out is not None:
-            P_out[rows, 0] = P
-        else:
-            out_P[rows, 0] = P.diagonal()
-        rows += 1
-    return rows
+            timeout = True
+        pub = end_tick(ekf, now, timeout)
+        if pub and on_publish is not None:
+            on_publish(now, ekf.last_time_ns)
+
+
+def _state_term_rows(series, zfull, idx_of, has_terms, sid_l, sidx_l, e0, e1, x) -> dict:
+    """For the deliveries e0..e1 of series with state terms, per series: (zs list, z (n, 15), [0]) in
+    delivery order — z with the terms applied at state x (once for all of a series' samples: the same
+    elementwise operations as sample by sample), zs the flagged entries as floats or None when not all
+    finite (a finite sum: all finite; an overflowing sum only sends the sample the general way),
+    [0] a cursor for the caller."""
+    rows: dict = {}
+    for q in range(e0, e1):
+        j = sid_l[q]
+        if has_terms[j]:
+            r = rows.get(j)
+            if r is None:
+                rows[j] = [sidx_l[q]]
+            else:
+                r.append(sidx_l[q])
+    out = {}
+    isfinite = math.isfinite
+    for j, ii in rows.items():
+        zz = zfull[j]
+        i0 = ii[0]
+        z = series[j].state_terms.apply(zz[i0:i0 + len(ii)] if ii == list(range(i0, i0 + len(ii))) else zz[ii], x)
+        zl = z[:, idx_of[j]].tolist()
+        out[j] = ([r if isfinite(sum(r)) else None for r in zl], z, [0])
+    return out
 
 
 class _Fuser:

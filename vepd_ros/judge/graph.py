@@ -63,9 +63,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import EkfParams, load_ekf_params
-from vepd_ros.judge.ekf import STATE_NAMES, Ekf, clamp_variances, index_set
-from vepd_ros.judge.filter import _process
+from vepd_ros.judge.ekf import STATE_NAMES, Ekf
+from vepd_ros.judge.filter import NodeOutputs, _loop_k1, _process, delivery_order, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.navsat import (NavSatCore, StaticTF, gps_batch_arrays, load_navsat_params, navsat_params,
                                    utm_forward)
@@ -146,8 +147,16 @@ class _ControlledEkf(Ekf):
         super().__init__(**kw)
         self.ctl = control
         self._idx = [i for i in range(6) if control.update_vector[i]]
+        # K = 1: per controlled axis (state column, deceleration limit/gain, acceleration limit/gain)
+        self._axes = [(i, control.deceleration_limits[i], control.deceleration_gains[i],
+                       control.acceleration_limits[i], control.acceleration_gains[i]) for i in self._idx]
+        self._linear = any(i < 3 for i in self._idx)      # δ reaches x[12:15] (position term below)
+        self._tan_of, self._tan = math.nan, math.nan      # numpy's tan of the last pitch (memo)
 
     def predict(self, dt: float) -> None:
+        if self.K == 1:
+            self._predict_controlled_k1(dt)
+            return
         x = self.x
         delta = np.zeros_like(x)
         c = self.ctl
@@ -162,31 +171,76 @@ class _ControlledEkf(Ekf):
                 delta[:, 6 + i] = acc * dt
             else:
                 delta[:, 12 + i] = acc - x[:, 12 + i]
-        if self.K > 1:
-            # batch: x⁺ = A(x)·(x + δ) in one pass (A, Jacobian and Q from the prior x, as upstream)
-            self._predict_batch(dt, delta)
+        # batch: x⁺ = A(x)·(x + δ) in one pass (A, Jacobian and Q from the prior x, as upstream)
+        self._predict_batch(dt, delta)
+
+    def _predict_controlled_k1(self, dt: float) -> None:
+        """K = 1: the base prediction, then A·δ for the control change δ, in scalar Python — the same
+        operations in the same order as the array form it replaced (the transcendental functions are the
+        same too: math.sin/cos are numpy's float64 sin/cos (libm); tan stays numpy's), so the same bits."""
+        xl = self.x[0].tolist()
+        d = [0.0] * 15
+        for i, dlim, dgain, alim, again in self._axes:
+            v = xl[6 + i]
+            lim, gain = (dlim, dgain) if abs(v) > 0.0 else (alim, again)   # |set point 0| < |state|
+            a = gain * -v                                      # command 0 (timed out)
+            a = _np_max(a, -lim)
+            a = _np_min(a, lim)
+            if i >= 3:
+                d[6 + i] = a * dt
+            else:
+                d[12 + i] = a - xl[12 + i]
+        r, p, y = xl[3], xl[4], xl[5]
+        out = self._predict_k1_list(dt)
+        if d.count(0.0) == 15:                                # δ = 0 (NaN is not == 0, as in ndarray.any())
+            self.x = np.array([out])
             return
-        r, p, y = x[:, 3].copy(), x[:, 4].copy(), x[:, 5].copy()
-        super().predict(dt)
-        if not delta.any():
-            return
-        sr, cr, sp, cp, sy, cy = np.sin(r), np.cos(r), np.sin(p), np.cos(p), np.sin(y), np.cos(y)
-        tp, cpi, h = np.tan(p), 1.0 / cp, 0.5 * dt * dt
-        d = delta
-        out = self.x
-        out += d
+        sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
+        if p == self._tan_of and math.copysign(1.0, p) == math.copysign(1.0, self._tan_of):
+            tp = self._tan                                    # the same pitch as last time (two_d_mode: always 0)
+        else:
+            tp = self._tan = float(np.tan(np.array([p]))[0])
+            self._tan_of = p
+        cpi, h = 1.0 / cp, 0.5 * dt * dt
+        out = [a + b for a, b in zip(out, d)]
+        d9, d10, d11 = d[9], d[10], d[11]
         # angular-rate columns 9..11 into roll/pitch/yaw rows
-        out[:, 3] += d[:, 9] * dt + d[:, 10] * sr * tp * dt + d[:, 11] * cr * tp * dt
-        out[:, 4] += d[:, 10] * cr * dt - d[:, 11] * sr * dt
-        out[:, 5] += d[:, 10] * sr * cpi * dt + d[:, 11] * cr * cpi * dt
-        # linear-acceleration columns 12..14 into position (R h) and velocity (dt)
-        R = np.stack([np.stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr], -1),
-                      np.stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], -1),
-                      np.stack([-sp, cp * sr, cp * cr], -1)], -2)
-        out[:, 0:3] += h * np.einsum('kij,kj->ki', R, d[:, 12:15])
-        out[:, 6:9] += dt * d[:, 12:15]
-        from vepd_ros.judge.ekf import wrap
-        out[:, 3:6] = wrap(out[:, 3:6])
+        out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
+        out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
+        out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
+        # linear-acceleration columns 12..14 into position (R h) and velocity (dt). With δ[12:15] = 0 the
+        # position term is ±0 and changes nothing unless a position is ±0 or R is not finite: skipped then only
+        if self._linear or not (math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]):
+            R = np.array([[[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                           [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                           [-sp, cp * sr, cp * cr]]])
+            dv = np.array([d])
+            pos = (h * np.einsum('kij,kj->ki', R, dv[:, 12:15]))[0].tolist()
+            out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
+        out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
+        a, b, c = math.fmod(out[3] + math.pi, _TWO_PI), math.fmod(out[4] + math.pi, _TWO_PI), \
+            math.fmod(out[5] + math.pi, _TWO_PI)
+        out[3] = a + math.pi if a <= 0.0 else a - math.pi
+        out[4] = b + math.pi if b <= 0.0 else b - math.pi
+        out[5] = c + math.pi if c <= 0.0 else c - math.pi
+        self.x = np.array([out])
+
+
+_TWO_PI = 2.0 * math.pi
+
+
+def _np_max(a: float, b: float) -> float:
+    """np.maximum on two floats: NaN propagates."""
+    if a != a or b != b:
+        return a if a != a else b
+    return a if a >= b else b
+
+
+def _np_min(a: float, b: float) -> float:
+    """np.minimum on two floats: NaN propagates."""
+    if a != a or b != b:
+        return a if a != a else b
+    return a if a <= b else b
 
 
 GRAVITY_FRAMES = ('imu', 'base_link')
@@ -296,28 +350,15 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     """The event loop. ``series``: prepared EKF measurement series (``MeasurementBuilder.*_arrays`` with
     ``arrivals``), in the order upstream callbacks would enqueue same-arrival parts. With ``navsat``
     (params) and ``nav_in``, navsat_transform runs and its odometry/gps goes to the EKF sensor whose
-    topic is odometry/gps (prepared by ``builder``)."""
+    topic is odometry/gps (prepared by ``builder``). K = 1 runs ``filter._loop_k1`` (the node loop's
+    scalar fast path, with navsat as a second timer), K > 1 the batch loop below; same semantics."""
     p = judge.ekf
     ekf = make_judge_ekf(judge, k)
     builder = builder or MeasurementBuilder(p, tf)
     period = p.period_ns
     first = t_start_ns + period if ekf_first_tick_ns is None else int(ekf_first_tick_ns)
     ekf_ticks = np.arange(first, t_end_ns + 1, period, dtype=np.int64) if t_end_ns >= first else np.zeros(0, np.int64)
-
-    # static EKF deliveries, sorted by (arrival, series order, sample)
-    arr_l, sid_l, sidx_l = [], [], []
-    if series:
-        arr = np.concatenate([s.stamps if s.arrivals is None else s.arrivals for s in series]).astype(np.int64)
-        sid = np.concatenate([np.full(len(s), j) for j, s in enumerate(series)])
-        sidx = np.concatenate([np.arange(len(s)) for s in series])
-        order = np.lexsort((sidx, sid, arr))
-        arr_l, sid_l, sidx_l = arr[order].tolist(), sid[order].tolist(), sidx[order].tolist()
-    all_series = list(series)
-    sets = [index_set(s.update_vector) for s in all_series]
-    clamped = [clamp_variances(s.Rsub) for s in all_series]
-    batch = k > 1                       # K = 1 keeps _process (its scalar fast paths)
-    thr2 = [s.threshold ** 2 if math.isfinite(s.threshold) else math.inf for s in all_series]
-    dyn: list = []                      # dynamic deliveries (arrival, seq, series index)
+    events = delivery_order(series)            # static EKF deliveries: (arrival, series order, sample)
 
     # navsat
     nav = None
@@ -332,10 +373,12 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
             if s.kind == 'odom' and _norm_topic(s.topic) == GPS_ODOM_TOPIC:
                 gps_sensor = s
                 break
-        # navsat static events: fixes and IMU orientation, by arrival (IMU only matters before the datum)
-        ev_t = np.concatenate([nav_in.fix_arrival_ns, nav_in.imu_arrival_ns]).astype(np.int64)
-        ev_kind = np.concatenate([np.zeros(nav_in.fix_arrival_ns.size, np.int8), np.ones(nav_in.imu_arrival_ns.size, np.int8)])
-        ev_idx = np.concatenate([np.arange(nav_in.fix_arrival_ns.size), np.arange(nav_in.imu_arrival_ns.size)])
+        # navsat static events: fixes and IMU orientation, by arrival (IMU only matters before the datum, and
+        # not at all without the imu subscription: use_odometry_yaw, manual datum)
+        imu_arr = nav_in.imu_arrival_ns if nav.imu_sub_active else np.zeros(0, np.int64)
+        ev_t = np.concatenate([nav_in.fix_arrival_ns, imu_arr]).astype(np.int64)
+        ev_kind = np.concatenate([np.zeros(nav_in.fix_arrival_ns.size, np.int8), np.ones(imu_arr.size, np.int8)])
+        ev_idx = np.concatenate([np.arange(nav_in.fix_arrival_ns.size), np.arange(imu_arr.size)])
         o = np.lexsort((ev_kind, ev_t))
         nev_t, nev_kind, nev_idx = ev_t[o].tolist(), ev_kind[o].tolist(), ev_idx[o].tolist()
         # UTM of every fix at once (navsat projects each fix in its own standard zone)
@@ -355,51 +398,84 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
             i += 1
         ne[0] = i
 
-    T = ekf_ticks.size
-    out_x = np.empty((T, k, 15))
-    out_P = np.empty((T, k, 15, 15) if full_covariance else (T, k, 15))
-    out_tick, out_stamp = np.empty(T, np.int64), np.empty(T, np.int64)
-    rows = 0
-    diag = np.arange(15)
-    queue: list = []
-    counter = 0
-    e, n_ev = 0, len(arr_l)
-    last_pub = 0
-    sensor_timeout = p.sensor_timeout_ns
     gps_stamps, gps_pos, filtered = [], [], []
     world, base_out = p.world_frame, p.base_link_frame_output
     zero3 = np.zeros((k, 1, 3))
     zero36 = np.zeros((k, 1, 36))
 
+    def navsat_timer(now: int) -> list:
+        """navsat's timer callback at ``now``: its odometry/gps publication as EKF series (arrival now)."""
+        nav_feed_until(now)
+        godom, gfilt = nav.tick(filtered=record_filtered_gps)
+        if gfilt is not None:
+            filtered.append(gfilt)
+        if godom is None:
+            return []
+        if not godom['valid'].all():
+            raise ValueError('navsat published for some runs only; split the batch by GPS validity')
+        st = int(godom['stamp_ns'][0])
+        gps_stamps.append(st)
+        gps_pos.append(godom['position'].copy())
+        if gps_sensor is None:
+            return []
+        return builder.odometry_arrays(
+            gps_sensor, np.array([st], np.int64), godom['position'][:, None, :], godom['quaternion'][:, None, :],
+            godom['pose_covariance'][:, None, :], zero3, zero3, zero36, frame_id=godom['frame_id'] or world,
+            child_frame_id='', arrivals=np.array([now], np.int64))
+
+    def odometry_to_navsat(now: int, stamp: int) -> None:
+        """A published /odometry/filtered reaches navsat (at the EKF tick time); the message (pose quaternion,
+        pose covariance) is built only if navsat reads it."""
+        nav_feed_until(now)
+        x, P6 = ekf.x.copy(), ekf.P[:, 0:6, 0:6].copy()
+        nav.on_odom_deferred(stamp, lambda: (x[:, 0:3], quaternion_from_rpy(x[:, 3], x[:, 4], x[:, 5]),
+                                             P6.reshape(k, 36)), frame_id=world, child_frame_id=base_out)
+
+    out = NodeOutputs(p, ekf_ticks.size, k, full_covariance, keep_unpublished)
+    if k == 1 and K1_LOOP:
+        _loop_k1(ekf, series, ekf_ticks.tolist(), events, out, fuse_parts=False,
+                 timer=None if nav is None else (nav_ticks.tolist(), navsat_timer),
+                 on_publish=None if nav is None else odometry_to_navsat)
+    else:
+        _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, nav is not None)
+    G = len(gps_stamps)
+    x_out, P_out = out.arrays()
+    return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),
+                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, dict(builder.dropped))
+
+
+K1_LOOP = True
+"""K = 1 graphs run ``filter._loop_k1``; False: the general loop below, message by message through
+``_process`` (the reference the fast loop is tested against, bit for bit)."""
+
+
+def _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, with_nav) -> None:
+    """run_graph's general event loop: for K > 1 the batch update without ``_process``'s checks, for K = 1
+    (only with ``K1_LOOP`` off) every measurement through ``_process``."""
+    arr_l, sid_l, sidx_l = events
+    all_series = list(series)
+    sets, clamped, thr2 = series_tables(all_series)
+    dyn: list = []                      # dynamic deliveries (arrival, series index)
+    queue: list = []
+    counter = 0
+    e, n_ev = 0, len(arr_l)
+    sensor_timeout = out.sensor_timeout_ns
+    batch = ekf.K > 1
+    T = ekf_ticks.size
     # merged timeline: navsat ticks (priority 0) before EKF ticks (1) at the same instant
     tl_t = np.concatenate([nav_ticks, ekf_ticks])
     tl_kind = np.concatenate([np.zeros(nav_ticks.size, np.int8), np.ones(T, np.int8)])
     o = np.lexsort((tl_kind, tl_t))
     for now, kind in zip(tl_t[o].tolist(), tl_kind[o].tolist()):
         if kind == 0:                                       # ---- navsat timer
-            nav_feed_until(now)
-            godom, gfilt = nav.tick()
-            if gfilt is not None and record_filtered_gps:
-                filtered.append(gfilt)
-            if godom is not None:
-                if not godom['valid'].all():
-                    raise ValueError('navsat published for some runs only; split the batch by GPS validity')
-                st = int(godom['stamp_ns'][0])
-                gps_stamps.append(st)
-                gps_pos.append(godom['position'].copy())
-                if gps_sensor is not None:
-                    new = builder.odometry_arrays(
-                        gps_sensor, np.array([st], np.int64), godom['position'][:, None, :],
-                        godom['quaternion'][:, None, :], godom['pose_covariance'][:, None, :], zero3, zero3,
-                        zero36, frame_id=godom['frame_id'] or world, child_frame_id='',
-                        arrivals=np.array([now], np.int64))
-                    for s in new:
-                        if len(s):
-                            all_series.append(s)
-                            sets.append(index_set(s.update_vector))
-                            clamped.append(clamp_variances(s.Rsub))
-                            thr2.append(s.threshold ** 2 if math.isfinite(s.threshold) else math.inf)
-                            dyn.append((now, len(all_series) - 1))
+            for s in navsat_timer(now):
+                if len(s):
+                    all_series.append(s)
+                    st, cl, t2 = series_tables([s])
+                    sets += st
+                    clamped += cl
+                    thr2 += t2
+                    dyn.append((now, len(all_series) - 1))
             continue
         # ---- EKF timer: deliveries with arrival <= now (static ones first at equal arrival)
         while e < n_ev and arr_l[e] <= now:
@@ -435,31 +511,8 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
                 _process(ekf, t, z, Rc, all_series[j].update_vector, sets[j], thr2[j], Rc)
         elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
             timeout = True
-        if ekf.initialized and (timeout or p.predict_to_current_time):
-            ekf.predict_to(now)
-        if not ekf.initialized:
-            continue
-        stamp = ekf.last_time_ns
-        pub = p.permit_corrected_publication or stamp > last_pub
-        if not pub and not keep_unpublished:
-            continue
-        if pub:
-            last_pub = stamp
-        out_tick[rows], out_stamp[rows] = now, stamp
-        out_x[rows] = ekf.x
-        out_P[rows] = ekf.P if full_covariance else ekf.P[:, diag, diag]
-        rows += 1
-        if nav is not None and pub:
-            nav_feed_until(now)
-            x = ekf.x
-            from vepd_ros.frames import quaternion_from_rpy
-            q = quaternion_from_rpy(x[:, 3], x[:, 4], x[:, 5])
-            nav.on_odom(stamp, x[:, 0:3], q, ekf.P[:, 0:6, 0:6].reshape(k, 36), frame_id=world,
-                        child_frame_id=base_out)
-    G = len(gps_stamps)
-    return GraphResult(out_tick[:rows], out_stamp[:rows], np.moveaxis(out_x[:rows], 0, 1),
-                       np.moveaxis(out_P[:rows], 0, 1), np.array(gps_stamps, np.int64),
-                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, dict(builder.dropped))
+        if out.end_tick(ekf, now, timeout) and with_nav:
+            odometry_to_navsat(now, ekf.last_time_ns)
 
 
 def _x_for(s: MeasurementSeries, ekf: Ekf):

@@ -331,11 +331,40 @@ class NavSatCore:
         self.fix_utm = np.zeros((K, 3))
         self.fix_cov = np.zeros((K, 3, 3))
         self.fix_stamp = np.zeros(K, dtype=np.int64)
-        self.odom_pos = np.zeros((K, 3))
-        self.odom_quat = np.tile([0.0, 0.0, 0.0, 1.0], (K, 1))
-        self.odom_cov = np.zeros((K, 6, 6))
+        self._odom_pos = np.zeros((K, 3))
+        self._odom_quat = np.tile([0.0, 0.0, 0.0, 1.0], (K, 1))
+        self._odom_cov = np.zeros((K, 6, 6))
+        self._odom_source = None                                    # on_odom_deferred: message not built yet
+        self._rot6 = None                                           # _gps_odometry's rotation of R_cw (cached)
         self.odom_stamp = np.zeros(K, dtype=np.int64)
         self._manual_done = False
+
+    # -- the latest odometry message (built on first read when it came through on_odom_deferred) -----
+    @property
+    def odom_pos(self) -> np.ndarray:
+        if self._odom_source is not None:
+            self._take_odom()
+        return self._odom_pos
+
+    @property
+    def odom_quat(self) -> np.ndarray:
+        if self._odom_source is not None:
+            self._take_odom()
+        return self._odom_quat
+
+    @property
+    def odom_cov(self) -> np.ndarray:
+        if self._odom_source is not None:
+            self._take_odom()
+        return self._odom_cov
+
+    def _take_odom(self, pos=None, quat=None, pose_cov=None):
+        if self._odom_source is not None:
+            pos, quat, pose_cov = self._odom_source()
+            self._odom_source = None
+        self._odom_pos[:] = self._vec(pos, (3,))
+        self._odom_quat[:] = self._vec(quat, (4,))
+        self._odom_cov[:] = 0.0 if pose_cov is None else self._vec(pose_cov, (36,)).reshape(self.k, 6, 6)
 
     # -- helpers ------------------------------------------------------------------------------
     def _lookup(self, target, source):
@@ -346,6 +375,9 @@ class NavSatCore:
             return None
 
     def _vec(self, a, shape=()):
+        """``a`` as (K,) + shape floats (read only: a broadcast view, or ``a`` itself when it has that form)."""
+        if type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (self.k,) + shape:
+            return a
         return np.broadcast_to(np.asarray(a, dtype=float), (self.k,) + shape)
 
     def _mask(self, m):
@@ -365,15 +397,25 @@ class NavSatCore:
         optional precomputed ``utm_forward(lat, lon)`` (the batch projects all fixes at once)."""
         self.gps_frame = frame_id or ''
         lat, lon, alt = self._vec(lat), self._vec(lon), self._vec(alt)
-        status = np.broadcast_to(np.asarray(status), (self.k,))
-        good = (status != STATUS_NO_FIX) & ~np.isnan(lat) & ~np.isnan(lon) & ~np.isnan(alt)
+        if type(status) is not np.ndarray or status.shape != (self.k,):
+            status = np.broadcast_to(np.asarray(status), (self.k,))
+        good = ~(np.isnan(lat) | np.isnan(lon) | np.isnan(alt))
+        good &= status != STATUS_NO_FIX
         if not good.any():
             return good
         x, y, zone, northp = utm if utm is not None else utm_forward(np.where(good, lat, 0.0), np.where(good, lon, 0.0))
-        set_datum = good & ~self.good & (not self.manual_datum)
-        if set_datum.any():
-            self._set_datum_fix(set_datum, lat, lon, alt, x, y, zone, northp)
+        if not self.manual_datum and not self.good.all():
+            set_datum = good & ~self.good
+            if set_datum.any():
+                self._set_datum_fix(set_datum, lat, lon, alt, x, y, zone, northp)
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
+        if good.all():                                              # every run: plain copies
+            u = self.fix_utm
+            u[:, 0], u[:, 1], u[:, 2] = x, y, alt
+            self.fix_cov[:] = cov.reshape(self.k, 3, 3)
+            self.fix_stamp[:] = stamp_ns
+            self.gps_updated[:] = True
+            return good
         g = good
         self.fix_utm[g] = np.stack([x, y, alt], -1)[g]
         self.fix_cov[g] = cov.reshape(self.k, 3, 3)[g]
@@ -426,16 +468,31 @@ class NavSatCore:
                 self._orientation(quat, child_frame_id, sel)
         elif sel.any():
             self.has_odom |= sel
-        self.odom_pos[:] = pos
-        self.odom_quat[:] = quat
-        self.odom_cov[:] = 0.0 if pose_cov is None else self._vec(pose_cov, (36,)).reshape(self.k, 6, 6)
+        self._odom_source = None
+        self._take_odom(pos, quat, pose_cov)
+        self.odom_stamp[:] = np.asarray(stamp_ns, dtype=np.int64)
+        self.odom_updated[:] = True
+
+    def on_odom_deferred(self, stamp_ns, source, frame_id: str = 'odom', child_frame_id: str = 'base_link'):
+        """``on_odom`` with the message built only when navsat reads it: ``source()`` returns (pos, quat,
+        pose_cov) as ``on_odom`` takes them (it must not depend on anything that changes later). Until every
+        run has its transform the message is taken at once (datum); after that only the lever-arm removal
+        (orientation) and gps/filtered (position, covariance) read it, and a newer message replaces it."""
+        if not self.good.all():
+            pos, quat, pose_cov = source()
+            self.on_odom(stamp_ns, pos, quat, pose_cov, frame_id, child_frame_id)
+            return
+        self.world_frame, self.base_frame = frame_id, child_frame_id
+        self._odom_source = source
         self.odom_stamp[:] = np.asarray(stamp_ns, dtype=np.int64)
         self.odom_updated[:] = True
 
     # -- timer --------------------------------------------------------------------------------
-    def tick(self):
+    def tick(self, filtered: bool = True):
         """transformCallback. Returns ``(gps_odom, gps_filtered)``: each None when no run publishes,
-        else a dict of arrays with a boolean ``valid`` (K,) saying which runs publish this tick."""
+        else a dict of arrays with a boolean ``valid`` (K,) saying which runs publish this tick.
+        ``filtered=False``: gps/filtered is not built (None), its publication still consumes the "new
+        odometry" flag as upstream's does."""
         was_good = self.good.copy()                  # upstream: if (!transform_good_) compute; else publish
         if not was_good.all():
             self._compute_transform()
@@ -447,7 +504,8 @@ class NavSatCore:
         if self.p['publish_filtered_gps']:
             pf = was_good & self.odom_updated
             if pf.any():
-                filt = self._filtered_gps(pf)
+                if filtered:
+                    filt = self._filtered_gps(pf)
                 self.odom_updated &= ~pf
         return odom, filt
 
@@ -470,6 +528,7 @@ class NavSatCore:
         R = np.einsum('kij,klj->kil', _rz(odom_yaw), _rz(psi))
         t = self.tw_pos - np.einsum('kij,kj->ki', R, P0)
         self.R_cw[ready], self.t_cw[ready], self.heading[ready] = R[ready], t[ready], psi[ready]
+        self._rot6 = None
         self.good |= ready
         if self.imu_sub_active and self.good.all():
             self.imu_sub_active = False                             # imu_sub_.reset()
@@ -494,8 +553,11 @@ class NavSatCore:
             p[:, 2] = 0.0
         cov6 = np.zeros((self.k, 6, 6))
         cov6[:, :3, :3] = self.fix_cov
-        rot6 = _blockdiag_rot(self.R_cw)
-        cov6 = rot6 @ cov6 @ np.swapaxes(rot6, -1, -2)
+        if self._rot6 is None:                                      # blockdiag(R_cw, R_cw) and its transpose
+            rot6 = _blockdiag_rot(self.R_cw)
+            self._rot6 = (rot6, np.swapaxes(rot6, -1, -2))
+        rot6, rot6t = self._rot6
+        cov6 = rot6 @ cov6 @ rot6t
         self.gps_updated &= ~pub
         return {'valid': pub.copy(), 'stamp_ns': self.fix_stamp.copy(), 'position': p,
                 'quaternion': np.tile([0.0, 0.0, 0.0, 1.0], (self.k, 1)), 'pose_covariance': cov6.reshape(self.k, 36),
