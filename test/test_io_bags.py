@@ -191,3 +191,93 @@ def test_bare_mcap_file_opens(tmp_path):
     with B.Bag(bare) as bag:
         assert bag.format == 'mcap'
         assert len(list(bag.messages(['/fix']))) == 60
+
+
+def _imu_fix_msgs(ts, frame):
+    """A rosbags Imu and NavSatFix with random values and the given frame_id."""
+    rng = np.random.default_rng(len(frame))
+    T = ts.types
+    hdr = T['std_msgs/msg/Header'](T['builtin_interfaces/msg/Time'](1_700_000_123, 456_789_012), frame)
+    v3 = lambda: T['geometry_msgs/msg/Vector3'](*rng.normal(size=3))   # noqa: E731
+    imu = T['sensor_msgs/msg/Imu'](hdr, T['geometry_msgs/msg/Quaternion'](*rng.normal(size=4)), rng.normal(size=9),
+                                   v3(), rng.normal(size=9), v3(), rng.normal(size=9))
+    fix = T['sensor_msgs/msg/NavSatFix'](hdr, T['sensor_msgs/msg/NavSatStatus'](int(rng.integers(-1, 3)), 13),
+                                         *rng.normal(size=3), rng.normal(size=9), 2)
+    return imu, fix
+
+
+def _norm(v):
+    """Flat tuples as comparable plain values: floats by their bits, ints, strings."""
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return tuple(_norm(x) for x in v)
+    if isinstance(v, (float, np.floating)):
+        return ('f', np.float64(v).tobytes())
+    return v
+
+
+@pytest.mark.parametrize('frame', ['', 'a', 'ab', 'imu', 'base_link', 'gps_antenna_frame_xyz', 'é1'])
+def test_flat_decoders_equal_the_typestore(frame):
+    """flat_imu / flat_navsatfix read the same numbers as rosbags' deserialiser at every string length
+    (CDR alignment after frame_id) and with trailing padding; big-endian CDR and other sizes go back to
+    the typestore (None)."""
+    from rosbags.typesys import Stores, get_typestore
+
+    from vepd_ros.io.bagrun import _fix_flat, _imu_flat
+    ts = get_typestore(Stores.ROS2_KILTED)
+    imu, fix = _imu_fix_msgs(ts, frame)
+    for msg, flat, obj in ((imu, B.flat_imu, _imu_flat), (fix, B.flat_navsatfix, _fix_flat)):
+        raw = bytes(ts.serialize_cdr(msg, msg.__msgtype__))
+        dec = ts.deserialize_cdr(raw, msg.__msgtype__)
+        want = obj(dec)
+        for r in (raw, raw + b'\0' * 3, memoryview(raw)):
+            got = flat(r)
+            assert got is not None and _norm(got) == _norm(want)
+        assert flat(raw + b'\0' * 4) is None and flat(raw[:-8]) is None
+        be = bytes(ts.serialize_cdr(msg, msg.__msgtype__, little_endian=False))
+        assert flat(be) is None
+
+
+def test_flat_reading_equals_message_objects(art_bag, monkeypatch):
+    """read_bag_streams with the flat decoders gives the arrays the message objects give, bit for bit."""
+    from vepd_ros.io.bagrun import read_bag_streams
+    from vepd_ros.io.profiles import get_profile
+    bag, _ = art_bag
+    prof = get_profile('art')
+    fast = read_bag_streams(bag, prof)
+    monkeypatch.setattr(B, '_FLAT', {})                                  # no flat decoder: objects
+    slow = read_bag_streams(bag, prof)
+    for name in ('imu', 'gps'):
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert a.keys() == b.keys()
+        for k in a:
+            if isinstance(a[k], np.ndarray):
+                assert a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes(), (name, k)
+            else:
+                assert a[k] == b[k]
+    assert fast.counts == slow.counts and fast.imu['stamp_ns'].size > 100
+
+
+def test_typestore_has_only_what_the_topics_need_and_is_kept(art_bag):
+    bag_path, _ = art_bag
+    with B.Bag(bag_path) as bag:
+        ts = bag.typestore(['/fix', '/imu'])
+        assert bag.typestore(['/fix', '/imu']) is ts
+        assert {'sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix', 'std_msgs/msg/Header'} <= set(ts.types)
+        assert len(ts.types) < 15 and 'nav_msgs/msg/Odometry' not in ts.types
+        msgs = [m for _, _, _, m in bag.messages(['/fix', '/imu'], flat=['/imu'])]
+        assert len(msgs) > 100 and any(type(m) is tuple for m in msgs) and any(type(m) is not tuple for m in msgs)
+
+
+def test_no_flat_decoder_for_a_definition_that_is_not_the_stock_one():
+    """A bag that defines sensor_msgs/Imu (or a type inside it) differently is decoded by its typestore."""
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    stock = get_typestore(Stores.ROS2_KILTED)
+    assert B._flat_decoder(stock, 'sensor_msgs/msg/Imu') is B.flat_imu
+    assert B._flat_decoder(stock, 'sensor_msgs/msg/NavSatFix') is B.flat_navsatfix
+    assert B._flat_decoder(stock, 'nav_msgs/msg/Odometry') is None
+    for name, text in (('sensor_msgs/msg/Imu', 'std_msgs/Header header\nfloat64 x\n'),
+                       ('std_msgs/msg/Header', 'builtin_interfaces/Time stamp\nstring frame_id\nuint32 seq\n')):
+        ts = get_typestore(Stores.EMPTY)
+        ts.register({k: v for k, v in stock.fielddefs.items() if k != name})
+        ts.register(get_types_from_msg(text, name))
+        assert B._flat_decoder(ts, 'sensor_msgs/msg/Imu') is None

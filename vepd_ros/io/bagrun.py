@@ -73,45 +73,47 @@ class BagRun:
 
 
 # ------------------------------------------------------------------------------------------------ reading
+def _imu_flat(m) -> tuple:
+    """An Imu message object in the layout of ``bags.flat_imu``."""
+    o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
+    return (stamp_ns(m), m.header.frame_id, (o.x, o.y, o.z, o.w, *m.orientation_covariance, w.x, w.y, w.z,
+                                             *m.angular_velocity_covariance, a.x, a.y, a.z,
+                                             *m.linear_acceleration_covariance))
+
+
+def _fix_flat(m) -> tuple:
+    """A NavSatFix message object in the layout of ``bags.flat_navsatfix``."""
+    return (stamp_ns(m), m.header.frame_id, m.status.status, m.status.service, m.latitude, m.longitude,
+            m.altitude, tuple(m.position_covariance), m.position_covariance_type)
+
+
+def _first_frame(flats) -> str:
+    return next((f[1] for f in flats if f[1]), '')
+
+
 def _imu_arrays(items) -> dict:
+    """[(arrival_ns, Imu message or its flat tuple)] → arrays."""
     n = len(items)
-    st, arr = np.empty(n, np.int64), np.empty(n, np.int64)
-    w, a, q = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 4))
-    oc, wc, ac = np.empty((n, 9)), np.empty((n, 9)), np.empty((n, 9))
-    frame = ''
-    for i, (t, m) in enumerate(items):
-        arr[i] = t
-        st[i] = stamp_ns(m)
-        v = m.angular_velocity
-        w[i] = (v.x, v.y, v.z)
-        v = m.linear_acceleration
-        a[i] = (v.x, v.y, v.z)
-        o = m.orientation
-        q[i] = (o.x, o.y, o.z, o.w)
-        oc[i] = m.orientation_covariance
-        wc[i] = m.angular_velocity_covariance
-        ac[i] = m.linear_acceleration_covariance
-        frame = frame or m.header.frame_id
-    return {'stamp_ns': st, 'arrival_ns': arr, 'angular_velocity': w, 'linear_acceleration': a, 'orientation': q,
-            'orientation_covariance': oc, 'angular_velocity_covariance': wc, 'linear_acceleration_covariance': ac,
-            'frame_id': frame}
+    flats = [m if type(m) is tuple else _imu_flat(m) for _, m in items]
+    v = np.array([f[2] for f in flats], float).reshape(n, 37)
+    c = np.ascontiguousarray
+    return {'stamp_ns': np.array([f[0] for f in flats], np.int64).reshape(n),
+            'arrival_ns': np.array([t for t, _ in items], np.int64).reshape(n),
+            'angular_velocity': c(v[:, 13:16]), 'linear_acceleration': c(v[:, 25:28]), 'orientation': c(v[:, 0:4]),
+            'orientation_covariance': c(v[:, 4:13]), 'angular_velocity_covariance': c(v[:, 16:25]),
+            'linear_acceleration_covariance': c(v[:, 28:37]), 'frame_id': _first_frame(flats)}
 
 
 def _gps_arrays(items) -> dict:
+    """[(arrival_ns, NavSatFix message or its flat tuple)] → arrays."""
     n = len(items)
-    st, arr = np.empty(n, np.int64), np.empty(n, np.int64)
-    lat, lon, alt = np.empty(n), np.empty(n), np.empty(n)
-    cov, status = np.empty((n, 9)), np.empty(n, np.int64)
-    frame = ''
-    for i, (t, m) in enumerate(items):
-        arr[i] = t
-        st[i] = stamp_ns(m)
-        lat[i], lon[i], alt[i] = m.latitude, m.longitude, m.altitude
-        cov[i] = m.position_covariance
-        status[i] = m.status.status
-        frame = frame or m.header.frame_id
-    return {'stamp_ns': st, 'arrival_ns': arr, 'latitude': lat, 'longitude': lon, 'altitude': alt,
-            'position_covariance': cov, 'status': status, 'frame_id': frame}
+    flats = [m if type(m) is tuple else _fix_flat(m) for _, m in items]
+    lla = np.array([f[4:7] for f in flats], float).reshape(n, 3)
+    return {'stamp_ns': np.array([f[0] for f in flats], np.int64).reshape(n),
+            'arrival_ns': np.array([t for t, _ in items], np.int64).reshape(n),
+            'latitude': lla[:, 0].copy(), 'longitude': lla[:, 1].copy(), 'altitude': lla[:, 2].copy(),
+            'position_covariance': np.array([f[7] for f in flats], float).reshape(n, 9),
+            'status': np.array([f[2] for f in flats], np.int64).reshape(n), 'frame_id': _first_frame(flats)}
 
 
 def _odom_arrays(items) -> dict:
@@ -169,7 +171,10 @@ def read_bag_streams(path, profile: Profile, *, need_sensors: bool = True, need_
             sel.append(topics['odom'])
         bag.typestore(sel)                                  # unknown types fail here, before reading
         per = {t: [] for t in sel}
-        for t_ns, topic, _, msg in bag.messages(sel):
+        flat = [topics['gps']] if 'gps' in topics else []
+        if 'imu' in topics and len(imu_topics) == 1:      # a merged accel + gyro pair needs the objects
+            flat.append(imu_topics[0])
+        for t_ns, topic, _, msg in bag.messages(sel, flat=flat):
             per[topic].append((t_ns, msg))
         info = bag.info()
     if not per[topics['truth']]:

@@ -18,6 +18,7 @@ window of ``/fix`` (NavSatFix) and ``/imu`` (Imu) for ``vepd calibrate``.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -123,7 +124,7 @@ class Bag:
         self.format = bag_format(self.path)
         self._extra = extra_types or {}
         self._reader = None
-        self._typestore = None
+        self._typestores: dict = {}
         self._conns: dict[str, list] = {}
 
     # --- opening -------------------------------------------------------------------------------
@@ -203,7 +204,16 @@ class Bag:
 
     # --- types -----------------------------------------------------------------------------------
     def typestore(self, topics: Iterable[str]):
-        """Typestore that can decode ``topics``; raises UnknownTypeError naming file/topic/type."""
+        """Typestore that can decode ``topics``; raises UnknownTypeError naming file/topic/type. Only the
+        types those topics need (their message types and what these contain) are generated; the store is
+        kept for later calls with the same topics."""
+        topics = tuple(dict.fromkeys(topics))
+        ts = self._typestores.get(topics)
+        if ts is None:
+            ts = self._typestores[topics] = self._make_typestore(topics)
+        return ts
+
+    def _make_typestore(self, topics):
         from rosbags.interfaces import MessageDefinitionFormat
         from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_from_msg, get_typestore
         conns = [c for t in topics for c in self._connections_for(t)]
@@ -233,16 +243,19 @@ class Bag:
         else:
             from vepd_ros.io import msgdefs
             ts = get_typestore(Stores.EMPTY)
-            base = dict(get_typestore(Stores.ROS2_KILTED).fielddefs)
+            base = dict(_ros2_fielddefs())
             try:
                 bundled = msgdefs.bundled_types()
-            except FileNotFoundError:           # an install without the .msg files: bag definitions still work
+            except FileNotFoundError:           # an install without the bundled .msg files: bag definitions still work
                 bundled = {}
             base.update({k: v for k, v in bundled.items() if k not in base})
         base.update({k: v for k, v in self._extra.items() if k not in bag_types})
+        # the bag's own definitions win; the rest from the stock store, bundled and extra types — only what
+        # the selected topics reach
+        need = _type_closure([c.msgtype for c in conns], [bag_types, base])
         try:
-            ts.register(bag_types)
-            ts.register({k: v for k, v in base.items() if k not in bag_types})
+            ts.register({k: v for k, v in bag_types.items() if k in need})
+            ts.register({k: v for k, v in base.items() if k in need and k not in bag_types})
         except TypesysError as exc:
             raise UnknownTypeError(f'{self.path}: inconsistent message definitions: {exc}', self.path) from None
         for c in conns:
@@ -256,16 +269,20 @@ class Bag:
 
     # --- reading -------------------------------------------------------------------------------
     def messages(self, topics: Iterable[str], *, start_ns: int | None = None, stop_ns: int | None = None,
-                 check_counts: bool = True) -> Iterator[tuple[int, str, str, object]]:
+                 check_counts: bool = True, flat: Iterable[str] = ()) -> Iterator[tuple[int, str, str, object]]:
         """Yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order.
 
         ``start_ns``/``stop_ns`` bound arrival time (absolute ns, stop exclusive). With no bounds the
         number read per topic is checked against the bag's index/metadata (a short read means a
-        truncated bag)."""
+        truncated bag). Topics in ``flat`` of a type in ``FLAT_TYPES`` yield, where the message allows it
+        (ROS 2 little-endian CDR, the stock definition), the tuple of ``flat_imu`` / ``flat_navsatfix``
+        instead of a message object — the same numbers without building the object."""
         topics = list(dict.fromkeys(topics))
         ts = self.typestore(topics)
         conns = [c for t in topics for c in self._conns[t]]
         deser = ts.deserialize_ros1 if self.format == 'ros1' else ts.deserialize_cdr
+        flat = set(flat) if self.format != 'ros1' else set()
+        fast = {c.id: _flat_decoder(ts, c.msgtype) for c in conns if c.topic in flat}
         counts = {t: 0 for t in topics}
         reader = self._reader
         it = reader.messages(connections=conns, start=start_ns, stop=stop_ns)
@@ -281,7 +298,10 @@ class Bag:
                                       f'{_wrap(exc)}', self.path) from None
             conn, t_ns, raw = item
             try:
-                msg = deser(raw, conn.msgtype)
+                dec = fast.get(conn.id) if fast else None
+                msg = dec(raw) if dec is not None else None
+                if msg is None:
+                    msg = deser(raw, conn.msgtype)
             except Exception as exc:  # noqa: BLE001
                 raise CorruptBagError(f'{self.path}: topic {conn.topic}: cannot decode a {conn.msgtype} message '
                                       f'at t={t_ns / NS:.3f} s: {_wrap(exc)}', self.path, conn.topic,
@@ -295,6 +315,99 @@ class Bag:
                 if expected and counts[t] < expected:
                     raise CorruptBagError(f'{self.path}: topic {t}: read {counts[t]} of the {expected} messages '
                                           f'the bag index lists (truncated?)', self.path, t)
+
+
+def _ros2_fielddefs() -> dict:
+    """Field definitions of the stock ROS 2 (Kilted) typestore."""
+    from rosbags.typesys import Stores, get_typestore
+    return get_typestore(Stores.ROS2_KILTED).fielddefs
+
+
+def _nested_names(desc) -> list:
+    from rosbags.interfaces import Nodetype
+    kind, arg = desc
+    if kind == Nodetype.NAME:
+        return [arg]
+    if kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
+        return _nested_names(arg[0])
+    return []
+
+
+def _type_closure(roots, sources) -> set:
+    """Names of ``roots`` and every type their fields reach, each looked up in the first of ``sources``
+    (dicts of rosbags field definitions) that has it; unknown names are kept (reported later)."""
+    seen, todo = set(), list(roots)
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        for src in sources:
+            if t in src:
+                for _, desc in src[t][1]:
+                    todo.extend(_nested_names(desc))
+                break
+    return seen
+
+
+# --- flat decoding of the high-rate sensor messages ------------------------------------------------
+_IMU_DOUBLES = 4 + 9 + 3 + 9 + 3 + 9                     # orientation, its covariance, ω, cov, a, cov
+_STAMP_LEN = struct.Struct('<iII')                        # header.stamp sec, nanosec; frame_id length
+_IMU_VALUES = struct.Struct(f'<{_IMU_DOUBLES}d')
+_FIX_STATUS = struct.Struct('<b')
+_FIX_SERVICE = struct.Struct('<H')
+_FIX_VALUES = struct.Struct('<12dB')                      # latitude, longitude, altitude, covariance, its type
+FLAT_TYPES = ('sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix')
+
+
+def flat_imu(raw):
+    """A sensor_msgs/Imu in little-endian CDR as (stamp_ns, frame_id, 37 floats: orientation x y z w, its
+    covariance, angular_velocity, its covariance, linear_acceleration, its covariance); None if the bytes
+    do not have exactly that layout (the caller then uses the typestore). Offsets count from the CDR body
+    (after the 4-byte encapsulation header), where CDR aligns each value to its size."""
+    n = len(raw)
+    if n < 16 or raw[0] != 0 or raw[1] != 1:                  # little-endian plain CDR only
+        return None
+    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)           # header.stamp, frame_id length (with its NUL)
+    o = (12 + ln + 7) & ~7                                    # doubles start 8-aligned after frame_id
+    end = 4 + o + 8 * _IMU_DOUBLES
+    if ln < 1 or not end <= n <= end + 3:                     # up to 3 bytes of padding, as rosbags accepts
+        return None
+    return sec * NS + nsec, bytes(raw[16:15 + ln]).decode(), _IMU_VALUES.unpack_from(raw, 4 + o)
+
+
+def flat_navsatfix(raw):
+    """A sensor_msgs/NavSatFix in little-endian CDR as (stamp_ns, frame_id, status, service, latitude,
+    longitude, altitude, covariance 9 floats, covariance type); None if the layout differs."""
+    n = len(raw)
+    if n < 16 or raw[0] != 0 or raw[1] != 1:
+        return None
+    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)
+    o = 12 + ln                                               # status.status (int8)
+    o2 = (o + 1 + 1) & ~1                                     # status.service (uint16)
+    o3 = (o2 + 2 + 7) & ~7                                    # latitude ... (float64), then the uint8 type
+    end = 4 + o3 + 8 * 12 + 1
+    if ln < 1 or not end <= n <= end + 3:
+        return None
+    v = _FIX_VALUES.unpack_from(raw, 4 + o3)
+    return (sec * NS + nsec, bytes(raw[16:15 + ln]).decode(), _FIX_STATUS.unpack_from(raw, 4 + o)[0],
+            _FIX_SERVICE.unpack_from(raw, 4 + o2)[0], v[0], v[1], v[2], v[3:12], v[12])
+
+
+_FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navsatfix}
+
+
+def _flat_decoder(ts, msgtype: str):
+    """The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as the
+    stock ROS 2 store does, else None."""
+    f = _FLAT.get(msgtype)
+    if f is None:
+        return None
+    stock = _ros2_fielddefs()
+    for t in _type_closure([msgtype], [stock]):
+        if ts.fielddefs.get(t) != stock.get(t):
+            return None
+    return f
 
 
 def open_bag(path, **kw) -> Bag:
