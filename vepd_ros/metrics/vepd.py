@@ -21,8 +21,8 @@ def wasserstein_distance(u_values, v_values) -> float:
         W1 = Σ_k |U(x_k) − V(x_k)| (x_{k+1} − x_k),   U(x) = #{u ≤ x} / n_u,  V likewise,
 
     computed exactly as ``scipy.stats.wasserstein_distance`` (scipy's ``_cdf_distance(1, u, v)``: mergesort
-    of the pooled values, CDF indices by ``searchsorted(..., 'right')``, ``np.vecdot``), so the float is
-    scipy's own."""
+    of the pooled values, CDF indices by ``searchsorted(..., 'right')``, then ``np.vecdot`` — or, on numpy
+    1.x, ``np.sum`` of the products, as scipy's ``np_vecdot`` falls back), so the float is scipy's own."""
     u = np.asarray(u_values, dtype=float)
     v = np.asarray(v_values, dtype=float)
     if len(u) == 0 or len(v) == 0:
@@ -32,7 +32,8 @@ def wasserstein_distance(u_values, v_values) -> float:
     deltas = np.diff(all_values)
     u_cdf = u[np.argsort(u)].searchsorted(all_values[:-1], 'right') / u.size
     v_cdf = v[np.argsort(v)].searchsorted(all_values[:-1], 'right') / v.size
-    return np.vecdot(np.abs(u_cdf - v_cdf), deltas)
+    d = np.abs(u_cdf - v_cdf)
+    return np.vecdot(d, deltas) if hasattr(np, 'vecdot') else np.sum(d * deltas, axis=-1)
 
 
 def vepd(real_E, real_S, sim_E, sim_S) -> dict:
