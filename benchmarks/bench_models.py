@@ -1,12 +1,16 @@
 """Throughput of the GPS/IMU noise models: samples per second, vectorised (one call per run) and streaming
 (one call per sample, as the nodes do). A 10 Hz GPS and a 100 Hz IMU need ≥ 10 and ≥ 100 samples/s streaming;
 the offline study (5 models × 30 runs × 30 s) needs the vectorised rates to be ≫ 1e4."""
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from vepd_ros.models.gps import GPS_MODELS, make_gps_model
-from vepd_ros.models.imu import IMU_MODELS, make_imu_model, static_truth
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the working tree, not an installed copy
+
+from vepd_ros.models.gps import GPS_MODELS, make_gps_model  # noqa: E402
+from vepd_ros.models.imu import IMU_MODELS, make_imu_model, static_truth  # noqa: E402
 
 
 def rate(fn, n):
