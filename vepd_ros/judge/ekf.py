@@ -22,12 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-try:                                    # LAPACK's inverse as np.linalg.inv calls it (private numpy module) and
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj    # np.errstate's own machinery
+try:                                    # LAPACK's inverse as np.linalg.inv calls it (private numpy module)
     from numpy.linalg import _umath_linalg
-    _IGNORE_FPE = _make_extobj(all='ignore')
-except ImportError:                     # pragma: no cover - another numpy layout: the public functions
+except ImportError:                     # pragma: no cover - another numpy layout: the public function
     _umath_linalg = None
+try:                                    # np.errstate(all='ignore') prepared once (numpy 2's own machinery)
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    _IGNORE_FPE = _make_extobj(all='ignore')
+except ImportError:                     # pragma: no cover - numpy 1.x: np.errstate itself
+    _extobj_contextvar = None
 
 STATE_SIZE = 15
 STATE_NAMES = ('X', 'Y', 'Z', 'ROLL', 'PITCH', 'YAW', 'VX', 'VY', 'VZ',
@@ -571,11 +574,16 @@ def _inv(S: np.ndarray, checked: bool = True) -> np.ndarray:
     ``LinAlgError``; unchecked, the caller does that (NaN where LAPACK failed)."""
     if _umath_linalg is None:                   # pragma: no cover
         return np.linalg.inv(S)
-    token = _extobj_contextvar.set(_IGNORE_FPE)  # np.errstate(all='ignore'), prepared once: np.linalg.inv
-    try:                                         # ignores all but 'invalid', which it raises (see below)
-        Si = _umath_linalg.inv(S, signature='d->d')
-    finally:
-        _extobj_contextvar.reset(token)
+    # np.linalg.inv ignores every floating-point error but 'invalid', which it raises (see below)
+    if _extobj_contextvar is None:              # pragma: no cover
+        with np.errstate(all='ignore'):
+            Si = _umath_linalg.inv(S, signature='d->d')
+    else:
+        token = _extobj_contextvar.set(_IGNORE_FPE)
+        try:
+            Si = _umath_linalg.inv(S, signature='d->d')
+        finally:
+            _extobj_contextvar.reset(token)
     if checked and not math.isfinite(Si.sum()):
         return np.linalg.inv(S)
     return Si

@@ -176,8 +176,8 @@ class _ControlledEkf(Ekf):
 
     def _predict_controlled_k1(self, dt: float) -> None:
         """K = 1: the base prediction, then A·δ for the control change δ, in scalar Python — the same
-        operations in the same order as the array form it replaced (the transcendental functions are the
-        same too: math.sin/cos are numpy's float64 sin/cos (libm); tan stays numpy's), so the same bits."""
+        operations in the same order as the array form it replaced, with numpy's sin/cos/tan (elementwise,
+        so three angles in one call give what three (1,)-arrays gave), hence the same bits."""
         xl = self.x[0].tolist()
         d = [0.0] * 15
         for i, dlim, dgain, alim, again in self._axes:
@@ -195,11 +195,13 @@ class _ControlledEkf(Ekf):
         if d.count(0.0) == 15:                                # δ = 0 (NaN is not == 0, as in ndarray.any())
             self.x = np.array([out])
             return
-        sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
+        ang = np.array((r, p, y))
+        sr, sp, sy = np.sin(ang).tolist()                     # numpy's sin/cos/tan, as the array form had
+        cr, cp, cy = np.cos(ang).tolist()                     # (not math's: numpy may use SIMD versions)
         if p == self._tan_of and math.copysign(1.0, p) == math.copysign(1.0, self._tan_of):
             tp = self._tan                                    # the same pitch as last time (two_d_mode: always 0)
         else:
-            tp = self._tan = float(np.tan(np.array([p]))[0])
+            tp = self._tan = float(np.tan(ang[1:2])[0])
             self._tan_of = p
         cpi, h = 1.0 / cp, 0.5 * dt * dt
         out = [a + b for a, b in zip(out, d)]
