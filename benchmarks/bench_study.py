@@ -1,32 +1,39 @@
 """Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the 30
-reference runs — 180 runs, 5400 simulated seconds, judge included) run in-process with
-``pipeline.run_study`` exactly as ``vepd study`` does (fsync on, to a temporary directory). Target: under
-5 s wall on the 2-core box (≥ 1000× real time). Prints the minimum and the median of --repeat runs for
+reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on the 2-core box
+(≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the minimum and the median of
+--repeat runs, and the CPU seconds (user + sys of every process) beside each wall time, for
 
-* study       ``run_study`` on every core (chunks of ``CHUNK_RUNS`` runs filtered together, fork pool);
+* cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a fresh
+              interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user sees;
+* study       ``pipeline.run_study`` in-process on every core (imports done; otherwise what ``vepd study`` does);
 * sequential  the same with ``workers=1`` (one core, same chunks) — the baseline the issue asks for;
 * sim+judge   ``simulate_and_judge`` alone on every core (no files, no evaluator);
 * evaluator   ``EvaluatorCore`` on the judged records (add_records + result, n_boot 1000);
 * with --unbatched also the study with one run per chunk on one core (every run filtered alone, K = 1).
 
     .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...] [--unbatched]
+                                               [--cli-only] [--tree DIR]
 
-``--chunk 15 30 45 60 90`` times the study for several chunk sizes (``pipeline.CHUNK_RUNS``).
-Rates: simulated seconds / wall (× real time) and runs / s. Interpreter start and imports (≈ 0.75 s, scipy)
-are not in these figures; ``time vepd study ...`` includes them.
+``--chunk 30 45 60 90`` times the in-process study for several chunk sizes (``pipeline.CHUNK_RUNS``).
+``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree`` of an older commit) for before/after
+figures. Rates: simulated seconds / wall (× real time) and runs / s. The box is shared: compare medians
+and minima of several repeats, and the CPU seconds, which other load disturbs less than wall time.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the working tree, not an installed copy
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))   # the working tree, not an installed copy
 
 from vepd_ros import pipeline  # noqa: E402
 
@@ -35,15 +42,25 @@ SCENARIOS = ['straight', 'circle', 'sine']
 RUNS, DURATION, REFERENCE, SEED = 10, 30.0, 'rtk', 1
 N_RUNS = (len(MODELS) + 1) * len(SCENARIOS) * RUNS
 SIM_SECONDS = N_RUNS * DURATION
+CLI_ARGS = ['study', '--models', ','.join(MODELS), '--scenarios', ','.join(SCENARIOS), '--runs', str(RUNS),
+            '--duration', f'{DURATION:g}', '--reference', REFERENCE, '--judge', 'builtin', '--seed', str(SEED)]
 
 
-def timed(fn, repeat: int) -> tuple[float, float]:
-    ts = []
+def _cpu() -> float:
+    """User + sys seconds of this process and of its waited-for children (pool workers, subprocesses)."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def timed(fn, repeat: int) -> tuple[float, float, float]:
+    """(min wall, median wall, median CPU seconds) of ``repeat`` calls."""
+    ts, cs = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        c, t = _cpu(), time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
-    return min(ts), statistics.median(ts)
+        cs.append(_cpu() - c)
+    return min(ts), statistics.median(ts), statistics.median(cs)
 
 
 def study(workers=None, chunk=None):
@@ -55,6 +72,17 @@ def study(workers=None, chunk=None):
         pipeline.run_study(MODELS, SCENARIOS, RUNS, DURATION, REFERENCE, d, seed=SEED, fsync=True, workers=workers)
     finally:
         pipeline.CHUNK_RUNS = old
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def cli(tree: Path):
+    """``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), output discarded."""
+    d = tempfile.mkdtemp(prefix='bench_study_cli_')
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    try:
+        subprocess.run([sys.executable, '-m', 'vepd_ros.cli', *CLI_ARGS, '--out', d], cwd=tree, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+    finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -82,9 +110,9 @@ def evaluator(recs):
     return core.result()
 
 
-def line(name: str, mn: float, med: float, extra: str = '') -> None:
-    print(f'{name:<34s} {mn:7.2f} s min  {med:7.2f} s median   {SIM_SECONDS / mn:7.0f}x real time  '
-          f'{N_RUNS / mn:6.1f} runs/s{extra}')
+def line(name: str, mn: float, med: float, cpu: float, extra: str = '') -> None:
+    print(f'{name:<30s} {mn:6.2f} s min {med:6.2f} s median  cpu {cpu:5.2f} s  {SIM_SECONDS / mn:5.0f}x real time '
+          f'{N_RUNS / mn:5.1f} runs/s{extra}', flush=True)
 
 
 def main() -> int:
@@ -94,27 +122,37 @@ def main() -> int:
     ap.add_argument('--chunk', type=int, nargs='*', default=None, help='also time these CHUNK_RUNS values')
     ap.add_argument('--unbatched', action='store_true', help='also time one run per chunk on one core (slow)')
     ap.add_argument('--skip-sequential', action='store_true')
+    ap.add_argument('--cli-only', action='store_true', help='time only the CLI command')
+    ap.add_argument('--tree', type=Path, default=ROOT, help='checkout whose CLI is timed (default this one)')
     a = ap.parse_args()
     cores = os.cpu_count()
     print(f'paper-sized study: {N_RUNS} runs x {DURATION:.0f} s = {SIM_SECONDS:.0f} simulated s; '
-          f'{cores} cores, CHUNK_RUNS={pipeline.CHUNK_RUNS}, repeat {a.repeat}')
-    study(a.workers)                                      # warm-up (imports, page cache)
-    mn, med = timed(lambda: study(a.workers), a.repeat)
-    line(f'study (workers={a.workers or cores})', mn, med)
+          f'{cores} cores, CHUNK_RUNS={pipeline.CHUNK_RUNS}, repeat {a.repeat}; load average '
+          f'{os.getloadavg()[0]:.2f}', flush=True)
+    print(f'cli: python -m vepd_ros.cli {" ".join(CLI_ARGS)} --out DIR   (tree {a.tree})', flush=True)
+    cli(a.tree)                                           # warm-up (page cache)
+    cm, cmed, ccpu = timed(lambda: cli(a.tree), a.repeat)
+    line('cli (fresh interpreter)', cm, cmed, ccpu)
+    if a.cli_only:
+        return 0
+    study(a.workers)                                      # warm-up (imports)
+    mn, med, cpu = timed(lambda: study(a.workers), a.repeat)
+    line(f'study in-process (workers={a.workers or cores})', mn, med, cpu)
     if not a.skip_sequential:
-        smn, smed = timed(lambda: study(1), a.repeat)
-        line('sequential (workers=1)', smn, smed, f'   parallel speed-up {smn / mn:.2f}x')
-    jm, jmed = timed(lambda: sim_and_judge(a.workers), a.repeat)
-    line('  sim+judge only (all cores)', jm, jmed)
+        smn, smed, scpu = timed(lambda: study(1), a.repeat)
+        line('sequential (workers=1)', smn, smed, scpu, f'   parallel speed-up {smn / mn:.2f}x')
+    jm, jmed, jcpu = timed(lambda: sim_and_judge(a.workers), a.repeat)
+    line('  sim+judge only (all cores)', jm, jmed, jcpu)
     recs = sim_and_judge(a.workers)
-    em, emed = timed(lambda: evaluator(recs), a.repeat)
-    print(f'{"  evaluator only (1 core)":<34s} {em:7.2f} s min  {emed:7.2f} s median')
+    em, emed, ecpu = timed(lambda: evaluator(recs), a.repeat)
+    print(f'{"  evaluator only (1 core)":<30s} {em:6.2f} s min {emed:6.2f} s median  cpu {ecpu:5.2f} s')
     for c in a.chunk or []:
-        cm, cmed = timed(lambda: study(a.workers, c), a.repeat)
-        line(f'study, CHUNK_RUNS={c}', cm, cmed)
+        km, kmed, kcpu = timed(lambda: study(a.workers, c), a.repeat)
+        line(f'study, CHUNK_RUNS={c}', km, kmed, kcpu)
     if a.unbatched:
-        um, umed = timed(lambda: study(1, 1), 1)
-        line('unbatched (K=1, workers=1)', um, umed, f'   vs study {um / mn:.1f}x')
+        um, umed, ucpu = timed(lambda: study(1, 1), 1)
+        line('unbatched (K=1, workers=1)', um, umed, ucpu, f'   vs study {um / mn:.1f}x')
+    print(f'load average after: {os.getloadavg()[0]:.2f}')
     return 0
 
 
