@@ -116,9 +116,12 @@ def _run_in_process(nodes, timeout: float, quiet: bool = False):
         deadline = time.monotonic() + timeout
         players = [n for n in built if hasattr(n, 'played')]
         finished_at = None
+        clock = next((n for n in built if getattr(n, 'drive_clock', False)), None)
+        step = _Lockstep(ex, clock) if clock is not None else None
         try:
             while 'result' not in box and time.monotonic() < deadline and rclpy.ok():
-                ex.spin_once(timeout_sec=0.1)
+                if step is None or not step():
+                    ex.spin_once(timeout_sec=0.1 if step is None else 0.001)
                 if players and finished_at is None and all(p.done for p in players):
                     finished_at = time.monotonic()        # the bag is over: let the last messages settle
                 if finished_at is not None and time.monotonic() - finished_at > 2.0:
@@ -132,6 +135,47 @@ def _run_in_process(nodes, timeout: float, quiet: bool = False):
     if 'result' not in box and players:
         return _runs_summary(nodes)
     return box.get('result')
+
+
+class _Lockstep:
+    """Sim-time stepping of a graph composed in one process: the truth node publishes step T's data, every callback
+    that causes runs (noise nodes, their subscribers), then /clock advances and the timers due run — before the
+    next step. Every hop of step T is then delivered before any node's clock passes T, whatever the machine's
+    load, so the graph's message timing is the offline study's (a busy machine slows sim time instead of
+    reordering it). Steps are paced at ``time_scale`` at most."""
+
+    def __init__(self, executor, truth):
+        self.ex, self.truth = executor, truth
+        self.wall_period = truth.step_externally()
+        self.next_wall = time.monotonic()
+
+    def __call__(self) -> bool:
+        """One step if due: True when a step was taken."""
+        self._drain()
+        now = time.monotonic()
+        if now < self.next_wall:
+            return False
+        self.next_wall = max(self.next_wall + self.wall_period, now - self.wall_period)
+        if not self.truth.publish_step_data():
+            return False
+        self._drain()
+        self.truth.publish_step_clock()
+        self._drain()
+        return True
+
+    def _drain(self) -> None:
+        """Run callbacks until none is ready (in-process DDS delivery is synchronous, so a publication's
+        subscribers are ready when publish() returns)."""
+        from rclpy.executors import TimeoutException
+        while True:
+            try:
+                handler, _, _ = self.ex.wait_for_ready_callbacks(timeout_sec=0.0)
+            except TimeoutException:
+                return
+            handler()
+            exc = handler.exception()
+            if exc is not None:
+                raise exc
 
 
 def _runs_summary(nodes) -> dict | None:
