@@ -247,6 +247,11 @@ def print_realtime(r: dict, args) -> None:
 
 
 # --------------------------------------------------------------------------------------------- part 2
+def speeds(t: dict) -> str:
+    """Sim seconds per wall second of each run, from the monitor's receipt times of the run's IMU messages."""
+    return ', '.join(f"{r['sim_speed']:.1f}x" for r in t['runs'])
+
+
 def sweep_trial(ex, node, mode: str, scale: float, args, env, tmp: Path) -> dict:
     import psutil
     from nav_msgs.msg import Odometry
@@ -313,6 +318,8 @@ def sweep_trial(ex, node, mode: str, scale: float, args, env, tmp: Path) -> dict
         gaps = [(a - st) / NS for a, b in zip(fs, fs[1:]) if b - a > 1.5 * NS / 35]
         row['missed_ticks'], row['gap_at_s'] = len(gaps), gaps[:5]
         row['expected_filtered_35hz'] = (en - st) * 35 // NS
+        rx = [r for s, r in mon.data[f'{ns}/imu/data'] if st <= s <= en]
+        row['sim_speed'] = (en - st) / NS / (max(rx) - min(rx)) if len(rx) > 1 and max(rx) > min(rx) else float('nan')
         runs.append(row)
     sidecars = {}
     for js in sorted(out.rglob('*.json')):
@@ -424,7 +431,8 @@ def main(argv=None) -> int:
                     ok_m, ok_t, lines = judge_trial(t, ref)
                     print(f"{mode:10s} time_scale {scale:5g}: messages {'all kept' if ok_m else 'LOST'}, judge ticks "
                           f"{'all kept' if ok_t else 'MISSED'}  (wall {t['wall_s']:.1f} s incl. start-up, graph CPU "
-                          f"{t['cpu']:.0f} % of one core, evaluator result {'yes' if t['result'] else 'no'})")
+                          f"{t['cpu']:.0f} % of one core, evaluator result {'yes' if t['result'] else 'no'}; "
+                          f"sim speed achieved in the runs {speeds(t) or 'n/a'})")
                     for ln in lines:
                         print(ln)
                     sys.stdout.flush()
