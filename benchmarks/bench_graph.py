@@ -163,6 +163,9 @@ def realtime(ex, node, args, env, tmp: Path) -> dict:
     specs = build_graph('sim_judge', {'models': LABEL, 'k': 2, 'scenarios': 'circle', 'duration_s': duration,
                                       'time_scale': 1.0, 'judge': 'builtin', 'output_dir': str(out)})
     keep = [s for s in specs if s.role == 'truth' or s.namespace == LABEL]
+    for s in keep:
+        if s.executable == 'judge_node' and args.judge_param:
+            s.parameters = [*s.parameters, dict(kv.split(':=', 1) for kv in args.judge_param)]
     truth = keep[0]
     truth.parameters = [{**truth.parameters[0], 'wait_for_subscribers': 4}]   # gps, imu, recorder + monitor
     ns = f'/{LABEL}'
@@ -382,6 +385,8 @@ def main(argv=None) -> int:
     ap.add_argument('--warmup', type=float, default=3.0, help='wait after the first filtered message (s)')
     ap.add_argument('--scales', type=float, nargs='+', default=[1, 2, 4, 8, 16])
     ap.add_argument('--duration', type=float, default=10.0, help='sim seconds per run in the sweep (2 runs)')
+    ap.add_argument('--judge-param', action='append', default=[], metavar='NAME:=VALUE',
+                    help='extra judge_node parameter for part 1 (e.g. publish_on_measurement:=true)')
     ap.add_argument('--modes', nargs='+', default=['processes', 'inprocess'], choices=['processes', 'inprocess'])
     ap.add_argument('--all-scales', action='store_true', help='do not stop the sweep at the first lossy scale')
     ap.add_argument('--skip-realtime', action='store_true')

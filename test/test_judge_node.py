@@ -116,3 +116,47 @@ def test_judge_node_on_sim_time_processes_the_ticks_a_clock_jump_skipped(ros_ctx
     assert stamps == [t0 + k * period for k in range(1, 9)]          # every nominal tick, in order
     judge.destroy_node()
     peer.destroy_node()
+
+
+def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_once(ros_ctx, executor):
+    """publish_on_measurement (vepd_ros's low-latency switch, wall clock): every IMU message yields an output
+    stamped with it, without waiting for the (here 1 Hz) timer; with use_sim_time the switch is refused."""
+    import rclpy
+    from nav_msgs.msg import Odometry
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import Imu
+
+    from vepd_ros.nodes.base import SENSOR_QOS, ns_to_stamp, stamp_to_ns
+    from vepd_ros.nodes.judge_node import JudgeNode
+    from vepd_ros.params import ParameterError
+
+    imu = [Parameter('imu0', value='imu/data'), Parameter('imu0_config', value=[False] * 9 + [True] * 3 + [False] * 3)]
+    with pytest.raises(ParameterError, match='publish_on_measurement'):
+        JudgeNode(context=ros_ctx, parameter_overrides=[Parameter('use_sim_time', value=True),
+                                                        Parameter('publish_on_measurement', value=True), *imu])
+    judge = JudgeNode(context=ros_ctx, parameter_overrides=[
+        Parameter('frequency', value=1.0), Parameter('publish_on_measurement', value=True), *imu])
+    peer = rclpy.create_node('judge_arrival_peer', context=ros_ctx)
+    pub_imu = peer.create_publisher(Imu, 'imu/data', SENSOR_QOS)
+    got = []
+    peer.create_subscription(Odometry, 'odometry/filtered', got.append, 100)
+    executor.add_node(judge)
+    executor.add_node(peer)
+    assert spin_until(executor, lambda: pub_imu.get_subscription_count() and peer.count_publishers('odometry/filtered'),
+                      10)
+    sent = []
+    for i in range(10):
+        t = judge.get_clock().now().nanoseconds - 1_000_000        # stamped just before now, as a live sensor
+        m = Imu()
+        m.header.stamp, m.header.frame_id = ns_to_stamp(t), 'base_link'
+        m.angular_velocity.z = 0.1 * i
+        m.angular_velocity_covariance[0] = m.angular_velocity_covariance[4] = m.angular_velocity_covariance[8] = 1e-3
+        m.orientation_covariance[0] = m.linear_acceleration_covariance[0] = -1.0
+        pub_imu.publish(m)
+        sent.append(t)
+        assert spin_until(executor, lambda: len(got) == i + 1, 0.5), f'no output for measurement {i} within 0.5 s'
+    assert [stamp_to_ns(m.header.stamp) for m in got] == sent
+    wz = [m.twist.twist.angular.z for m in got]                     # each output has fused its measurement
+    assert all(b > a for a, b in zip(wz[1:], wz[2:])) and wz[-1] > 0.3
+    judge.destroy_node()
+    peer.destroy_node()
