@@ -39,7 +39,6 @@ import json
 import math
 import os
 import signal
-import statistics
 import struct
 import subprocess
 import sys

@@ -10,6 +10,19 @@ from ros_helpers import spin_until
 NS = 1_000_000_000
 
 
+def gyro_only_imu(t_ns: int, wz: float):
+    """An Imu in base_link with only the angular velocity set (orientation and acceleration covariance[0] = -1)."""
+    from sensor_msgs.msg import Imu
+
+    from vepd_ros.nodes.base import ns_to_stamp
+    m = Imu()
+    m.header.stamp, m.header.frame_id = ns_to_stamp(t_ns), 'base_link'
+    m.angular_velocity.z = wz
+    m.angular_velocity_covariance[0] = m.angular_velocity_covariance[4] = m.angular_velocity_covariance[8] = 1e-3
+    m.orientation_covariance[0] = m.linear_acceleration_covariance[0] = -1.0
+    return m
+
+
 def test_judge_node_publishes_filtered_odometry(ros_ctx, executor):
     import rclpy
     from nav_msgs.msg import Odometry
@@ -103,12 +116,7 @@ def test_judge_node_on_sim_time_processes_the_ticks_a_clock_jump_skipped(ros_ctx
     assert clock(t0)
     imu_stamps = [t0 + i * 10_000_000 for i in range(1, 41)]        # 100 Hz for 0.4 s, ahead of the clock
     for i, t in enumerate(imu_stamps, 1):
-        m = Imu()
-        m.header.stamp, m.header.frame_id = ns_to_stamp(t), 'base_link'
-        m.angular_velocity.z = 0.1
-        m.angular_velocity_covariance[0] = m.angular_velocity_covariance[4] = m.angular_velocity_covariance[8] = 1e-3
-        m.orientation_covariance[0] = m.linear_acceleration_covariance[0] = -1.0     # parts not provided
-        pub_imu.publish(m)
+        pub_imu.publish(gyro_only_imu(t, 0.1))
         assert spin_until(executor, lambda: judge.filter.queued == i, 5)    # one at a time: best effort, depth 10
     assert clock(t0 + 8 * period)                                    # one jump over 8 timer periods
     assert spin_until(executor, lambda: len(got) >= 8, 5), len(got)
@@ -126,7 +134,7 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu
 
-    from vepd_ros.nodes.base import SENSOR_QOS, ns_to_stamp, stamp_to_ns
+    from vepd_ros.nodes.base import SENSOR_QOS, stamp_to_ns
     from vepd_ros.nodes.judge_node import JudgeNode
     from vepd_ros.params import ParameterError
 
@@ -147,12 +155,7 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
     sent = []
     for i in range(10):
         t = judge.get_clock().now().nanoseconds - 1_000_000        # stamped just before now, as a live sensor
-        m = Imu()
-        m.header.stamp, m.header.frame_id = ns_to_stamp(t), 'base_link'
-        m.angular_velocity.z = 0.1 * i
-        m.angular_velocity_covariance[0] = m.angular_velocity_covariance[4] = m.angular_velocity_covariance[8] = 1e-3
-        m.orientation_covariance[0] = m.linear_acceleration_covariance[0] = -1.0
-        pub_imu.publish(m)
+        pub_imu.publish(gyro_only_imu(t, 0.1 * i))
         sent.append(t)
         assert spin_until(executor, lambda: len(got) == i + 1, 0.5), f'no output for measurement {i} within 0.5 s'
     assert [stamp_to_ns(m.header.stamp) for m in got] == sent

@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from vepd_ros.io import split as splitmod
-from vepd_ros.io.bags import Bag, BagError, MissingTopicError, stamp_ns
+from vepd_ros.io.bags import Bag, BagError, stamp_ns
 from vepd_ros.io.ins import TruthOptions, TruthStream, is_truth_type, normalize_type, truth_from_messages
 from vepd_ros.io.profiles import Profile, merge_imu
 
@@ -176,7 +176,6 @@ def read_bag_streams(path, profile: Profile, *, need_sensors: bool = True, need_
             flat.append(imu_topics[0])
         for t_ns, topic, _, msg in bag.messages(sel, flat=flat):
             per[topic].append((t_ns, msg))
-        info = bag.info()
     if not per[topics['truth']]:
         raise BagError(f'{path}: truth topic {topics["truth"]} has no messages', path, topics['truth'])
     imu = gps = odom = None

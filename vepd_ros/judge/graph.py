@@ -68,8 +68,7 @@ from vepd_ros.judge.config import EkfParams, load_ekf_params
 from vepd_ros.judge.ekf import STATE_NAMES, Ekf
 from vepd_ros.judge.filter import NodeOutputs, _loop_k1, _process, delivery_order, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
-from vepd_ros.judge.navsat import (NavSatCore, StaticTF, gps_batch_arrays, load_navsat_params, navsat_params,
-                                   utm_forward)
+from vepd_ros.judge.navsat import NavSatCore, gps_batch_arrays, load_navsat_params, utm_forward
 from vepd_ros.judge.transforms import StaticTransforms
 
 GPS_ODOM_TOPIC = 'odometry/gps'
@@ -293,11 +292,7 @@ def make_judge_ekf(jp: JudgeParams, k: int) -> Ekf:
 
 
 def _navsat_params(source) -> dict | None:
-    if source is None:
-        return None
-    if isinstance(source, Mapping):
-        return load_navsat_params(source)
-    return load_navsat_params(source)
+    return None if source is None else load_navsat_params(source)
 
 
 def _norm_topic(t: str) -> str:

@@ -167,7 +167,7 @@ class RunEvents:
             if e.get('event') != 'start':
                 return
             e = {**e, 'seed': derive_seed(self.study_seed, self.kind, self.label, e['scenario'], int(e['run']))}
-            stamp = int(e['stamp_ns'])
+            int(e['stamp_ns'])                  # a start event must carry its stamp
         except (ValueError, KeyError, TypeError) as exc:
             if self.drops is not None:
                 self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')

@@ -24,7 +24,7 @@ from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_mode
 from vepd_ros.models.sensors import TruthResampler
 from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
                                  RunEvents, TopicWatchdog, declare_params, ns_to_stamp, run_node, stamp_to_ns)
-from vepd_ros.params import Param, ParameterError
+from vepd_ros.params import Param
 
 
 def _datum_ok(v) -> bool:

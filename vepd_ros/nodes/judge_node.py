@@ -18,7 +18,6 @@ import array
 import math
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
