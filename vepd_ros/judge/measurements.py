@@ -385,28 +385,21 @@ class MeasurementBuilder:
     def _lookup(self, topic, target, source):
         """tf2 lookupTransform(target, source) of the static tree (cached per tree version); a missing
         transform counts a drop for ``topic`` every time and returns None."""
-        key = (target, source, self._tf_version())
+        key = (target, source, self.tf.version)
         T = self._tf_cache.get(key)
         if T is None:
             try:
                 T = self.tf.lookup(target, source)
             except LookupError as exc:
                 T = exc
-            if T is None:                       # navsat.StaticTF answers None when frames are not connected
-                return None
-            if key[2] is not None:
-                if not isinstance(T, LookupError):
-                    for a in T:
-                        a.setflags(write=False)     # shared by every later message
-                self._tf_cache[key] = T
+            if not isinstance(T, LookupError):
+                for a in T:
+                    a.setflags(write=False)         # shared by every later message
+            self._tf_cache[key] = T
         if isinstance(T, LookupError):
             self._drop(f'{topic}: {T}')
             return None
         return T
-
-    def _tf_version(self):
-        """Version of the static tree (None: a tree without versions, never cached)."""
-        return getattr(self.tf, 'version', None)
 
     def _finish_plan(self, flags: tuple, off: int, b: int) -> _FinishPlan:
         key = ('finish', flags, off, b)
@@ -456,7 +449,7 @@ class MeasurementBuilder:
         """The frame-dependent part of ``_pose_core``, cached unless a lookup failed (each message then
         counts its drop again)."""
         p = self.params
-        version = self._tf_version()
+        version = self.tf.version
         key = ('pose', st.name, st.update_vector, imu, target, pose_frame, source_frame, version)
         plan = self._plans.get(key)
         if plan is not None:
@@ -485,7 +478,7 @@ class MeasurementBuilder:
         flags[0:3] = _mask(Rmask, flags[0:3])
         flags[3:6] = _mask(Rmask, flags[3:6])
         plan = _PosePlan(Rt, tt, Rsrc, tsrc, r6src, tuple(flags), _rot6(Rmask), off, rz_off_t)
-        if complete and version is not None:
+        if complete:
             self._plans[key] = plan
         return plan
 
@@ -568,7 +561,7 @@ class MeasurementBuilder:
     def _frame_plan(self, st: SubTopic, part: str, frame) -> _FramePlan | None:
         """base_link ← ``frame`` transform and the update-vector entries ``part`` ('twist': 6..11,
         'accel': 12..14) masked by its rotation (cached per static tree version)."""
-        version = self._tf_version()
+        version = self.tf.version
         key = (part, st.name, st.update_vector, frame, version)
         plan = self._plans.get(key)
         if plan is not None:
@@ -584,8 +577,7 @@ class MeasurementBuilder:
         else:
             flags[12:15] = _mask(Rt, flags[12:15])
         plan = _FramePlan(Rt, tt, bool(np.any(tt != 0)), tuple(flags), _rot6(Rt) if part == 'twist' else None)
-        if version is not None:
-            self._plans[key] = plan
+        self._plans[key] = plan
         return plan
 
     def _twist_core(self, st: SubTopic, stamps, keep, v, w, cov6, frame, arrivals, topic=None):

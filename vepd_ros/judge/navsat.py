@@ -41,7 +41,6 @@ that ``navsat_node`` and the single-run graph use.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -49,6 +48,7 @@ import numpy as np
 
 from vepd_ros.frames import (quaternion_from_rpy, rotation_matrix_from_quaternion, rotation_matrix_from_rpy,
                              rpy_from_quaternion, rpy_from_rotation_matrix, wrap_angle)
+from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.params import ParameterError
 
 STATUS_NO_FIX = -1
@@ -219,21 +219,15 @@ def utm_reverse(zone, northp, x, y):
 # ------------------------------------------------------------------------------------------------
 # Static transforms (what tf2 would hold from static_transform_publisher)
 
-@dataclass
-class StaticTF:
-    """A tree of static transforms. ``add(parent, child, xyz, quat_xyzw)`` stores the pose of ``child``
-    in ``parent`` (what ``static_transform_publisher`` broadcasts). ``lookup(target, source)`` returns
-    (R, t) mapping a point in ``source`` into ``target`` (tf2 ``lookupTransform(target, source)``),
-    or None when the frames are not connected. Identity when target == source."""
-    edges: dict = field(default_factory=dict)
+class StaticTF(StaticTransforms):
+    """The judge's static transform tree (``judge.transforms.StaticTransforms``: ``lookup(target, source)`` → (R, t),
+    ``LookupError`` when not connected) with navsat_transform's spellings: ``add(parent, child, xyz, quat_xyzw)``
+    and ``parse`` of command-line specs."""
 
-    def add(self, parent: str, child: str, xyz=(0.0, 0.0, 0.0), quat=(0.0, 0.0, 0.0, 1.0)) -> 'StaticTF':
-        parent, child = parent.lstrip('/'), child.lstrip('/')
-        R = rotation_matrix_from_quaternion(np.asarray(quat, dtype=float))
-        t = np.asarray(xyz, dtype=float)
-        self.edges[(parent, child)] = (R, t)
-        self.edges[(child, parent)] = (R.T, -R.T @ t)
-        return self
+    def add(self, parent: str, child: str, xyz=(0.0, 0.0, 0.0), quat=(0.0, 0.0, 0.0, 1.0), **kw) -> 'StaticTF':
+        if kw:
+            return super().add(parent, child, xyz, **kw)
+        return super().add(parent, child, xyz, quaternion=quat)
 
     @classmethod
     def parse(cls, specs) -> 'StaticTF':
@@ -253,27 +247,6 @@ class StaticTF:
             q = quaternion_from_rpy(*nums[3:6]) if len(nums) == 6 else nums[3:7]
             tf.add(parts[0], parts[1], nums[:3], q)
         return tf
-
-    def lookup(self, target: str, source: str):
-        target, source = (target or '').lstrip('/'), (source or '').lstrip('/')
-        if target == source:
-            return np.eye(3), np.zeros(3)
-        # breadth-first search over the (small) tree: accumulate pose of node in target
-        frontier = [(target, np.eye(3), np.zeros(3))]
-        seen = {target}
-        while frontier:
-            nxt = []
-            for frame, R, t in frontier:
-                for (p, c), (Rpc, tpc) in self.edges.items():
-                    if p != frame or c in seen:
-                        continue
-                    R2, t2 = R @ Rpc, R @ tpc + t
-                    if c == source:
-                        return R2, t2
-                    seen.add(c)
-                    nxt.append((c, R2, t2))
-            frontier = nxt
-        return None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -368,7 +341,7 @@ class NavSatCore:
 
     # -- helpers ------------------------------------------------------------------------------
     def _lookup(self, target, source):
-        """(R, t) of source in target, or None (accepts StaticTF or judge.transforms.StaticTransforms)."""
+        """(R, t) of source in target, or None when the frames are not connected."""
         try:
             return self.tf.lookup(target, source)
         except LookupError:
