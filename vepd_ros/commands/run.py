@@ -138,11 +138,12 @@ def _run_in_process(nodes, timeout: float, quiet: bool = False):
 
 
 class _Lockstep:
-    """Sim-time stepping of a graph composed in one process: the truth node publishes step T's data, every callback
-    that causes runs (noise nodes, their subscribers), then /clock advances and the timers due run — before the
-    next step. Every hop of step T is then delivered before any node's clock passes T, whatever the machine's
-    load, so the graph's message timing is the offline study's (a busy machine slows sim time instead of
-    reordering it). Steps are paced at ``time_scale`` at most."""
+    """Sim-time stepping of a graph composed in one process: truth_node publishes step T (the samples stamped T,
+    then /clock at T − period/2), and every callback that causes runs — noise nodes, their subscribers, the
+    timers now due — before the next step. A timer due at τ ≤ T − period/2 needs only data stamped ≤ τ, all of
+    it published in earlier steps and delivered by their drains, so every hop is in before any tick that needs
+    it, whatever the machine's load: the graph's message timing is the offline study's (a busy machine slows
+    sim time instead of reordering it). Steps are paced at ``time_scale`` at most."""
 
     def __init__(self, executor, truth):
         self.ex, self.truth = executor, truth
@@ -150,16 +151,13 @@ class _Lockstep:
         self.next_wall = time.monotonic()
 
     def __call__(self) -> bool:
-        """One step if due: True when a step was taken."""
-        self._drain()
+        """One step if due, then every callback it causes: True when a step was taken."""
         now = time.monotonic()
         if now < self.next_wall:
             return False
         self.next_wall = max(self.next_wall + self.wall_period, now - self.wall_period)
-        if not self.truth.publish_step_data():
+        if not self.truth.step():
             return False
-        self._drain()
-        self.truth.publish_step_clock()
         self._drain()
         return True
 

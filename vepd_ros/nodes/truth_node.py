@@ -74,25 +74,21 @@ class TruthNode(Node):
         before advancing its clock), so a timer firing at T — the judge's, navsat's — finds the data stamped T
         already delivered, whatever order the executor picks. This is the offline study's ordering at one
         instant (arrivals, then timer callbacks), so the graph and the study time messages alike."""
-        if self.publish_step_data():
-            self.publish_step_clock()
+        self.step()
 
-    def publish_step_data(self) -> bool:
-        """First half of a sim-time step: the samples stamped up to T (False while waiting for subscribers)."""
+    def step(self) -> bool:
+        """One sim-time step (False while waiting for subscribers)."""
         if not self._ready():
             return False
         self._publish_due(self.sim_ns)
-        return True
-
-    def publish_step_clock(self) -> None:
-        """Second half: /clock to T − period/2, and the step advances."""
         self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns - self.period_ns // 2)))
         self.sim_ns += self.period_ns
+        return True
 
     def step_externally(self) -> float:
-        """Hand the stepping to the caller (``vepd run`` in one process, lockstep): the wall timer stops; the caller
-        calls ``publish_step_data`` and ``publish_step_clock`` with the graph's callbacks run in between. Returns
-        the wall period of one step at ``time_scale``."""
+        """Hand the stepping to the caller (``vepd run`` in one process, lockstep): the wall timer stops and the
+        caller calls ``step`` once the graph has run every callback the previous step caused. Returns the wall
+        period of one step at ``time_scale``."""
         self.timer.cancel()
         return 1.0 / (self.p['rate_hz'] * self.p['time_scale'])
 
