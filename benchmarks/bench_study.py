@@ -12,11 +12,11 @@ reference runs — 180 runs, 5400 simulated seconds, judge included). Target: un
 * with --unbatched also the study with one run per chunk on one core (every run filtered alone, K = 1).
 
     .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...] [--unbatched]
-                                               [--cli-only] [--tree DIR]
+                                               [--cli-only] [--tree DIR | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes (``pipeline.CHUNK_RUNS``).
 ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree`` of an older commit) for before/after
-figures. Rates: simulated seconds / wall (× real time) and runs / s. The box is shared: compare medians
+figures; ``--installed`` the ``vepd`` console script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs / s. The box is shared: compare medians
 and minima of several repeats, and the CPU seconds, which other load disturbs less than wall time.
 """
 from __future__ import annotations
@@ -75,13 +75,17 @@ def study(workers=None, chunk=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def cli(tree: Path):
-    """``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), output discarded."""
+def cli(tree: Path | None):
+    """``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), or with ``tree`` None the
+    installed ``vepd`` console script beside this interpreter (run from a temporary directory); output discarded."""
     d = tempfile.mkdtemp(prefix='bench_study_cli_')
-    env = dict(os.environ, PYTHONPATH=str(tree))
     try:
-        subprocess.run([sys.executable, '-m', 'vepd_ros.cli', *CLI_ARGS, '--out', d], cwd=tree, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        if tree is None:
+            subprocess.run([str(Path(sys.executable).with_name('vepd')), *CLI_ARGS, '--out', d], cwd=d, check=True,
+                           stdout=subprocess.DEVNULL)
+        else:
+            subprocess.run([sys.executable, '-m', 'vepd_ros.cli', *CLI_ARGS, '--out', d], cwd=tree, check=True,
+                           env=dict(os.environ, PYTHONPATH=str(tree)), stdout=subprocess.DEVNULL)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -124,12 +128,17 @@ def main() -> int:
     ap.add_argument('--skip-sequential', action='store_true')
     ap.add_argument('--cli-only', action='store_true', help='time only the CLI command')
     ap.add_argument('--tree', type=Path, default=ROOT, help='checkout whose CLI is timed (default this one)')
+    ap.add_argument('--installed', action='store_true',
+                    help='time the installed vepd console script instead of python -m vepd_ros.cli of --tree')
     a = ap.parse_args()
+    if a.installed:
+        a.tree = None
     cores = os.cpu_count()
     print(f'paper-sized study: {N_RUNS} runs x {DURATION:.0f} s = {SIM_SECONDS:.0f} simulated s; '
           f'{cores} cores, CHUNK_RUNS={pipeline.CHUNK_RUNS}, repeat {a.repeat}; load average '
           f'{os.getloadavg()[0]:.2f}', flush=True)
-    print(f'cli: python -m vepd_ros.cli {" ".join(CLI_ARGS)} --out DIR   (tree {a.tree})', flush=True)
+    print(f'cli: {"vepd" if a.tree is None else "python -m vepd_ros.cli"} {" ".join(CLI_ARGS)} --out DIR   '
+          f'({"installed copy" if a.tree is None else f"tree {a.tree}"})', flush=True)
     cli(a.tree)                                           # warm-up (page cache)
     cm, cmed, ccpu = timed(lambda: cli(a.tree), a.repeat)
     line('cli (fresh interpreter)', cm, cmed, ccpu)
