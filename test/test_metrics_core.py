@@ -239,29 +239,6 @@ def test_per_group_intervals_come_from_the_pooled_resamples():
         np.testing.assert_allclose(per[g], np.percentile(vals, [2.5, 97.5]), rtol=1e-12)
 
 
-def test_own_wasserstein_distance_is_scipys_bit_for_bit():
-    """vepd() no longer imports scipy.stats (0.5 s); its W1 must stay the authors' function's value exactly."""
-    from vepd_ros.metrics.vepd import wasserstein_distance as ours
-    rng = np.random.default_rng(11)
-    for i in range(300):
-        n, m = rng.integers(1, 120, 2)
-        u, v = rng.gamma(2.0, 0.1, n), rng.gamma(2.0, 0.12, m)
-        if i % 3 == 0:                                   # ties within and across the two sets
-            u, v = np.round(u, 2), np.round(v, 2)
-        assert np.float64(ours(u, v)).tobytes() == np.float64(wasserstein_distance(u, v)).tobytes()
-    with pytest.raises(ValueError):
-        ours([], [1.0])
-
-
-def test_metrics_import_leaves_scipy_alone():
-    import subprocess
-    import sys
-    code = ('import sys, vepd_ros.metrics, vepd_ros.pipeline; '
-            'print(sorted(m for m in sys.modules if m.startswith("scipy")))')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == '[]'
-
-
 def test_evaluator_core_streams_runs_and_reports_readiness():
     rng = np.random.default_rng(2)
     core = EvaluatorCore(k=3, n_boot=50)

@@ -1,39 +1,17 @@
 """Batch statistics of VEPD: W1 (RMSE sets), W2 (flatness-difference sets), VEPD = (W1 + W2)/2, ranks,
 and a seeded bootstrap interval.
 
-``vepd`` uses ``wasserstein_distance``: the authors' function, ``scipy.stats.wasserstein_distance``
-(scipy 1.17 ``_cdf_distance`` with p = 1), restated here operation for operation so that its value is
-scipy's bit for bit (a test compares them) without importing ``scipy.stats`` (≈ 0.5 s, most of the
-evaluator's first-call time in a fresh process). The bootstrap re-weights the same points many times, so it
-uses ``wasserstein_weighted_batch``: the identical 1-D formula (integral of |F_u - F_v| over the merged
-sorted support) for B weight vectors at once; a test checks it against scipy with weights.
+``vepd`` uses ``scipy.stats.wasserstein_distance`` (the authors' function). The bootstrap re-weights the
+same points many times, so it uses ``wasserstein_weighted_batch``: the identical 1-D formula (integral of
+|F_u - F_v| over the merged sorted support) for B weight vectors at once; a test checks it against scipy
+with weights.
 """
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
 import numpy as np
-
-
-def wasserstein_distance(u_values, v_values) -> float:
-    """W1 between two unweighted 1-D samples: the integral of |U − V| over the merged sorted support,
-
-        W1 = Σ_k |U(x_k) − V(x_k)| (x_{k+1} − x_k),   U(x) = #{u ≤ x} / n_u,  V likewise,
-
-    computed exactly as ``scipy.stats.wasserstein_distance`` (scipy's ``_cdf_distance(1, u, v)``: mergesort
-    of the pooled values, CDF indices by ``searchsorted(..., 'right')``, then ``np.vecdot`` — or, on numpy
-    1.x, ``np.sum`` of the products, as scipy's ``np_vecdot`` falls back), so the float is scipy's own."""
-    u = np.asarray(u_values, dtype=float)
-    v = np.asarray(v_values, dtype=float)
-    if len(u) == 0 or len(v) == 0:
-        raise ValueError("Distribution can't be empty.")
-    all_values = np.concatenate((u, v))
-    all_values.sort(kind='mergesort')
-    deltas = np.diff(all_values)
-    u_cdf = u[np.argsort(u)].searchsorted(all_values[:-1], 'right') / u.size
-    v_cdf = v[np.argsort(v)].searchsorted(all_values[:-1], 'right') / v.size
-    d = np.abs(u_cdf - v_cdf)
-    return np.vecdot(d, deltas) if hasattr(np, 'vecdot') else np.sum(d * deltas, axis=-1)
+from scipy.stats import wasserstein_distance
 
 
 def vepd(real_E, real_S, sim_E, sim_S) -> dict:

@@ -31,9 +31,9 @@ import zlib
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
+from scipy.signal import lfilter
 
 from vepd_ros.frames import GRAVITY_MPS2
-from vepd_ros.models.lfilter import lfilter
 from vepd_ros.params import Param, ParameterError, validate_params
 
 DEG = math.pi / 180.0

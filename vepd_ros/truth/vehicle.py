@@ -7,8 +7,7 @@ which is linear in v:  v̇ = k_a α − k_v v − k_c  with k_a = Rγτ0/I, k_v 
 The Coulomb term c0 only resists motion (the forcing k_a α − k_c is floored at 0), so v never turns
 negative. Steering follows its command through a first-order servo (time constant ``steering_tau_s``).
 
-Both first-order systems are integrated exactly for a zero-order-hold input (one ``lfilter`` each — scipy's C
-kernel, loaded without ``scipy.signal``'s 0.5 s import: ``vepd_ros.models.lfilter``), so a
+Both first-order systems are integrated exactly for a zero-order-hold input (one ``scipy.signal.lfilter`` each), so a
 30 s run at 1 kHz costs about a millisecond. The numbers below are 1/6-scale-vehicle-like choices (top
 speed ≈ 2.6 m/s, speed time constant ≈ 0.55 s); the paper does not publish identified values.
 """
@@ -17,8 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from vepd_ros.models.lfilter import lfilter
+from scipy.signal import lfilter
 
 
 @dataclass(frozen=True)
