@@ -31,6 +31,19 @@ TRUTH_STREAM_PARAMS = [
 ]
 """Parameters every node that resamples a truth stream shares (the noise nodes)."""
 
+
+def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float) -> list[Param]:
+    """model, seed, label, rate_hz: what the GPS and the IMU noise node (``kind`` 'gps' / 'imu') both declare."""
+    return [
+        Param('model', model, f'{kind.upper()} noise model (vepd sensors models)'),
+        Param('seed', 0, 'seed of the model\'s random streams (the study seed when label is set)', low=0),
+        Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
+              f'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "{kind}", label, scenario, run) '
+              'as the offline study does'),
+        Param('rate_hz', rate_hz, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
+              high=max_rate_hz),
+    ]
+
 EVENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 """Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and latched, so a
 node that joins late still receives what happened before it was discovered."""

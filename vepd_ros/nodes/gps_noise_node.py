@@ -23,7 +23,8 @@ from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
 from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
 from vepd_ros.models.sensors import TruthResampler
 from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
-                                 RunEvents, TopicWatchdog, declare_params, ns_to_stamp, run_node, stamp_to_ns)
+                                 RunEvents, TopicWatchdog, declare_params, noise_chain_params, ns_to_stamp, run_node,
+                                 stamp_to_ns)
 from vepd_ros.params import Param
 
 
@@ -36,13 +37,7 @@ def _datum_ok(v) -> bool:
 
 
 GPS_NODE_PARAMS = [
-    Param('model', 'ch_rw', 'GPS noise model (vepd sensors models)'),
-    Param('seed', 0, 'seed of the model\'s random streams (the study seed when label is set)', low=0),
-    Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
-          'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "gps", label, scenario, run) '
-          'as the offline study does'),
-    Param('rate_hz', 10.0, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
-          high=1000.0),
+    *noise_chain_params('gps', 'ch_rw', 10.0, 1000.0),
     Param('datum', list(DEFAULT_DATUM), 'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)', check=_datum_ok,
           check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]'),
     Param('frame_id', 'gps', 'frame_id of /gps/fix'),

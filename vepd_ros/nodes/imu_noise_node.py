@@ -22,17 +22,12 @@ from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
 from vepd_ros.models.imu import imu_model_params, make_imu_model
 from vepd_ros.models.sensors import TruthResampler
 from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
-                                 RunEvents, TopicWatchdog, declare_params, ns_to_stamp, run_node, stamp_to_ns)
+                                 RunEvents, TopicWatchdog, declare_params, noise_chain_params, ns_to_stamp, run_node,
+                                 stamp_to_ns)
 from vepd_ros.params import Param
 
 IMU_NODE_PARAMS = [
-    Param('model', 'ch_drift_paper', 'IMU noise model (vepd sensors models)'),
-    Param('seed', 0, 'seed of the model\'s random streams (the study seed when label is set)', low=0),
-    Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
-          'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "imu", label, scenario, run) '
-          'as the offline study does'),
-    Param('rate_hz', 100.0, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
-          high=2000.0),
+    *noise_chain_params('imu', 'ch_drift_paper', 100.0, 2000.0),
     Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
     Param('truth_source', 'auto', 'auto (Imu truth, else derived from odometry), imu or odometry',
           choices=['auto', 'imu', 'odometry']),
