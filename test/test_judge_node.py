@@ -2,6 +2,8 @@
 last measurement time."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -159,6 +161,14 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
         sent.append(t)
         assert spin_until(executor, lambda: len(got) == i + 1, 0.5), f'no output for measurement {i} within 0.5 s'
     assert [stamp_to_ns(m.header.stamp) for m in got] == sent
+    # the timer firing while a measurement waits in the subscription: the drained message ticks first, and
+    # the timer's own tick must not look like the clock going backwards (no reset, filter state kept)
+    resets = judge.filter.resets
+    pub_imu.publish(gyro_only_imu(judge.get_clock().now().nanoseconds - 1_000_000, 1.0))
+    time.sleep(0.1)                                                  # delivered to the reader, not yet taken
+    judge._on_tick()                                                 # the timer callback, as the executor calls it
+    assert judge.filter.resets == resets and judge.filter.ekf.initialized
+    assert spin_until(executor, lambda: len(got) == 11, 2)           # the drained message was fused and published
     wz = [m.twist.twist.angular.z for m in got]                     # each output has fused its measurement
     assert all(b > a for a, b in zip(wz[1:], wz[2:])) and wz[-1] > 0.3
     judge.destroy_node()

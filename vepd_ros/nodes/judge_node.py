@@ -100,10 +100,13 @@ class JudgeNode(Node):
             self._tick(self.get_clock().now().nanoseconds)
 
     def _on_tick(self) -> None:
+        # What arrived before the tick goes into it (not after it, by executor order). Drained before the clock is
+        # read: with publish_on_measurement each drained message ticks at its own now(), and a tick at an older
+        # now() would look like the clock going backwards (a filter reset).
+        drain_subscriptions(self._subs)
         now = self.get_clock().now().nanoseconds
         if now <= 0:
             return                      # use_sim_time without /clock yet
-        drain_subscriptions(self._subs)  # what arrived before the tick goes into it (not after, by executor order)
         if self._sim_time:
             # On sim time a timer fires at the first /clock step past its due time, so now() can be a whole clock
             # step late (10 ms with a 100 Hz simulator clock) and the tick would take in measurements stamped after
