@@ -222,10 +222,10 @@ def test_flat_decoders_equal_the_typestore(frame):
     the typestore (None)."""
     from rosbags.typesys import Stores, get_typestore
 
-    from vepd_ros.io.bagrun import _fix_flat, _imu_flat
     ts = get_typestore(Stores.ROS2_KILTED)
     imu, fix = _imu_fix_msgs(ts, frame)
-    for msg, flat, obj in ((imu, B.flat_imu, _imu_flat), (fix, B.flat_navsatfix, _fix_flat)):
+    for msg, flat, obj in ((imu, B.flat_imu, B.flat_imu_from_message),
+                           (fix, B.flat_navsatfix, B.flat_navsatfix_from_message)):
         raw = bytes(ts.serialize_cdr(msg, msg.__msgtype__))
         dec = ts.deserialize_cdr(raw, msg.__msgtype__)
         want = obj(dec)

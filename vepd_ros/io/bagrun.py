@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from vepd_ros.io import split as splitmod
-from vepd_ros.io.bags import Bag, BagError, stamp_ns
+from vepd_ros.io.bags import Bag, BagError, flat_imu_from_message, flat_navsatfix_from_message, stamp_ns
 from vepd_ros.io.ins import TruthOptions, TruthStream, is_truth_type, normalize_type, truth_from_messages
 from vepd_ros.io.profiles import Profile, merge_imu
 
@@ -73,20 +73,6 @@ class BagRun:
 
 
 # ------------------------------------------------------------------------------------------------ reading
-def _imu_flat(m) -> tuple:
-    """An Imu message object in the layout of ``bags.flat_imu``."""
-    o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
-    return (stamp_ns(m), m.header.frame_id, (o.x, o.y, o.z, o.w, *m.orientation_covariance, w.x, w.y, w.z,
-                                             *m.angular_velocity_covariance, a.x, a.y, a.z,
-                                             *m.linear_acceleration_covariance))
-
-
-def _fix_flat(m) -> tuple:
-    """A NavSatFix message object in the layout of ``bags.flat_navsatfix``."""
-    return (stamp_ns(m), m.header.frame_id, m.status.status, m.status.service, m.latitude, m.longitude,
-            m.altitude, tuple(m.position_covariance), m.position_covariance_type)
-
-
 def _first_frame(flats) -> str:
     return next((f[1] for f in flats if f[1]), '')
 
@@ -94,7 +80,7 @@ def _first_frame(flats) -> str:
 def _imu_arrays(items) -> dict:
     """[(arrival_ns, Imu message or its flat tuple)] → arrays."""
     n = len(items)
-    flats = [m if type(m) is tuple else _imu_flat(m) for _, m in items]
+    flats = [m if type(m) is tuple else flat_imu_from_message(m) for _, m in items]
     v = np.array([f[2] for f in flats], float).reshape(n, 37)
     c = np.ascontiguousarray
     return {'stamp_ns': np.array([f[0] for f in flats], np.int64).reshape(n),
@@ -107,7 +93,7 @@ def _imu_arrays(items) -> dict:
 def _gps_arrays(items) -> dict:
     """[(arrival_ns, NavSatFix message or its flat tuple)] → arrays."""
     n = len(items)
-    flats = [m if type(m) is tuple else _fix_flat(m) for _, m in items]
+    flats = [m if type(m) is tuple else flat_navsatfix_from_message(m) for _, m in items]
     lla = np.array([f[4:7] for f in flats], float).reshape(n, 3)
     return {'stamp_ns': np.array([f[0] for f in flats], np.int64).reshape(n),
             'arrival_ns': np.array([t for t, _ in items], np.int64).reshape(n),

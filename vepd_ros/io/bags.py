@@ -18,6 +18,7 @@ window of ``/fix`` (NavSatFix) and ``/imu`` (Imu) for ``vepd calibrate``.
 """
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,8 +318,9 @@ class Bag:
                                           f'the bag index lists (truncated?)', self.path, t)
 
 
+@functools.lru_cache(maxsize=1)
 def _ros2_fielddefs() -> dict:
-    """Field definitions of the stock ROS 2 (Kilted) typestore."""
+    """Field definitions of the stock ROS 2 (Kilted) typestore (built once: ~6 ms; callers must not mutate it)."""
     from rosbags.typesys import Stores, get_typestore
     return get_typestore(Stores.ROS2_KILTED).fielddefs
 
@@ -397,6 +399,20 @@ def flat_navsatfix(raw):
 _FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navsatfix}
 
 
+def flat_imu_from_message(m) -> tuple:
+    """An Imu message object (rosbags or rclpy) in the layout of ``flat_imu``."""
+    o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
+    return (stamp_ns(m), m.header.frame_id, (o.x, o.y, o.z, o.w, *m.orientation_covariance, w.x, w.y, w.z,
+                                             *m.angular_velocity_covariance, a.x, a.y, a.z,
+                                             *m.linear_acceleration_covariance))
+
+
+def flat_navsatfix_from_message(m) -> tuple:
+    """A NavSatFix message object in the layout of ``flat_navsatfix``."""
+    return (stamp_ns(m), m.header.frame_id, m.status.status, m.status.service, m.latitude, m.longitude,
+            m.altitude, tuple(m.position_covariance), m.position_covariance_type)
+
+
 def _flat_decoder(ts, msgtype: str):
     """The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as the
     stock ROS 2 store does, else None."""
@@ -405,8 +421,9 @@ def _flat_decoder(ts, msgtype: str):
         return None
     stock = _ros2_fielddefs()
     for t in _type_closure([msgtype], [stock]):
-        if ts.fielddefs.get(t) != stock.get(t):
-            return None
+        mine, want = ts.fielddefs.get(t), stock.get(t)
+        if mine is None or want is None or mine[1] != want[1]:   # fields only: constants (e.g. Humble's
+            return None                                          # NavSatStatus) do not change the wire layout
     return f
 
 
