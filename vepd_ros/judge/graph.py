@@ -65,7 +65,7 @@ import numpy as np
 
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import EkfParams, load_ekf_params
-from vepd_ros.judge.ekf import STATE_NAMES, Ekf
+from vepd_ros.judge.ekf import STATE_NAMES, Ekf, wrap
 from vepd_ros.judge.filter import NodeOutputs, _loop_k1, _process, delivery_order, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.navsat import NavSatCore, gps_batch_arrays, load_navsat_params, utm_forward
@@ -219,15 +219,8 @@ class _ControlledEkf(Ekf):
             pos = (h * np.einsum('kij,kj->ki', R, dv[:, 12:15]))[0].tolist()
             out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
         out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
-        a, b, c = math.fmod(out[3] + math.pi, _TWO_PI), math.fmod(out[4] + math.pi, _TWO_PI), \
-            math.fmod(out[5] + math.pi, _TWO_PI)
-        out[3] = a + math.pi if a <= 0.0 else a - math.pi
-        out[4] = b + math.pi if b <= 0.0 else b - math.pi
-        out[5] = c + math.pi if c <= 0.0 else c - math.pi
+        out[3], out[4], out[5] = wrap(out[3]), wrap(out[4]), wrap(out[5])
         self.x = np.array([out])
-
-
-_TWO_PI = 2.0 * math.pi
 
 
 def _np_max(a: float, b: float) -> float:

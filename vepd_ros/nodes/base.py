@@ -134,7 +134,11 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
     (the same take the executor does). A timer callback calls this first, so that what arrived before the tick is
     processed before it: rclpy's executors run the ready timers of a node before its ready subscriptions, which
     would otherwise let a tick overtake a message that arrived earlier (the offline study's order is arrivals,
-    then the timer). Returns the number of messages handled."""
+    then the timer). Returns the number of messages handled.
+
+    For this package's own subscriptions, whose callbacks take the message alone. The take is the one rclpy's
+    executors do (``Subscription.handle.take_message``, the same from Humble to Kilted); where an rclpy lacks
+    it, nothing is drained and only the tick/arrival order falls back to the executor's."""
     n = 0
     for sub in subscriptions:
         if sub is None:
@@ -143,8 +147,8 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
             try:
                 with sub.handle:
                     info = sub.handle.take_message(sub.msg_type, sub.raw)
-            except InvalidHandle:
-                info = None                            # destroyed meanwhile
+            except (InvalidHandle, AttributeError):
+                info = None                            # destroyed meanwhile, or an rclpy without this take
             if info is None:
                 break
             sub.callback(info[0])

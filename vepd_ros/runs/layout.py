@@ -226,6 +226,8 @@ class BatchWriter:
         for rec in records:
             name = Path(rec.path).name
             m = _RUN_RE.match(name)                  # <scenario>_<j>.csv, as run_file named it
+            if m is None:
+                raise ValueError(f'{rec.path}: not a run file name (<scenario>_<j>.csv)')
             self.index['runs'] = [r for r in self.index['runs'] if r['file'] != name]
             self.index['runs'].append({'file': name, 'scenario': m['scenario'], 'j': int(m['j']),
                                        'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
