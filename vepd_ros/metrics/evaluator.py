@@ -19,7 +19,7 @@ Ranks: 1 = lowest VEPD, ties share the average rank (as the authors' pandas ``ra
 Intervals (``n_boot`` > 0, else None): ``ci95`` of the combined VEPD by the stratified bootstrap
 (``bootstrap_vepd``); ``per_scenario.<s>.ci95`` from the same resamples restricted to scenario s
 (``bootstrap_vepd_groups``), or, for a scenario outside the combined set (rest), from its own draws seeded
-by ``derive_seed(seed, 'bootstrap', s)``.
+by ``derive_seed(seed, 'bootstrap', canonical_scenario(s))``.
 Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run data.
 Warnings (in ``warnings``): different K on the two sides, a scenario missing on one side, fewer than the
 requested K, an empty combined set.
@@ -140,7 +140,8 @@ class EvaluatorCore:
     # ------------------------------------------------------------------------------------------- result
     def _scenario_interval(self, model: str, scenario: str) -> list[float]:
         """Interval of one scenario's VEPD resampled alone (a scenario outside the combined set), seeded by
-        ``derive_seed(seed, 'bootstrap', scenario)``: the same reference resamples for every model."""
+        ``derive_seed(seed, 'bootstrap', canonical_scenario(scenario))``: the same reference resamples for every
+        model."""
         from vepd_ros.seeding import derive_seed
         rE, rS, _ = self.values(REFERENCE, scenario)
         sE, sS, _ = self.values(model, self._match(model, scenario))
@@ -234,7 +235,7 @@ class EvaluatorCore:
                                        'every model',
                              'per_scenario': 'per_scenario.<s>.ci95: the same resamples restricted to scenario '
                                              's; a scenario outside the combined set (rest) is resampled alone '
-                                             "with seed derive_seed(seed, 'bootstrap', s)"},
+                                             "with seed derive_seed(seed, 'bootstrap', canonical_scenario(s))"},
                'warnings': warnings}
         if include_runs:
             res['runs'] = {side: {sc: dict(zip(('E', 'S', 'names'), (lambda v: (v[0].tolist(), v[1].tolist(), v[2]))(
