@@ -60,6 +60,11 @@ def rpy_from_rotation_matrix(m):
     m = np.asarray(m, dtype=float)
     m20 = m[..., 2, 0]
     gimbal = np.abs(m20) >= 1.0
+    if not gimbal.any():                # the common case: the non-gimbal branch alone (|m20| < 1: no clip)
+        pitch = -np.arcsin(m20)
+        cp = np.cos(pitch)
+        return (np.arctan2(m[..., 2, 1] / cp, m[..., 2, 2] / cp), pitch,
+                np.arctan2(m[..., 1, 0] / cp, m[..., 0, 0] / cp))
     pitch = np.where(gimbal, np.where(m20 < 0, np.pi / 2, -np.pi / 2), -np.arcsin(np.clip(m20, -1, 1)))
     cp = np.where(gimbal, 1.0, np.cos(pitch))
     roll = np.where(gimbal, np.arctan2(m[..., 0, 1], m[..., 0, 2]), np.arctan2(m[..., 2, 1] / cp, m[..., 2, 2] / cp))

@@ -131,6 +131,7 @@ class Ekf:
         self.x0 = np.zeros(STATE_SIZE) if initial_state is None else np.asarray(initial_state, float).reshape(15)
         self.dynamic_process_noise = bool(dynamic_process_noise)
         self._pbuf = None                # _predict_batch work buffers (J rows 0..8, R|u, W)
+        self._gate_first: dict = {}      # _correct_k1's early gate: per index set, the entry that last rejected
         self._jbuf = _EYE_FLAT.copy()    # _predict_k1's Jacobian (flat) and its 15×15 view
         self._j2d = self._jbuf.reshape(STATE_SIZE, STATE_SIZE)
         self.reset()
@@ -363,16 +364,36 @@ class Ekf:
             return np.array([self._correct_k1(s, np.asarray(zs, dtype=float).ravel().tolist(), Rs, thr2)])
         return self._correct_subset_batch(s, zs, Rs, thr2, rows, clamped)
 
-    def _correct_k1(self, s: IndexSet, zs, Rs: np.ndarray, thr2: float = math.inf) -> bool:
+    def _correct_k1(self, s: IndexSet, zs, Rs: np.ndarray, thr2: float = math.inf, rdiag=None) -> bool:
         """K = 1 update: zs m finite floats (list), Rs (m, m) already clamped. The innovation, the
         Mahalanobis distance and (m ≤ 3) the inverse of S in scalar Python (adjugate / determinant);
         gain and Joseph form on 2-D arrays, contiguous index sets as slices (views). Equal to
-        ``_correct_subset_batch`` up to rounding (tested). Returns accepted."""
+        ``_correct_subset_batch`` up to rounding (tested). Returns accepted.
+
+        ``rdiag``: Rs's diagonal (list) when Rs is positive definite (``gate_bound_variances``), which
+        allows the early gate: for positive-definite S, Cauchy–Schwarz in S's inner product gives
+        νᵀS⁻¹ν ≥ ν_k²/S_kk for every entry k, so one entry with ν_k² ≥ thr²·S_kk (a relative margin
+        of 1e-9 above the rounding of ν_k and S_kk) rejects the measurement with no inverse — the verdict
+        of the exact distance. Undecided measurements take the full computation."""
         idx = s.idx_list
         m = len(idx)
         if m == 0:
             return True
         P = self.P[0]
+        if rdiag is not None and thr2 != math.inf:
+            xl = self.x[0].tolist()
+            pd = P.diagonal().tolist()
+            t = thr2 * _GATE_MARGIN
+            ang = s.ang_list
+            first = self._gate_first.get(idx, 0)
+            for k in (first, *range(m)):
+                n = zs[k] - xl[idx[k]]
+                if ang and k in ang:
+                    r = math.fmod(n + math.pi, _TWO_PI)
+                    n = r + math.pi if r <= 0.0 else r - math.pi
+                if n * n >= t * (pd[idx[k]] + rdiag[k]):
+                    self._gate_first[idx] = k
+                    return False
         sel = s.sel
         if isinstance(sel, slice):
             HP = P[sel]                             # H P  (m, 15), a view
@@ -587,6 +608,22 @@ def _inv(S: np.ndarray, checked: bool = True) -> np.ndarray:
     if checked and not math.isfinite(Si.sum()):
         return np.linalg.inv(S)
     return Si
+
+
+_GATE_MARGIN = 1.0 + 1e-9
+
+
+def gate_bound_variances(Rs) -> list:
+    """Per measurement of Rs (n, m, m), clamped: its diagonal as a list when Rs is strictly diagonally
+    dominant with a positive diagonal (hence positive definite, Gershgorin), else None — the
+    ``rdiag`` argument of ``Ekf._correct_k1``'s early gate."""
+    Rs = np.asarray(Rs, dtype=float)
+    d = np.diagonal(Rs, axis1=-2, axis2=-1)
+    off = np.abs(Rs).sum(axis=-1) - np.abs(d)
+    ok = ((d > off) & (d > 0.0)).all(axis=-1)
+    if ok.all():
+        return d.tolist()
+    return [dk if o else None for dk, o in zip(d.tolist(), ok.tolist())]
 
 
 def clamp_variances(Rs) -> np.ndarray:

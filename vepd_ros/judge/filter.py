@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vepd_ros.judge.config import EkfParams
-from vepd_ros.judge.ekf import STATUS_INITIALISED, Ekf, clamp_variances, index_set
+from vepd_ros.judge.ekf import STATUS_INITIALISED, Ekf, clamp_variances, gate_bound_variances, index_set
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.transforms import StaticTransforms
 
@@ -290,6 +290,7 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
     series = list(series)
     sets, clamped, thr2 = [], [], []
     stamps_l, idx_of, zfull, zsub, finite, Rc3, fusable, has_terms = [], [], [], [], [], [], [], []
+    rdiag = []                                        # per sample: the early gate's R diagonal (or None)
 
     def add(s):
         st, cl = index_set(s.update_vector), clamp_variances(s.Rsub)
@@ -301,6 +302,7 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
         stamps_l.append(s.stamps.tolist())
         idx_of.append(idx)
         Rc3.append(cl.reshape(n, idx.size, idx.size))
+        rdiag.append(gate_bound_variances(Rc3[-1]) if t2 != math.inf else [None] * n)
         fusable.append(t2 == math.inf)
         z = s.z.reshape(n, 15)
         zfull.append(z)
@@ -389,7 +391,7 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
                     delta = t - ekf.last_time_ns
                     if delta > 0:
                         ekf.predict(delta * 1e-9)
-                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j])
+                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
                     if delta >= 0:
                         ekf.last_time_ns = t
                     status = _FUSED if ok else _REJECTED

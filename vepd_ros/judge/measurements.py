@@ -60,9 +60,14 @@ class StateTerms:
             z[..., 12:15] -= np.cross(np.cross(self.accel_lever, w), w)
         if self.gravity_rot is not None:
             # Mᵀ·(0,0,g) = g·(row 2 of M), M = R_state·Rot; row 2 of R(r, p, y) = (−sp, cp·sr, cp·cr)
-            r, p = x[..., 3], x[..., 4]
-            cp = np.cos(p)
-            row2 = np.stack([-np.sin(p), cp * np.sin(r), cp * np.cos(r)], axis=-1)
+            if x.shape == (1, STATE_SIZE):      # one run: numpy's sin/cos of (r, p) in one call, the products
+                sr, sp = np.sin(x[0, 3:5]).tolist()     # in scalar Python (the same single multiplications)
+                cr, cp = np.cos(x[0, 3:5]).tolist()
+                row2 = np.array([[-sp, cp * sr, cp * cr]])
+            else:
+                r, p = x[..., 3], x[..., 4]
+                cp = np.cos(p)
+                row2 = np.stack([-np.sin(p), cp * np.sin(r), cp * np.cos(r)], axis=-1)
             z[..., 12:15] -= self.gravity * (row2 @ self.gravity_rot)
         return z
 
@@ -162,6 +167,17 @@ def _quat_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
     setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays NaN."""
     q = np.asarray(q, float)
+    if q.size == 4:                     # one quaternion: the same operations on Python floats (bit for bit)
+        x, y, z, w = q.ravel().tolist()
+        if x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0:
+            x, y, z, w = 0.0, 0.0, 0.0, 1.0
+        s = 2.0 / (x * x + y * y + z * z + w * w)
+        xs, ys, zs = x * s, y * s, z * s
+        wx, wy, wz = w * xs, w * ys, w * zs
+        xx, xy, xz = x * xs, x * ys, x * zs
+        yy, yz, zz = y * ys, y * zs, z * zs
+        return np.array([1 - (yy + zz), xy - wz, xz + wy, xy + wz, 1 - (xx + zz), yz - wx,
+                         xz - wy, yz + wx, 1 - (xx + yy)]).reshape(q.shape[:-1] + (3, 3))
     zero = np.all(q == 0.0, axis=-1, keepdims=True)
     q = np.where(zero, np.array([0.0, 0.0, 0.0, 1.0]), q)
     n2 = np.sum(q * q, axis=-1)
@@ -179,8 +195,11 @@ def _quat_matrix(q: np.ndarray) -> np.ndarray:
 
 
 def _rpy(R):
+    """(..., 3) roll, pitch, yaw of rotation matrices (..., 3, 3)."""
     r, p, y = rpy_from_rotation_matrix(R)
-    return np.stack([r, p, y], axis=-1)
+    out = np.empty(np.shape(r) + (3,))
+    out[..., 0], out[..., 1], out[..., 2] = r, p, y
+    return out
 
 
 class MeasurementBuilder:
@@ -428,7 +447,8 @@ class MeasurementBuilder:
             z[..., _TWO_D_LIST] = 0.0
         m = plan.m
         sel = np.flatnonzero(keep)
-        Rsub = np.zeros(np.broadcast_shapes(z.shape[:-2], cov.shape[:-3]) + (sel.size, m, m))
+        lead = z.shape[:-2] if z.shape[:-2] == cov.shape[:-3] else np.broadcast_shapes(z.shape[:-2], cov.shape[:-3])
+        Rsub = np.zeros(lead + (sel.size, m, m))
         pos, loc = plan.pos, plan.loc
         if pos.size:
             if sel.size == keep.size and plan.contiguous:

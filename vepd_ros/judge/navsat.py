@@ -55,6 +55,7 @@ STATUS_NO_FIX = -1
 STATUS_FIX = 0
 STATUS_GBAS_FIX = 2
 COVARIANCE_TYPE_KNOWN = 3
+_IDENTITY_Q = np.array([[0.0, 0.0, 0.0, 1.0]])              # x y z w
 
 # navsat_transform_node's parameters with the *code* defaults of the ros2 line (reference §7).
 NAVSAT_DEFAULTS: dict[str, Any] = {
@@ -277,6 +278,7 @@ class NavSatCore:
         self.p = navsat_params(params)
         self.k = int(k)
         self.tf = tf if tf is not None else StaticTF()
+        self._tf_cache: dict = {}
         K = self.k
         self.manual_datum = bool(self.p['wait_for_datum'])
         self.imu_sub_active = not self.p['use_odometry_yaw'] and not self.manual_datum
@@ -341,11 +343,20 @@ class NavSatCore:
 
     # -- helpers ------------------------------------------------------------------------------
     def _lookup(self, target, source):
-        """(R, t) of source in target, or None when the frames are not connected."""
+        """(R, t) of source in target (read-only arrays), or None when the frames are not connected;
+        remembered per static tree version (every fix asks for the GPS lever arm)."""
+        key = (target, source, self.tf.version)
+        if key in self._tf_cache:
+            return self._tf_cache[key]
         try:
-            return self.tf.lookup(target, source)
+            T = self.tf.lookup(target, source)
         except LookupError:
-            return None
+            T = None
+        if T is not None:
+            for a in T:
+                a.setflags(write=False)
+        self._tf_cache[key] = T
+        return T
 
     def _vec(self, a, shape=()):
         """``a`` as (K,) + shape floats (read only: a broadcast view, or ``a`` itself when it has that form)."""
@@ -457,7 +468,7 @@ class NavSatCore:
             return
         self.world_frame, self.base_frame = frame_id, child_frame_id
         self._odom_source = source
-        self.odom_stamp[:] = np.asarray(stamp_ns, dtype=np.int64)
+        self.odom_stamp[:] = stamp_ns
         self.odom_updated[:] = True
 
     # -- timer --------------------------------------------------------------------------------
@@ -533,7 +544,7 @@ class NavSatCore:
         cov6 = rot6 @ cov6 @ rot6t
         self.gps_updated &= ~pub
         return {'valid': pub.copy(), 'stamp_ns': self.fix_stamp.copy(), 'position': p,
-                'quaternion': np.tile([0.0, 0.0, 0.0, 1.0], (self.k, 1)), 'pose_covariance': cov6.reshape(self.k, 36),
+                'quaternion': np.repeat(_IDENTITY_Q, self.k, axis=0), 'pose_covariance': cov6.reshape(self.k, 36),
                 'frame_id': self.world_frame, 'child_frame_id': ''}
 
     def _filtered_gps(self, pf):
