@@ -410,6 +410,50 @@ def test_batch_correct_equals_single_runs_with_mixed_gates(idx):
     assert seen == {True, False}
 
 
+@pytest.mark.parametrize('idx', [(2, 3, 4, 8, 9, 10, 11, 14), (2, 3, 4, 8, 9, 10, 12, 13, 14), (3, 5, 11)])
+def test_early_gate_decides_as_the_full_distance(idx):
+    """The one-entry rejection (ν_k² ≥ thr²·S_kk, R positive definite) gives the verdict and the state of the
+    full Mahalanobis computation — also a hair either side of the threshold — and is skipped (full
+    computation) when R is not diagonally dominant."""
+    from vepd_ros.judge.ekf import clamp_variances, gate_bound_variances, index_set
+    rng = np.random.default_rng(sum(idx))
+    s = index_set([i in idx for i in range(15)])
+    m = len(idx)
+    verdicts, early = set(), 0
+    for trial in range(120):
+        _, (a, b) = _random_batch(rng, 2)
+        b.x, b.P = a.x.copy(), a.P.copy()                      # the same filter twice
+        if trial % 3 == 0:                                     # diagonal R
+            R = np.diag(rng.uniform(1e-3, 1.0, m))
+        else:                                                  # full SPD R; diagonally dominant or not
+            B = rng.normal(size=(m, m)) * (0.05 if trial % 3 == 1 else 1.0)
+            R = B @ B.T + np.eye(m) * (0.5 if trial % 3 == 1 else 1e-3)
+        R = clamp_variances(R)
+        rd = gate_bound_variances(R[None])[0]
+        dominant = (np.diag(R) > np.abs(R).sum(1) - np.diag(R)).all()
+        assert (rd is None) != dominant
+        thr2 = 0.64
+        nu = rng.normal(size=m)
+        S = a.P[0][np.ix_(idx, idx)] + R
+        d2 = float(nu @ np.linalg.solve(S, nu))
+        nu *= math.sqrt(thr2 / d2) * (1.0 + (rng.uniform(-1e-9, 1e-9) if trial % 2 else rng.uniform(-0.9, 2.0)))
+        if trial % 4 == 3:                                     # diagonal S, one entry: d² is the bound itself,
+            a.P[0] = b.P[0] = np.diag(np.diag(a.P[0]))         # a millionth either side of the threshold
+            S = a.P[0][np.ix_(idx, idx)] + R
+            k = int(rng.integers(m))
+            nu = np.zeros(m)
+            nu[k] = math.sqrt(thr2 * S[k, k] * (1.0 + (1e-6 if trial % 8 == 3 else -1e-6)))
+        z = (a.x[0][list(idx)] + nu).tolist()
+        one_entry = rd is not None and (nu ** 2 / np.diag(S)).max() >= thr2 * (1 + 1e-9)
+        got = a._correct_k1(s, z, R, thr2, rd)
+        want = b._correct_k1(s, z, R, thr2, None)
+        assert got == want and not (one_entry and got)
+        assert np.array_equal(a.x, b.x) and np.array_equal(a.P, b.P)
+        verdicts.add(got)
+        early += one_entry
+    assert verdicts == {True, False} and early > 10
+
+
 def test_clamp_variances_on_the_diagonal_view():
     from vepd_ros.judge.ekf import clamp_variances
     R = np.array([[[-2.0, 0.5], [-0.5, 1e-12]], [[np.nan, -3.0], [1.0, -0.0]]])

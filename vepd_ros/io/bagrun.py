@@ -32,6 +32,7 @@ from vepd_ros.io import split as splitmod
 from vepd_ros.io.bags import Bag, BagError, flat_imu_from_message, flat_navsatfix_from_message, stamp_ns
 from vepd_ros.io.ins import TruthOptions, TruthStream, is_truth_type, normalize_type, truth_from_messages
 from vepd_ros.io.profiles import Profile, merge_imu
+from vepd_ros.perf import gc_paused
 
 NS = 1_000_000_000
 IMU_TYPE = 'sensor_msgs/msg/Imu'
@@ -121,9 +122,11 @@ def _expect(bag: Bag, topic: str, role: str, types: Sequence[str]) -> str:
     return have
 
 
+@gc_paused()
 def read_bag_streams(path, profile: Profile, *, need_sensors: bool = True, need_odom: bool = False,
                      truth_options: TruthOptions | None = None) -> BagStreams:
-    """Read a bag's gps/imu/truth(/odom) topics in one arrival-ordered pass."""
+    """Read a bag's gps/imu/truth(/odom) topics in one arrival-ordered pass (garbage collector paused:
+    ``perf.gc_paused``)."""
     topics = {'truth': profile.topic('truth')}
     if not topics['truth']:
         raise ValueError(f'profile {profile.name}: no truth topic; give --topic truth=/name')

@@ -131,7 +131,8 @@ class Ekf:
         self.x0 = np.zeros(STATE_SIZE) if initial_state is None else np.asarray(initial_state, float).reshape(15)
         self.dynamic_process_noise = bool(dynamic_process_noise)
         self._pbuf = None                # _predict_batch work buffers (J rows 0..8, R|u, W)
-        self._gate_first: dict = {}      # _correct_k1's early gate: per index set, the entry that last rejected
+        self._gate_first: dict = {}      # _correct_k1's early gate: id(index set) -> entry to test first (a hint only)
+        self._qbuf = np.empty((STATE_SIZE, STATE_SIZE))   # _predict_k1's dt·Q
         self._jbuf = _EYE_FLAT.copy()    # _predict_k1's Jacobian (flat) and its 15×15 view
         self._j2d = self._jbuf.reshape(STATE_SIZE, STATE_SIZE)
         self.reset()
@@ -156,9 +157,10 @@ class Ekf:
         call, then ``J P Jᵀ + dt·Q`` on 2-D arrays. Equal to ``_predict_batch`` up to rounding (tested)."""
         self.x = np.array([self._predict_k1_list(dt)])
 
-    def _predict_k1_list(self, dt: float) -> list:
-        """``_predict_k1``: sets P, returns x⁺ as a list (for a caller that adjusts it further)."""
-        x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = self.x[0].tolist()
+    def _predict_k1_list(self, dt: float, xl: list | None = None) -> list:
+        """``_predict_k1``: sets P, returns x⁺ as a list (for a caller that adjusts it further); ``xl``:
+        x as a list when the caller has it."""
+        x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = self.x[0].tolist() if xl is None else xl
         sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
         tp = math.tan(p)
         cpi = 1.0 / cp
@@ -207,7 +209,7 @@ class Ekf:
         else:
             Q = self.Q
         P = J @ self.P[0] @ J.T
-        P += dt * Q
+        P += np.multiply(Q, dt, out=self._qbuf)
         self.P = P[None]
         return xn
 
@@ -381,18 +383,16 @@ class Ekf:
             return True
         P = self.P[0]
         if rdiag is not None and thr2 != math.inf:
-            xl = self.x[0].tolist()
-            pd = P.diagonal().tolist()
-            t = thr2 * _GATE_MARGIN
-            ang = s.ang_list
-            first = self._gate_first.get(idx, 0)
+            x, t, ang = self.x, thr2 * _GATE_MARGIN, s.ang_list
+            first = self._gate_first.get(id(s), 0)       # the entry that rejected last time goes first
             for k in (first, *range(m)):
-                n = zs[k] - xl[idx[k]]
+                i = idx[k]
+                n = zs[k] - x.item(i)
                 if ang and k in ang:
                     r = math.fmod(n + math.pi, _TWO_PI)
                     n = r + math.pi if r <= 0.0 else r - math.pi
-                if n * n >= t * (pd[idx[k]] + rdiag[k]):
-                    self._gate_first[idx] = k
+                if n * n >= t * (P.item(i, i) + rdiag[k]):
+                    self._gate_first[id(s)] = k
                     return False
         sel = s.sel
         if isinstance(sel, slice):

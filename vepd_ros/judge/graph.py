@@ -70,6 +70,7 @@ from vepd_ros.judge.filter import NodeOutputs, _loop_k1, _process, delivery_orde
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.navsat import NavSatCore, gps_batch_arrays, load_navsat_params, utm_forward
 from vepd_ros.judge.transforms import StaticTransforms
+from vepd_ros.perf import gc_paused
 
 GPS_ODOM_TOPIC = 'odometry/gps'
 _CONTROL_KEYS = ('control_timeout', 'control_config', 'acceleration_limits', 'acceleration_gains',
@@ -190,7 +191,7 @@ class _ControlledEkf(Ekf):
             else:
                 d[12 + i] = a - xl[12 + i]
         r, p, y = xl[3], xl[4], xl[5]
-        out = self._predict_k1_list(dt)
+        out = self._predict_k1_list(dt, xl)
         if d.count(0.0) == 15:                                # δ = 0 (NaN is not == 0, as in ndarray.any())
             self.x = np.array([out])
             return
@@ -422,12 +423,14 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
                                              P6.reshape(k, 36)), frame_id=world, child_frame_id=base_out)
 
     out = NodeOutputs(p, ekf_ticks.size, k, full_covariance, keep_unpublished)
-    if k == 1 and K1_LOOP:
-        _loop_k1(ekf, series, ekf_ticks.tolist(), events, out, fuse_parts=False,
-                 timer=None if nav is None else (nav_ticks.tolist(), navsat_timer),
-                 on_publish=None if nav is None else odometry_to_navsat)
-    else:
-        _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, nav is not None)
+    with gc_paused():                          # the loop's queue entries and lists are acyclic (perf.gc_paused)
+        if k == 1 and K1_LOOP:
+            _loop_k1(ekf, series, ekf_ticks.tolist(), events, out, fuse_parts=False,
+                     timer=None if nav is None else (nav_ticks.tolist(), navsat_timer),
+                     on_publish=None if nav is None else odometry_to_navsat)
+        else:
+            _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat,
+                        nav is not None)
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
     return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),

@@ -563,7 +563,7 @@ class MeasurementBuilder:
                 dt = (t - tp) * 1e-9                  # header dt to the previous accepted message
                 Rpt = np.swapaxes(Rp, -1, -2)
                 dR = Rt @ (Rpt @ Rm[..., i, :, :])
-                dp = np.einsum('ij,...j->...i', Rt, np.einsum('...ij,...j->...i', Rpt, pos[..., i, :] - pp))
+                dp = (Rpt @ (pos[..., i, :] - pp)[..., None])[..., 0] @ Rt.T
                 vel[..., i, 0:3] = dp / dt
                 vel[..., i, 3:6] = _rpy(dR) / dt
                 tcov[..., i, :, :] = (cov_rot[..., i, :, :] + r6 @ cp @ r6.T) * dt
