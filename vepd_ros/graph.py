@@ -45,6 +45,14 @@ def share_dir() -> Path:
         return Path(__file__).resolve().parents[1]
 
 
+def config_file(name: str) -> Path:
+    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
+    path = share_dir() / 'config' / name
+    if not path.is_file():
+        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
+    return path
+
+
 def robot_localization_available() -> bool:
     try:
         from ament_index_python.packages import get_package_share_directory

@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from vepd_ros.graph import config_file as _config_file
 from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
 from vepd_ros.runs.format import RunRecord, read_run, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
@@ -40,15 +41,6 @@ from vepd_ros.seeding import derive_seed
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 JUDGES = ('builtin',)
-
-
-def _config_file(name: str) -> Path:
-    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
-    from vepd_ros.graph import share_dir
-    path = share_dir() / 'config' / name
-    if not path.is_file():
-        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
-    return path
 
 
 @dataclass

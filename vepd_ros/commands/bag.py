@@ -107,9 +107,9 @@ def run(args) -> int:
     label = args.label if args.side == 'sim' else 'real'
     ekf = navsat = None
     if args.estimate == 'judge':
-        from vepd_ros.pipeline import _config_file
-        ekf = Path(args.ekf_config) if args.ekf_config else _config_file('ekf.yaml')
-        navsat = Path(args.navsat_config) if args.navsat_config else _config_file('navsat.yaml')
+        from vepd_ros.graph import config_file        # not vepd_ros.pipeline: it imports scipy.stats (0.45 s)
+        ekf = Path(args.ekf_config) if args.ekf_config else config_file('ekf.yaml')
+        navsat = Path(args.navsat_config) if args.navsat_config else config_file('navsat.yaml')
         for f, opt in ((ekf, '--ekf-config'), (navsat, '--navsat-config')):
             if not f.is_file():
                 raise FileNotFoundError(f'{opt} {f}: no such file')
