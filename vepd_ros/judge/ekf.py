@@ -391,7 +391,8 @@ class Ekf:
                 if ang and k in ang:
                     r = math.fmod(n + math.pi, _TWO_PI)
                     n = r + math.pi if r <= 0.0 else r - math.pi
-                if n * n >= t * (P.item(i, i) + rdiag[k]):
+                q = n * n
+                if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:   # an infinite ν: the full way
                     self._gate_first[id(s)] = k
                     return False
         sel = s.sel
