@@ -350,31 +350,16 @@ class MeasurementBuilder:
 
     def odometry_arrays(self, sensor, stamps, pos, q, pcov, v, w, tcov, frame_id: str = '',
                         child_frame_id: str = '', arrivals=None) -> list:
-        """nav_msgs/Odometry as arrays: pose part then twist part (upstream order)."""
+        """nav_msgs/Odometry as arrays: pose part then twist part (upstream order); the pose's source frame
+        is the child frame when ``pose_use_child_frame``, the twist is in the child frame."""
         s = self._sensor(sensor)
-        p = self.params
-        stamps = np.asarray(stamps, np.int64)
-        out = []
-        st = self._sub(s, 'pose')
-        if st is not None:
-            keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
-            if keep.any():
-                source = child_frame_id if s.pose_use_child_frame else p.base_link_frame
-                ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), _quat_matrix(q),
-                                      _cov6(pcov), frame_id, source, imu=False, arrivals=arrivals)
-                if ser is not None:
-                    out.append(ser)
-        st = self._sub(s, 'twist')
-        if st is not None:
-            keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
-            if keep.any():
-                ser = self._twist_core(st, stamps, keep, np.asarray(v, float), np.asarray(w, float),
-                                       _cov6(tcov), child_frame_id or p.base_link_frame, arrivals)
-                if ser is not None:
-                    out.append(ser)
-        return out
+        source = child_frame_id if s.pose_use_child_frame else self.params.base_link_frame
+        return (self.pose_arrays(s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source)
+                + self.twist_arrays(s, stamps, v, w, tcov, child_frame_id, arrivals))
 
-    def pose_arrays(self, sensor, stamps, pos, q, pcov, frame_id: str = '', arrivals=None) -> list:
+    def pose_arrays(self, sensor, stamps, pos, q, pcov, frame_id: str = '', arrivals=None,
+                    source_frame: str | None = None) -> list:
+        """geometry_msgs/PoseWithCovarianceStamped as arrays (``source_frame``: base_link by default)."""
         s = self._sensor(sensor)
         stamps = np.asarray(stamps, np.int64)
         st = self._sub(s, 'pose')
@@ -384,10 +369,12 @@ class MeasurementBuilder:
         if not keep.any():
             return []
         ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), _quat_matrix(q), _cov6(pcov),
-                              frame_id, self.params.base_link_frame, imu=False, arrivals=arrivals)
+                              frame_id, self.params.base_link_frame if source_frame is None else source_frame, imu=False,
+                              arrivals=arrivals)
         return [] if ser is None else [ser]
 
     def twist_arrays(self, sensor, stamps, v, w, tcov, frame_id: str = '', arrivals=None) -> list:
+        """geometry_msgs/TwistWithCovarianceStamped as arrays (in ``frame_id``, base_link when empty)."""
         s = self._sensor(sensor)
         stamps = np.asarray(stamps, np.int64)
         st = self._sub(s, 'twist')
