@@ -7,9 +7,10 @@ CSV columns, in this order:
 
 ``*_time`` are seconds from the run start, ``*_vel`` the horizontal speed (m/s), ``*_vx/vy`` the velocity
 in the vehicle's body frame (x forward, y left; REP-103). The estimate (se_*) and truth (gt_*) streams
-have their own stamps and lengths; the shorter stream's columns are padded with 0.0 to the longer one's
-length, as in the authors' files. Floats are written with Python's shortest round-trip repr, so a value
-read back is bit-identical.
+have their own stamps and lengths; the shorter stream's columns are padded to the longer one's length
+with EMPTY cells (``padding='empty'``, the default: a plot of the file shows no false drop to 0 m/s), or
+with 0.0 as in the authors' files (``padding='zero'``, for their scripts). Floats are written with
+Python's shortest round-trip repr, so a value read back is bit-identical.
 
 Sidecar ``<scenario>_<j>.json``: ``format``, ``columns``, ``se_len`` and ``gt_len`` (the true lengths,
 so padding is unambiguous), and whatever the writer knows — side, label, model, scenario, j, seed,
@@ -19,11 +20,21 @@ Reading a file without a sidecar (the authors' files): only TRAILING padding of 
 removed — rows at the tail where time and value are both exactly 0.0 (time not increasing there) or
 both empty. A true zero speed anywhere keeps its row (the authors' reader dropped every 0.0 in
 gt_time and gt_vel independently; that bug is not reproduced). Extra columns such as a pandas index
-are ignored; columns are found by name.
+are ignored; columns are found by name. A sidecar's ``se_len``/``gt_len`` rows are the run; the rows
+after them must be padding, 0.0 or empty (both our older zero-padded files and the current ones read).
+
+Refused with a ``RunFileError`` naming the file (and row/column): a file that is not UTF-8 text,
+duplicate column names, a cell that is not a plain decimal number (Python's ``float`` would take
+``1_0`` or other digit scripts; we do not), NaN/inf inside a run, a magnitude beyond
+``MAX_ABS_TIME_S`` (stamps) or ``MAX_ABS_VELOCITY_MPS`` (velocities) — so 1e308 never reaches the
+metric —, stamps that do not strictly increase (constant or repeated ``se_time``/``gt_time``), a sidecar
+that is not a JSON object or whose ``se_len``/``gt_len`` is not an integer within the file. Error
+messages quote at most ~80 characters of what the file holds.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,11 +42,19 @@ from typing import Any
 import numpy as np
 
 from vepd_ros.runs.atomic import atomic_write_many
+from vepd_ros.runs.safety import brief, load_json
 
 FORMAT = 'vepd_ros.run/1'
 PAPER_COLUMNS = ('se_time', 'gt_time', 'se_vel', 'gt_vel')
 EXTRA_COLUMNS = ('se_vx', 'se_vy', 'gt_vx', 'gt_vy')
 VELOCITY_KINDS = ('speed', 'vx', 'vector')
+PADDINGS = ('empty', 'zero')
+MAX_ABS_TIME_S = 1e5
+"""Largest |stamp| of a run file, s (27.8 h from the run start): bounds the metric's 15 Hz grid."""
+MAX_ABS_VELOCITY_MPS = 1e4
+"""Largest |velocity| of a run file, m/s: a number beyond it is a corrupt file, not a vehicle."""
+_NUMBER_RE = re.compile(r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)', re.I)
+_EMPTY_CELL_RE = re.compile(r'(?m)(?<=,)(?=,|$)|^(?=,)')
 
 
 class RunFileError(ValueError):
@@ -92,24 +111,29 @@ def sidecar_path(csv_path) -> Path:
 _COLUMN_CACHE_SIZE = 16
 
 
-def _column_text(a: np.ndarray, n: int, cache: dict | None = None) -> list[str]:
-    """Each value's ``repr`` (Python's shortest round-trip form), then '0.0' padding to n rows. ``cache`` maps
-    (the column's bytes, n) to its text, keeping the last ``_COLUMN_CACHE_SIZE`` columns: the runs of a
-    study share their estimate stamps and, six at a time, their truth columns, and ``repr`` is most of
-    the cost of writing a run."""
+def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = '') -> list[str]:
+    """Each value's ``repr`` (Python's shortest round-trip form), then ``pad`` ('' or '0.0') to n rows.
+    ``cache`` maps (the column's bytes, n, pad) to its text, keeping the last ``_COLUMN_CACHE_SIZE``
+    columns: the runs of a study share their estimate stamps and, six at a time, their truth columns, and
+    ``repr`` is most of the cost of writing a run."""
     if cache is None:
-        return [repr(x) for x in a.tolist()] + ['0.0'] * (n - len(a))
-    key = (a.tobytes(), n)
+        return [repr(x) for x in a.tolist()] + [pad] * (n - len(a))
+    key = (a.tobytes(), n, pad)
     text = cache.pop(key, None)
     if text is None:
-        text = [repr(x) for x in a.tolist()] + ['0.0'] * (n - len(a))
+        text = [repr(x) for x in a.tolist()] + [pad] * (n - len(a))
         if len(cache) >= _COLUMN_CACHE_SIZE:
             del cache[next(iter(cache))]           # least recently used
     cache[key] = text
     return text
 
 
-def run_csv_text(rec: RunRecord, cache: dict | None = None) -> str:
+def run_csv_text(rec: RunRecord, cache: dict | None = None, padding: str = 'empty') -> str:
+    """The CSV text of a run; ``padding`` of the shorter column pair: 'empty' cells or 'zero' (0.0, the
+    authors' files)."""
+    if padding not in PADDINGS:
+        raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
+    pad = '' if padding == 'empty' else '0.0'
     se_n, gt_n = len(rec.se_t), len(rec.gt_t)
     n = max(se_n, gt_n)
     cols = [(rec.se_t, se_n), (rec.gt_t, gt_n), (rec.se_v, se_n), (rec.gt_v, gt_n)]
@@ -120,18 +144,19 @@ def run_csv_text(rec: RunRecord, cache: dict | None = None) -> str:
     for (a, m), h in zip(cols, header):
         if len(a) != m:
             raise ValueError(f'run column {h} has {len(a)} values, its stream has {m} stamps')
-    text_cols = [_column_text(np.asarray(a, float), n, cache) for a, _ in cols]
+    text_cols = [_column_text(np.asarray(a, float), n, cache, pad) for a, _ in cols]
     lines = [','.join(header)] + [','.join(row) for row in zip(*text_cols)]
     return '\n'.join(lines) + '\n'
 
 
-def write_run(csv_path, rec: RunRecord, meta: dict | None = None, fsync: bool = True) -> Path:
+def write_run(csv_path, rec: RunRecord, meta: dict | None = None, fsync: bool = True,
+              padding: str = 'empty') -> Path:
     """Write the sidecar, then the CSV, each atomically. The CSV under its final name marks the run
     complete; a sidecar without its CSV is a run that never completed (readers report it)."""
-    return write_runs([(csv_path, rec, meta)], fsync)[0]
+    return write_runs([(csv_path, rec, meta)], fsync, padding)[0]
 
 
-def write_runs(items, fsync: bool = True) -> list[Path]:
+def write_runs(items, fsync: bool = True, padding: str = 'empty') -> list[Path]:
     """``[(csv_path, rec, meta), ...]``: every sidecar, then every CSV, each file atomically
     (``atomic_write_many``). With ``fsync`` each file's data is on disk before its rename and the sidecars'
     directories are synced before the first CSV is renamed, so a CSV under its final name has its sidecar
@@ -145,7 +170,7 @@ def write_runs(items, fsync: bool = True) -> list[Path]:
         m.update({'format': FORMAT,
                   'columns': list(PAPER_COLUMNS) + (list(EXTRA_COLUMNS) if rec.has_components else []),
                   'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
-        text = run_csv_text(rec, cache)      # validates before anything is written
+        text = run_csv_text(rec, cache, padding)      # validates before anything is written
         side = json.dumps(m, indent=1, sort_keys=True, default=_json_default) + '\n'
         todo.append((csv_path, rec, m, text, side))
     atomic_write_many([(sidecar_path(p), side) for p, _, _, _, side in todo], fsync)
@@ -170,26 +195,39 @@ def _json_default(o):
 
 
 def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """(header names, values (rows, cols) with NaN for empty cells, mask of empty cells)."""
+    """(header names, values (rows, cols) with NaN for empty cells, mask of empty cells).
+
+    Fast path (numpy's parser) for files of plain numbers and empty cells only; anything else (letters
+    other than an exponent, '_', non-ASCII) goes cell by cell through ``_NUMBER_RE``, which names the
+    first cell that is not a plain decimal number."""
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode('utf-8')
     except UnicodeDecodeError as exc:
-        raise RunFileError(f'{path}: not a text CSV ({exc})') from None
+        raise RunFileError(f'{path}: not a UTF-8 text CSV (byte {exc.start} cannot be decoded)') from None
+    except OSError as exc:
+        raise RunFileError(f'{path}: cannot read the run file ({exc.strerror})') from None
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise RunFileError(f'{path}: empty file (expected a header {",".join(PAPER_COLUMNS)} and rows)')
     header = [h.strip().strip('"').strip("'") for h in lines[0].split(',')]
+    seen = set()
+    for h in header:
+        if h and h in seen:
+            raise RunFileError(f'{path}: column {brief(h)} appears more than once in the header')
+        seen.add(h)
     body = [ln for ln in lines[1:] if ln.strip()]
     ncol = len(header)
     if not body:
         return header, np.empty((0, ncol)), np.zeros((0, ncol), bool)
-    try:
-        vals = np.loadtxt(body, delimiter=',', ndmin=2, dtype=float)
-        if vals.shape[1] != ncol:
-            raise ValueError('column count')
-        return header, vals, np.zeros(vals.shape, bool)
-    except ValueError:
-        pass
+    joined = '\n'.join(body)
+    if joined.isascii() and not re.search(r'[^0-9eE+\-.,\n]', joined):
+        try:
+            vals = np.loadtxt(_EMPTY_CELL_RE.sub('nan', joined).split('\n'), delimiter=',', ndmin=2,
+                              dtype=float)
+            if vals.shape[1] == ncol:
+                return header, vals, np.isnan(vals)          # no 'nan' in the text: NaN = empty cell
+        except ValueError:
+            pass
     vals = np.full((len(body), ncol), np.nan)
     empty = np.zeros((len(body), ncol), bool)
     for i, ln in enumerate(body):
@@ -201,10 +239,10 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
             if not cell:
                 empty[i, c] = True
                 continue
-            try:
-                vals[i, c] = float(cell)
-            except ValueError:
-                raise RunFileError(f'{path}: row {i + 2}, column {header[c]!r}: {cell!r} is not a number') from None
+            if not _NUMBER_RE.fullmatch(cell):
+                raise RunFileError(f'{path}: row {i + 2}, column {brief(header[c], 40)}: {brief(cell)} is '
+                                   f'not a number (plain decimal, e.g. 1.25 or -3e-2)')
+            vals[i, c] = float(cell)
     return header, vals, empty
 
 
@@ -238,17 +276,18 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
     missing = [c for c in PAPER_COLUMNS if c not in idx]
     if missing:
         raise RunFileError(f'{path}: missing column(s) {", ".join(missing)}; expected a header with '
-                           f'{", ".join(PAPER_COLUMNS)} (found {", ".join(header)})')
+                           f'{", ".join(PAPER_COLUMNS)} (found {brief(",".join(header))})')
     meta: dict = {}
     sc = sidecar_path(path)
     use_sidecar = sc.is_file() if sidecar is None else (sidecar and sc.is_file())
     if use_sidecar:
-        try:
-            meta = json.loads(sc.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise RunFileError(f'{sc}: unreadable sidecar ({exc})') from None
-        if not isinstance(meta, dict) or 'se_len' not in meta or 'gt_len' not in meta:
+        meta = load_json(sc, what='run sidecar')
+        if 'se_len' not in meta or 'gt_len' not in meta:
             raise RunFileError(f'{sc}: sidecar lacks se_len/gt_len (the true column lengths)')
+        for k in ('se_len', 'gt_len'):
+            if type(meta[k]) is not int:
+                raise RunFileError(f'{sc}: sidecar field {k} must be an integer (a row count), '
+                                   f'got {brief(meta[k])}')
     col = {k: vals[:, i] for k, i in idx.items()}
     emp = {k: empty[:, i] for k, i in idx.items()}
     nrows = vals.shape[0]
@@ -256,11 +295,14 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
     for pre in ('se', 'gt'):
         t, v = col[f'{pre}_time'], col[f'{pre}_vel']
         if use_sidecar:
-            n = int(meta[f'{pre}_len'])
+            n = meta[f'{pre}_len']
             if not 0 <= n <= nrows:
-                raise RunFileError(f'{path}: sidecar says {pre}_len = {n} but the file has {nrows} rows')
-            if np.any(t[n:] != 0) or np.any(v[n:] != 0):
-                raise RunFileError(f'{path}: rows after {pre}_len = {n} (from the sidecar) are not zero padding')
+                raise RunFileError(f'{path}: sidecar says {pre}_len = {brief(n, 30)} but the file has {nrows} '
+                                   f'rows')
+            pad = [(a[n:] == 0) | e[n:] for a, e in ((t, emp[f'{pre}_time']), (v, emp[f'{pre}_vel']))]
+            if not (np.all(pad[0]) and np.all(pad[1])):
+                raise RunFileError(f'{path}: rows after {pre}_len = {n} (from the sidecar) are not zero padding '
+                                   f'(0.0 or empty cells)')
         else:
             n = trailing_padding_start(t, v, emp[f'{pre}_time'], emp[f'{pre}_vel'])
         lens[pre] = n
@@ -272,13 +314,21 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         if np.any(emp[k][:n]) or not np.all(np.isfinite(part)):
             bad = int(np.flatnonzero(~np.isfinite(part) | emp[k][:n])[0])
             raise RunFileError(f'{path}: column {k} row {bad + 2} is empty or not finite (NaN row inside the run)')
+        limit = MAX_ABS_TIME_S if k.endswith('_time') else MAX_ABS_VELOCITY_MPS
+        big = np.flatnonzero(np.abs(part) > limit)
+        if big.size:
+            r = int(big[0])
+            raise RunFileError(f'{path}: column {k} row {r + 2} holds {float(part[r])!r}, beyond the bound '
+                               f'|{k}| <= {limit:g} {"s" if k.endswith("_time") else "m/s"} of a run file')
         out[k] = part.copy()
     for pre in ('se', 'gt'):
         t = out[f'{pre}_time']
-        back = np.flatnonzero(np.diff(t) < 0)
+        back = np.flatnonzero(np.diff(t) <= 0)
         if back.size:
             r = int(back[0]) + 1
-            raise RunFileError(f'{path}: {pre}_time goes backwards at row {r + 2} ({float(t[r - 1])!r} -> {float(t[r])!r})')
+            how = 'goes backwards' if t[r] < t[r - 1] else 'repeats a stamp (times must strictly increase)'
+            raise RunFileError(f'{path}: column {pre}_time {how} at row {r + 2} '
+                               f'({float(t[r - 1])!r} -> {float(t[r])!r})')
     extras = all(k in out for k in EXTRA_COLUMNS)
     return RunRecord(out['se_time'], out['se_vel'], out['gt_time'], out['gt_vel'],
                      out.get('se_vx') if extras else None, out.get('se_vy') if extras else None,

@@ -10,6 +10,12 @@ plus, in our batches, ``<scenario>_<j>.json`` sidecars and an ``index.json`` per
 ``scan_root`` finds every batch and names what it cannot use: an unknown scenario name is an error
 (pass ``scenarios=`` to declare extra ones), gaps in run numbers, stray files, runs listed in an index but
 missing, and sidecars without their CSV (an interrupted write) are warnings — nothing is skipped silently.
+
+Bounds and names: a run number j above ``MAX_RUN_INDEX`` is an error (a stray ``straight_1000000000.csv``
+is named, never expanded into a range); the gap check costs one pass over the files, whatever their j. A
+model folder named ``real`` (any case, with or without ``_results``) is refused: it would be read as the
+reference side. ``BatchWriter`` passes every label and scenario through ``safety.safe_component`` before
+it becomes a path, so nothing is written outside the batch root.
 """
 from __future__ import annotations
 
@@ -20,7 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 from vepd_ros.runs.atomic import atomic_write_text, is_temp_name, remove_stale_temps
-from vepd_ros.runs.format import RunRecord, write_run
+from vepd_ros.runs.format import RunFileError, RunRecord, write_run
+from vepd_ros.runs.safety import brief, load_json, safe_component
 
 # Scenario names: the authors' (rest, path, circle, sine) and ours (vepd_ros.truth: rest, straight, circle, sine).
 SCENARIO_ORDER = ('rest', 'path', 'straight', 'straight_line', 'line', 'circle', 'sine', 'half_sine')
@@ -36,6 +43,57 @@ _MODEL_ORDER = list(AUTHORS_MODELS) + list(OUR_MODELS)
 
 _RUN_RE = re.compile(r'^(?P<scenario>.+)_(?P<j>\d+)\.csv$')
 INDEX_NAME = 'index.json'
+MAX_RUN_INDEX = 1_000_000
+"""Largest run number j of a ``<scenario>_<j>.csv`` a batch may hold (files beyond it are refused)."""
+
+
+def run_index(path: Path, digits: str) -> int:
+    """j of a run file name, bounded by ``MAX_RUN_INDEX`` (the digits are never converted when longer)."""
+    if len(digits) > len(str(MAX_RUN_INDEX)) or int(digits) > MAX_RUN_INDEX:
+        raise ValueError(f'{path.parent}/{brief(path.name, 60)}: run number {brief(digits, 20)} is above '
+                         f'the limit of {MAX_RUN_INDEX} runs per scenario; rename or remove the file')
+    return int(digits)
+
+
+def missing_indices(js: Sequence[int], limit: int = 10) -> tuple[int, list[int]]:
+    """(how many numbers between min(js) and max(js) are missing, the first ``limit`` of them) for sorted
+    ``js``, in one pass over the gaps (never a range as long as the largest j)."""
+    n, first = 0, []
+    for a, b in zip(js, js[1:]):
+        if b - a > 1:
+            n += b - a - 1
+            first += list(range(a + 1, min(b, a + 1 + limit - len(first))))
+    return n, first
+
+
+def is_reference_label(label: str) -> bool:
+    """True for a model label that names the reference side (``real`` in any case)."""
+    return label.lower() == 'real'
+
+
+def read_index(index: Path) -> dict:
+    """A batch ``index.json``: an object whose ``runs`` is a list of objects with a run file name as
+    ``file`` (never a path); else ``RunFileError`` naming the file and field. ``display_name`` is checked
+    by ``index_display_name``."""
+    d = load_json(index, what='batch index')
+    runs = d.get('runs', [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise RunFileError(f"{index}: field 'runs' must be a list of objects, got {brief(runs)}")
+    for r in runs:
+        f = r.get('file')
+        if not (isinstance(f, str) and _RUN_RE.match(f) and '/' not in f and '\\' not in f):
+            raise RunFileError(f"{index}: a run's 'file' must be a run file name (<scenario>_<j>.csv), "
+                               f'got {brief(f)}')
+    return d
+
+
+def index_display_name(index: Path, d: dict) -> str | None:
+    """The index's ``display_name`` (None when absent); a value that is not a short string is an error."""
+    dn = d.get('display_name')
+    if dn is not None and not (isinstance(dn, str) and 0 < len(dn) <= 200):
+        raise RunFileError(f"{index}: field 'display_name' must be a non-empty string of at most 200 "
+                           f'characters, got {brief(dn)}')
+    return dn
 
 
 def canonical_scenario(name: str) -> str:
@@ -89,14 +147,15 @@ def scan_batch_dir(folder, side: str, display: str | None = None, scenarios=None
             if m['scenario'] not in known:
                 unknown.setdefault(m['scenario'], []).append(p.name)
                 continue
-            runs.setdefault(m['scenario'], []).append((int(m['j']), p))
+            runs.setdefault(m['scenario'], []).append((run_index(p, m['j']), p))
             csvs.add(p.stem)
         elif p.suffix == '.json' and (p.name == INDEX_NAME or _RUN_RE.match(p.stem + '.csv')):
             continue
         else:
             warnings.append(f'{p}: not a run file (<scenario>_<j>.csv), ignored')
     if unknown:
-        ex = '; '.join(f"'{s}' ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})" for s, v in sorted(unknown.items()))
+        ex = '; '.join(f"{brief(s)} ({', '.join(brief(x) for x in v[:3])}{', ...' if len(v) > 3 else ''})"
+                       for s, v in sorted(unknown.items())[:5]) + ('; ...' if len(unknown) > 5 else '')
         raise ValueError(f'{folder}: unknown scenario name(s) {ex}; expected one of {", ".join(SCENARIO_ORDER)} '
                          f'(declare others with scenarios=... / --scenarios)')
     for p in sorted(folder.glob('*.json')):
@@ -105,25 +164,22 @@ def scan_batch_dir(folder, side: str, display: str | None = None, scenarios=None
     for s, lst in runs.items():
         lst.sort()
         js = [j for j, _ in lst]
-        gaps = sorted(set(range(js[0], js[-1] + 1)) - set(js))
-        if gaps:
-            warnings.append(f'{folder}: {s} runs {js[0]}..{js[-1]} miss j = {", ".join(map(str, gaps[:10]))}'
-                            f'{", ..." if len(gaps) > 10 else ""}')
+        n_gaps, gaps = missing_indices(js)
+        if n_gaps:
+            warnings.append(f'{folder}: {s} runs {js[0]}..{js[-1]} miss j = {", ".join(map(str, gaps))}'
+                            f'{", ..." if n_gaps > len(gaps) else ""}')
     index = folder / INDEX_NAME
     if index.is_file():
         try:
-            listed = json.loads(index.read_text()).get('runs', [])
-            missing = [r['file'] for r in listed if not (folder / r['file']).is_file()]
-        except (OSError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
-            warnings.append(f'{index}: unreadable batch index ({exc}); the run files themselves are used')
-            missing = []
+            idx = read_index(index)
+        except RunFileError as exc:
+            warnings.append(f'unreadable batch index ({exc}); the run files themselves are used')
+            idx = {}
+        missing = [r['file'] for r in idx.get('runs', []) if not (folder / r['file']).is_file()]
         if missing:
             warnings.append(f'{index}: {len(missing)} indexed run(s) missing on disk: {", ".join(missing[:5])}')
         if display is None:
-            try:
-                display = json.loads(index.read_text()).get('display_name')
-            except (OSError, json.JSONDecodeError, AttributeError):
-                pass
+            display = index_display_name(index, idx)     # a wrong one would be shown: refused
     ordered = {s: runs[s] for s in sorted(runs, key=scenario_sort_key)}
     return BatchDir(side, folder, display or display_name(side), ordered), warnings
 
@@ -149,6 +205,9 @@ def scan_root(root, scenarios=None) -> Layout:
             warnings.append(f'{p}: not a model folder, ignored')
             continue
         label = p.name[:-len('_results')] if p.name.endswith('_results') else p.name
+        if is_reference_label(label):
+            raise ValueError(f"{p}: a model folder cannot be named {label!r}: 'real' is the reference side "
+                             f'(Real/); rename the folder')
         if label in folders:
             raise ValueError(f'{sim_dir}: both {folders[label].name}/ and {p.name}/ hold model {label!r}')
         folders[label] = p
@@ -180,6 +239,10 @@ class BatchWriter:
         elif side == 'sim':
             if not label:
                 raise ValueError('BatchWriter: a sim batch needs a label (its folder Sim/<label>)')
+            safe_component('label', label)
+            if is_reference_label(label):
+                raise ValueError(f"BatchWriter: a sim batch cannot be labelled {label!r}: 'real' is the "
+                                 f'reference side (Real/)')
             self.folder = root / 'Sim' / label
             self.label = label
         else:
@@ -193,14 +256,15 @@ class BatchWriter:
                       'display_name': display or display_name(self.label), 'runs': []}
         if self.index_path.is_file():
             try:
-                old = json.loads(self.index_path.read_text())
+                old = read_index(self.index_path)
                 self.index['runs'] = [r for r in old.get('runs', []) if (self.folder / r['file']).is_file()]
-            except (OSError, json.JSONDecodeError, AttributeError, KeyError, TypeError):
-                pass
+            except RunFileError:
+                pass                                  # rebuilt from the runs this writer adds
 
     def next_index(self, scenario: str) -> int:
         """1-based like the authors' files: one past the highest j on disk or in the index."""
-        js = [int(m['j']) for p in self.folder.glob(f'{glob_escape(scenario)}_*.csv')
+        safe_component('scenario', scenario)
+        js = [run_index(p, m['j']) for p in self.folder.glob(f'{glob_escape(scenario)}_*.csv')
               if (m := _RUN_RE.match(p.name)) and m['scenario'] == scenario]
         js += [r['j'] for r in self.index['runs'] if r.get('scenario') == scenario]
         return max(js, default=0) + 1
@@ -208,7 +272,11 @@ class BatchWriter:
     def run_file(self, scenario: str, j: int, meta: dict | None = None) -> tuple[Path, dict]:
         """(path, sidecar fields) of run j of a scenario in this folder — what ``write`` passes to ``write_run``;
         a writer elsewhere (a worker process) writes the run with them, then ``add_to_index`` lists it."""
-        m = {'side': self.side, 'label': self.label, 'scenario': scenario, 'j': int(j)}
+        safe_component('scenario', scenario)
+        j = int(j)
+        if not 0 <= j <= MAX_RUN_INDEX:
+            raise ValueError(f'run number {j} outside 0..{MAX_RUN_INDEX}')
+        m = {'side': self.side, 'label': self.label, 'scenario': scenario, 'j': j}
         m.update(meta or {})
         return self.folder / f'{scenario}_{j}.csv', m
 
