@@ -19,6 +19,13 @@ Steps, each its own function so fronts and tests can use them separately:
   (``simulate_and_judge``); the main process lists each chunk in the batch indexes and evaluates with
   ``EvaluatorCore``; result.json in OUT. ``vepd evaluate OUT`` re-computes it from the files.
 
+Output directory (``safety.prepare_output_dir``, command ``study``): OUT must be new, empty, or a previous
+``vepd study`` output (its marker ``.vepd-output.json``); a re-run into a previous output REPLACES it — its
+``Sim/``, ``result.json`` and (unless the reference is read from inside OUT) ``Real/`` are removed first, no
+resume. Anything else is refused unless ``overwrite``. The marker records the plan (runs, models,
+scenarios) so ``vepd evaluate OUT`` flags an interrupted study's short batches. Worker processes die with
+the study (``PR_SET_PDEATHSIG`` on Linux, and a check that the parent is alive before each write).
+
 The reference ("real" side) is either a directory of real runs (``<REF>/Real/`` or a folder of
 ``<scenario>_<j>.csv``; copied into ``OUT/Real`` so OUT is self-contained) or a GPS model name simulated
 as the real side (e.g. ``rtk``, the stand-in for an RTK receiver), with the same IMU model.
@@ -26,6 +33,7 @@ as the real side (e.g. ``rtk``, the stand-in for an RTK receiver), with the same
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +43,7 @@ import numpy as np
 
 from vepd_ros.graph import config_file as _config_file
 from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
+from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import RunRecord, read_run, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
@@ -221,8 +230,34 @@ def _simulate_and_judge(args) -> list[RunRecord]:
                 'source': 'vepd study (offline)'}
         recs += run_records([r], [e], meta)
     if outputs is not None:
+        _exit_if_orphaned()                          # never write for a study that is gone
         write_runs([(path, rec, m) for (path, m), rec in zip(outputs, recs)], fsync)
     return recs
+
+
+_PARENT_PID: int | None = None
+"""In a worker process: the pid of the study that started it (``_worker_init``)."""
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Pool initializer: the worker dies with its parent. On Linux the kernel sends SIGKILL when the parent
+    exits (``prctl(PR_SET_PDEATHSIG)``); a parent already gone by then is caught by the ppid check, and
+    ``_exit_if_orphaned`` repeats it before every write (other systems)."""
+    global _PARENT_PID
+    _PARENT_PID = parent_pid
+    try:
+        import ctypes
+        import signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)          # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    _exit_if_orphaned()
+
+
+def _exit_if_orphaned() -> None:
+    if _PARENT_PID is not None and os.getppid() != _PARENT_PID:
+        os._exit(1)
 
 
 def truth_order(specs: Sequence[tuple[str, str, str, int]]) -> list[int]:
@@ -244,7 +279,6 @@ def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: st
     (one (csv_path, sidecar fields) per spec, e.g. ``BatchWriter.run_file``): the workers also write each run
     there, so writing overlaps the other chunks' computing. The numbers do not depend on the order, the
     chunking or the number of workers (each run's filter is independent)."""
-    import os
     ekf_yaml = str(ekf_yaml or _config_file('ekf.yaml'))
     navsat_yaml = str(navsat_yaml or _config_file('navsat.yaml'))
     order = truth_order(specs)
@@ -276,7 +310,7 @@ def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: st
                 yield recs
         else:
             import multiprocessing as mp
-            with mp.get_context('fork').Pool(workers) as pool:
+            with mp.get_context('fork').Pool(workers, _worker_init, (os.getpid(),)) as pool:
                 for recs in pool.imap(_simulate_and_judge, chunks):
                     bar and bar.update(len(recs))
                     yield recs
@@ -291,8 +325,10 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
               out_dir, judge: str = 'builtin', seed: int = 0, imu_model: str = 'ch_drift_paper',
               velocity: str = 'speed', n_boot: int = 1000, ekf_yaml=None, navsat_yaml=None,
               gps_params: dict | None = None, imu_params: dict | None = None, progress: bool = False,
-              fsync: bool = True, workers: int | None = None) -> dict:
-    """The whole study; returns the evaluation result (also written to OUT/result.json)."""
+              fsync: bool = True, workers: int | None = None, overwrite: bool = False) -> dict:
+    """The whole study; returns the evaluation result (also written to OUT/result.json). OUT: see the module
+    doc (refused when it holds anything but a previous study, unless ``overwrite``)."""
+    from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.truth import canonical_scenario
     if runs < 2:
@@ -304,7 +340,6 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
         if m not in GPS_MODELS:
             raise ValueError(f"unknown GPS model {m!r}: expected one of {', '.join(GPS_MODELS)}")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     ref_dir = _reference_dir(reference)
     jobs = []
@@ -313,6 +348,10 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
             raise ValueError(f'--reference {reference!r}: neither a directory of real runs nor a GPS model '
                              f'({", ".join(GPS_MODELS)})')
         jobs += [(REFERENCE, reference, s) for s in scen]
+    ref_inside = ref_dir is not None and out.resolve() in (ref_dir.resolve(), *ref_dir.resolve().parents)
+    prepare_output_dir(out, command='study', overwrite=overwrite,
+                       replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
+                       info={'plan': {'runs': int(runs), 'models': list(models), 'scenarios': scen}})
     jobs += [(m, m, s) for m in models for s in scen]
     if ref_dir is not None:
         batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
@@ -351,5 +390,5 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
     res['study'] = {'models': list(models), 'scenarios': scen, 'runs': runs, 'duration_s': duration_s,
                     'reference': str(reference), 'judge': judge, 'seed': seed, 'imu_model': imu_model}
     res['root'] = str(out)
-    (out / 'result.json').write_text(json.dumps(res, indent=1) + '\n')
+    atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n', fsync)
     return res

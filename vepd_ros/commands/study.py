@@ -25,6 +25,9 @@ def register(sub):
     p.add_argument('--seed', type=int, default=0, help='study seed; every run seed derives from it by name')
     p.add_argument('--out', required=True, help='output directory')
     p.add_argument('--json', action='store_true', help='print the result as JSON')
+    p.add_argument('--overwrite', action='store_true',
+                   help='write into a non-empty OUT that is not a previous study (its Real/, Sim/, result.json '
+                        'are replaced)')
     p.set_defaults(func=run)
 
 
@@ -33,8 +36,9 @@ def run(args) -> int:
     from vepd_ros.pipeline import run_study
     res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
                     args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
-                    velocity=args.velocity, n_boot=args.n_boot, progress=not args.json and sys.stderr.isatty())
-    print(json.dumps(res, indent=1) if args.json else format_tables(res))
+                    velocity=args.velocity, n_boot=args.n_boot, progress=not args.json and sys.stderr.isatty(),
+                    overwrite=args.overwrite)
+    print(json.dumps(res, indent=1, allow_nan=False) if args.json else format_tables(res))
     for w in res['warnings']:
         print(f'warning: {w}', file=sys.stderr)
     return 0

@@ -21,6 +21,10 @@ by zero. Moving scenarios never hit this.
 Two implementations, tested equal: ``run_metrics`` (one run, plain numpy — the reference) and
 ``batch_metrics`` (K runs of any lengths at once, vectorised; what the evaluator uses).
 
+Non-finite input (NaN/inf stamps or values) is refused with a ``RunDataError`` (a ``ValueError``) naming the
+run; so is a result that is not finite (values so large that E or S overflows): a metric is a finite
+number or an error, never NaN or inf.
+
 Velocity signals: real arrays (scalar velocity) or complex arrays ``vx + 1j*vy`` (the vector form of
 eq. 1: ``E = sqrt(mean(|v_e - v_g|^2))``, the FFT of the planar vector signal for ``S``).
 """
@@ -73,6 +77,7 @@ def get_preprocessing(p: 'str | Preprocessing') -> Preprocessing:
 def moving_average(x, n: int) -> np.ndarray:
     """``n``-sample moving average, 'valid' part only (len(x) - n + 1 values), as np.convolve computes it."""
     x = np.asarray(x)
+    _require_finite('moving_average input', x)
     if n == 1:
         return x
     return np.convolve(x, np.ones(int(n)) / float(n), 'valid')
@@ -80,11 +85,27 @@ def moving_average(x, n: int) -> np.ndarray:
 
 def spectral_flatness(x, axis: int = -1) -> np.ndarray:
     """Wiener entropy of the full FFT magnitude along ``axis``: exp(mean ln(|X|+1e-10)) / mean|X|.
-    An all-zero signal gives 1.0 (see the module note)."""
+    An all-zero signal gives 1.0 (see the module note). NaN/inf in ``x`` is a ``RunDataError``."""
+    _require_finite('spectral_flatness input', x)
     mag = np.abs(np.fft.fft(x, axis=axis))
     am = np.mean(mag, axis=axis)
     gm = np.exp(np.mean(np.log(mag + SF_EPS), axis=axis))
     return _sf_ratio(gm, am)
+
+
+def _require_finite(what: str, x) -> None:
+    x = np.asarray(x)
+    if x.dtype.kind in 'fc' and not np.all(np.isfinite(x)):
+        raise RunDataError(f'{what} holds NaN or inf (expected finite numbers)')
+
+
+def _check_result(names, E, S) -> None:
+    """A run whose E or S is not finite (its values overflowed) is an error naming it."""
+    bad = np.flatnonzero(~(np.isfinite(E) & np.isfinite(S)))
+    if bad.size:
+        i = int(bad[0])
+        raise RunDataError(f'{names(i)}: E = {float(E[i])!r}, S = {float(S[i])!r} are not finite (values too '
+                           f'large for the metric)' + (f'; {bad.size} such runs' if bad.size > 1 else ''))
 
 
 def _sf_ratio(gm, am):
@@ -148,8 +169,10 @@ def resample_run(se_t, se_v, gt_t, gt_v, preprocessing='paper', name: str | None
 def run_metrics(se_t, se_v, gt_t, gt_v, preprocessing='paper', name: str | None = None) -> tuple[float, float]:
     """(E, S) of one run: RMSE of the estimate against truth, and the spectral-flatness difference."""
     _, se_g, gt_g = resample_run(se_t, se_v, gt_t, gt_v, preprocessing, name)
-    e = float(np.sqrt(np.mean(np.abs(se_g - gt_g) ** 2)))
-    s = float(np.abs(spectral_flatness(se_g) - spectral_flatness(gt_g)))
+    with np.errstate(over='ignore', invalid='ignore'):
+        e = float(np.sqrt(np.mean(np.abs(se_g - gt_g) ** 2)))
+        s = float(np.abs(spectral_flatness(se_g) - spectral_flatness(gt_g)))
+    _check_result(lambda i: name or 'run', np.array([e]), np.array([s]))
     return e, s
 
 
@@ -259,8 +282,10 @@ def batch_metrics(se_t: Sequence, se_v: Sequence, gt_t: Sequence, gt_v: Sequence
         rows = np.flatnonzero(n_grid == n)
         idx = g_starts[rows][:, None] + np.arange(n)
         se, gt = se_g[idx], gt_g[idx]
-        E[rows] = np.sqrt(np.mean(np.abs(se - gt) ** 2, axis=1))
-        S[rows] = np.abs(_spectral_flatness_rows(se) - _spectral_flatness_rows(gt))
+        with np.errstate(over='ignore', invalid='ignore'):
+            E[rows] = np.sqrt(np.mean(np.abs(se - gt) ** 2, axis=1))
+            S[rows] = np.abs(_spectral_flatness_rows(se) - _spectral_flatness_rows(gt))
+    _check_result(lambda i: _name(names, i), E, S)
     return E, S
 
 

@@ -20,9 +20,27 @@ Intervals (``n_boot`` > 0, else None): ``ci95`` of the combined VEPD by the stra
 (``bootstrap_vepd``); ``per_scenario.<s>.ci95`` from the same resamples restricted to scenario s
 (``bootstrap_vepd_groups``), or, for a scenario outside the combined set (rest), from its own draws seeded
 by ``derive_seed(seed, 'bootstrap', canonical_scenario(s))``.
-Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run data.
+Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run data, a
+result that is not finite.
 Warnings (in ``warnings``): different K on the two sides, a scenario missing on one side, fewer than the
 requested K, an empty combined set.
+
+Completeness (contract C2), also in the result:
+
+    "complete": bool,                       false when either list below is non-empty
+    "excluded_runs": [{"path", "label", "scenario", "reason"}, ...],
+    "incomplete_batches": [{"label", "scenario", "have", "k"}, ...],
+    "min_coverage": 0.9
+
+A run is EXCLUDED (never scored) when its sidecar's ``coverage`` block (contract C1, written by the
+recorder) shows, for the estimates or the truth, received/expected < ``min_coverage`` (expected > 0), or
+a longest gap ``max_gap_s`` > max(``GAP_PERIODS`` / rate_hz, ``GAP_FLOOR_S``) — five nominal periods,
+at least 0.5 s. A run without a ``coverage`` block (the authors' files, the offline study's) is complete.
+A batch (side × scenario) is INCOMPLETE when it holds fewer usable runs than K: the ``k`` asked for,
+else the plan a ``vepd study`` output records (its runs per batch, and every model × scenario it was to
+write), else the largest count of any side for that scenario. Incomplete batches are still scored over
+the runs they have, and flagged; ``vepd evaluate`` exits 4 on an incomplete result unless
+``--allow-incomplete``.
 """
 from __future__ import annotations
 
@@ -37,15 +55,71 @@ from vepd_ros.runs.format import VELOCITY_KINDS, RunRecord, read_run
 from vepd_ros.runs.layout import REST_SCENARIOS, canonical_scenario, scan_root, scenario_sort_key
 
 REFERENCE = 'real'
+DEFAULT_MIN_COVERAGE = 0.9
+GAP_PERIODS = 5
+GAP_FLOOR_S = 0.5
+
+
+def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE, where: str = 'run') -> str | None:
+    """Why a run is excluded by its sidecar's ``coverage`` block (module doc), or None (kept). A block of
+    the wrong shape is a ``RunDataError`` naming ``where`` and the field."""
+    cov = meta.get('coverage') if isinstance(meta, dict) else None
+    if cov is None:
+        return None
+    if not isinstance(cov, dict):
+        raise RunDataError(f"{where}: sidecar field 'coverage' must be an object (contract C1)")
+    reasons = []
+    for stream in ('estimates', 'truth'):
+        b = cov.get(stream)
+        if b is None:
+            continue
+        f = f'coverage.{stream}'
+        if not isinstance(b, dict):
+            raise RunDataError(f"{where}: sidecar field '{f}' must be an object")
+        exp, rec = b.get('expected'), b.get('received')
+        for k, v in (('expected', exp), ('received', rec)):
+            if type(v) is not int or v < 0:
+                raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be an integer >= 0, got {v!r:.40}")
+        if exp > 0 and rec / exp < min_coverage:
+            reasons.append(f'{stream}: {rec} of {exp} expected samples ({100.0 * rec / exp:.1f}% < '
+                           f'{100.0 * min_coverage:g}%)')
+        gap, rate = b.get('max_gap_s'), b.get('rate_hz')
+        if gap is None or rate is None:
+            continue
+        for k, v in (('max_gap_s', gap), ('rate_hz', rate)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+                raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be a finite number >= 0, "
+                                   f'got {v!r:.40}')
+        if rate > 0:
+            limit = max(GAP_PERIODS / rate, GAP_FLOOR_S)
+            if gap > limit:
+                reasons.append(f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} periods at '
+                               f'{rate:g} Hz, at least {GAP_FLOOR_S:g} s)')
+    return '; '.join(reasons) or None
+
+
+def completeness_lines(res: dict) -> list[str]:
+    """One line per excluded run and per incomplete batch of a result, for terminal output and reports."""
+    lines = [f"excluded: {e['path']} ({e['label']} / {e['scenario']}): {e['reason']}"
+             for e in res.get('excluded_runs', [])]
+    lines += [f"incomplete: {b['label']} / {b['scenario']}: {b['have']} of {b['k']} runs"
+              for b in res.get('incomplete_batches', [])]
+    return lines
 
 
 class EvaluatorCore:
     def __init__(self, k: int | None = None, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000,
-                 seed: int = 0, level: float = 0.95, rest: Iterable[str] = REST_SCENARIOS):
+                 seed: int = 0, level: float = 0.95, rest: Iterable[str] = REST_SCENARIOS,
+                 min_coverage: float = DEFAULT_MIN_COVERAGE):
         if velocity not in VELOCITY_KINDS:
             raise ValueError(f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}")
         if k is not None and k < 2:
             raise ValueError(f'k must be >= 2 (a Wasserstein distance over fewer runs means nothing), got {k}')
+        if not 0.0 <= float(min_coverage) <= 1.0:
+            raise ValueError(f'min_coverage must be within 0..1, got {min_coverage!r}')
+        self.min_coverage = float(min_coverage)
+        self.excluded: list[dict] = []
+        self.expected_batches: list[tuple[str, str]] = []     # (side, scenario) planned, e.g. by vepd study
         self.k = k
         self.velocity = velocity
         self.preprocessing = get_preprocessing(preprocessing)
@@ -61,8 +135,8 @@ class EvaluatorCore:
 
     # ------------------------------------------------------------------------------------------- input
     def add_model(self, label: str, display_name: str | None = None) -> None:
-        if label == REFERENCE:
-            raise ValueError(f"'{REFERENCE}' is the reference side, not a model label")
+        if label.lower() == REFERENCE:
+            raise ValueError(f"{label!r} names the reference side ('{REFERENCE}'), not a model label")
         self.display[label] = display_name or self.display.get(label) or label
         self._E.setdefault(label, {})
         self._S.setdefault(label, {})
@@ -81,9 +155,12 @@ class EvaluatorCore:
         nm = self._names.setdefault(side, {}).setdefault(scenario, [])
         nm += list(names) if names is not None else [f'{scenario}#{len(nm) + i + 1}' for i in range(E.size)]
 
-    def add_run(self, side: str, scenario: str, run) -> tuple[float, float]:
-        """One run (a RunRecord or (se_t, se_v, gt_t, gt_v)); its E and S are computed now."""
+    def add_run(self, side: str, scenario: str, run) -> tuple[float, float] | None:
+        """One run (a RunRecord or (se_t, se_v, gt_t, gt_v)); its E and S are computed now (None: the
+        run is excluded by its coverage)."""
         if isinstance(run, RunRecord):
+            if self._exclude(side, scenario, run):
+                return None                          # listed in excluded_runs, not scored
             sig, name = run.signal(self.velocity), run.name
         else:
             sig, name = tuple(run), None
@@ -92,13 +169,22 @@ class EvaluatorCore:
         return e, s
 
     def add_records(self, side: str, scenario: str, records: Sequence[RunRecord]) -> tuple[np.ndarray, np.ndarray]:
-        """Many runs at once, vectorised."""
+        """Many runs at once, vectorised. Runs excluded by their coverage are listed, not scored."""
+        records = [r for r in records if not self._exclude(side, scenario, r)]
+        if not records:
+            return np.empty(0), np.empty(0)
         sigs = [r.signal(self.velocity) for r in records]
         names = [r.name for r in records]
         E, S = batch_metrics([s[0] for s in sigs], [s[1] for s in sigs], [s[2] for s in sigs], [s[3] for s in sigs],
                              self.preprocessing, names)
         self.add_values(side, scenario, E, S, names)
         return E, S
+
+    def _exclude(self, side: str, scenario: str, rec: RunRecord) -> bool:
+        reason = coverage_exclusion(rec.meta, self.min_coverage, rec.name)
+        if reason:
+            self.excluded.append({'path': rec.name, 'label': side, 'scenario': scenario, 'reason': reason})
+        return bool(reason)
 
     # ------------------------------------------------------------------------------------------- state
     def count(self, side: str, scenario: str) -> int:
@@ -129,6 +215,31 @@ class EvaluatorCore:
                 if match is None or self.count(m, match) < need:
                     return False
         return True
+
+    def incomplete_batches(self) -> list[dict]:
+        """Batches with fewer usable runs than K (module doc), by side (reference first) and scenario."""
+        ref_sc = list(self._E.get(REFERENCE, {}))
+        canon: dict[str, str] = {}                  # canonical scenario -> the name shown
+        for sc in ref_sc + [s for _, s in self.expected_batches]:
+            canon.setdefault(canonical_scenario(sc), sc)
+        sides = [REFERENCE] + [m for m in self.display if m != REFERENCE]
+        sides += [s for s, _ in self.expected_batches if s not in sides]
+        expected = {(s, canonical_scenario(sc)) for s, sc in self.expected_batches}
+
+        def have(side, c):
+            return sum(self.count(side, s) for s in self._E.get(side, {}) if canonical_scenario(s) == c)
+
+        out = []
+        for side in dict.fromkeys(sides):
+            for c, shown in canon.items():
+                if side != REFERENCE and (side, c) not in expected and side not in self._E:
+                    continue
+                n = have(side, c)
+                k = self.k if self.k is not None else max(have(s, c) for s in sides)
+                if n < k:
+                    own = next((s for s in self._E.get(side, {}) if canonical_scenario(s) == c), shown)
+                    out.append({'label': side, 'scenario': own, 'have': int(n), 'k': int(k)})
+        return out
 
     def _match(self, side: str, ref_scenario: str) -> str | None:
         c = canonical_scenario(ref_scenario)
@@ -237,6 +348,9 @@ class EvaluatorCore:
                                              's; a scenario outside the combined set (rest) is resampled alone '
                                              "with seed derive_seed(seed, 'bootstrap', canonical_scenario(s))"},
                'warnings': warnings}
+        incomplete = self.incomplete_batches()
+        res.update({'complete': not (incomplete or self.excluded), 'excluded_runs': list(self.excluded),
+                    'incomplete_batches': incomplete, 'min_coverage': self.min_coverage})
         if include_runs:
             res['runs'] = {side: {sc: dict(zip(('E', 'S', 'names'), (lambda v: (v[0].tolist(), v[1].tolist(), v[2]))(
                 self.values(side, sc)))) for sc in sorted(self._E[side], key=scenario_sort_key)} for side in self._E}
@@ -252,11 +366,29 @@ def load_records(paths: Sequence[Path], progress: bool = False, desc: str = '') 
     return [read_run(p) for p in it]
 
 
+def study_plan(root) -> dict | None:
+    """The plan a ``vepd study`` output records in its marker (``runs``, ``models``, ``scenarios``), or None."""
+    from vepd_ros.runs.safety import read_output_marker
+    mark = read_output_marker(root)
+    plan = mark.get('plan') if mark and mark['command'] == 'study' else None
+    if not (isinstance(plan, dict) and type(plan.get('runs')) is int and plan['runs'] >= 2
+            and all(isinstance(plan.get(f), list) and all(isinstance(x, str) for x in plan[f])
+                    for f in ('models', 'scenarios'))):
+        return None
+    return plan
+
+
 def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000, seed: int = 0,
-                  scenarios=None, k: int | None = None, include_runs: bool = False, progress: bool = False) -> dict:
-    """Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``)."""
+                  scenarios=None, k: int | None = None, include_runs: bool = False, progress: bool = False,
+                  min_coverage: float = DEFAULT_MIN_COVERAGE) -> dict:
+    """Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``); an output of
+    ``vepd study`` is checked against its plan (module doc, completeness)."""
     layout = scan_root(root, scenarios)
-    core = EvaluatorCore(k=k, velocity=velocity, preprocessing=preprocessing, n_boot=n_boot, seed=seed)
+    plan = study_plan(root)
+    core = EvaluatorCore(k=k if k is not None else (plan['runs'] if plan else None), velocity=velocity,
+                         preprocessing=preprocessing, n_boot=n_boot, seed=seed, min_coverage=min_coverage)
+    if plan:
+        core.expected_batches = [(side, sc) for side in [REFERENCE] + plan['models'] for sc in plan['scenarios']]
     core.warnings += layout.warnings
     batches = [(REFERENCE, layout.real)] + list(layout.models.items())
     total = sum(len(v) for _, b in batches for v in b.runs.values())

@@ -14,11 +14,33 @@ import numpy as np
 from scipy.stats import wasserstein_distance
 
 
+def finite_values(what: str, x) -> np.ndarray:
+    """``x`` as a non-empty 1-D float array of finite numbers, else a ``ValueError`` naming ``what``."""
+    a = np.asarray(x, float).ravel()
+    if a.size == 0:
+        raise ValueError(f'{what} is empty (at least one run is needed)')
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f'{what} holds NaN or inf at position {int(np.flatnonzero(~np.isfinite(a))[0])} '
+                         f'(expected finite per-run values)')
+    return a
+
+
+def _finite_result(what: str, d: dict) -> dict:
+    for k, v in d.items():
+        if not np.isfinite(v):
+            raise ValueError(f'{what}: {k} = {v!r} is not finite (the per-run values are too large)')
+    return d
+
+
 def vepd(real_E, real_S, sim_E, sim_S) -> dict:
-    """{'W1', 'W2', 'VEPD'} between the real and simulated sets of per-run E and S."""
-    w1 = float(wasserstein_distance(np.asarray(sim_E, float), np.asarray(real_E, float)))
-    w2 = float(wasserstein_distance(np.asarray(sim_S, float), np.asarray(real_S, float)))
-    return {'W1': w1, 'W2': w2, 'VEPD': 0.5 * (w1 + w2)}
+    """{'W1', 'W2', 'VEPD'} between the real and simulated sets of per-run E and S. Empty or non-finite
+    input, or a non-finite result, is a ``ValueError``."""
+    rE, rS, sE, sS = (finite_values(w, a) for w, a in (('real E', real_E), ('real S', real_S),
+                                                       ('sim E', sim_E), ('sim S', sim_S)))
+    with np.errstate(over='ignore', invalid='ignore'):
+        w1 = float(wasserstein_distance(sE, rE))
+        w2 = float(wasserstein_distance(sS, rS))
+        return _finite_result('vepd', {'W1': w1, 'W2': w2, 'VEPD': 0.5 * (w1 + w2)})
 
 
 def rank(values: Mapping[str, float]) -> dict[str, float]:
@@ -26,6 +48,9 @@ def rank(values: Mapping[str, float]) -> dict[str, float]:
     Returned as int when whole."""
     keys = list(values)
     v = np.array([values[k] for k in keys], float)
+    if not np.all(np.isfinite(v)):
+        raise ValueError('rank: every value must be finite, got ' + ', '.join(
+            f'{k}={values[k]!r}' for k in keys[:5] if not np.isfinite(values[k])))
     order = np.argsort(v, kind='stable')
     ranks = np.empty(len(v))
     i = 0
@@ -136,6 +161,14 @@ def bootstrap_vepd_groups(real_E, real_S, real_groups: Sequence, sim_E, sim_S, s
     ``bootstrap_vepd``'s (same draws, same arithmetic)."""
     if n_boot <= 0:
         return (float('nan'), float('nan')), {}
+    if not 0.0 < level < 1.0:
+        raise ValueError(f'bootstrap level must be in (0, 1), got {level!r}')
+    for w, a in (('real E', real_E), ('real S', real_S), ('sim E', sim_E), ('sim S', sim_S)):
+        finite_values(f'bootstrap_vepd: {w}', a)
+    if not (np.size(real_groups) == np.size(real_E) == np.size(real_S)
+            and np.size(sim_groups) == np.size(sim_E) == np.size(sim_S)):
+        raise ValueError('bootstrap_vepd: each side needs one group label per run (E, S and groups of equal '
+                         'length)')
     rng = np.random.default_rng(seed)
     real_groups, sim_groups = np.asarray(real_groups), np.asarray(sim_groups)
     rg = np.unique(real_groups, return_inverse=True)[1]
@@ -162,6 +195,9 @@ def bootstrap_vepd_groups(real_E, real_S, real_groups: Sequence, sim_E, sim_S, s
             Mg, ng = _scaled_counts(cr[:, ri], cs[:, si])
             vg[b0:b0 + b] = 0.5 * (_w1_counts(g1, Mg, ng) + _w1_counts(g2, Mg, ng))
     q = 100.0 * (1.0 - level) / 2.0
+    if not (np.all(np.isfinite(w1)) and np.all(np.isfinite(w2))):
+        raise ValueError('bootstrap_vepd: a resampled distance is not finite (the per-run values are too '
+                         'large)')
     lo, hi = np.percentile(0.5 * (w1 + w2), [q, 100.0 - q])
     per = {}
     for g, (_, _, _, _, vg) in groups.items():
