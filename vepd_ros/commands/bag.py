@@ -66,6 +66,9 @@ def register(sub):
     p.add_argument('--truth-stamp', choices=('header', 'arrival'), default='header',
                    help='truth time: header stamp (default) or bag receive time')
     p.add_argument('--quiet', action='store_true', help='no per-run lines')
+    p.add_argument('--overwrite', action='store_true',
+                   help='write into a DIR that is not a previous vepd bag output; the target batch folder '
+                        '(Real/ or Sim/<label>/) is replaced (without it, runs are added to a previous output)')
     p.set_defaults(func=run)
 
 
@@ -105,6 +108,11 @@ def run(args) -> int:
     if args.side == 'sim' and not args.label:
         raise ValueError('--side sim needs --label (runs go to Sim/<label>/)')
     label = args.label if args.side == 'sim' else 'real'
+    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir, safe_component
+    for kind, name in [('--label', label), ('--scenario', args.scenario)] + [
+            ('--scenarios', s.strip()) for s in (args.scenarios or '').split(',') if args.scenarios]:
+        safe_component(kind, name)
+    check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None
     if args.estimate == 'judge':
         from vepd_ros.graph import config_file        # not vepd_ros.pipeline: it imports scipy.stats (0.45 s)
@@ -119,7 +127,7 @@ def run(args) -> int:
     # j numbering continues after what is on disk (read-only look; the writer is created after computing)
     existing = {}
     folder = out / 'Real' if args.side == 'real' else out / 'Sim' / label
-    if folder.is_dir():
+    if folder.is_dir() and not args.overwrite:
         import re
         for f in folder.glob('*.csv'):
             m = re.match(r'^(?P<s>.+)_(?P<j>\d+)\.csv$', f.name)
@@ -143,6 +151,10 @@ def run(args) -> int:
         for r in new:
             j_next[r.scenario] = r.meta['j'] + 1
         runs += new
+    for r in runs:                                    # names from a ranges file: checked before any write
+        safe_component('scenario', r.scenario)
+    prepare_output_dir(out, command='bag', overwrite=args.overwrite,
+                       replaces=[str(folder.relative_to(out))] if args.overwrite else [])
     writer = BatchWriter(out, args.side, label if args.side == 'sim' else None)
     for r in runs:
         path = writer.write(r.record, r.scenario, r.meta, j=r.meta['j'])

@@ -19,11 +19,16 @@ def register(sub):
     p.add_argument('--n-boot', type=int, default=1000)
     p.add_argument('--seed', type=int, default=0)
     p.add_argument('--no-progress', action='store_true')
+    p.add_argument('--overwrite', action='store_true',
+                   help='write into an --out folder that is not a previous vepd report output')
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from vepd_ros.report import build_report
+    from vepd_ros.runs.safety import prepare_output_dir
     overlays = None
     if args.overlay:
         overlays = []
@@ -32,7 +37,9 @@ def run(args) -> int:
             if not sc or not j.isdigit():
                 raise ValueError(f'--overlay expects SCENARIO:J (e.g. circle:3), got {o!r}')
             overlays.append((sc, int(j)))
-    out = build_report(args.dir, args.out, overlays, args.velocity, args.preprocessing, args.n_boot, args.seed,
+    out_dir = prepare_output_dir(Path(args.out) if args.out else Path(args.dir) / 'report', command='report',
+                                 overwrite=args.overwrite)
+    out = build_report(args.dir, out_dir, overlays, args.velocity, args.preprocessing, args.n_boot, args.seed,
                        [s for s in (args.scenarios or '').split(',') if s], args.k, progress=not args.no_progress)
     print(f"report: {out['markdown']}\n        {out['html']}\n        {len(out['figures'])} figures, "
           f"{len(out['warnings'])} warning(s)")

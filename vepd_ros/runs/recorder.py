@@ -31,6 +31,7 @@ import numpy as np
 
 from vepd_ros.runs.format import RunRecord
 from vepd_ros.runs.layout import BatchWriter
+from vepd_ros.runs.safety import safe_component
 
 SEGMENTATIONS = ('manual', 'duration', 'motion')
 
@@ -65,6 +66,7 @@ class RecorderCore:
             raise ValueError(f'segmentation duration needs duration_s > 0, got {duration_s}')
         if segmentation == 'motion' and scenario == 'rest':
             raise ValueError("segmentation 'motion' cannot find runs of scenario 'rest'; use duration or manual")
+        safe_component('scenario', scenario)           # becomes the run files' names
         if writer is None:
             if root is None:
                 raise ValueError('RecorderCore needs a root directory or a BatchWriter')
