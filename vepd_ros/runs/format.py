@@ -53,7 +53,8 @@ MAX_ABS_TIME_S = 1e5
 """Largest |stamp| of a run file, s (27.8 h from the run start): bounds the metric's 15 Hz grid."""
 MAX_ABS_VELOCITY_MPS = 1e4
 """Largest |velocity| of a run file, m/s: a number beyond it is a corrupt file, not a vehicle."""
-_NUMBER_RE = re.compile(r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)', re.I)
+_NUMBER_RE = re.compile(r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)',
+                        re.I | re.A)
 _EMPTY_CELL_RE = re.compile(r'(?m)(?<=,)(?=,|$)|^(?=,)')
 
 
