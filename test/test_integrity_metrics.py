@@ -15,7 +15,7 @@ from vepd_ros.metrics.evaluator import EvaluatorCore
 from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd
 from vepd_ros.runs.format import RunFileError, RunRecord, read_run, write_run
 
-PROPS = settings(max_examples=50, deadline=None, derandomize=True,
+PROPS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
