@@ -106,9 +106,11 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
     if isinstance(source, Mapping):
         doc = copy.deepcopy(dict(source))
     else:
-        import yaml
-        text = Path(source).read_text() if isinstance(source, Path) or '\n' not in str(source) else str(source)
-        doc = yaml.safe_load(text) or {}
+        from vepd_ros.yamlio import load_yaml, parse_yaml
+        if isinstance(source, Path) or '\n' not in str(source):
+            doc = load_yaml(source, what='ekf configuration')
+        else:
+            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf configuration')
     use_control = []
 
     def strip(d):
@@ -434,7 +436,16 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
     return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),
-                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, dict(builder.dropped))
+                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, _drops(builder, nav))
+
+
+def _drops(builder, nav) -> dict:
+    """Every message the graph dropped, by reason: the EKF's message layer and update guard, and navsat's."""
+    out = dict(builder.dropped)
+    if nav is not None:
+        for reason, n in nav.dropped.items():
+            out['navsat ' + reason] = out.get('navsat ' + reason, 0) + n
+    return out
 
 
 K1_LOOP = True

@@ -29,6 +29,7 @@ import numpy as np
 from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.models.geodesy import geodetic_to_enu
 from vepd_ros.models.imu import BIAS_INSTABILITY_FACTOR, GM_ADEV_PEAK
+from vepd_ros.yamlio import quote
 
 BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
 
@@ -363,9 +364,12 @@ def node_params_yaml(node: str, model: str, params: dict) -> str:
 
 def read_node_params(path, node: str) -> dict:
     """The ``ros__parameters`` of ``node`` (or of ``/**``) in a ROS 2 parameters file."""
-    import yaml
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    from vepd_ros.yamlio import load_yaml
+    data = load_yaml(path, what='ROS 2 parameters')
     for key in (node, '/' + node, '/**'):
         if key in data:
-            return dict(data[key].get('ros__parameters', {}))
-    raise ValueError(f'{path}: no parameters for {node} (keys: {", ".join(map(str, data))})')
+            sec = data[key].get('ros__parameters', {}) if isinstance(data[key], dict) else None
+            if not isinstance(sec, dict):
+                raise ValueError(f'{path}: {key}/ros__parameters: expected a mapping of parameters')
+            return dict(sec)
+    raise ValueError(f'{path}: no parameters for {node} (keys: {quote(", ".join(map(str, data)))})')
