@@ -94,7 +94,10 @@ class RosFilter:
 
     @property
     def dropped(self) -> dict:
-        return self.builder.dropped
+        """Messages dropped by the message layer and updates refused by the filter, by reason."""
+        if not self.ekf.drops:
+            return self.builder.dropped
+        return {**self.builder.dropped, **self.ekf.drops}
 
     @property
     def queued(self) -> int:
@@ -321,7 +324,7 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
     any_terms = any(z is None for z in zsub)
     queue: list = []
     push, pop = heapq.heappush, heapq.heappop
-    correct = ekf._correct_k1
+    correct = ekf.correct_k1_checked
     fuse = _Fuser(ekf, sets) if fuse_parts else None
     e, n_ev, counter = 0, len(arr_l), 0
     sensor_timeout = out.sensor_timeout_ns
@@ -482,7 +485,7 @@ class _Fuser:
         delta = t - ekf.last_time_ns
         if delta > 0:
             ekf.predict(delta * 1e-9)
-        ekf._correct_k1(s, [cat[c] for c in perm], R, math.inf)
+        ekf.correct_k1_checked(s, [cat[c] for c in perm], R, math.inf)
         if delta >= 0:
             ekf.last_time_ns = t
 

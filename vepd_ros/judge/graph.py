@@ -436,12 +436,13 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
     return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),
-                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, _drops(builder, nav))
+                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, _drops(builder, nav, ekf))
 
 
-def _drops(builder, nav) -> dict:
+def _drops(builder, nav, ekf) -> dict:
     """Every message the graph dropped, by reason: the EKF's message layer and update guard, and navsat's."""
     out = dict(builder.dropped)
+    out.update(getattr(ekf, 'drops', {}))
     if nav is not None:
         for reason, n in nav.dropped.items():
             out['navsat ' + reason] = out.get('navsat ' + reason, 0) + n
