@@ -498,7 +498,8 @@ class Ekf:
         # Joseph form: M = (I−GH)P = P − G·HP;  M(I−GH)ᵀ + G R Gᵀ = M − (M[:, idx] − G R)·Gᵀ
         M = P - G @ HP
         M -= (M[:, sel] - G @ Rs) @ G.T
-        if not math.isfinite(row.sum() + M.sum()):  # x or P would not be finite: keep them, count it
+        # x or P would not be finite: keep them, count it (two dot products with ones: NaN and Inf propagate)
+        if not math.isfinite(_dot(M.ravel(), _ONES225) + _dot(row, _ONES15)):
             self._refuse('the state would not be finite')
             return False
         self.x = xn
@@ -610,6 +611,9 @@ class Ekf:
 
 
 _DIAG = np.arange(STATE_SIZE)
+_ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
+_ONES15 = np.ones(STATE_SIZE)
+_dot = np.dot
 _ANGLE_COLS = np.array(ANGLES)
 _ANGLE_SLICE = slice(ROLL, YAW + 1)
 # _predict_batch: rows of its entry buffer E; E[9:] fill these flat positions (row·15 + col) of J's rows 0..8

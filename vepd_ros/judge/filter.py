@@ -324,7 +324,7 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
     any_terms = any(z is None for z in zsub)
     queue: list = []
     push, pop = heapq.heappush, heapq.heappop
-    correct = ekf.correct_k1_checked
+    correct = ekf._correct_k1
     fuse = _Fuser(ekf, sets) if fuse_parts else None
     e, n_ev, counter = 0, len(arr_l), 0
     sensor_timeout = out.sensor_timeout_ns
@@ -394,7 +394,11 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
                     delta = t - ekf.last_time_ns
                     if delta > 0:
                         ekf.predict(delta * 1e-9)
-                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
+                    try:
+                        ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
+                    except np.linalg.LinAlgError:             # singular S: refused and counted
+                        ekf._refuse('singular innovation covariance')
+                        ok = False
                     if delta >= 0:
                         ekf.last_time_ns = t
                     status = _FUSED if ok else _REJECTED

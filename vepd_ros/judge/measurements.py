@@ -125,6 +125,7 @@ class _FinishPlan:
     loc: np.ndarray
     contiguous: bool
     td: np.ndarray | None
+    idx: np.ndarray            # the flagged entries of z (15-vector)
 
 
 @dataclass(frozen=True)
@@ -469,7 +470,7 @@ class MeasurementBuilder:
             pos, loc = np.flatnonzero(inb), idx[inb] - off
             contiguous = bool(pos.size) and bool(np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1))
             td = np.flatnonzero(np.isin(idx, TWO_D_INDICES)) if self.params.two_d_mode else None
-            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td)
+            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td, idx)
             self._plans[key] = plan
         return plan
 
@@ -495,7 +496,7 @@ class MeasurementBuilder:
                 Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
         if plan.td is not None:
             Rsub[..., plan.td, plan.td] = TWO_D_VARIANCE
-        bad = self._bad_samples(z, Rsub, sel, plan.flags, topic or st.name)
+        bad = self._bad_samples(z, Rsub, sel, plan.idx, topic or st.name)
         if bad is not None:
             sel, Rsub = sel[~bad], Rsub[..., ~bad, :, :]
         if sel.size != keep.size:
@@ -504,13 +505,17 @@ class MeasurementBuilder:
         return MeasurementSeries(topic or st.name, stamps[sel], plan.flags, z, Rsub, st.rejection_threshold, arr,
                                  terms)
 
-    def _bad_samples(self, z, Rsub, sel, flags, topic) -> np.ndarray | None:
+    def _bad_samples(self, z, Rsub, sel, idx, topic) -> np.ndarray | None:
         """Mask over ``sel`` of the samples to drop (counted; None when there are none): a covariance entry
         not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value beyond ``MAX_ABS_VALUE``
         (in any run of a batch). Non-finite flagged values are upstream's "ignore this entry": kept
         (the core skips them) but counted, so no NaN passes unseen."""
+        zf = np.abs(z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx])
+        # the common case in two reductions (NaN fails both comparisons: the full check below)
+        if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and \
+                (not zf.size or zf.max() <= MAX_ABS_VALUE):
+            return None
         bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
-        zf = np.abs(z[..., sel, :][..., list(flags)])
         finite = zf < math.inf
         bad_z = (finite & (zf > MAX_ABS_VALUE)).any(axis=-1)
         nonfinite = ~finite.all(axis=-1)
