@@ -1,11 +1,24 @@
 """``vepd sensors``: run the GPS/IMU noise models offline (the very numbers the noise nodes publish)."""
 from __future__ import annotations
 
+import argparse
+
+SIMULATE_EXAMPLE = '''example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
+  vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
+writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish).'''
+
+MODELS_EXAMPLE = '''examples:
+  vepd sensors models            # every GPS and IMU model
+  vepd sensors models ch_rw      # the parameters of one model, with defaults and units'''
+
 
 def register(sub):
-    p = sub.add_parser('sensors', help='GPS/IMU noise models: simulate a run to CSV, list models and parameters')
+    p = sub.add_parser('sensors', help='GPS/IMU noise models: simulate a run to CSV, list models and parameters',
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=SIMULATE_EXAMPLE + '\n\n' + MODELS_EXAMPLE)
     s = p.add_subparsers(dest='sensors_cmd', metavar='ACTION')
-    sim = s.add_parser('simulate', help='truth → GPS and IMU models → truth.csv, gps.csv, imu.csv')
+    sim = s.add_parser('simulate', help='truth → GPS and IMU models → truth.csv, gps.csv, imu.csv',
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SIMULATE_EXAMPLE)
     sim.add_argument('--scenario', default='circle', help='truth scenario (rest, straight, sine, circle; default circle)')
     sim.add_argument('--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)')
     sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')
@@ -22,7 +35,8 @@ def register(sub):
                      help='override a model parameter (gps or imu, matched by name), repeatable')
     sim.add_argument('--out', required=True, help='output directory')
     sim.set_defaults(func=simulate, _gps_explicit=None)
-    ls = s.add_parser('models', help='list the GPS and IMU models and their parameters')
+    ls = s.add_parser('models', help='list the GPS and IMU models and their parameters',
+                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=MODELS_EXAMPLE)
     ls.add_argument('model', nargs='?', help='show the parameters of one model')
     ls.set_defaults(func=models)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])

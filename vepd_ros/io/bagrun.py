@@ -114,6 +114,40 @@ def _odom_arrays(items) -> dict:
     return {'stamp_ns': st, 'arrival_ns': arr, 'vx': v[:, 0], 'vy': v[:, 1]}
 
 
+MAX_TRUTH_SPEED_MPS = 1e3
+"""Truth samples faster than this (or not finite) are dropped and counted, never scored."""
+MAX_STAMP_SKEW_S = 1.0
+"""A message whose header stamp is off the stream's typical stamp − arrival offset by more than this,
+or older than the newest stamp kept before it, is dropped and counted (it would otherwise move a
+run's zero or be dropped uncounted by the judge's per-topic guard)."""
+
+
+def _stamps_in_order(stamp_ns, arrival_ns) -> np.ndarray:
+    """Mask of the messages kept: stamp − arrival within ``MAX_STAMP_SKEW_S`` of the median offset, and
+    stamps non-decreasing in arrival order (after the skew cut)."""
+    st = np.asarray(stamp_ns, np.int64)
+    if st.size == 0:
+        return np.ones(0, bool)
+    off = st - np.asarray(arrival_ns, np.int64)
+    ok = np.abs(off - np.median(off)) <= MAX_STAMP_SKEW_S * NS
+    idx = np.flatnonzero(ok)
+    if idx.size:
+        kept = st[idx]
+        ok[idx] = kept >= np.maximum.accumulate(kept)
+    return ok
+
+
+def _in_order(d: dict | None) -> tuple:
+    """(``d`` without out-of-order messages, how many were dropped)."""
+    if d is None or not len(d['stamp_ns']):
+        return d, 0
+    ok = _stamps_in_order(d['stamp_ns'], d['arrival_ns'])
+    if ok.all():
+        return d, 0
+    return ({k: (v[ok] if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == ok.size else v)
+             for k, v in d.items()}, int((~ok).sum()))
+
+
 def _expect(bag: Bag, topic: str, role: str, types: Sequence[str]) -> str:
     have = normalize_type(bag.msgtype(topic))
     if have not in types:
@@ -331,8 +365,13 @@ def make_runs(streams: BagStreams, segments, *, estimate: str = 'judge', ekf_con
         where = f'{streams.path} [{(a - streams.start_ns) / NS:.2f}, {(b - streams.start_ns) / NS:.2f}] s'
         if len(tr) < 2:
             raise ValueError(f'{where}: fewer than 2 truth messages in the run')
-        firsts = [int(tr.stamp_ns.min())] + [int(d['stamp_ns'].min()) for d in (imu, gps)
-                                             if d is not None and len(d['stamp_ns'])]
+        early = {}
+        imu, early['imu'] = _in_order(imu)
+        gps, early['gps'] = _in_order(gps)
+        tr_ok = _stamps_in_order(tr.stamp_ns, tr.arrival_ns)
+        early['truth'] = int((~tr_ok).sum())
+        firsts = [int(tr.stamp_ns[tr_ok].min())] + [int(d['stamp_ns'].min()) for d in (imu, gps)
+                                                    if d is not None and len(d['stamp_ns'])]
         zero = min(firsts)
         j = next_j.get(seg.scenario, 1)
         next_j[seg.scenario] = j + 1
@@ -357,8 +396,23 @@ def make_runs(streams: BagStreams, segments, *, estimate: str = 'judge', ekf_con
             if imu is None or not len(imu['stamp_ns']):
                 raise ValueError(f'{where}: no IMU messages in the run')
             st, vx, vy, dropped = judge_segment(imu, gps, ekf_config, navsat_config, static_tf, gravity_frame)
+            if len(st) < 2 or not (np.isfinite(vx).all() and np.isfinite(vy).all()):
+                from vepd_ros.judge.graph import explain_no_estimate
+                what = (f'{len(st)} estimate(s)' if len(st) < 2 else 'a non-finite estimate')
+                raise ValueError(f'{where}: the judge gave {what}; {explain_no_estimate(dropped)}')
+        dropped = dict(dropped)
+        for role, n in early.items():
+            if n:
+                dropped[f'{role}: stamp out of order or far from its arrival time'] = n
         se_t = (st - zero) / 1e9
-        gt_keep = tr.stamp_ns >= zero
+        gt_keep = (tr.stamp_ns >= zero) & tr_ok
+        sane = np.abs(tr.speed) <= MAX_TRUTH_SPEED_MPS          # False for NaN
+        if tr.has_body:
+            sane &= (np.abs(tr.vx) <= MAX_TRUTH_SPEED_MPS) & (np.abs(tr.vy) <= MAX_TRUTH_SPEED_MPS)
+        if not sane[gt_keep].all():
+            dropped[f'truth: speed not finite or beyond {MAX_TRUTH_SPEED_MPS:g} m/s'] = \
+                int((~sane[gt_keep]).sum())
+            gt_keep &= sane
         gt_t = (tr.stamp_ns[gt_keep] - zero) / 1e9
         if tr.has_body:
             rec = RunRecord.from_components(se_t, vx, vy, gt_t, tr.vx[gt_keep], tr.vy[gt_keep])

@@ -100,8 +100,8 @@ def bag_format(path) -> str:
         meta = p / 'metadata.yaml'
         if meta.is_file():
             try:
-                import yaml
-                info = yaml.safe_load(meta.read_text())['rosbag2_bagfile_information']
+                from vepd_ros.yamlio import load_yaml
+                info = load_yaml(meta, what='rosbag2 metadata')['rosbag2_bagfile_information']
                 return str(info.get('storage_identifier', 'sqlite3'))
             except Exception as exc:  # noqa: BLE001 - any damage to metadata is an open error
                 raise BagOpenError(f'{meta}: unreadable rosbag2 metadata ({exc})', p) from None

@@ -64,11 +64,8 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
         raise FileNotFoundError(f'{path}: no such time-ranges file')
     rows, base = [], time_base
     if path.suffix.lower() in ('.yaml', '.yml'):
-        import yaml
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ValueError(f'{path}: not valid YAML ({exc})') from None
+        from vepd_ros.yamlio import load_yaml
+        doc = load_yaml(path, what='time-ranges', expect=(dict, list))
         if isinstance(doc, dict):
             base = base or doc.get('time_base')
             doc = doc.get('runs')

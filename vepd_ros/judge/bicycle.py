@@ -96,8 +96,8 @@ def load_bicycle_params(source) -> dict:
     if isinstance(source, Mapping):
         doc = dict(source)
     else:
-        import yaml
-        doc = yaml.safe_load(Path(source).read_text()) or {}
+        from vepd_ros.yamlio import load_yaml
+        doc = load_yaml(source, what='ekf configuration')
     sec = doc.get(SECTION, {})
     vals = dict(sec.get('ros__parameters', {})) if isinstance(sec, Mapping) else {}
     if 'frequency' not in vals:
@@ -287,8 +287,8 @@ def replay_bicycle(ekf_config, inp, navsat_config=None, static_tf=(), remap=(), 
     imu0 topic (or the only Imu topic), the fix topic ``--gps-topic`` or the only NavSatFix topic."""
     from vepd_ros.judge.navsat import StaticTF
     from vepd_ros.judge.replay import _norm, read_bag, read_csv_dir
-    import yaml
-    doc = yaml.safe_load(Path(ekf_config).read_text()) or {}
+    from vepd_ros.yamlio import load_yaml
+    doc = load_yaml(ekf_config, what='ekf configuration')
     imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None
     if imu_topic is None:
         for sec in doc.values():

@@ -24,10 +24,17 @@ import numpy as np
 from vepd_ros.judge.ekf import (DEFAULT_INITIAL_COVARIANCE, DEFAULT_PROCESS_NOISE_DIAG, STATE_SIZE,
                                 covariance_matrix)
 from vepd_ros.params import ParameterError
+from vepd_ros.yamlio import load_yaml, parse_yaml
 
 SENSOR_KINDS = ('odom', 'pose', 'twist', 'imu')
 DEFAULT_NODE_NAME = 'ekf_filter_node'
 _INF = math.inf
+MIN_FREQUENCY_HZ = 1e-3
+MAX_FREQUENCY_HZ = 1e4
+"""Accepted filter rates: the timer period is 1/frequency in integer ns, and the number of output rows
+(memory) is run length x frequency, so both ends are bounded."""
+MAX_SENSOR_TIMEOUT_S = 1e6
+MAX_GRAVITY_MPS2 = 100.0
 
 # global parameters: name -> (default, kind). kind: 'float' 'bool' 'str' 'bools6' 'floats6' 'cov' 'floats15'
 _GLOBAL = {
@@ -228,6 +235,12 @@ def _floats(name, v, n=None):
     return [float(e) for e in v]
 
 
+def _finite(name, vals: list) -> list:
+    if not all(math.isfinite(e) for e in vals):
+        raise ParameterError(name, vals, 'finite values')
+    return vals
+
+
 def _bools(name, v, n):
     if not isinstance(v, (list, tuple)) or len(v) != n or any(not isinstance(e, bool) for e in v):
         raise ParameterError(name, v, f'a list of {n} bools')
@@ -251,11 +264,10 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
     if isinstance(source, Mapping):
         doc = source
     else:
-        import yaml
-        text = Path(source).read_text() if isinstance(source, Path) or '\n' not in str(source) else str(source)
-        doc = yaml.safe_load(text) or {}
-        if not isinstance(doc, Mapping):
-            raise ParameterError(str(source), type(doc).__name__, 'a YAML mapping of node parameters')
+        if isinstance(source, Path) or '\n' not in str(source):
+            doc = load_yaml(source, what='ekf configuration')
+        else:
+            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf configuration')
     raw = _select_node(doc, node_name)
     raw = {k: v for k, v in raw.items() if not str(k).startswith('qos_overrides.')}
     used: set[str] = set()
@@ -268,18 +280,26 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
         v = raw[name]
         if kind in _CHECK:
             g[name] = _CHECK[kind](name, v)
+            if kind == 'float' and not math.isfinite(g[name]):
+                raise ParameterError(name, v, 'a finite double')
         elif kind == 'cov':
             g[name] = _cov(name, v)
         elif kind == 'floats15':
-            g[name] = np.array(_floats(name, v, STATE_SIZE))
+            g[name] = np.array(_finite(name, _floats(name, v, STATE_SIZE)))
         elif kind == 'bools6':
             g[name] = _bools(name, v, 6)
         elif kind == 'floats6':
-            g[name] = _floats(name, v, 6)
-    if not g['frequency'] > 0 or not math.isfinite(g['frequency']):
-        raise ParameterError('frequency', g['frequency'], 'a finite double > 0')
+            g[name] = _finite(name, _floats(name, v, 6))
+    if not MIN_FREQUENCY_HZ <= g['frequency'] <= MAX_FREQUENCY_HZ:
+        raise ParameterError('frequency', g['frequency'],
+                             f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz')
     if g['sensor_timeout'] is None:
         g['sensor_timeout'] = 1.0 / g['frequency']
+    if not 0.0 <= g['sensor_timeout'] <= MAX_SENSOR_TIMEOUT_S:
+        raise ParameterError('sensor_timeout', g['sensor_timeout'], f'a time in [0, {MAX_SENSOR_TIMEOUT_S:g}] s')
+    if not 0.0 <= g['gravitational_acceleration'] <= MAX_GRAVITY_MPS2:
+        raise ParameterError('gravitational_acceleration', g['gravitational_acceleration'],
+                             f'an acceleration in [0, {MAX_GRAVITY_MPS2:g}] m/s^2')
     for name in ('use_control', 'smooth_lagged_data'):
         if g[name]:
             raise ParameterError(name, True, 'false: the built-in judge does not implement it '
@@ -298,6 +318,9 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
         while f'{kind}{n}' in raw:                  # discovery stops at the first missing index
             sensors.append(_sensor(kind, n, raw, used, g['gravitational_acceleration']))
             n += 1
+    if not sensors and not isinstance(source, Mapping):
+        raise ParameterError('odom0 / pose0 / twist0 / imu0', None,
+                             'at least one sensor topic (the judge would never initialise)')
     unknown = sorted(set(raw) - used)
     if unknown:
         raise ParameterError(unknown[0], raw[unknown[0]],

@@ -94,7 +94,10 @@ class RosFilter:
 
     @property
     def dropped(self) -> dict:
-        return self.builder.dropped
+        """Messages dropped by the message layer and updates refused by the filter, by reason."""
+        if not self.ekf.drops:
+            return self.builder.dropped
+        return {**self.builder.dropped, **self.ekf.drops}
 
     @property
     def queued(self) -> int:
@@ -391,7 +394,11 @@ def _loop_k1(ekf, series, ticks, events, out: NodeOutputs, on_update=None, fuse_
                     delta = t - ekf.last_time_ns
                     if delta > 0:
                         ekf.predict(delta * 1e-9)
-                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
+                    try:
+                        ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
+                    except np.linalg.LinAlgError:             # singular S: refused and counted
+                        ekf._refuse('singular innovation covariance')
+                        ok = False
                     if delta >= 0:
                         ekf.last_time_ns = t
                     status = _FUSED if ok else _REJECTED
@@ -482,7 +489,7 @@ class _Fuser:
         delta = t - ekf.last_time_ns
         if delta > 0:
             ekf.predict(delta * 1e-9)
-        ekf._correct_k1(s, [cat[c] for c in perm], R, math.inf)
+        ekf.correct_k1_checked(s, [cat[c] for c in perm], R, math.inf)
         if delta >= 0:
             ekf.last_time_ns = t
 

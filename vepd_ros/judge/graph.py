@@ -106,9 +106,11 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
     if isinstance(source, Mapping):
         doc = copy.deepcopy(dict(source))
     else:
-        import yaml
-        text = Path(source).read_text() if isinstance(source, Path) or '\n' not in str(source) else str(source)
-        doc = yaml.safe_load(text) or {}
+        from vepd_ros.yamlio import load_yaml, parse_yaml
+        if isinstance(source, Path) or '\n' not in str(source):
+            doc = load_yaml(source, what='ekf configuration')
+        else:
+            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf configuration')
     use_control = []
 
     def strip(d):
@@ -434,7 +436,37 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
     return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),
-                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, dict(builder.dropped))
+                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, _drops(builder, nav, ekf))
+
+
+def explain_no_estimate(dropped: Mapping[str, int] | None, static_tf_option: str = '--static-tf') -> str:
+    """Why a judge run gave no usable estimate, from its drop counts, and what to pass: a missing static
+    transform names the frames and the ``--static-tf "PARENT CHILD x y z roll pitch yaw"`` to give."""
+    import re
+    dropped = dict(dropped or {})
+    hints, seen = [], set()
+    for reason in dropped:
+        m = re.search(r"no transform from '([^']*)' to '([^']*)'", reason)
+        if m and (m[2], m[1]) not in seen:
+            seen.add((m[2], m[1]))
+            hints.append(f'no static transform {m[2]} -> {m[1]} (the {m[1]!r} frame of the messages): pass '
+                         f'{static_tf_option} "{m[2]} {m[1]} X Y Z ROLL PITCH YAW" (the sensor mounting)')
+    if hints:
+        return '; '.join(hints)
+    if dropped:
+        top = sorted(dropped.items(), key=lambda kv: -kv[1])[:3]
+        return 'messages dropped: ' + ', '.join(f'{k} ({v})' for k, v in top)
+    return 'no message reached the filter (check the topics and their stamps)'
+
+
+def _drops(builder, nav, ekf) -> dict:
+    """Every message the graph dropped, by reason: the EKF's message layer and update guard, and navsat's."""
+    out = dict(builder.dropped)
+    out.update(getattr(ekf, 'drops', {}))
+    if nav is not None:
+        for reason, n in nav.dropped.items():
+            out['navsat ' + reason] = out.get('navsat ' + reason, 0) + n
+    return out
 
 
 K1_LOOP = True
@@ -589,7 +621,9 @@ def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapp
     res = run_graph(judge, series, K, nparams, nav_in, tf, builder, t_start_ns=t0, t_end_ns=t1,
                     ekf_first_tick_ns=ekf_first_tick_ns, navsat_first_tick_ns=navsat_first_tick_ns,
                     full_covariance=full_covariance)
-    return res.as_dict(full_covariance)
+    out = res.as_dict(full_covariance)
+    out['dropped'] = dict(res.dropped)
+    return out
 
 
 def _split_by_pattern(groups, n_groups, K, *, imu, gps, **kw) -> dict:

@@ -38,6 +38,15 @@ _EYE3.setflags(write=False)
 _ZERO3.setflags(write=False)
 TWO_D_VARIANCE = 1e-6
 MASK_EPS = 1e-6
+MAX_ABS_VALUE = 1e9
+"""Largest |value| of a flagged measurement entry (m, rad, m/s, rad/s, m/s²; UTM northings are ~1e7):
+a sample beyond it is dropped and counted (its square would overflow the filter's products)."""
+MAX_ABS_COVARIANCE = 1e30
+"""Largest |entry| of a measurement covariance; beyond it (or NaN/Inf) the sample is dropped and counted."""
+QUAT_MIN_NORM2 = 1e-12
+"""A quaternion with squared norm below this (but not all-zero, which is identity upstream) or not
+finite has no orientation: its orientation part (and gravity removal by it) is dropped and counted."""
+_IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 @dataclass
@@ -116,6 +125,7 @@ class _FinishPlan:
     loc: np.ndarray
     contiguous: bool
     td: np.ndarray | None
+    idx: np.ndarray            # the flagged entries of z (15-vector)
 
 
 @dataclass(frozen=True)
@@ -202,6 +212,17 @@ def _rpy(R):
     return out
 
 
+def _nonfinite_counted(method):
+    """Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge input
+    value becomes non-finite after the frame rotations, and ``_finish`` counts and drops or ignores
+    every such sample (``_bad_samples``) -- the condition is handled there, not reported as a warning."""
+    def wrapped(self, *args, **kwargs):
+        with np.errstate(over='ignore', invalid='ignore'):
+            return method(self, *args, **kwargs)
+    wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = method.__name__, method.__doc__, method
+    return wrapped
+
+
 class MeasurementBuilder:
     """Per-sensor preparation state (guards, relative/differential memory) for one filter."""
 
@@ -226,6 +247,23 @@ class MeasurementBuilder:
     def _drop(self, reason: str, n: int = 1):
         if n:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
+
+    def _checked_quat(self, q, topic: str, valid=None):
+        """(q with unusable quaternions replaced by identity, usable mask over N). Unusable: a component not
+        finite, or a squared norm below ``QUAT_MIN_NORM2`` or overflowing (tf2 would divide by it); all-zero
+        is identity (upstream). Counted once per message (over a batch: unusable in any run) where
+        ``valid`` (messages that carry an orientation) is set."""
+        q = np.asarray(q, float)
+        with np.errstate(over='ignore', invalid='ignore'):
+            n2 = np.sum(q * q, axis=-1)
+        ok = (n2 >= QUAT_MIN_NORM2) & (n2 < math.inf) & np.isfinite(q).all(axis=-1)
+        ok |= (q == 0.0).all(axis=-1)
+        if ok.all():
+            return q, np.ones(q.shape[-2], bool)
+        ok_n = ok.reshape(-1, ok.shape[-1]).all(axis=0)
+        counted = ~ok_n if valid is None else (~ok_n & valid)
+        self._drop(f'{topic}: orientation quaternion not finite or of near-zero norm', int(counted.sum()))
+        return np.where(ok_n[..., None], q, _IDENTITY_Q), ok_n
 
     def _state(self, topic: str) -> _SubState:
         return self._subs.setdefault(topic, _SubState())
@@ -304,6 +342,7 @@ class MeasurementBuilder:
         return None
 
     # ------------------------------------------------------------------ public: arrays
+    @_nonfinite_counted
     def imu_arrays(self, sensor, stamps, q, w, a, ocov, wcov, acov, frame_id: str = '',
                    arrivals=None) -> list:
         """sensor_msgs/Imu fields as arrays (leading batch axes allowed, then N): q (..., N, 4) xyzw,
@@ -318,10 +357,11 @@ class MeasurementBuilder:
         frame = frame_id or p.base_link_frame
         out = []
         has_orientation = ~_cov_unset(ocov)
+        q, q_ok = self._checked_quat(q, s.topic, has_orientation)
         Rq = _quat_matrix(q)                # shared by the orientation and the gravity removal
         st = self._sub(s, 'pose')
         if st is not None:
-            keep = self._guard(st.name, stamps, has_orientation)
+            keep = self._guard(st.name, stamps, has_orientation & q_ok)
             if keep.any():
                 cov6 = np.zeros(ocov.shape[:-2] + (6, 6))
                 cov6[..., 3:, 3:] = ocov
@@ -341,13 +381,20 @@ class MeasurementBuilder:
                     out.append(ser)
         st = self._sub(s, 'acceleration')
         if st is not None:
-            keep = self._guard(st.name, stamps, ~_cov_unset(acov))
+            accept = ~_cov_unset(acov)
+            if s.remove_gravitational_acceleration and not q_ok.all():
+                # gravity is removed with the message's orientation: without a usable one, no acceleration
+                lost = accept & has_orientation & ~q_ok
+                self._drop(f'{st.name}: no usable orientation to remove gravity with', int(lost.sum()))
+                accept &= ~lost
+            keep = self._guard(st.name, stamps, accept)
             if keep.any():
                 ser = self._accel_core(s, st, stamps, keep, a, acov, Rq, has_orientation, frame, arrivals)
                 if ser is not None:
                     out.append(ser)
         return out
 
+    @_nonfinite_counted
     def odometry_arrays(self, sensor, stamps, pos, q, pcov, v, w, tcov, frame_id: str = '',
                         child_frame_id: str = '', arrivals=None) -> list:
         """nav_msgs/Odometry as arrays: pose part then twist part (upstream order); the pose's source frame
@@ -357,6 +404,7 @@ class MeasurementBuilder:
         return (self.pose_arrays(s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source)
                 + self.twist_arrays(s, stamps, v, w, tcov, child_frame_id, arrivals))
 
+    @_nonfinite_counted
     def pose_arrays(self, sensor, stamps, pos, q, pcov, frame_id: str = '', arrivals=None,
                     source_frame: str | None = None) -> list:
         """geometry_msgs/PoseWithCovarianceStamped as arrays (``source_frame``: base_link by default)."""
@@ -365,7 +413,8 @@ class MeasurementBuilder:
         st = self._sub(s, 'pose')
         if st is None:
             return []
-        keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
+        q, q_ok = self._checked_quat(q, st.name)
+        keep = self._guard(st.name, stamps, q_ok)
         if not keep.any():
             return []
         ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), _quat_matrix(q), _cov6(pcov),
@@ -373,6 +422,7 @@ class MeasurementBuilder:
                               arrivals=arrivals)
         return [] if ser is None else [ser]
 
+    @_nonfinite_counted
     def twist_arrays(self, sensor, stamps, v, w, tcov, frame_id: str = '', arrivals=None) -> list:
         """geometry_msgs/TwistWithCovarianceStamped as arrays (in ``frame_id``, base_link when empty)."""
         s = self._sensor(sensor)
@@ -420,7 +470,7 @@ class MeasurementBuilder:
             pos, loc = np.flatnonzero(inb), idx[inb] - off
             contiguous = bool(pos.size) and bool(np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1))
             td = np.flatnonzero(np.isin(idx, TWO_D_INDICES)) if self.params.two_d_mode else None
-            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td)
+            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td, idx)
             self._plans[key] = plan
         return plan
 
@@ -446,11 +496,40 @@ class MeasurementBuilder:
                 Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
         if plan.td is not None:
             Rsub[..., plan.td, plan.td] = TWO_D_VARIANCE
+        bad = self._bad_samples(z, Rsub, sel, plan.idx, topic or st.name)
+        if bad is not None:
+            sel, Rsub = sel[~bad], Rsub[..., ~bad, :, :]
         if sel.size != keep.size:
             z = z[..., sel, :]                  # z is this builder's own array: no copy when every sample is kept
         arr = None if arrivals is None else np.asarray(arrivals, np.int64)[sel]
         return MeasurementSeries(topic or st.name, stamps[sel], plan.flags, z, Rsub, st.rejection_threshold, arr,
                                  terms)
+
+    def _bad_samples(self, z, Rsub, sel, idx, topic) -> np.ndarray | None:
+        """Mask over ``sel`` of the samples to drop (counted; None when there are none): a covariance entry
+        not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value beyond ``MAX_ABS_VALUE``
+        (in any run of a batch). Non-finite flagged values are upstream's "ignore this entry": kept
+        (the core skips them) but counted, so no NaN passes unseen."""
+        zf = np.abs(z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx])
+        # the common case in two reductions (NaN fails both comparisons: the full check below)
+        if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and \
+                (not zf.size or zf.max() <= MAX_ABS_VALUE):
+            return None
+        bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
+        finite = zf < math.inf
+        bad_z = (finite & (zf > MAX_ABS_VALUE)).any(axis=-1)
+        nonfinite = ~finite.all(axis=-1)
+        if bad_r.ndim > 1:
+            bad_r = bad_r.reshape(-1, sel.size).any(axis=0)
+            bad_z = bad_z.reshape(-1, sel.size).any(axis=0)
+            nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
+        if nonfinite.any():
+            self._drop(f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum()))
+        if not (bad_r.any() or bad_z.any()):
+            return None
+        self._drop(f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}', int(bad_r.sum()))
+        self._drop(f'{topic}: value beyond {MAX_ABS_VALUE:g}', int((bad_z & ~bad_r).sum()))
+        return bad_r | bad_z
 
     def _pose_plan(self, st: SubTopic, target, pose_frame, source_frame, imu: bool) -> _PosePlan | None:
         """The frame-dependent part of ``_pose_core``, cached unless a lookup failed (each message then
@@ -548,6 +627,10 @@ class MeasurementBuilder:
             if sub.prev is not None:
                 Rp, pp, cp, tp = sub.prev
                 dt = (t - tp) * 1e-9                  # header dt to the previous accepted message
+                if dt <= 0.0:                         # same stamp: no rate (upstream divides by 0)
+                    self._drop(f'{st.name}: differential pose with the previous message\'s stamp')
+                    sub.prev = (Rm[..., i, :, :].copy(), pos[..., i, :].copy(), cov[..., i, :, :].copy(), t)
+                    continue
                 Rpt = np.swapaxes(Rp, -1, -2)
                 dR = Rt @ (Rpt @ Rm[..., i, :, :])
                 dp = (Rpt @ (pos[..., i, :] - pp)[..., None])[..., 0] @ Rt.T

@@ -49,9 +49,14 @@ import numpy as np
 from vepd_ros.frames import (quaternion_from_rpy, rotation_matrix_from_quaternion, rotation_matrix_from_rpy,
                              rpy_from_quaternion, rpy_from_rotation_matrix, wrap_angle)
 from vepd_ros.judge.transforms import StaticTransforms
+from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
 from vepd_ros.params import ParameterError
+from vepd_ros.yamlio import load_yaml, quote
 
 STATUS_NO_FIX = -1
+MAX_ABS_ALTITUDE_M = 1e7
+MAX_ABS_COVARIANCE = 1e30
+"""Fixes beyond these (or not finite) are dropped and counted in ``NavSatCore.dropped``."""
 STATUS_FIX = 0
 STATUS_GBAS_FIX = 2
 COVARIANCE_TYPE_KNOWN = 3
@@ -98,8 +103,9 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
                 raise ParameterError(name, value, 'a finite number')
             value = float(value)
         elif isinstance(d, list):
-            if not isinstance(value, (list, tuple)):
-                raise ParameterError(name, value, 'a list of numbers')
+            if not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value):
+                raise ParameterError(name, quote(value), 'a list of finite numbers')
             value = [float(v) for v in value]
         out[name] = value
     if out['frequency'] <= 0:
@@ -112,6 +118,13 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
                              'in local-cartesian mode (issue #832), so that mode is broken upstream and not emulated')
     if out['wait_for_datum'] and len(out['datum']) != 3:
         raise ParameterError('datum', out['datum'], '[latitude_deg, longitude_deg, yaw_rad] when wait_for_datum is true')
+    if len(out['datum']) >= 2 and not (abs(out['datum'][0]) <= 90.0 and abs(out['datum'][1]) <= 180.0):
+        raise ParameterError('datum', out['datum'], 'latitude in [-90, 90] deg and longitude in [-180, 180] deg')
+    if out['frequency'] > MAX_FREQUENCY_HZ or out['frequency'] < MIN_FREQUENCY_HZ:
+        raise ParameterError('frequency', out['frequency'],
+                             f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz')
+    if out['delay'] > MAX_SENSOR_TIMEOUT_S:
+        raise ParameterError('delay', out['delay'], f'a delay <= {MAX_SENSOR_TIMEOUT_S:g} s')
     return out
 
 
@@ -124,12 +137,8 @@ def load_navsat_params(path_or_mapping, node_name: str | None = None) -> dict[st
     if isinstance(path_or_mapping, Mapping):
         doc, where = dict(path_or_mapping), '<mapping>'
     else:
-        import yaml
         where = str(path_or_mapping)
-        with open(path_or_mapping, encoding='utf-8') as fh:
-            doc = yaml.safe_load(fh) or {}
-        if not isinstance(doc, Mapping):
-            raise ValueError(f'{where}: expected a YAML mapping of node names to ros__parameters')
+        doc = load_yaml(path_or_mapping, what='navsat_transform configuration')
     sections = {k: v['ros__parameters'] for k, v in doc.items()
                 if isinstance(v, Mapping) and isinstance(v.get('ros__parameters'), Mapping)}
     if not sections:
@@ -313,6 +322,7 @@ class NavSatCore:
         self._rot6 = None                                           # _gps_odometry's rotation of R_cw (cached)
         self.odom_stamp = np.zeros(K, dtype=np.int64)
         self._manual_done = False
+        self.dropped: dict[str, int] = {}                           # reason -> messages (x runs) dropped
 
     # -- the latest odometry message (built on first read when it came through on_odom_deferred) -----
     @property
@@ -385,6 +395,16 @@ class NavSatCore:
             status = np.broadcast_to(np.asarray(status), (self.k,))
         good = ~(np.isnan(lat) | np.isnan(lon) | np.isnan(alt))
         good &= status != STATUS_NO_FIX
+        cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
+        # out of range or not finite (a NaN position is upstream's "no fix" and ignored without a count)
+        bad = good & ~((np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M))
+        if bad.any():
+            self._drop('fix: latitude/longitude/altitude out of range or infinite', bad)
+            good &= ~bad
+        bad = good & ~(np.abs(cov) <= MAX_ABS_COVARIANCE).all(axis=-1)
+        if bad.any():
+            self._drop('fix: position_covariance not finite or out of range', bad)
+            good &= ~bad
         if not good.any():
             return good
         x, y, zone, northp = utm if utm is not None else utm_forward(np.where(good, lat, 0.0), np.where(good, lon, 0.0))
@@ -392,7 +412,6 @@ class NavSatCore:
             set_datum = good & ~self.good
             if set_datum.any():
                 self._set_datum_fix(set_datum, lat, lon, alt, x, y, zone, northp)
-        cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
         if good.all():                                              # every run: plain copies
             u = self.fix_utm
             u[:, 0], u[:, 1], u[:, 2] = x, y, alt
@@ -406,6 +425,10 @@ class NavSatCore:
         self.fix_stamp[g] = np.broadcast_to(np.asarray(stamp_ns, dtype=np.int64), (self.k,))[g]
         self.gps_updated |= g
         return good
+
+    def _drop(self, reason: str, runs) -> None:
+        """Count a message dropped in ``runs`` (bool mask, one count per run)."""
+        self.dropped[reason] = self.dropped.get(reason, 0) + int(np.count_nonzero(runs))
 
     def _set_datum_fix(self, sel, lat, lon, alt, x, y, zone, northp):
         self.datum_utm[sel] = np.stack([x, y, alt], -1)[sel]

@@ -250,8 +250,14 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
             continue                                        # produced by navsat in the loop
         ta = data.get(name)
         if ta is None:
-            print(f'vepd judge replay: no messages for {s.name} ({s.topic})', file=sys.stderr)
-            continue
+            have = ', '.join('/' + t for t in sorted(data)) or 'none'
+            if s.kind == 'odom' and name == GPS_ODOM_TOPIC:
+                raise ValueError(
+                    f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}): navsat_transform makes that '
+                    f'topic from the NavSatFix topic; pass --navsat-config YAML (e.g. config/navsat.yaml; '
+                    f'--gps-topic if several NavSatFix topics). Topics in the input: {have}')
+            raise ValueError(f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}); topics in the '
+                             f'input: {have} (rename one with --remap FROM:={s.topic})')
         if ta.kind != s.kind:
             raise ValueError(f'{s.name}: topic {s.topic} carries {ta.kind} messages, expected {s.kind}')
         c = ta.cols
@@ -312,29 +318,47 @@ def write_csv(path, r: dict) -> int:
             + [f'var_{n}' for n in names])
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise ValueError(f'{path}: a directory; expected the output CSV file name')
     tmp = path.with_name(path.name + '.tmp')
-    with open(tmp, 'w', newline='') as fh:
-        w = csv.writer(fh)
-        w.writerow(head)
-        for i in range(st.shape[0]):
-            s = st[i]
-            w.writerow([int(r['tick_ns'][i]), int(r['stamp_ns'][i]), r.get('frame_id', 'odom'),
-                        r.get('child_frame_id', 'base_link')]
-                       + [repr(float(v)) for v in (*s[0:3], *q[i], *s[3:6], *s[6:12], math.hypot(s[6], s[7]))]
-                       + [repr(float(v)) for v in pd[i]])
-    tmp.replace(path)
+    try:
+        with open(tmp, 'w', newline='') as fh:
+            w = csv.writer(fh)
+            w.writerow(head)
+            for i in range(st.shape[0]):
+                s = st[i]
+                w.writerow([int(r['tick_ns'][i]), int(r['stamp_ns'][i]), r.get('frame_id', 'odom'),
+                            r.get('child_frame_id', 'base_link')]
+                           + [repr(float(v)) for v in (*s[0:3], *q[i], *s[3:6], *s[6:12],
+                                                       math.hypot(s[6], s[7]))]
+                           + [repr(float(v)) for v in pd[i]])
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)             # never leave a half-written file behind
+        raise
     return st.shape[0]
 
 
 def run_replay(args) -> int:
     """Entry point called by ``vepd judge replay`` (commands/judge.py)."""
+    out = Path(args.out)
+    if out.is_dir() or str(args.out).endswith(('/', '\\')):
+        raise ValueError(f'--out {args.out}: a directory; expected the output CSV file name (e.g. '
+                         f'{out / "filtered.csv"})')
     r = replay(args.ekf_config, args.input, navsat_config=getattr(args, 'navsat_config', None),
                static_tf=getattr(args, 'static_tf', None) or (), remap=getattr(args, 'remap', None) or (),
                gps_topic=getattr(args, 'gps_topic', None), navsat_imu_topic=getattr(args, 'navsat_imu_topic', None),
                ekf_node_name=getattr(args, 'ekf_node_name', None), judge=getattr(args, 'judge', None) or 'robot_localization',
                gravity_frame=getattr(args, 'gravity_frame', None) or 'imu')
+    from vepd_ros.judge.graph import explain_no_estimate
+    n = r['state'].shape[1]
+    if n == 0:
+        raise ValueError(f'{args.input}: the judge published no odometry/filtered message; '
+                         + explain_no_estimate(r.get('dropped')))
+    if not np.isfinite(r['state'][0]).all():
+        raise ValueError(f'{args.input}: the judge state is not finite; ' + explain_no_estimate(r.get('dropped')))
     n = write_csv(args.out, r)
-    last = r['state'][0, -1, 0:3] if n else np.full(3, np.nan)
+    last = r['state'][0, -1, 0:3]
     print(f'vepd judge replay: {n} odometry/filtered messages from {", ".join(r["used_topics"])} -> {args.out}; '
           f'final position {last[0]:.4f} {last[1]:.4f} {last[2]:.4f}'
           + (f"; dropped {r['dropped']}" if r.get('dropped') else ''))

@@ -29,8 +29,13 @@ import numpy as np
 from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.models.geodesy import geodetic_to_enu
 from vepd_ros.models.imu import BIAS_INSTABILITY_FACTOR, GM_ADEV_PEAK
+from vepd_ros.yamlio import quote
 
 BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
+MIN_BIAS_RECORD_S = 3600.0
+"""Static record length stated as needed for IMU bias instability / rate random walk when a record does
+not resolve them: an hour is the usual minimum for MEMS Allan analysis (IEEE Std 952 practice); longer
+when the fitted correlation time says so (16 T: the peak at 1.89 T within a quarter of the record)."""
 
 
 @dataclass
@@ -101,13 +106,23 @@ def read_gps_log(path, topic: str | None = None) -> GpsLog:
         if not rows:
             raise ValueError(f'{path}: no NavSatFix messages on {topic or "/fix"}')
         a = np.array(rows, float)
-        return GpsLog(a[:, 0], a[:, 1], a[:, 2], a[:, 3], np.full(len(a), np.nan), a[:, 4], f'bag {path}')
+        return _checked_gps(GpsLog(a[:, 0], a[:, 1], a[:, 2], a[:, 3], np.full(len(a), np.nan), a[:, 4],
+                                   f'bag {path}'))
     cols = _read_csv(path)
     t = _col(cols, path, 't', 'time', 'stamp', 't_s')
-    return GpsLog(t, _col(cols, path, 'lat', 'latitude'), _col(cols, path, 'lon', 'longitude'),
-                  _col(cols, path, 'alt', 'altitude', 'height'),
-                  _col(cols, path, 'hdop', default=np.full(len(t), np.nan)),
-                  _col(cols, path, 'status', 'quality', default=np.full(len(t), -1.0)), f'csv {path}')
+    return _checked_gps(GpsLog(t, _col(cols, path, 'lat', 'latitude'), _col(cols, path, 'lon', 'longitude'),
+                               _col(cols, path, 'alt', 'altitude', 'height'),
+                               _col(cols, path, 'hdop', default=np.full(len(t), np.nan)),
+                               _col(cols, path, 'status', 'quality', default=np.full(len(t), -1.0)), f'csv {path}'))
+
+
+def _checked_gps(log: GpsLog) -> GpsLog:
+    _check_time(log.t_s, log.source)
+    _check_finite(log.source, latitude=log.lat, longitude=log.lon, altitude=log.alt)
+    if not ((np.abs(log.lat) <= 90).all() and (np.abs(log.lon) <= 180).all()):
+        raise ValueError(f'{log.source}: latitude/longitude out of range (expected degrees, |lat| <= 90, '
+                         '|lon| <= 180)')
+    return log
 
 
 def _read_nmea(path: Path) -> GpsLog:
@@ -155,14 +170,68 @@ def _read_ubx(path: Path) -> GpsLog:
     return GpsLog(t - t[0], a[:, 0], a[:, 1], a[:, 2], hd, a[:, 3], f'ubx {path}')
 
 
+MAX_LOG_BYTES = 2 * 1024 ** 3
+"""Largest CSV log read (a day of 100 Hz IMU data is ~0.6 GB)."""
+
+
 def _read_csv(path: Path) -> dict:
-    with open(path, newline='') as fh:
-        rows = list(csv.reader(fh))
+    """Columns of a CSV log with a header row; ValueError naming the file (and line, column) for binary
+    content, a short file, ragged rows or a value that is not a number."""
+    size = path.stat().st_size
+    if size > MAX_LOG_BYTES:
+        raise ValueError(f'{path}: {size} bytes, more than the {MAX_LOG_BYTES} a CSV log may have')
+    with open(path, 'rb') as fh:
+        head = fh.read(8192)
+    if b'\x00' in head:
+        raise ValueError(f'{path}: binary content, expected a CSV log with a header row')
+    try:
+        with open(path, newline='', encoding='utf-8') as fh:
+            rows = [r for r in csv.reader(fh) if r]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f'{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); expected a CSV log '
+                         'with a header row') from None
+    except csv.Error as exc:
+        raise ValueError(f'{path}: not a readable CSV log ({str(exc)[:120]})') from None
     if len(rows) < 2:
         raise ValueError(f'{path}: expected a header row and data rows')
     header = [h.strip() for h in rows[0]]
-    data = np.array([[float(x) for x in r] for r in rows[1:] if r], float)
+    if len(set(header)) != len(header):
+        raise ValueError(f'{path}: duplicate column names in the header {quote(header)}')
+    data = np.empty((len(rows) - 1, len(header)))
+    for n, r in enumerate(rows[1:]):
+        if len(r) != len(header):
+            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(header)} (the header\'s)')
+        for i, x in enumerate(r):
+            try:
+                data[n, i] = float(x)
+            except ValueError:
+                raise ValueError(f'{path}, line {n + 2}, column {quote(header[i])}: {quote(x)} is not a '
+                                 'number') from None
     return {h: data[:, i] for i, h in enumerate(header)}
+
+
+def _check_time(t, source: str, what: str = 'time column') -> np.ndarray:
+    """Times must be finite and non-decreasing with a positive typical step (the rate is 1/median step)."""
+    t = np.asarray(t, float)
+    if t.size < 2:
+        raise ValueError(f'{source}: {t.size} sample(s); a log needs many')
+    if not np.isfinite(t).all():
+        raise ValueError(f'{source}: the {what} has non-finite values (first at row {int(np.argmin(np.isfinite(t)))})')
+    d = np.diff(t)
+    if (d < 0).any():
+        raise ValueError(f'{source}: the {what} goes backwards at row {int(np.argmax(d < 0)) + 1} '
+                         '(expected increasing times)')
+    if not np.median(d) > 0:
+        raise ValueError(f'{source}: the {what} is constant or mostly repeated (median step '
+                         f'{float(np.median(d)):g} s); expected increasing times in seconds')
+    return t
+
+
+def _check_finite(source: str, **cols) -> None:
+    for name, v in cols.items():
+        bad = ~np.isfinite(np.asarray(v, float))
+        if bad.any():
+            raise ValueError(f'{source}: {name} has non-finite values (first at row {int(np.argmax(bad.reshape(len(bad), -1).any(axis=1)))})')
 
 
 def _col(cols: dict, path, *names, default=None):
@@ -192,7 +261,7 @@ def read_imu_log(path, topic: str | None = None) -> ImuLog:
         if not rows:
             raise ValueError(f'{path}: no Imu messages on {topic or "/imu"}')
         a = np.array(rows, float)
-        return ImuLog(a[:, 0] - a[0, 0], a[:, 1:4], a[:, 4:7], f'bag {path}')
+        return _checked_imu(ImuLog(a[:, 0] - a[0, 0], a[:, 1:4], a[:, 4:7], f'bag {path}'))
     cols = _read_csv(path)
     low = {k.lower(): k for k in cols}
     t = _col(cols, path, 't', 'time', 'stamp')
@@ -211,7 +280,13 @@ def read_imu_log(path, topic: str | None = None) -> ImuLog:
         g = np.column_stack([cols[c] for c in g_cols]) * (math.pi / 180.0 if 'deg' in g_cols[0].lower() else 1.0)
         a_scale = GRAVITY_MPS2 if '(g)' in a_cols[0].lower() else 1.0
         a = np.column_stack([cols[c] for c in a_cols]) * a_scale
-    return ImuLog(t - t[0], g, a, f'csv {path}')
+    return _checked_imu(ImuLog(t - t[0], g, a, f'csv {path}'))
+
+
+def _checked_imu(log: ImuLog) -> ImuLog:
+    _check_time(log.t_s, log.source)
+    _check_finite(log.source, angular_velocity=log.gyro, linear_acceleration=log.acc)
+    return log
 
 
 # -- GPS fits ----------------------------------------------------------------------------------------------------
@@ -324,13 +399,23 @@ def fit_allan(x, rate_hz: float) -> dict:
             best = (res, t_c, coef)
     _, t_c, (n2, s2, k2) = best
     sigma_ss = math.sqrt(s2)
+    # the bias term is resolved when its Allan peak (tau ~ 1.89 T) lies inside the resolved taus, with the
+    # scan's lower edge excluded (a T there is white noise) and half the longest tau as the upper margin
+    bias_resolved = bool(s2 > 0 and t_c > grid[0] * 1.01 and 1.89 * t_c <= taus[-1] / 2)
+    # the rate random walk is seen only where K^2 tau / 3 dominates the other terms (a +1/2 slope at the
+    # longest resolved taus)
+    tl = taus[-1] / t_c
+    other = n2 / taus[-1] + s2 * (2 * tl - 3 + 4 * math.exp(-tl) - math.exp(-2 * tl)) / tl ** 2
+    rrw_resolved = bool(k2 > 0 and k2 * taus[-1] / 3.0 > other)
     return {'white_density': math.sqrt(n2), 'bias_instability': sigma_ss * GM_ADEV_PEAK / BIAS_INSTABILITY_FACTOR,
             'bias_tau_s': float(t_c), 'rate_random_walk': math.sqrt(k2),
+            'bias_resolved': bias_resolved, 'rrw_resolved': rrw_resolved,
             'adev_at_1s': float(np.interp(1.0, taus, adev)) if taus[0] <= 1.0 <= taus[-1] else None,
             'adev_min': float(adev.min()), 'tau_max_s': float(taus[-1])}
 
 
-def fit_imu(log: ImuLog, segment: slice | None = None) -> dict:
+def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
+    """Allan fits of the six axes over the static segment; ``on_axis()`` is called after each (progress)."""
     seg = static_segment(log) if segment is None else segment
     t = log.t_s[seg]
     if len(t) < 100:
@@ -340,6 +425,8 @@ def fit_imu(log: ImuLog, segment: slice | None = None) -> dict:
     for name, data in (('gyro', log.gyro[seg]), ('acc', log.acc[seg])):
         for i, ax in enumerate('xyz'):
             out['axes'][f'{name}_{ax}'] = fit_allan(data[:, i], rate)
+            if on_axis is not None:
+                on_axis()
     def med(name, key):
         return float(np.median([out['axes'][f'{name}_{ax}'][key] for ax in 'xyz']))
     out['allan'] = {'rate_hz': rate,
@@ -347,6 +434,24 @@ def fit_imu(log: ImuLog, segment: slice | None = None) -> dict:
                     'gyro_bias_tau_s': med('gyro', 'bias_tau_s'), 'gyro_rrw': med('gyro', 'rate_random_walk'),
                     'acc_vrw': med('acc', 'white_density'), 'acc_bias_instability': med('acc', 'bias_instability'),
                     'acc_bias_tau_s': med('acc', 'bias_tau_s'), 'acc_rrw': med('acc', 'rate_random_walk')}
+    # only identifiable parameters are kept (most axes resolved); the rest are named with the data needed
+    duration = float(t[-1] - t[0])
+    out['not_identified'] = {}
+    for name in ('gyro', 'acc'):
+        axes = [out['axes'][f'{name}_{ax}'] for ax in 'xyz']
+        if sum(a['bias_resolved'] for a in axes) < 2:
+            need = max(MIN_BIAS_RECORD_S, 16.0 * med(name, 'bias_tau_s'))
+            for key in (f'{name}_bias_instability', f'{name}_bias_tau_s'):
+                out['allan'].pop(key)
+                out['not_identified'][key] = {
+                    'need_s': need, 'have_s': duration,
+                    'why': 'no bias floor inside the resolved Allan taus (its peak at ~1.89 T must lie '
+                           'within an eighth of the record)'}
+        if sum(a['rrw_resolved'] for a in axes) < 2:
+            key = f'{name}_rrw'
+            out['allan'].pop(key)
+            out['not_identified'][key] = {'need_s': max(MIN_BIAS_RECORD_S, 4.0 * duration), 'have_s': duration,
+                                          'why': 'no +1/2 slope at the longest resolved taus'}
     return out
 
 
@@ -363,9 +468,12 @@ def node_params_yaml(node: str, model: str, params: dict) -> str:
 
 def read_node_params(path, node: str) -> dict:
     """The ``ros__parameters`` of ``node`` (or of ``/**``) in a ROS 2 parameters file."""
-    import yaml
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    from vepd_ros.yamlio import load_yaml
+    data = load_yaml(path, what='ROS 2 parameters')
     for key in (node, '/' + node, '/**'):
         if key in data:
-            return dict(data[key].get('ros__parameters', {}))
-    raise ValueError(f'{path}: no parameters for {node} (keys: {", ".join(map(str, data))})')
+            sec = data[key].get('ros__parameters', {}) if isinstance(data[key], dict) else None
+            if not isinstance(sec, dict):
+                raise ValueError(f'{path}: {key}/ros__parameters: expected a mapping of parameters')
+            return dict(sec)
+    raise ValueError(f'{path}: no parameters for {node} (keys: {quote(", ".join(map(str, data)))})')

@@ -274,6 +274,13 @@ class GpsSamples:
         return GpsSamples(*[getattr(self, f.name)[idx] for f in fields(GpsSamples)])
 
 
+MAX_RW_SUBSTEPS = 20_000_000
+"""Most internal random-walk steps one ``sample`` call may take (55 h at the default 100 Hz, ~20 s of
+CPU): a longer span or gap is refused with a clear error instead of running for hours."""
+RW_CHUNK = 65536
+"""Normals are drawn this many steps at a time (memory independent of the span)."""
+
+
 def _rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())]))
 
@@ -430,8 +437,25 @@ class GpsModel:
             last_h.append(span - (m - 1) * hmax if m else 0.0)
             t_int = tk
         total = sum(counts)
-        z = self._rng_err.standard_normal((total, 3))
-        zxs, zys, zzs = z[:, 0].tolist(), z[:, 1].tolist(), z[:, 2].tolist()
+        if total > MAX_RW_SUBSTEPS:
+            raise ValueError(f'ch_rw: the sample times span {t[-1] - self._t_int:.6g} s at rw_rate_hz '
+                             f'{p["rw_rate_hz"]:g}: {total} internal steps, more than the {MAX_RW_SUBSTEPS} one '
+                             'call may take; sample a long run (or one across a long gap) in pieces')
+        # normals drawn in chunks of at most RW_CHUNK rows as they are used: the same stream (numpy's
+        # generator is sequential), memory independent of the span
+        drawn = [0]
+        buf = [[], [], [], 0]                            # zx, zy, zz lists and the read position
+
+        def take(n):
+            zx, zy, zz, j = buf
+            if j + n > len(zx):
+                size = min(max(RW_CHUNK, n - (len(zx) - j)), total - drawn[0])
+                z = self._rng_err.standard_normal((size, 3))
+                drawn[0] += size
+                zx, zy, zz = zx[j:] + z[:, 0].tolist(), zy[j:] + z[:, 1].tolist(), zz[j:] + z[:, 2].tolist()
+                j = 0
+            buf[:] = zx, zy, zz, j + n
+            return zx[j:j + n], zy[j:j + n], zz[j:j + n]
         sig, vmax, amax = p['rw_sigma'], p['rw_max_velocity'], p['rw_max_acceleration']
         pmax, gain, variant = p['rw_p_max_m'], p['rw_chrono_gain'], p['rw_variant']
         px, py, pz = self._p.tolist()
@@ -441,11 +465,12 @@ class GpsModel:
         namax, nvmax, ngs = -amax, -vmax, -gain * sig
         sqrt = math.sqrt
         ox, oy, oz = [], [], []
-        j = 0
         for k, m in enumerate(counts):
-            if m:
-                steps = zip([hmax] * (m - 1) + [last_h[k]], zxs[j:j + m], zys[j:j + m], zzs[j:j + m])
-                j += m
+            done = 0
+            while done < m:                             # a gap longer than RW_CHUNK steps: in pieces
+                n = min(m - done, RW_CHUNK)
+                done += n
+                steps = zip([hmax] * (n - 1) + [last_h[k] if done == m else hmax], *take(n))
                 if variant == 'chrono':
                     for h, zx, zy, zz in steps:
                         ax = ngs * px + sig * zx

@@ -209,13 +209,14 @@ def parse_obstacles(spec) -> list:
 
     ``{type: box, min: [e, n, u], max: [e, n, u]}`` or ``{type: polygon, vertices: [[e, n], ...], z_min, z_max}``
     (ENU metres about the datum)."""
-    import yaml
+    from vepd_ros.yamlio import load_yaml, parse_yaml
     if isinstance(spec, (str, Path)):
         text = str(spec)
         if not text.strip():
             return []
         p = Path(text)
-        data = yaml.safe_load(p.read_text()) if p.is_file() else yaml.safe_load(text)
+        data = (load_yaml(p, what='obstacles', expect=(dict, list)) if p.is_file()
+                else parse_yaml(text, where='<obstacles text>', what='obstacles', expect=(dict, list)))
         if isinstance(data, dict):
             data = data.get('obstacles', [])
         spec = data or []

@@ -6,6 +6,7 @@ Every run starts standing still for ``start_delay_s`` (the real runs start parke
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -56,6 +57,11 @@ def _ou(rng: np.random.Generator, n: int, h: float, sigma: float, tau_s: float) 
     return _first_order_zoh(sigma * np.sqrt(1 - a * a) * w, a, 1.0, y0=sigma * w[0])
 
 
+MAX_TRUTH_SAMPLES = 20_000_000
+"""Most internal truth samples one run may have (5.5 h at the default 1 kHz; each array is 160 MB then):
+longer runs are refused with a clear error instead of allocating without bound."""
+
+
 def generate(scenario: str, duration_s: float = 30.0, seed: int = 0,
              params: ScenarioParams = ScenarioParams(), vehicle: VehicleParams = VehicleParams(),
              internal_rate_hz: float = 1000.0) -> Trajectory:
@@ -75,6 +81,13 @@ def generate(scenario: str, duration_s: float = 30.0, seed: int = 0,
     amplitude = p.sine_amplitude_m * (1 + p.amplitude_jitter_frac * z[2])
     heading0 = p.heading_rad + p.heading_jitter_rad * z[3]
 
+    if not (math.isfinite(duration_s) and math.isfinite(internal_rate_hz) and internal_rate_hz > 0):
+        raise ValueError(f'duration_s ({duration_s}) and internal_rate_hz ({internal_rate_hz}) must be finite, '
+                         'the rate > 0')
+    if duration_s * internal_rate_hz >= MAX_TRUTH_SAMPLES:
+        raise ValueError(f'a {duration_s:g} s run at internal_rate_hz {internal_rate_hz:g} needs '
+                         f'{duration_s * internal_rate_hz:.3g} truth samples, more than the {MAX_TRUTH_SAMPLES} '
+                         f'allowed ({MAX_TRUTH_SAMPLES / internal_rate_hz:g} s at this rate)')
     h = 1.0 / internal_rate_hz
     n = int(round(duration_s * internal_rate_hz)) + 1
     t = np.arange(n) * h

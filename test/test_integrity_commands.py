@@ -1,0 +1,103 @@
+"""`vepd judge replay`, `vepd bag`, `vepd calibrate` under careless use (issues 13 and 17): exit 0 only with
+a real result; otherwise exit 2 with a message naming the topic, transform, file or field, and no file
+written."""
+import numpy as np
+import pytest
+
+from vepd_ros.cli import main as vepd
+
+HUSKY_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
+
+
+@pytest.fixture
+def test1(shared_data):
+    return str(shared_data / 'robot_localization_tests' / 'test1.bag')
+
+
+def test_replay_docs_example_without_navsat_names_the_topic_and_the_flag(test1, tmp_path, capsys):
+    out = tmp_path / 'X.csv'
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', test1, '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert '/odometry/gps' in err and '--navsat-config' in err
+    assert not out.exists()
+
+
+def test_replay_without_the_imu_transform_names_it(test1, tmp_path, capsys):
+    out = tmp_path / 'X.csv'
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', '--navsat-config', 'config/navsat.yaml',
+                 test1, '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--static-tf \"base_link imu_link" in err
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_replay_missing_ekf_topic_is_an_error(test1, tmp_path, capsys):
+    cfg = tmp_path / 'ekf.yaml'
+    cfg.write_text('ekf_filter_node:\n  ros__parameters:\n    frequency: 30.0\n'
+                   '    twist0: /wheel_twist\n    twist0_config: [false, false, false, false, false, false,'
+                   ' true, false, false, false, false, false, false, false, false]\n'
+                   '    imu0: /imu/data\n    imu0_config: [false, false, false, false, false, false,'
+                   ' false, false, false, false, false, true, false, false, false]\n')
+    assert vepd(['judge', 'replay', '--ekf-config', str(cfg), '--static-tf', HUSKY_TF, test1,
+                 '--out', str(tmp_path / 'X.csv')]) == 2
+    assert '/wheel_twist' in capsys.readouterr().err
+    assert not (tmp_path / 'X.csv').exists()
+
+
+def test_replay_out_existing_directory_refused_without_stray_tmp(test1, tmp_path, capsys):
+    d = tmp_path / 'existing'
+    d.mkdir()
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', '--navsat-config', 'config/navsat.yaml',
+                 '--static-tf', HUSKY_TF, test1, '--out', str(d)]) == 2
+    assert 'directory' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [d] and not list(d.iterdir())
+
+
+def test_bag_without_imu_transform_is_an_error_naming_it(test1, tmp_path, capsys):
+    out = tmp_path / 'b'
+    assert vepd(['bag', test1, '--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu/data',
+                 '--topic', 'truth=/husky_velocity_controller/odom', '--out', str(out), '--scenario', 'husky',
+                 '--quiet']) == 2
+    err = capsys.readouterr().err
+    assert '0 estimate' in err and '--static-tf "base_link imu_link' in err
+    assert not out.exists()
+
+
+def _imu_csv(path, t):
+    rng = np.random.default_rng(0)
+    with open(path, 'w') as fh:
+        fh.write('t,wx,wy,wz,ax,ay,az\n')
+        for tk in t:
+            w = rng.normal(0, 1e-3, 3)
+            a = rng.normal(0, 1e-2, 3) + (0, 0, 9.8)
+            fh.write(','.join(repr(float(v)) for v in (tk, *w, *a)) + '\n')
+
+
+def test_calibrate_imu_constant_time_column(tmp_path, capsys):
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, np.full(300, 1.0))
+    assert vepd(['calibrate', 'imu', str(p)]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'time column' in err
+
+
+def test_calibrate_binary_input_names_the_file(tmp_path, capsys):
+    p = tmp_path / 'imu.csv'
+    p.write_bytes(bytes(range(256)) * 20)
+    assert vepd(['calibrate', 'imu', str(p)]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'binary' in err
+
+
+def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path, capsys):
+    """17 s of white noise: N is resolved; bias instability, its time and K are not and are not written."""
+    from vepd_ros.models.calibration import read_node_params
+    p, out = tmp_path / 'imu.csv', tmp_path / 'imu.yaml'
+    _imu_csv(p, np.arange(1700) / 100.0)
+    assert vepd(['calibrate', 'imu', str(p), '--segment', '0', '17', '--out', str(out), '--quiet']) == 0
+    text = capsys.readouterr().out
+    assert '{' not in text and '\\u' not in text                       # a table, not raw JSON
+    assert 'gyro_bias_instability: needs a static record of >= 3600 s' in text
+    params = read_node_params(out, 'imu_noise_node')
+    assert 'gyro_arw' in params and 'acc_vrw' in params
+    assert not {'gyro_bias_instability', 'gyro_bias_tau_s', 'acc_bias_instability', 'acc_bias_tau_s'} & set(params)

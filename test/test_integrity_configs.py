@@ -1,0 +1,115 @@
+"""Bad configuration files: a clear error naming the file and field (exit 2), never a traceback, an
+all-NaN result or unbounded work (issue 17). The YAML reader itself: vepd_ros.yamlio (contract C4)."""
+import subprocess
+import sys
+
+import pytest
+
+from vepd_ros.judge.config import load_ekf_params
+from vepd_ros.judge.navsat import load_navsat_params
+from vepd_ros.params import ParameterError
+from vepd_ros.yamlio import load_yaml
+
+GOOD_EKF = """ekf_filter_node:
+  ros__parameters:
+    frequency: 30.0
+    two_d_mode: true
+    odom0: /odom
+    odom0_config: [false, false, false, false, false, false,
+                   true, true, false, false, false, true,
+                   false, false, false]
+"""
+
+BILLION_LAUGHS = '\n'.join(
+    ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    + [f'a{i}: &a{i} [' + ','.join([f'*a{i - 1}'] * 9) + ']' for i in range(1, 10)]) + '\n'
+
+
+def _write(tmp_path, text, name='c.yaml', mode='w'):
+    p = tmp_path / name
+    if mode == 'wb':
+        p.write_bytes(text)
+    else:
+        p.write_text(text)
+    return p
+
+
+def test_good_config_still_reads(tmp_path):
+    p = load_ekf_params(_write(tmp_path, GOOD_EKF))
+    assert p.frequency == 30.0 and [s.name for s in p.sensors] == ['odom0']
+
+
+@pytest.mark.parametrize('line, field', [
+    ('    initial_state: [.nan, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]', 'initial_state'),
+    ('    initial_state: [.inf, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]', 'initial_state'),
+    ('    gravitational_acceleration: .nan', 'gravitational_acceleration'),
+    ('    gravitational_acceleration: -9.8', 'gravitational_acceleration'),
+    ('    frequency: 1.0e-300', 'frequency'),
+    ('    frequency: 1.0e12', 'frequency'),
+    ('    sensor_timeout: .inf', 'sensor_timeout'),
+])
+def test_bad_ekf_field_is_named(tmp_path, line, field):
+    text = GOOD_EKF.replace('    frequency: 30.0\n', '') + line + '\n'
+    with pytest.raises(ParameterError, match=field):
+        load_ekf_params(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize('content, words', [
+    ('', 'empty'),
+    ('- 1\n- 2\n', 'mapping'),
+    ('a: [1, 2\n b: 3\n', 'line 2'),
+    ('a: !!python/object/apply:os.system ["echo pwned"]\n', 'python/object'),
+    (b'\xff\xfe\x00\x01binary', 'binary'),
+    (b'a: \xff\xfe\n', 'UTF-8'),
+    ('ekf_filter_node:\n  ros__parameters:\n    frequency: 30.0\n', 'sensor'),
+])
+def test_bad_ekf_file_names_the_file(tmp_path, content, words):
+    p = _write(tmp_path, content, mode='wb' if isinstance(content, bytes) else 'w')
+    with pytest.raises(ValueError) as exc:
+        load_ekf_params(p)
+    msg = str(exc.value)
+    assert words in msg
+    assert 'sensor' in words or str(p) in msg
+
+
+@pytest.mark.parametrize('datum', ['[.nan, 0.0, 0.0]', '[200.0, 0.0, 0.0]', '[0.0, 400.0, 0.0]',
+                                   '[0.0, .inf, 0.0]'])
+def test_bad_navsat_datum(tmp_path, datum):
+    text = ('navsat_transform:\n  ros__parameters:\n    wait_for_datum: true\n'
+            f'    datum: {datum}\n')
+    with pytest.raises(ParameterError, match='datum'):
+        load_navsat_params(_write(tmp_path, text))
+
+
+def test_yaml12_scalars(tmp_path):
+    doc = load_yaml(_write(tmp_path, 'a: 1.0e12\nb: 1e-3\nc: 1_0\nd: 1:30\ne: 10\nf: yes\n'), what='test')
+    assert doc == {'a': 1e12, 'b': 1e-3, 'c': '1_0', 'd': '1:30', 'e': 10, 'f': True}
+    assert isinstance(doc['a'], float) and isinstance(doc['e'], int)
+
+
+def test_billion_laughs_refused_fast_in_bounded_memory(tmp_path):
+    p = _write(tmp_path, BILLION_LAUGHS)
+    assert p.stat().st_size < 2048
+    # in a child process: its peak memory is its own
+    code = ('import resource, sys, time\nfrom vepd_ros.yamlio import load_yaml\nt = time.time()\n'
+            'try:\n    load_yaml(sys.argv[1], what="test")\nexcept ValueError as e:\n    print(e)\n'
+            'print(time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n')
+    out = subprocess.run([sys.executable, '-c', code, str(p)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert 'expands to more than' in out[0] and str(p) in out[0]
+    seconds, maxrss_kb = out[1].split()
+    assert int(maxrss_kb) < 500_000                    # the expanded document would need gigabytes
+    assert float(seconds) >= 0                         # timing stays out of unit tests (benchmarks/)
+
+
+def test_deep_nesting_refused(tmp_path):
+    p = _write(tmp_path, '[' * 5000 + ']' * 5000)
+    with pytest.raises(ValueError, match='nested'):
+        load_yaml(p, what='test')
+
+
+def test_long_values_truncated_in_messages(tmp_path):
+    p = _write(tmp_path, '- ' + 'x' * 100000 + '\n')
+    with pytest.raises(ValueError) as exc:
+        load_yaml(p, what='test')
+    assert len(str(exc.value)) < 300

@@ -1,0 +1,188 @@
+"""Safe YAML reading: one loader for every YAML file the package reads (contract C4).
+
+``load_yaml(path, what=..., expect=dict)`` reads a file with PyYAML's safe loader and turns every way
+a file can be wrong into a ``ValueError`` that names the file (and the line where YAML knows it) and
+what was expected, never a traceback:
+
+* binary or non-UTF-8 content, a file larger than ``MAX_BYTES``;
+* YAML syntax errors, tags the safe loader does not construct (``!!python/object`` ...: never
+  executed, refused);
+* alias expansion (\"billion laughs\"): the document's node graph is measured with every alias
+  expanded before anything is constructed (memoised, so the check costs one pass over the distinct
+  nodes) and refused above ``MAX_NODES``; nesting deeper than ``MAX_DEPTH`` likewise;
+* a top-level value of the wrong type (``expect``), or an empty document unless ``allow_empty``.
+
+Scalars follow YAML 1.2's core schema where YAML 1.1 (PyYAML's default) surprises users of ROS
+parameter files: ``1.0e12`` and ``1e-3`` are floats (1.1 needs a dot and a signed exponent),
+``1_0`` and ``1:30`` are strings, not 10 and 90. Booleans keep the 1.1 words (``yes``/``on``), which
+ROS 2's parameter parser accepts as well. Messages quote at most ``MAX_QUOTE`` characters of input.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+MAX_BYTES = 16 * 1024 * 1024
+"""Largest YAML file read (configuration files are a few KB)."""
+MAX_NODES = 1_000_000
+"""Largest document, counted in nodes with every alias expanded."""
+MAX_DEPTH = 200
+"""Deepest nesting of sequences and mappings."""
+MAX_QUOTE = 80
+
+# the pure-Python loader: libyaml's composer recurses in C and overflows the stack on deeply nested
+# flow collections (a segfault), where Python's raises RecursionError (refused below)
+_Base = yaml.SafeLoader
+
+_INT_12 = re.compile(r'^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$')
+_FLOAT_12 = re.compile(r'^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?'
+                       r'|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$')
+_INT_TAG = 'tag:yaml.org,2002:int'
+_FLOAT_TAG = 'tag:yaml.org,2002:float'
+
+
+class _Loader(_Base):
+    """The safe loader with YAML 1.2 core-schema ints and floats."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+# ints before floats: '10' is an int, '10.0' and '1e3' are floats
+_Loader.add_implicit_resolver(_INT_TAG, _INT_12, list('-+0123456789'))
+_Loader.add_implicit_resolver(_FLOAT_TAG, _FLOAT_12, list('-+.0123456789'))
+
+
+def _construct_int(loader, node):
+    text = loader.construct_scalar(node)
+    if text.startswith('0o'):
+        return int(text[2:], 8)
+    return int(text, 0) if text.startswith('0x') else int(text)
+
+
+def _construct_float(loader, node):
+    text = loader.construct_scalar(node).lower()
+    if text.endswith('.inf'):
+        return float('-inf') if text.startswith('-') else float('inf')
+    if text == '.nan':
+        return float('nan')
+    return float(text)
+
+
+_Loader.add_constructor(_INT_TAG, _construct_int)
+_Loader.add_constructor(_FLOAT_TAG, _construct_float)
+
+
+def quote(value, limit: int = MAX_QUOTE) -> str:
+    """repr of ``value`` cut to ``limit`` characters (error messages never format unbounded input)."""
+    if isinstance(value, (list, dict, tuple, set)) and len(value) > limit:
+        return f'<{type(value).__name__} of {len(value)} items>'
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f'<{type(value).__name__}>'
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+def _check_size(node, where: str) -> None:
+    """Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond MAX_DEPTH."""
+    sizes: dict = {}
+    depth_of: dict = {}
+    # iterative post-order walk: a deep document must not exhaust Python's recursion
+    stack = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        key = id(n)
+        if key in sizes:
+            continue
+        children = n.value if isinstance(n, yaml.SequenceNode) else (
+            [c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode) else ())
+        if not done:
+            if key in depth_of:                 # on the current path already: a recursive alias
+                raise ValueError(f'{where}: a recursive YAML alias (line {n.start_mark.line + 1})')
+            depth_of[key] = True
+            stack.append((n, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+            continue
+        total, depth = 1, 0
+        for c in children:
+            total += sizes[id(c)][0]
+            depth = max(depth, sizes[id(c)][1])
+        depth += 1 if children else 0
+        if total > MAX_NODES:
+            raise ValueError(f'{where}: the document expands to more than {MAX_NODES} values (aliases '
+                             f'followed, line {n.start_mark.line + 1}); refused')
+        if depth > MAX_DEPTH:
+            raise ValueError(f'{where}: nested deeper than {MAX_DEPTH} levels (line '
+                             f'{n.start_mark.line + 1}); refused')
+        sizes[key] = (total, depth)
+        del depth_of[key]
+
+
+def _type_name(t) -> str:
+    if isinstance(t, tuple):
+        return ' or '.join(_type_name(e) for e in t)
+    return {dict: 'a mapping', list: 'a list', str: 'a string', float: 'a number',
+            int: 'an integer'}.get(t, t.__name__)
+
+
+def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bool = False):
+    """``load_yaml`` on text already read (``where`` names its origin in messages)."""
+    loader = _Loader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _check_size(node, where)
+                doc = loader.construct_document(node)
+            else:
+                doc = None
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f', line {mark.line + 1}' if mark is not None else ''
+        problem = str(exc.problem or exc.context or 'invalid YAML')[:200]
+        raise ValueError(f'{where}{line}: not valid {what} YAML ({problem})') from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f'{where}: not valid {what} YAML ({str(exc)[:200]})') from None
+    except RecursionError:
+        raise ValueError(f'{where}: {what} YAML nested too deeply; refused') from None
+    if doc is None:
+        if allow_empty:
+            return expect() if isinstance(expect, type) else None
+        raise ValueError(f'{where}: the {what} file is empty (expected {_type_name(expect)})')
+    if expect is not None and not isinstance(doc, expect):
+        raise ValueError(f'{where}: expected {what} as {_type_name(expect)} at the top level, got '
+                         f'{type(doc).__name__} {quote(doc)}')
+    return doc
+
+
+def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
+    """The YAML document of ``path`` (``what`` says what the file is, e.g. 'ekf configuration'), checked
+    to be of type ``expect`` (a type or tuple; None: any). ValueError naming the file otherwise;
+    FileNotFoundError when it does not exist."""
+    p = Path(path)
+    where = str(p)
+    if not p.is_file():
+        if p.exists():
+            raise ValueError(f'{where}: expected a {what} YAML file, got a directory or special file')
+        raise FileNotFoundError(f'{where}: no such {what} file')
+    size = p.stat().st_size
+    if size > MAX_BYTES:
+        raise ValueError(f'{where}: {size} bytes, more than the {MAX_BYTES} a {what} YAML file may have')
+    data = p.read_bytes()
+    if b'\x00' in data:
+        raise ValueError(f'{where}: binary content (NUL bytes), expected a {what} YAML text file')
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b'\n') + 1
+        raise ValueError(f'{where}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset '
+                         f'{exc.start}); expected a {what} YAML file') from None
+    return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
+
+
+__all__ = ['load_yaml', 'parse_yaml', 'quote', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']
