@@ -7,8 +7,9 @@
 """
 `make venv` puts every node executable where the ament prefix expects it.
 
-That is <prefix>/lib/vepd_ros/: `ros2 run vepd_ros <exe>` and launch_ros's Node look for executables there (colcon installs them
-there through setup.cfg); pip alone puts console scripts only in <prefix>/bin.
+That is <prefix>/lib/vepd_ros/, where `ros2 run vepd_ros <exe>` and launch_ros's Node look for
+executables (colcon installs them there through setup.cfg); pip alone puts console scripts only in
+<prefix>/bin.
 """
 import ast
 import os
