@@ -77,7 +77,8 @@ def test_colcon_build_gives_a_complete_install_space(tmp_path, flavour):
     for folder, pattern in (('launch', '*.launch.py'), ('config', '*.yaml')):
         expected = sorted(p.name for p in (REPO / folder).glob(pattern))
         assert expected and sorted(p.name for p in (share / folder).glob(pattern)) == expected
-    assert (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / 'vepd_ros').is_file()
+    marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / 'vepd_ros'
+    assert marker.is_file()
     site = next(prefix.glob('lib/python3*/site-packages'))
     msgdefs = sorted(p.relative_to(REPO / 'vepd_ros')
                      for p in (REPO / 'vepd_ros').glob('io/msgdefs/*/*.msg'))
