@@ -1,9 +1,18 @@
 # Two commands for a fresh clone: `make demo` and `make test`. Both create .venv when missing.
 SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.vepd-installed
+# ../shared beside the clone (CI has it): the ament linter wheels for the lint tests.
+LINT_WHEELS := $(wildcard $(CURDIR)/../shared/ros2_tooling/lint/*.whl)
+PIP := $(PY) -m pip install -q --disable-pip-version-check
+# pip says "WARNING: Location 'file:///...' is ignored: it is neither a file nor a directory" once per
+# package and configured index that lacks it (a machine-wide pip.conf listing local indexes): ~200
+# lines that change nothing. Only that exact message is dropped; every other line and pip's exit
+# status pass through.
+PIP_QUIET := sed -u "/^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$$/d"
 SOURCES := $(shell find vepd_ros launch config -type f -not -path '*/__pycache__/*' 2>/dev/null) \
            setup.py setup.cfg package.xml resource/vepd_ros
 
@@ -19,15 +28,32 @@ unexport RMW_IMPLEMENTATION ROS_LOCALHOST_ONLY
 venv: $(STAMP)
 
 $(VENV)/.deps-installed: requirements.txt requirements-ros.txt requirements-dev.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@test -x $(PY) || { echo 'make venv: creating $(VENV)'; $(PYTHON) -m venv $(VENV); }
+	@echo 'make venv: installing the pinned dependencies (requirements-dev.txt; ~1-2 min the first time)'
+	@$(PIP) -r requirements-dev.txt 2>&1 | $(PIP_QUIET)
+ifneq ($(LINT_WHEELS),)
+	@echo 'make venv: installing the ament linters from ../shared/ros2_tooling/lint'
+	@$(PIP) --no-deps $(LINT_WHEELS) 2>&1 | $(PIP_QUIET)
+else
+	@echo 'make venv: ../shared/ros2_tooling/lint not found: the ament lint tests will skip'
+endif
 	@touch $@
 
 # Non-editable install: `pip install -e` does not install data_files, and the ament index must find
 # share/vepd_ros (launch/, config/). Reinstalled whenever a source file changes.
+# `ros2 run` and launch_ros look for executables in <prefix>/lib/vepd_ros/ (colcon puts them there
+# through setup.cfg); pip puts console scripts only in bin/. So every console script of the installed
+# distribution (setup.py's NODES and vepd) is linked there, the directory rebuilt on each install so
+# a removed executable leaves nothing behind.
 $(STAMP): $(VENV)/.deps-installed $(SOURCES)
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall .
+	@echo 'make venv: installing vepd_ros into $(VENV)'
+	@$(PIP) --no-deps --force-reinstall . 2>&1 | $(PIP_QUIET)
 	@rm -rf build *.egg-info
+	@exes=$$($(PY) -c "from importlib.metadata import distribution as d; \
+	  print(*sorted(e.name for e in d('vepd_ros').entry_points.select(group='console_scripts')))"); \
+	test -n "$$exes"; rm -rf $(VENV)/lib/vepd_ros; mkdir -p $(VENV)/lib/vepd_ros; \
+	for exe in $$exes; do ln -s ../../bin/$$exe $(VENV)/lib/vepd_ros/$$exe; done; \
+	echo "make venv: ready ($(VENV); executables in $(VENV)/lib/vepd_ros: $$exes)"
 	@touch $@
 
 test: $(STAMP)

@@ -21,6 +21,8 @@ setup(
         ('share/' + PACKAGE + '/config', glob('config/*.yaml')),
     ],
     install_requires=['setuptools'],
+    # colcon test runs pytest (not unittest) for a package whose test extra names it.
+    extras_require={'test': ['pytest']},
     zip_safe=True,
     maintainer='vepd_ros developers',
     maintainer_email='vepd-ros@example.org',
