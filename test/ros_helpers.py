@@ -1,45 +1,21 @@
 """Test harness for rclpy over real DDS (loopback only).
 
-- ``DomainLease``: a ROS_DOMAIN_ID held exclusively (flock) for one test, so concurrent pytest runs and
-  xdist workers on this machine never see each other's traffic.
+- ``DomainLease`` (vepd_ros.nodes.domain): a ROS_DOMAIN_ID held exclusively (flock) for one test, so
+  concurrent pytest runs, xdist workers and ``vepd run`` on this machine never see each other's traffic.
 - ``spin_until``: spin executors until a predicate holds or a timeout passes (discovery can take
   seconds); never a fixed sleep.
 - ``ros_env``: the environment for node subprocesses (same domain, loopback discovery, local logs).
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 import time
 from pathlib import Path
 
+from vepd_ros.nodes.domain import DOMAIN_RANGE, LOCK_DIR, DomainLease  # noqa: F401 - shared with vepd run
+
 REPO = Path(__file__).resolve().parents[1]
-LOCK_DIR = Path(os.environ.get('VEPD_DOMAIN_LOCK_DIR', '/tmp/vepd_ros_domain_locks'))
-DOMAIN_RANGE = range(1, 233)   # 233+ fails in Fast DDS (port number too high)
-
-
-class DomainLease:
-    def __init__(self):
-        LOCK_DIR.mkdir(parents=True, exist_ok=True)
-        start = (os.getpid() * 7919 + int(time.monotonic_ns() % 1000)) % len(DOMAIN_RANGE)
-        for k in range(len(DOMAIN_RANGE)):
-            did = DOMAIN_RANGE[(start + k) % len(DOMAIN_RANGE)]
-            fd = os.open(LOCK_DIR / f'{did}.lock', os.O_CREAT | os.O_RDWR, 0o666)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.domain_id, self._fd = did, fd
-            return
-        raise RuntimeError('no free ROS_DOMAIN_ID between 1 and 232')
-
-    def release(self):
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
 
 
 def ros_env(domain_id: int) -> dict:

@@ -3,17 +3,29 @@
 The nodes of ``vepd_ros.graph.build_graph`` (the description the launch files use) are composed in one
 process on a SingleThreadedExecutor (``--processes``: one process per node, started with the same
 ``--ros-args``), with the built-in judge where robot_localization is absent. The run ends when the evaluator
-publishes its result (or at ``--timeout``); ``--json`` prints that result in the ``vepd evaluate`` shape.
+publishes its result; ``--json`` prints that result in the ``vepd evaluate`` shape.
+
+Made to survive a slow machine and a busy network:
+- no wall budget: the run stops only when sim time and the count of finished runs both stand still for
+  ``--stall-timeout`` seconds (default 60), naming what stalled (``--timeout`` adds an overall limit);
+- its own DDS domain (``vepd_ros.nodes.domain``) unless ROS_DOMAIN_ID or ``--domain-id`` chooses one;
+- a publisher on its topics that is not one of its nodes stops it at once (``vepd_ros.nodes.guard``);
+- exit 1 unless the result is complete (C2), every model scored and no metric NaN (``result_problems``).
+Progress (runs done of total, sim-time rate, time left) goes to standard error on a terminal.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
+import math
+import os
 import sys
+import textwrap
 import time
 
 from vepd_ros.graph import GRAPH_ARGS, build_graph, typed_args
-from vepd_ros.params import parse_assignments
+from vepd_ros.params import ParameterError, parse_assignments
 
 # executable → (module, class) for in-process composition
 NODE_CLASSES = {
@@ -28,31 +40,79 @@ NODE_CLASSES = {
 }
 
 
+STALL_S = 60.0
+"""Default stall limit (wall seconds): the run stops when neither sim time nor the count of finished runs has
+advanced for this long. The lockstep graph only slows down on a busy machine, so no wall budget applies."""
+
+EXAMPLES = """examples:
+  vepd run sim_judge k:=2 models:=ch_gauss,ch_rw scenarios:=circle duration_s:=8 output_dir:=/tmp/vepd_sj
+  vepd run sim_judge --help          # sim_judge's arguments, with descriptions and defaults
+  vepd run bag_replay bag:=test1.bag output_dir:=/tmp/vepd_bag --json
+  ROS_DOMAIN_ID=7 vepd run sim_judge k:=2 models:=ch_rw   # on a domain you chose (watch it with ros2 CLI)
+"""
+
+
+class RunError(RuntimeError):
+    """The graph could not produce a real result (stall, foreign publisher, incomplete result): exit 1."""
+
+
 def register(sub):
-    p = sub.add_parser('run', help='run a vepd_ros ROS graph (sim_judge, bag_replay, live_eval) without launch_ros',
-                       description='Arguments are the launch arguments of the graph, as name:=value. '
-                                   'sim_judge: ' + ', '.join(a.name for a in GRAPH_ARGS['sim_judge']))
-    p.add_argument('graph', choices=sorted(GRAPH_ARGS))
+    graphs = ', '.join(sorted(GRAPH_ARGS))
+    p = sub.add_parser(
+        'run', add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help='run a vepd_ros ROS graph (sim_judge, bag_replay, live_eval) without launch_ros',
+        description=textwrap.fill(f'Run one of the graphs ({graphs}) in this process over DDS; arguments are the graph\'s '
+                    'launch arguments, as name:=value (`vepd run GRAPH --help` lists them with descriptions and '
+                    'defaults). The graph runs on a DDS domain nobody else uses unless ROS_DOMAIN_ID or '
+                    '--domain-id chooses one, and stops with an error when another publisher appears on its '
+                    'topics, when sim time and finished runs stall for --stall-timeout seconds, or when the '
+                    'result is incomplete (exit 1).', 99),
+        epilog=EXAMPLES + '\narguments of each graph (name:=default; GRAPH --help describes them):\n' + '\n'.join(
+            textwrap.fill(' '.join(f'{a.name}:={_show(a.default)}' for a in GRAPH_ARGS[g]), 99,
+                          initial_indent=f'  {g}: ', subsequent_indent='      ') for g in sorted(GRAPH_ARGS)))
+    p.add_argument('-h', '--help', action='store_true',
+                   help="show this help (after GRAPH: that graph's arguments) and exit")
+    p.add_argument('graph', nargs='?', choices=sorted(GRAPH_ARGS), metavar='GRAPH', help=graphs)
     p.add_argument('assignments', nargs='*', metavar='name:=value')
     p.add_argument('--json', action='store_true', help='print the evaluator result as JSON')
     p.add_argument('--processes', action='store_true', help='one process per node instead of one process')
-    p.add_argument('--timeout', type=float, default=0.0,
-                   help='give up after this many wall seconds (default: from the graph\'s run length)')
+    p.add_argument('--domain-id', type=int, default=None, metavar='N',
+                   help='DDS domain to run on (default: ROS_DOMAIN_ID if set, else a free domain leased '
+                        'on this machine)')
+    p.add_argument('--stall-timeout', type=float, default=STALL_S, metavar='S',
+                   help=f'stop with an error when neither sim time nor the count of finished runs advances for '
+                        f'S wall seconds (default {STALL_S:g}; a slow machine only makes the run longer)')
+    p.add_argument('--timeout', type=float, default=0.0, metavar='S',
+                   help='give up after S wall seconds in all (default 0: no limit; live_eval runs until Ctrl-C)')
     p.add_argument('--list', action='store_true', help='print the nodes and their --ros-args, then exit')
-    p.add_argument('--quiet', action='store_true', help='only warnings and errors from the nodes (in-process)')
-    p.set_defaults(func=run)
+    p.add_argument('--quiet', action='store_true',
+                   help='no progress bar; only warnings and errors from the nodes (in-process)')
+    p.set_defaults(func=run, run_parser=p)
 
 
-def _default_timeout(graph: str, a: dict) -> float:
-    if graph != 'sim_judge':
-        return 24 * 3600.0
-    n_scen = len([s for s in a.get('scenarios', 'straight,circle,sine').split(',') if s.strip()])
-    runs = a.get('k', 10) * n_scen
-    sim_s = runs * (a.get('duration_s', 30.0) + 3.0)
-    return sim_s / a.get('time_scale', 1.0) + 60.0
+def _show(v) -> str:
+    return ('true' if v else 'false') if isinstance(v, bool) else (str(v) if v != '' else "''")
+
+
+def graph_help(graph: str) -> str:
+    """The arguments of ``graph`` (``GRAPH_ARGS``, the one place they are declared) as a help text."""
+    lines = [f'arguments of {graph} (name:=default, then what it sets):']
+    for a in GRAPH_ARGS[graph]:
+        extra = f" (one of: {', '.join(map(str, a.choices))})" if a.choices is not None else ''
+        lines.append(f'  {a.name}:={_show(a.default)}')
+        lines.append(f'      {a.description}{extra}')
+    return '\n'.join(lines)
 
 
 def run(args) -> int:
+    parser = getattr(args, 'run_parser', None)
+    if getattr(args, 'help', False) or args.graph is None:
+        if parser is not None:
+            if args.graph is None:
+                parser.print_help()
+            else:
+                print(parser.format_usage().rstrip() + '\n\n' + graph_help(args.graph) + '\n\n' + EXAMPLES)
+        return 0 if getattr(args, 'help', False) else 2
     raw = parse_assignments(args.assignments)
     values = typed_args(args.graph, {k: str(v) if not isinstance(v, str) else v for k, v in raw.items()})
     nodes = build_graph(args.graph, values)
@@ -60,14 +120,25 @@ def run(args) -> int:
         for n in nodes:
             print(f'{n.package}/{n.executable}  ' + ' '.join(n.ros_args()))
         return 0
-    timeout = args.timeout or _default_timeout(args.graph, {**{p.name: p.default for p in GRAPH_ARGS[args.graph]},
-                                                             **values})
-    if args.processes:
-        result = _run_processes(nodes, timeout)
-    else:
-        result = _run_in_process(nodes, timeout, quiet=getattr(args, 'quiet', False))
+    quiet = getattr(args, 'quiet', False)
+    opts = {'stall_s': getattr(args, 'stall_timeout', STALL_S), 'timeout': args.timeout or 0.0, 'quiet': quiet,
+            'progress_quiet': getattr(args, 'progress_quiet', quiet or args.json)}
+    domain = choose_domain(getattr(args, 'domain_id', None))
+    try:
+        _say(f'vepd run {args.graph}: DDS domain {domain.domain_id} ({domain.how}); watch it with '
+             f'`ROS_DOMAIN_ID={domain.domain_id} ros2 topic echo {_result_topic()}`')
+        try:
+            if args.processes:
+                result = _run_processes(nodes, opts, domain)
+            else:
+                result = _run_in_process(nodes, opts, domain)
+        except RunError as exc:
+            print(f'vepd run {args.graph}: error: {exc}', file=sys.stderr)
+            return 1
+    finally:
+        domain.release()
     if result is None:
-        print(f'vepd run {args.graph}: no result from the evaluator within {timeout:.0f} s', file=sys.stderr)
+        print(f'vepd run {args.graph}: stopped before the evaluator published a result', file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(result, indent=1))
@@ -79,7 +150,97 @@ def run(args) -> int:
     else:
         from vepd_ros.commands.evaluate import format_tables
         print(format_tables(result))
+    out = _output_dir(nodes)
+    if out:
+        _say(f'vepd run {args.graph}: runs' + (', result.json and report/' if 'models' in result else '')
+             + f' in {out}/')
+    problems = result_problems(result)
+    if problems:
+        print(f'vepd run {args.graph}: error: not a complete result: ' + '; '.join(problems), file=sys.stderr)
+        return 1
     return 0
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _result_topic() -> str:
+    from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
+    return RESULT_TOPIC
+
+
+def _output_dir(nodes) -> str | None:
+    return next((n.parameters[0].get('output_dir') for n in nodes if n.role == 'evaluator'), None)
+
+
+def _nan(x) -> bool:
+    return isinstance(x, float) and math.isnan(x)
+
+
+def result_problems(result: dict) -> list[str]:
+    """Why ``result`` is not a real, complete result (empty when it is): contract C2's ``complete`` flag,
+    excluded runs and short batches, models without a score, NaN metrics, runs without estimates."""
+    problems = []
+    for ex in result.get('excluded_runs') or []:
+        problems.append(f"run {ex.get('path')} excluded ({ex.get('reason')})")
+    for b in result.get('incomplete_batches') or []:
+        problems.append(f"batch {b.get('label')}/{b.get('scenario')} has {b.get('have')} of k={b.get('k')} runs")
+    if result.get('complete') is False and not problems:
+        problems.append('the evaluator marked the result incomplete')
+    for name, m in (result.get('models') or {}).items():
+        if m.get('VEPD') is None or _nan(m.get('VEPD')):
+            problems.append(f"model {m.get('display_name', name)}: no VEPD (no moving scenario scored on both "
+                            'sides)')
+        elif any(_nan(m.get(k)) for k in ('W1', 'W2')):
+            problems.append(f"model {m.get('display_name', name)}: W1/W2 is NaN")
+    if 'models' in result and not result['models']:
+        problems.append('no model was scored')
+    for r in result.get('runs', []) if isinstance(result.get('runs'), list) else []:
+        if not r.get('se_len'):
+            problems.append(f"{r['path']}: no estimate from the judge (did the GPS/IMU topics arrive, and is the "
+                            "IMU's transform known?)")
+        elif _nan(r.get('E')) or _nan(r.get('S')):
+            problems.append(f"{r['path']}: E or S is NaN")
+    return problems
+
+
+class Domain:
+    """The DDS domain of one ``vepd run``: chosen by the user, or leased (``vepd_ros.nodes.domain``)."""
+
+    def __init__(self, domain_id: int, how: str, lease=None):
+        self.domain_id, self.how, self.lease = domain_id, how, lease
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+    def move(self) -> None:
+        """Another participant was found on the leased domain: lease another one."""
+        from vepd_ros.nodes.domain import DomainLease
+        busy = self.domain_id
+        self.release()
+        self.lease = DomainLease(avoid={busy})
+        self.domain_id = self.lease.domain_id
+        self.how = f'a free domain leased on this machine; {busy} had other participants'
+
+
+def choose_domain(explicit: int | None) -> Domain:
+    """``--domain-id``, else ``ROS_DOMAIN_ID``, else a domain leased on this machine."""
+    from vepd_ros.nodes.domain import DomainLease
+    if explicit is not None:
+        if not 0 <= explicit <= 232:
+            raise ParameterError('--domain-id', explicit, 'a DDS domain between 0 and 232')
+        return Domain(explicit, 'chosen with --domain-id')
+    env = os.environ.get('ROS_DOMAIN_ID', '').strip()
+    if env:
+        if not env.isdigit() or int(env) > 232:
+            raise ParameterError('ROS_DOMAIN_ID', env, 'a DDS domain between 0 and 232')
+        return Domain(int(env), 'from ROS_DOMAIN_ID')
+    lease = DomainLease()
+    return Domain(lease.domain_id, 'a free domain leased on this machine; set ROS_DOMAIN_ID or --domain-id to '
+                  'choose one', lease)
 
 
 def _result_listener(node, box: dict):
@@ -93,35 +254,153 @@ def _result_listener(node, box: dict):
                              EVENT_QOS)
 
 
-def _run_in_process(nodes, timeout: float, quiet: bool = False):
+DISCOVERY_CHECK_S = 1.0
+"""How long a leased domain is watched for other participants before the graph starts on it."""
+
+
+def _init_on_domain(domain: Domain, box: dict):
+    """rclpy on ``domain`` with the result listener; a leased domain where other participants show up within
+    ``DISCOVERY_CHECK_S`` is exchanged for another (twice at most)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from vepd_ros.nodes.guard import other_participants
+    for attempt in range(3):
+        rclpy.init(args=[], domain_id=domain.domain_id)  # not sys.argv: its name:=value words are graph arguments
+        listener = rclpy.create_node('vepd_run')
+        if domain.lease is None or attempt == 2:
+            break
+        ex = SingleThreadedExecutor()
+        ex.add_node(listener)
+        end = time.monotonic() + DISCOVERY_CHECK_S
+        while time.monotonic() < end:
+            ex.spin_once(timeout_sec=0.05)
+        others = other_participants(listener, {listener.get_fully_qualified_name()})
+        ex.remove_node(listener)
+        if not others:
+            break
+        listener.destroy_node()
+        rclpy.try_shutdown()
+        domain.move()
+        _say(f'vepd run: {", ".join(others[:3])} on the leased domain; moving to domain {domain.domain_id}')
+    _result_listener(listener, box)
+    return listener
+
+
+class _Monitor:
+    """Progress, stall limit, wall limit and the foreign-publisher check of a running graph.
+
+    ``sim_ns()``: the graph's sim time (None without one); ``total_runs``: runs the graph will finish (None when
+    open-ended). ``check()`` raises ``RunError`` naming what stalled or who else publishes."""
+
+    def __init__(self, box: dict, opts: dict, sim_ns, total_runs, guard, watch_stall: bool):
+        from vepd_ros.progress import progress_bar
+        self.box, self.sim_ns, self.guard, self.watch_stall = box, sim_ns, guard, watch_stall
+        self.stall_s, self.timeout = opts['stall_s'], opts['timeout']
+        self.t0 = self.last_advance = self.next_check = time.monotonic()
+        self.mark = None
+        self.sim0 = None                # (wall, sim ns) at the first advance of sim time
+        self.total = total_runs
+        self.bar = progress_bar(total=total_runs, desc='runs', unit='run', quiet=opts['progress_quiet'])
+        self.shown = 0
+
+    def runs_done(self) -> int:
+        return len(self.box.get('runs', []))
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now < self.next_check:
+            return
+        self.next_check = now + 0.5
+        sim = self.sim_ns()
+        done = self.runs_done()
+        mark = (sim, done)
+        if mark != self.mark:
+            self.mark, self.last_advance = mark, now
+        if sim is not None and sim > 0 and self.sim0 is None:
+            self.sim0 = (now, sim)
+        if done > self.shown:
+            self.bar.update(done - self.shown)
+            self.shown = done
+        if sim is not None and self.sim0 is not None and now > self.sim0[0]:
+            rate = (sim - self.sim0[1]) * 1e-9 / (now - self.sim0[0])
+            self.bar.set_postfix_str(f'sim t {sim * 1e-9:.0f} s, x{rate:.2f} real time', refresh=False)
+            self.bar.refresh()
+        problems = self.guard()
+        if problems:
+            raise RunError('; '.join(problems))
+        if self.watch_stall and now - self.last_advance > self.stall_s:
+            raise RunError(self.stall_text(sim, done))
+        if self.timeout and now - self.t0 > self.timeout:
+            raise RunError(f'no result within --timeout {self.timeout:g} s ({done} runs finished)')
+
+    def stall_text(self, sim, done) -> str:
+        where = f'sim time stuck at {sim * 1e-9:.1f} s' if sim else 'sim time never started'
+        total = f' of {self.total}' if self.total else ''
+        return (f'stalled: {where} and {done}{total} runs finished, no advance for {self.stall_s:g} s '
+                '(--stall-timeout); ' + self.waiting())
+
+    def waiting(self) -> str:
+        return getattr(self, 'waiting_for', lambda: '')()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _total_runs(nodes) -> int | None:
+    truth = next((n for n in nodes if n.role == 'truth'), None)
+    if truth is None:
+        return None
+    p = truth.parameters[0]
+    n_scen = len([s for s in str(p['scenario']).split(',') if s.strip()])
+    return p['runs'] * n_scen * sum(1 for n in nodes if n.role == 'recorder')
+
+
+def _run_in_process(nodes, opts: dict, domain: Domain):
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    rclpy.init(args=[])                 # not sys.argv: its name:=value words are graph arguments
+
+    from vepd_ros.nodes.guard import fix_hint, foreign_publishers, published_topics
     box: dict = {}
     built = []
+    monitor = None
     try:
+        listener = _init_on_domain(domain, box)
         ex = SingleThreadedExecutor()
         for spec in nodes:
             module, cls = NODE_CLASSES[spec.executable]
-            if quiet:   # before construction, so start-up messages are filtered too
+            if opts['quiet']:   # before construction, so start-up messages are filtered too
                 from rclpy.logging import LoggingSeverity, set_logger_level
                 set_logger_level('.'.join(x for x in (spec.namespace.strip('/'), spec.name) if x), LoggingSeverity.WARN)
             node = getattr(importlib.import_module(module), cls)(cli_args=spec.ros_args(), use_global_arguments=False)
             built.append(node)
             ex.add_node(node)
-        listener = rclpy.create_node('vepd_run')
-        _result_listener(listener, box)
         ex.add_node(listener)
         built.append(listener)
-        deadline = time.monotonic() + timeout
+        own = {n.get_fully_qualified_name() for n in built}
+        topics = published_topics(built)
+
+        def guard():
+            found = foreign_publishers(listener, topics, own)
+            return found and found + [fix_hint(domain.domain_id)]
+
         players = [n for n in built if hasattr(n, 'played')]
         finished_at = None
         clock = next((n for n in built if getattr(n, 'drive_clock', False)), None)
         step = _Lockstep(ex, clock) if clock is not None else None
+        monitor = _Monitor(box, opts, (lambda: clock.sim_ns if clock.run >= 0 else 0) if clock else
+                           (lambda: sum(p.played for p in players) if players else None),
+                           _total_runs(nodes), guard, watch_stall=bool(clock or players))
+        if clock is not None:
+            monitor.waiting_for = lambda: (
+                f"truth_node is waiting for {clock.p['wait_for_subscribers']} subscribers of /ground_truth/odometry "
+                f'(has {clock.pub_odom.get_subscription_count()})' if clock.run < 0 else
+                'the graph stopped advancing (an overloaded or stuck node?)')
         try:
-            while 'result' not in box and time.monotonic() < deadline and rclpy.ok():
+            while 'result' not in box and rclpy.ok():
                 if step is None or not step():
                     ex.spin_once(timeout_sec=0.1 if step is None else 0.001)
+                monitor.check()
                 if players and finished_at is None and all(p.done for p in players):
                     finished_at = time.monotonic()        # the bag is over: let the last messages settle
                 if finished_at is not None and time.monotonic() - finished_at > 2.0:
@@ -129,6 +408,8 @@ def _run_in_process(nodes, timeout: float, quiet: bool = False):
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
     finally:
+        if monitor is not None:
+            monitor.close()
         for n in built:
             n.destroy_node()      # a recorder in 'single' mode writes its run here (the bag ended it)
         rclpy.try_shutdown()
@@ -200,32 +481,59 @@ def _runs_summary(nodes) -> dict | None:
     return {'runs': runs, 'note': 'no reference_dir: runs recorded, nothing to compare them with'} if runs else None
 
 
-def _run_processes(nodes, timeout: float):
+def _run_processes(nodes, opts: dict, domain: Domain):
     import signal
     import subprocess
     from pathlib import Path
 
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rosgraph_msgs.msg import Clock as ClockMsg
+
+    from vepd_ros.nodes.base import stamp_to_ns
+    from vepd_ros.nodes.guard import fix_hint, foreign_publishers, fqn
     procs = []
     box: dict = {}
-    rclpy.init(args=[])
+    monitor = None
     try:
-        listener = rclpy.create_node('vepd_run')
-        _result_listener(listener, box)
+        listener = _init_on_domain(domain, box)
+        clock = {'ns': 0}
+        listener.create_subscription(ClockMsg, '/clock', lambda m: clock.update(ns=stamp_to_ns(m.clock)), 10)
+        env = {**os.environ, 'ROS_DOMAIN_ID': str(domain.domain_id)}
         for spec in nodes:
             exe = Path(sys.prefix) / 'bin' / spec.executable
-            procs.append(subprocess.Popen([str(exe) if exe.exists() else spec.executable, *spec.ros_args()]))
+            procs.append(subprocess.Popen([str(exe) if exe.exists() else spec.executable, *spec.ros_args()],
+                                          env=env))
+        own = {fqn('/' + n.namespace.strip('/') if n.namespace else '/', n.name) for n in nodes}
+        own.add(listener.get_fully_qualified_name())
+
+        def guard():
+            topics = set()
+            for name in own:
+                ns, _, base = name.rpartition('/')
+                try:
+                    topics |= {t for t, _ in listener.get_publisher_names_and_types_by_node(base, ns or '/')}
+                except Exception:  # noqa: BLE001 - node not discovered yet
+                    pass
+            found = foreign_publishers(listener, topics, own)
+            return found and found + [fix_hint(domain.domain_id)]
+
+        has_clock = any(n.role in ('truth', 'bag') for n in nodes)
+        monitor = _Monitor(box, opts, (lambda: clock['ns']) if has_clock else (lambda: None),
+                           _total_runs(nodes), guard, watch_stall=has_clock)
         ex = SingleThreadedExecutor()
         ex.add_node(listener)
-        deadline = time.monotonic() + timeout
-        while 'result' not in box and time.monotonic() < deadline:
+        while 'result' not in box:
             ex.spin_once(timeout_sec=0.1)
+            monitor.check()
             if any(p.poll() not in (None, 0) for p in procs):
                 bad = [n.executable for n, p in zip(nodes, procs) if p.poll() not in (None, 0)]
-                print(f'vepd run: node(s) exited with an error: {", ".join(bad)}', file=sys.stderr)
-                break
+                raise RunError(f'node(s) exited with an error: {", ".join(bad)}')
+    except KeyboardInterrupt:
+        pass
     finally:
+        if monitor is not None:
+            monitor.close()
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)

@@ -111,6 +111,8 @@ def run_node(factory: Callable[..., Node], args=None) -> int:
         except ParameterError as exc:
             print(f'[ERROR] {exc}', file=sys.stderr)
             return 2
+        from vepd_ros.nodes.guard import watch_inputs
+        watch_inputs(node)          # a second graph on this domain stops the node (exit 1)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
@@ -122,7 +124,7 @@ def run_node(factory: Callable[..., Node], args=None) -> int:
             # fails with "context is invalid". That is a clean shutdown, not a crash.
             if node.context.ok():
                 raise
-        return 0
+        return 1 if getattr(node, 'foreign_publisher', None) else 0
     finally:
         if node is not None:
             node.destroy_node()
