@@ -21,9 +21,9 @@ by zero. Moving scenarios never hit this.
 Two implementations, tested equal: ``run_metrics`` (one run, plain numpy — the reference) and
 ``batch_metrics`` (K runs of any lengths at once, vectorised; what the evaluator uses).
 
-Non-finite input (NaN/inf stamps or values) is refused with a ``RunDataError`` (a ``ValueError``) naming the
-run; so is a result that is not finite (values so large that E or S overflows): a metric is a finite
-number or an error, never NaN or inf.
+Non-finite input (NaN/inf stamps or values) is refused with a ``RunDataError`` (a ``ValueError``)
+naming the run; so is a result that is not finite (values so large that E or S overflows): a metric
+is a finite number or an error, never NaN or inf.
 
 Velocity signals: real arrays (scalar velocity) or complex arrays ``vx + 1j*vy`` (the vector form of
 eq. 1: ``E = sqrt(mean(|v_e - v_g|^2))``, the FFT of the planar vector signal for ``S``).
@@ -104,8 +104,9 @@ def _check_result(names, E, S) -> None:
     bad = np.flatnonzero(~(np.isfinite(E) & np.isfinite(S)))
     if bad.size:
         i = int(bad[0])
-        raise RunDataError(f'{names(i)}: E = {float(E[i])!r}, S = {float(S[i])!r} are not finite (values too '
-                           f'large for the metric)' + (f'; {bad.size} such runs' if bad.size > 1 else ''))
+        more = f'; {bad.size} such runs' if bad.size > 1 else ''
+        raise RunDataError(f'{names(i)}: E = {float(E[i])!r}, S = {float(S[i])!r} are not finite '
+                           f'(values too large for the metric){more}')
 
 
 def _sf_ratio(gm, am):
