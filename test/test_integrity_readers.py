@@ -141,7 +141,7 @@ def test_gap_warning_within_the_limit(root):
     text = (root / 'Real' / 'straight_1.csv').read_text()
     (root / 'Real' / f'straight_{MAX_RUN_INDEX}.csv').write_text(text)
     _, warns = scan_batch_dir(root / 'Real', 'real')
-    assert any(f'miss j = 4, 5, 6' in w and '...' in w for w in warns)
+    assert any('miss j = 4, 5, 6' in w and '...' in w for w in warns)
 
 
 @pytest.mark.parametrize('name', ['real', 'REAL', 'Real_results', 'rEaL'])
@@ -199,6 +199,7 @@ def test_coverage_rule():
     assert 'gap of 0.6 s > 0.5 s' in coverage_exclusion({'coverage': _coverage(gap=0.6)})
     # 5 periods at 5 Hz: 1 s
     assert 'gap' in coverage_exclusion({'coverage': _coverage(gap=1.1, rate=5.0)})
+    assert 'gap of inf' in coverage_exclusion({'coverage': _coverage(gap=float('inf'))})
     for bad in ([1], {'estimates': 3}, _coverage(received=-1), _coverage(gap=float('nan')),
                 _coverage(received=True)):
         with pytest.raises(ValueError, match='coverage'):
