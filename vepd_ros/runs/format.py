@@ -56,7 +56,17 @@ MAX_ABS_VELOCITY_MPS = 1e4
 """Largest |velocity| of a run file, m/s: a number beyond it is a corrupt file, not a vehicle."""
 _NUMBER_RE = re.compile(r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)',
                         re.I | re.A)
-_EMPTY_CELL_RE = re.compile(r'(?m)(?<=,)(?=,|$)|^(?=,)')
+_OTHER_CHAR_RE = re.compile(r'[^0-9eE+\-.,\n]')
+
+
+def _fill_empty_cells(text: str) -> str:
+    """``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C speed;
+    two passes of ',,' cover any run of empty cells)."""
+    s = '\n' + text + '\n'
+    for a, b in ((',,', ',nan,'), (',,', ',nan,'), ('\n,', '\nnan,'), (',\n', ',nan\n')):
+        if a in s:                              # most files have none of some patterns
+            s = s.replace(a, b)
+    return s[1:-1]
 
 
 class RunFileError(ValueError):
@@ -196,6 +206,44 @@ def _json_default(o):
 # ------------------------------------------------------------------------------------------------ read
 
 
+def _has_empty_cell(line: str) -> bool:
+    return ',,' in line or line.startswith(',') or line.endswith(',')
+
+
+def _parse_fast(body: list[str], ncol: int):
+    """(values, empty mask) by numpy's parser, or None (the caller parses cell by cell). Rows
+    before the first one with an empty cell (found by bisection: padding is trailing) are parsed as
+    they are — numpy refuses '1_0', other digit scripts and empty cells there —; the padded tail,
+    if any, must be plain ASCII numbers and commas, its empty cells are parsed as NaN (the mask)."""
+    k = len(body)
+    if _has_empty_cell(body[-1]):
+        lo, hi = 0, len(body) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _has_empty_cell(body[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        k = lo
+    vals, masks = [], []
+    try:
+        if k:
+            vals.append(np.loadtxt(body[:k], delimiter=',', ndmin=2, dtype=float))
+            masks.append(np.zeros(vals[-1].shape, bool))
+        if k < len(body):
+            tail = '\n'.join(body[k:])
+            if not tail.isascii() or _OTHER_CHAR_RE.search(tail):
+                return None
+            vals.append(np.loadtxt(_fill_empty_cells(tail).split('\n'), delimiter=',', ndmin=2,
+                                   dtype=float))
+            masks.append(np.isnan(vals[-1]))         # no 'nan' in the text: NaN = empty cell
+    except ValueError:
+        return None
+    if any(v.shape[1] != ncol for v in vals):
+        return None
+    return (np.vstack(vals), np.vstack(masks)) if len(vals) > 1 else (vals[0], masks[0])
+
+
 def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(header names, values (rows, cols) with NaN for empty cells, mask of empty cells).
 
@@ -222,15 +270,9 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     ncol = len(header)
     if not body:
         return header, np.empty((0, ncol)), np.zeros((0, ncol), bool)
-    joined = '\n'.join(body)
-    if joined.isascii() and not re.search(r'[^0-9eE+\-.,\n]', joined):
-        try:
-            rows = _EMPTY_CELL_RE.sub('nan', joined).split('\n')
-            vals = np.loadtxt(rows, delimiter=',', ndmin=2, dtype=float)
-            if vals.shape[1] == ncol:
-                return header, vals, np.isnan(vals)     # no 'nan' in the text: NaN = empty cell
-        except ValueError:
-            pass
+    fast = _parse_fast(body, ncol)
+    if fast is not None:
+        return (header,) + fast
     vals = np.full((len(body), ncol), np.nan)
     empty = np.zeros((len(body), ncol), bool)
     for i, ln in enumerate(body):
