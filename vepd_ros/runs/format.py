@@ -60,8 +60,8 @@ _OTHER_CHAR_RE = re.compile(r'[^0-9eE+\-.,\n]')
 
 
 def _fill_empty_cells(text: str) -> str:
-    """``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C speed;
-    two passes of ',,' cover any run of empty cells)."""
+    """``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C
+    speed; two passes of ',,' cover any run of empty cells)."""
     s = '\n' + text + '\n'
     for a, b in ((',,', ',nan,'), (',,', ',nan,'), ('\n,', '\nnan,'), (',\n', ',nan\n')):
         if a in s:                              # most files have none of some patterns
@@ -214,7 +214,8 @@ def _parse_fast(body: list[str], ncol: int):
     """(values, empty mask) by numpy's parser, or None (the caller parses cell by cell). Rows
     before the first one with an empty cell (found by bisection: padding is trailing) are parsed as
     they are — numpy refuses '1_0', other digit scripts and empty cells there —; the padded tail,
-    if any, must be plain ASCII numbers and commas, its empty cells are parsed as NaN (the mask)."""
+    if any, must be plain ASCII numbers and commas, its empty cells are parsed as NaN (the
+    mask)."""
     k = len(body)
     if _has_empty_cell(body[-1]):
         lo, hi = 0, len(body) - 1
