@@ -57,6 +57,7 @@ CSV_CASES = {
     'epoch stamps': (lambda ls: [ls[0]] + [_set_cell([ln], 0, 0, repr(1.7e9 + i))[0]
                                            for i, ln in enumerate(ls[1:])], 'beyond the bound'),
     'huge cell': (lambda ls: _set_cell(ls, 4, 2, 'x' * 100_000), 'not a number'),
+    'comment rows': (lambda ls: [ls[0]] + ['#' + ln for ln in ls[1:]], 'not a number'),
 }
 
 

@@ -229,14 +229,14 @@ def _parse_fast(body: list[str], ncol: int):
     vals, masks = [], []
     try:
         if k:
-            vals.append(np.loadtxt(body[:k], delimiter=',', ndmin=2, dtype=float))
+            vals.append(np.loadtxt(body[:k], delimiter=',', ndmin=2, dtype=float, comments=None))
             masks.append(np.zeros(vals[-1].shape, bool))
         if k < len(body):
             tail = '\n'.join(body[k:])
             if not tail.isascii() or _OTHER_CHAR_RE.search(tail):
                 return None
             vals.append(np.loadtxt(_fill_empty_cells(tail).split('\n'), delimiter=',', ndmin=2,
-                                   dtype=float))
+                                   dtype=float, comments=None))
             masks.append(np.isnan(vals[-1]))         # no 'nan' in the text: NaN = empty cell
     except ValueError:
         return None
