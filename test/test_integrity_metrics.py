@@ -47,6 +47,14 @@ def test_huge_finite_values_are_an_error_not_infinity():
         batch_metrics([se_t], [se_v], [gt_t], [gt_v], names=['big'])
 
 
+def test_epoch_stamps_are_refused_before_allocating():
+    se_t, se_v, gt_t, gt_v = _run()
+    with pytest.raises(RunDataError, match='more than'):
+        run_metrics(se_t + 1.7e9, se_v, gt_t + 1.7e9, gt_v, name='epoch')
+    with pytest.raises(RunDataError, match='epoch'):
+        batch_metrics([se_t * 1e8], [se_v], [gt_t * 1e8], [gt_v], names=['epoch'])
+
+
 def test_small_helpers_refuse_nan():
     with pytest.raises(ValueError, match='NaN'):
         spectral_flatness(np.array([1.0, np.nan]))
