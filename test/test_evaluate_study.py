@@ -109,7 +109,8 @@ def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
     pl.run_study(*args, tmp_path / 'b', seed=4, n_boot=50, workers=1, fsync=False)
     fa = sorted(p.relative_to(tmp_path / 'a') for p in (tmp_path / 'a').rglob('*') if p.is_file())
     fb = sorted(p.relative_to(tmp_path / 'b') for p in (tmp_path / 'b').rglob('*') if p.is_file())
-    assert fa == fb and len(fa) == 2 * 3 * 2 * 2 + 3 + 1 + 1   # runs + sidecars, 3 indexes, result.json, marker
+    # runs + sidecars, 3 indexes, result.json, the output marker
+    assert fa == fb and len(fa) == 2 * 3 * 2 * 2 + 3 + 1 + 1
     for f in fa:
         a, b = (tmp_path / 'a' / f).read_text(), (tmp_path / 'b' / f).read_text()
         if f.name == 'result.json':

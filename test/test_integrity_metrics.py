@@ -1,6 +1,6 @@
-"""Issue 17, metrics: a non-finite input or result is an error, never NaN/Infinity in a result; and a
-property-based suite (hypothesis, bounded and derandomized: the same examples every run) over the run
-readers, the metric functions and the bootstrap."""
+"""Issue 17, metrics: a non-finite input or result is an error, never NaN/Infinity in a result; and
+a property-based suite (hypothesis, bounded and derandomized: the same examples every run) over the
+run readers, the metric functions and the bootstrap."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vepd_ros.metrics.core import RunDataError, batch_metrics, moving_average, run_metrics, spectral_flatness
+from vepd_ros.metrics.core import (RunDataError, batch_metrics, moving_average, run_metrics,
+                                   spectral_flatness)
 from vepd_ros.metrics.evaluator import EvaluatorCore
 from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd
 from vepd_ros.runs.format import RunFileError, RunRecord, read_run, write_run
@@ -44,6 +45,14 @@ def test_huge_finite_values_are_an_error_not_infinity():
         run_metrics(se_t, se_v, gt_t, gt_v, name='big')
     with pytest.raises(RunDataError, match='big'):
         batch_metrics([se_t], [se_v], [gt_t], [gt_v], names=['big'])
+
+
+def test_epoch_stamps_are_refused_before_allocating():
+    se_t, se_v, gt_t, gt_v = _run()
+    with pytest.raises(RunDataError, match='more than'):
+        run_metrics(se_t + 1.7e9, se_v, gt_t + 1.7e9, gt_v, name='epoch')
+    with pytest.raises(RunDataError, match='epoch'):
+        batch_metrics([se_t * 1e8], [se_v], [gt_t * 1e8], [gt_v], names=['epoch'])
 
 
 def test_small_helpers_refuse_nan():
@@ -80,7 +89,8 @@ def test_result_is_always_valid_json():
         core.result()
 
 
-# ------------------------------------------------------------------------------------------- properties
+# -------------------------------------------------------------------------------------------
+# properties
 
 _cells = st.text(alphabet='0123456789.,-+eE_ \n\tnaif', max_size=300)
 HEADER = 'se_time,gt_time,se_vel,gt_vel\n'
@@ -103,7 +113,8 @@ def test_reading_any_csv_bytes_gives_a_run_or_a_run_file_error(tmp_path_factory,
 @PROPS
 @given(side=st.binary(max_size=200) | st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(['se_len', 'gt_len', 'x']), c, max_size=3),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(['se_len', 'gt_len', 'x']),
+                                                        c, max_size=3),
     max_leaves=8).map(lambda o: json.dumps(o).encode()))
 def test_reading_any_sidecar_gives_a_run_or_a_run_file_error(tmp_path_factory, side):
     d = tmp_path_factory.mktemp('side')
@@ -145,11 +156,13 @@ def test_finite_input_gives_finite_metrics_or_a_run_data_error(run):
         return
     assert np.isfinite(e) and np.isfinite(s) and e >= 0 and s >= 0
     E, S = batch_metrics(*[[x] for x in run], names=['r'])
-    assert np.isclose(E[0], e, rtol=1e-9, atol=1e-12) and np.isclose(S[0], s, rtol=1e-9, atol=1e-12)
+    assert np.isclose(E[0], e, rtol=1e-9, atol=1e-12)
+    assert np.isclose(S[0], s, rtol=1e-9, atol=1e-12)
 
 
 @PROPS
-@given(run=_runs(), where=st.integers(0, 3), i=st.integers(0, 100), bad=st.sampled_from([np.nan, np.inf, -np.inf]))
+@given(run=_runs(), where=st.integers(0, 3), i=st.integers(0, 100),
+       bad=st.sampled_from([np.nan, np.inf, -np.inf]))
 def test_non_finite_input_is_always_an_error(run, where, i, bad):
     run = [np.array(x, float) for x in run]
     run[where][i % run[where].size] = bad
@@ -166,11 +179,12 @@ _vals = st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=12)
 @given(rE=_vals, sE=_vals, seed=st.integers(0, 2 ** 32 - 1))
 def test_bootstrap_interval_is_finite_and_ordered(rE, sE, seed):
     rS, sS = list(reversed(rE)), list(reversed(sE))
-    lo, hi = bootstrap_vepd(rE, rS, np.zeros(len(rE)), sE, sS, np.zeros(len(sE)), n_boot=20, seed=seed)
+    rg, sg = np.zeros(len(rE)), np.zeros(len(sE))
+    lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
     assert np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi
     v = vepd(rE, rS, sE, sS)
     assert all(np.isfinite(x) and x >= 0 for x in v.values())
-    again = bootstrap_vepd(rE, rS, np.zeros(len(rE)), sE, sS, np.zeros(len(sE)), n_boot=20, seed=seed)
+    again = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
     assert again == (lo, hi)                                            # seeded: same bits
 
 

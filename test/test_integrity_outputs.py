@@ -1,5 +1,6 @@
-"""Issue 17, outputs: nothing of the user's is replaced without --overwrite, nothing is written outside --out
-(names that become paths are one safe component), and a killed study's workers die with it."""
+"""Issue 17, outputs: nothing of the user's is replaced without --overwrite, nothing is written
+outside --out (names that become paths are one safe component), and a killed study's workers die
+with it."""
 from __future__ import annotations
 
 import os
@@ -20,8 +21,8 @@ from vepd_ros.params import ParameterError
 from vepd_ros.runs.atomic import is_temp_name
 from vepd_ros.runs.layout import BatchWriter
 from vepd_ros.runs.recorder import RecorderCore
-from vepd_ros.runs.safety import (MARKER_NAME, OutputDirError, check_output_dir, prepare_output_dir,
-                                  safe_component)
+from vepd_ros.runs.safety import (MARKER_NAME, OutputDirError, check_output_dir,
+                                  prepare_output_dir, safe_component)
 from vepd_ros.runs.synthetic import synthetic_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,13 +36,14 @@ def _snapshot(root: Path) -> dict:
             for p in sorted(root.rglob('*')) if p.is_file() and not is_temp_name(p.name)}
 
 
-@pytest.mark.parametrize('value', ['ch_rw', 'ch_gauss+airsim', 'chNormal_AirSim', 'circle', 'run.2', 'A-1'])
+@pytest.mark.parametrize('value', ['ch_rw', 'ch_gauss+airsim', 'chNormal_AirSim', 'circle',
+                                   'run.2', 'A-1'])
 def test_safe_component_keeps_names(value):
     assert safe_component('label', value) == value
 
 
-@pytest.mark.parametrize('value', ['', '.', '..', '../../X', '/abs/dir', 'a/b', 'a\\b', 'a\x00b', '-rf', '.hidden',
-                                   'x' * 101, 'ü', 'a b', None, 3])
+@pytest.mark.parametrize('value', ['', '.', '..', '../../X', '/abs/dir', 'a/b', 'a\\b', 'a\x00b',
+                                   '-rf', '.hidden', 'x' * 101, 'ü', 'a b', None, 3])
 def test_safe_component_refuses_paths_and_odd_names(value):
     with pytest.raises(ParameterError, match='label'):
         safe_component('label', value)
@@ -70,7 +72,8 @@ def test_output_dir_policy(tmp_path):
     (out / 'Sim' / 'old.csv').write_text('1')
     (out / 'other.txt').write_text('2')
     prepare_output_dir(out, command='study', replaces=['Sim'])
-    assert not (out / 'Sim').exists() and (out / 'other.txt').read_text() == '2'   # only what it owns
+    assert not (out / 'Sim').exists()
+    assert (out / 'other.txt').read_text() == '2'                      # only what it owns
     with pytest.raises(OutputDirError, match="vepd study"):
         check_output_dir(out, command='bag')
     # --overwrite: the owned entries replaced, the user's other files untouched
@@ -91,11 +94,14 @@ def test_study_refuses_a_user_directory_and_replaces_its_own_output(tmp_path, ca
     assert str(out) in err and '--overwrite' in err and 'Traceback' not in err
     assert _snapshot(out) == before                                    # nothing replaced
     assert vepd(STUDY + ['--out', str(out), '--overwrite']) == 0
-    assert not (out / 'Real' / 'straight_1.csv').exists() and (out / 'Real' / 'circle_1.csv').is_file()
-    # re-running into its own previous output replaces it (documented: no resume); a stale model goes
+    assert not (out / 'Real' / 'straight_1.csv').exists()
+    assert (out / 'Real' / 'circle_1.csv').is_file()
+    # re-running into its own previous output replaces it (documented: no resume); a stale model
+    # goes
     (out / 'Sim' / 'old_model').mkdir()
     assert vepd(STUDY + ['--out', str(out)]) == 0
-    assert not (out / 'Sim' / 'old_model').exists() and (out / 'Sim' / 'ch_rw' / 'circle_2.csv').is_file()
+    assert not (out / 'Sim' / 'old_model').exists()
+    assert (out / 'Sim' / 'ch_rw' / 'circle_2.csv').is_file()
 
 
 def test_report_output_policy(tmp_path, capsys):
@@ -105,17 +111,19 @@ def test_report_output_policy(tmp_path, capsys):
     mine.mkdir()
     (mine / 'report.md').write_text('my report')
     assert vepd(['report', str(root), '--out', str(mine), '--n-boot', '0', '--no-progress']) == 2
-    assert (mine / 'report.md').read_text() == 'my report' and '--overwrite' in capsys.readouterr().err
+    assert (mine / 'report.md').read_text() == 'my report'
+    assert '--overwrite' in capsys.readouterr().err
     assert vepd(['report', str(root), '--n-boot', '0', '--no-progress']) == 0
-    assert vepd(['report', str(root), '--n-boot', '0', '--no-progress']) == 0        # its own output: again
+    # its own output: again
+    assert vepd(['report', str(root), '--n-boot', '0', '--no-progress']) == 0
 
 
 def _small_bag(tmp_path):
     sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
     s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
     t = s['gps_vel']['t_ns']
-    s['odom'] = {'t_ns': t, 'twist_linear': np.column_stack([np.full(len(t), 0.5), np.zeros(len(t)),
-                                                             np.zeros(len(t))])}
+    zero = np.zeros(len(t))
+    s['odom'] = {'t_ns': t, 'twist_linear': np.column_stack([np.full(len(t), 0.5), zero, zero])}
     return write_bag(tmp_path / 'bag', s, storage='sqlite3')
 
 
@@ -137,10 +145,11 @@ def test_bag_names_never_leave_out(tmp_path, capsys):
         assert 'Traceback' not in err and ('scenario' in err or 'label' in err), err
     ranges = tmp_path / 'ranges.csv'
     ranges.write_text('start,end,scenario\n0,3.5,circle\n4,7.5,../../../X\n')
-    assert vepd(['bag', str(bag), *BAG, '--split', 'ranges', '--ranges', str(ranges), '--out', str(out)]) == 2
+    assert vepd(['bag', str(bag), *BAG, '--split', 'ranges', '--ranges', str(ranges),
+                 '--out', str(out)]) == 2
     assert 'scenario' in capsys.readouterr().err
     after = _snapshot(tmp_path)
-    assert after.keys() - before.keys() == {'ranges.csv'}              # nothing written anywhere, not half
+    assert after.keys() - before.keys() == {'ranges.csv'}  # nothing written anywhere, not half
     assert not outside.exists() and not (work / 'X_1.csv').exists()
 
 
@@ -153,11 +162,14 @@ def test_bag_output_policy(tmp_path, capsys):
     assert '--overwrite' in capsys.readouterr().err and not (mine / 'Real').exists()
     out = tmp_path / 'out'
     assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
-    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0    # adds circle_2
+    # a previous output: runs are added (circle_2)
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
     assert (out / 'Real' / 'circle_2.csv').is_file()
-    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle', '--overwrite']) == 0
-    assert sorted(p.name for p in (out / 'Real').glob('*.csv')) == ['circle_1.csv']      # folder replaced
-    assert vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle', '--overwrite']) == 0
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle',
+                 '--overwrite']) == 0
+    assert sorted(p.name for p in (out / 'Real').glob('*.csv')) == ['circle_1.csv']  # replaced
+    assert vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle',
+                 '--overwrite']) == 0
     assert (mine / 'thesis.tex').read_text() == 'x' and (mine / 'Real' / 'circle_1.csv').is_file()
 
 
@@ -179,8 +191,9 @@ def test_writers_refuse_unsafe_names(tmp_path):
 KILL_SCRIPT = textwrap.dedent('''
     import sys
     from vepd_ros.pipeline import run_study
-    run_study(['ch_gauss', 'ch_rw', 'airsim'], ['straight', 'circle', 'sine'], runs=12, duration_s=10.0,
-              reference='rtk', out_dir=sys.argv[1], n_boot=0, workers=2, fsync=False)
+    run_study(['ch_gauss', 'ch_rw', 'airsim'], ['straight', 'circle', 'sine'], runs=12,
+              duration_s=10.0, reference='rtk', out_dir=sys.argv[1], n_boot=0, workers=2,
+              fsync=False)
 ''')
 
 
@@ -189,13 +202,14 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
     psutil = pytest.importorskip('psutil')
     out = tmp_path / 'out'
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, '-c', KILL_SCRIPT, str(out)], env=env, cwd=str(tmp_path),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, '-c', KILL_SCRIPT, str(out)], env=env,
+                            cwd=str(tmp_path), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     try:
         parent = psutil.Process(proc.pid)
         deadline = time.monotonic() + 120
         workers = []
-        while time.monotonic() < deadline and proc.poll() is None:      # the first chunk is on disk
+        while time.monotonic() < deadline and proc.poll() is None:  # the first chunk is on disk
             workers = [c for c in parent.children(recursive=True)]
             if len(workers) >= 2 and list(out.rglob('*.csv')):
                 break
@@ -205,12 +219,13 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
         assert workers, 'no worker processes seen'
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        snap = _snapshot(out)                                           # what exists when the study is gone
-        gone, alive = psutil.wait_procs(workers, timeout=60)          # an orphan would finish its chunk first
+        snap = _snapshot(out)  # what exists when the study is gone
+        # an orphaned worker would finish its chunk (and write it) before it noticed
+        gone, alive = psutil.wait_procs(workers, timeout=60)
         assert not alive, f'workers survived their parent: {[p.pid for p in alive]}'
-        time.sleep(0.5)                                                 # settle: any late writer would show
+        time.sleep(0.5)  # settle: any late writer would show
         assert _snapshot(out) == snap, 'files were written after the study was killed'
-        assert list(out.rglob('*.csv'))                                 # (the kill landed mid-study)
+        assert list(out.rglob('*.csv'))  # (the kill landed mid-study)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -1,6 +1,7 @@
-"""Issue 17, readers: every bad run file, sidecar or index is a clear error naming the file (exit 2 from
-`vepd evaluate`, never a traceback); no work proportional to a number in a file name; a model folder named
-real is refused; an interrupted study or a run with lost samples is flagged (contract C2); padding."""
+"""Issue 17, readers: every bad run file, sidecar or index is a clear error naming the file (exit 2
+from `vepd evaluate`, never a traceback); no work proportional to a number in a file name; a model
+folder named real is refused; an interrupted study or a run with lost samples is flagged (contract
+C2); padding."""
 from __future__ import annotations
 
 import json
@@ -20,7 +21,8 @@ from vepd_ros.runs.synthetic import synthetic_run, write_authors_csv, write_synt
 
 @pytest.fixture
 def root(tmp_path):
-    return write_synthetic_root(tmp_path / 'root', 'ours', k=3, scenarios=('straight', 'circle'), models=('ch_rw',))
+    return write_synthetic_root(tmp_path / 'root', 'ours', k=3, scenarios=('straight', 'circle'),
+                                models=('ch_rw',))
 
 
 def _evaluate(root, capsys, *extra):
@@ -43,8 +45,8 @@ def _set_cell(lines, row, col, value):
 
 
 CSV_CASES = {
-    'constant se_time': (lambda ls: [ls[0]] + [_set_cell([ln], 0, 0, '1.5')[0] for ln in ls[1:30]] + ls[30:],
-                         'se_time'),
+    'constant se_time': (lambda ls: [ls[0]] + [_set_cell([ln], 0, 0, '1.5')[0] for ln in ls[1:30]]
+                         + ls[30:], 'se_time'),
     'repeated gt_time': (lambda ls: _set_cell(ls, 3, 1, ls[2].split(',')[1]), 'gt_time'),
     'duplicate column': (lambda ls: [ls[0].replace('se_vy', 'se_vel')] + ls[1:], 'more than once'),
     'underscore number': (lambda ls: _set_cell(ls, 4, 2, '1_0'), 'not a number'),
@@ -55,6 +57,7 @@ CSV_CASES = {
     'epoch stamps': (lambda ls: [ls[0]] + [_set_cell([ln], 0, 0, repr(1.7e9 + i))[0]
                                            for i, ln in enumerate(ls[1:])], 'beyond the bound'),
     'huge cell': (lambda ls: _set_cell(ls, 4, 2, 'x' * 100_000), 'not a number'),
+    'comment rows': (lambda ls: [ls[0]] + ['#' + ln for ln in ls[1:]], 'not a number'),
 }
 
 
@@ -68,8 +71,8 @@ def test_bad_run_csv_is_exit_2_naming_file_and_column(root, capsys, case):
     assert len(err) < 1000                                   # never the whole bad input
 
 
-SIDECAR_CASES = {'null': None, 'list': [1, 2], 'dict': {'a': 1}, 'Infinity': float('inf'), 'bool': True,
-                 'string': '30', 'float': 30.0, 'huge': 10 ** 30, 'negative': -1}
+SIDECAR_CASES = {'null': None, 'list': [1, 2], 'dict': {'a': 1}, 'Infinity': float('inf'),
+                 'bool': True, 'string': '30', 'float': 30.0, 'huge': 10 ** 30, 'negative': -1}
 
 
 @pytest.mark.parametrize('case', sorted(SIDECAR_CASES))
@@ -82,8 +85,8 @@ def test_bad_sidecar_se_len_is_a_clear_error(root, capsys, case):
     assert rc == 2 and 'straight_1' in err and 'se_len' in err, err
 
 
-@pytest.mark.parametrize('content', [b'[' * 100_000 + b']' * 100_000, b'\xff\xfe\x00binary', b'[1, 2]',
-                                     b'{"se_len": 3', b''])
+@pytest.mark.parametrize('content', [b'[' * 100_000 + b']' * 100_000, b'\xff\xfe\x00binary',
+                                     b'[1, 2]', b'{"se_len": 3', b''])
 def test_unreadable_sidecar_names_the_file(root, capsys, content):
     sc = root / 'Real' / 'circle_3.json'
     sc.write_bytes(content)
@@ -130,14 +133,16 @@ def test_stray_huge_run_number_is_refused_at_once(root, capsys):
 
 
 def test_gap_check_is_proportional_to_the_files():
-    assert missing_indices([1, 2, 5, MAX_RUN_INDEX]) == (MAX_RUN_INDEX - 4, [3, 4, 6, 7, 8, 9, 10, 11, 12, 13])
+    assert missing_indices([1, 2, 5, MAX_RUN_INDEX]) == (MAX_RUN_INDEX - 4,
+                                                         [3, 4, 6, 7, 8, 9, 10, 11, 12, 13])
     assert missing_indices([1, 2, 3]) == (0, [])
 
 
 def test_gap_warning_within_the_limit(root):
-    (root / 'Real' / f'straight_{MAX_RUN_INDEX}.csv').write_text((root / 'Real' / 'straight_1.csv').read_text())
+    text = (root / 'Real' / 'straight_1.csv').read_text()
+    (root / 'Real' / f'straight_{MAX_RUN_INDEX}.csv').write_text(text)
     _, warns = scan_batch_dir(root / 'Real', 'real')
-    assert any(f'miss j = 4, 5, 6' in w and '...' in w for w in warns)
+    assert any('miss j = 4, 5, 6' in w and '...' in w for w in warns)
 
 
 @pytest.mark.parametrize('name', ['real', 'REAL', 'Real_results', 'rEaL'])
@@ -149,16 +154,18 @@ def test_model_folder_named_real_is_refused(root, capsys, name):
 
 def test_interrupted_study_is_flagged(root, capsys):
     prepare_output_dir(root, command='study', overwrite=True,
-                       info={'plan': {'runs': 3, 'models': ['ch_rw', 'airsim'], 'scenarios': ['straight', 'circle']}})
+                       info={'plan': {'runs': 3, 'models': ['ch_rw', 'airsim'],
+                                      'scenarios': ['straight', 'circle']}})
     for side in ('Real', 'Sim/ch_rw'):
         (root / side / 'circle_3.csv').unlink()
     rc, out, err = _evaluate(root, capsys, '--json')
-    assert rc == 4 and 'incomplete: ch_rw / circle: 2 of 3 runs' in err and '--allow-incomplete' in err
+    assert rc == 4 and 'incomplete: ch_rw / circle: 2 of 3 runs' in err
+    assert '--allow-incomplete' in err
     res = json.loads(out)
     assert res['complete'] is False and res['min_coverage'] == 0.9 and res['excluded_runs'] == []
     got = {(b['label'], b['scenario'], b['have'], b['k']) for b in res['incomplete_batches']}
-    assert got == {('real', 'circle', 2, 3), ('ch_rw', 'circle', 2, 3), ('airsim', 'straight', 0, 3),
-                   ('airsim', 'circle', 0, 3)}
+    assert got == {('real', 'circle', 2, 3), ('ch_rw', 'circle', 2, 3),
+                   ('airsim', 'straight', 0, 3), ('airsim', 'circle', 0, 3)}
     assert _evaluate(root, capsys, '--allow-incomplete')[0] == 0
     assert _evaluate(root, capsys, '--allow-incomplete', '--strict')[0] == 3
 
@@ -174,22 +181,26 @@ def test_short_batch_without_a_plan_is_flagged_against_its_peers(root, capsys):
 def test_complete_root_is_complete(root, capsys):
     rc, out, _ = _evaluate(root, capsys, '--json')
     res = json.loads(out)
-    assert rc == 0 and res['complete'] is True and res['incomplete_batches'] == [] == res['excluded_runs']
+    assert rc == 0 and res['complete'] is True
+    assert res['incomplete_batches'] == [] == res['excluded_runs']
 
 
 def _coverage(received=100, expected=100, gap=0.04, rate=25.0):
-    return {'estimates': {'expected': expected, 'received': received, 'max_gap_s': gap, 'rate_hz': rate},
+    return {'estimates': {'expected': expected, 'received': received, 'max_gap_s': gap,
+                          'rate_hz': rate},
             'truth': {'expected': 100, 'received': 100, 'max_gap_s': 0.04, 'rate_hz': 25.0}}
 
 
 def test_coverage_rule():
     assert coverage_exclusion({}) is None
     assert coverage_exclusion({'coverage': _coverage()}) is None
-    assert coverage_exclusion({'coverage': _coverage(received=90)}) is None          # 90 % = the threshold
+    assert coverage_exclusion({'coverage': _coverage(received=90)}) is None  # 90 % = the threshold
     assert 'estimates: 89 of 100' in coverage_exclusion({'coverage': _coverage(received=89)})
     assert coverage_exclusion({'coverage': _coverage(gap=0.5)}) is None              # floor 0.5 s
     assert 'gap of 0.6 s > 0.5 s' in coverage_exclusion({'coverage': _coverage(gap=0.6)})
-    assert 'gap' in coverage_exclusion({'coverage': _coverage(gap=1.1, rate=5.0)})   # 5 periods = 1 s
+    # 5 periods at 5 Hz: 1 s
+    assert 'gap' in coverage_exclusion({'coverage': _coverage(gap=1.1, rate=5.0)})
+    assert 'gap of inf' in coverage_exclusion({'coverage': _coverage(gap=float('inf'))})
     for bad in ([1], {'estimates': 3}, _coverage(received=-1), _coverage(gap=float('nan')),
                 _coverage(received=True)):
         with pytest.raises(ValueError, match='coverage'):
@@ -204,15 +215,16 @@ def test_runs_with_lost_samples_are_excluded_and_named(root, capsys):
     rc, out, err = _evaluate(root, capsys, '--json')
     res = json.loads(out)
     assert rc == 4 and res['complete'] is False
-    assert res['excluded_runs'] == [{'path': str(root / 'Sim' / 'ch_rw' / 'circle_2.csv'), 'label': 'ch_rw',
-                                     'scenario': 'circle', 'reason': 'estimates: 50 of 100 expected samples '
-                                                                     '(50.0% < 90%)'}]
+    assert res['excluded_runs'] == [
+        {'path': str(root / 'Sim' / 'ch_rw' / 'circle_2.csv'), 'label': 'ch_rw',
+         'scenario': 'circle', 'reason': 'estimates: 50 of 100 expected samples (50.0% < 90%)'}]
     assert res['k']['ch_rw']['circle'] == 2 and 'excluded: ' in err and 'circle_2.csv' in err
     # the excluded run is not scored: same result as without the file
     full = evaluate_root(root, n_boot=0, min_coverage=0.4)
     assert full['complete'] and full['k']['ch_rw']['circle'] == 3
     (root / 'Sim' / 'ch_rw' / 'circle_2.csv').unlink()
-    assert evaluate_root(root, n_boot=0, k=3)['models']['ch_rw']['VEPD'] == res['models']['ch_rw']['VEPD']
+    without = evaluate_root(root, n_boot=0, k=3)
+    assert without['models']['ch_rw']['VEPD'] == res['models']['ch_rw']['VEPD']
 
 
 def test_evaluator_core_refuses_real_as_a_model():
@@ -222,7 +234,8 @@ def test_evaluator_core_refuses_real_as_a_model():
             core.add_model(label)
 
 
-# ------------------------------------------------------------------------------------------------ padding
+# ------------------------------------------------------------------------------------------------
+# padding
 
 
 def test_padding_is_empty_cells_and_every_layout_reads_the_same(tmp_path):

@@ -19,12 +19,13 @@ Steps, each its own function so fronts and tests can use them separately:
   (``simulate_and_judge``); the main process lists each chunk in the batch indexes and evaluates with
   ``EvaluatorCore``; result.json in OUT. ``vepd evaluate OUT`` re-computes it from the files.
 
-Output directory (``safety.prepare_output_dir``, command ``study``): OUT must be new, empty, or a previous
-``vepd study`` output (its marker ``.vepd-output.json``); a re-run into a previous output REPLACES it — its
-``Sim/``, ``result.json`` and (unless the reference is read from inside OUT) ``Real/`` are removed first, no
-resume. Anything else is refused unless ``overwrite``. The marker records the plan (runs, models,
-scenarios) so ``vepd evaluate OUT`` flags an interrupted study's short batches. Worker processes die with
-the study (``PR_SET_PDEATHSIG`` on Linux, and a check that the parent is alive before each write).
+Output directory (``safety.prepare_output_dir``, command ``study``): OUT must be new, empty, or a
+previous ``vepd study`` output (its marker ``.vepd-output.json``); a re-run into a previous output
+REPLACES it — its ``Sim/``, ``result.json`` and (unless the reference is read from inside OUT)
+``Real/`` are removed first, no resume. Anything else is refused unless ``overwrite``. The marker
+records the plan (runs, models, scenarios) so ``vepd evaluate OUT`` flags an interrupted study's
+short batches. Worker processes die with the study (``PR_SET_PDEATHSIG`` on Linux, and a check that
+the parent is alive before each write).
 
 The reference ("real" side) is either a directory of real runs (``<REF>/Real/`` or a folder of
 ``<scenario>_<j>.csv``; copied into ``OUT/Real`` so OUT is self-contained) or a GPS model name simulated
@@ -240,9 +241,9 @@ _PARENT_PID: int | None = None
 
 
 def _worker_init(parent_pid: int) -> None:
-    """Pool initializer: the worker dies with its parent. On Linux the kernel sends SIGKILL when the parent
-    exits (``prctl(PR_SET_PDEATHSIG)``); a parent already gone by then is caught by the ppid check, and
-    ``_exit_if_orphaned`` repeats it before every write (other systems)."""
+    """Pool initializer: the worker dies with its parent. On Linux the kernel sends SIGKILL when
+    the parent exits (``prctl(PR_SET_PDEATHSIG)``); a parent already gone by then is caught by the
+    ppid check, and ``_exit_if_orphaned`` repeats it before every write (other systems)."""
     global _PARENT_PID
     _PARENT_PID = parent_pid
     try:
@@ -326,8 +327,8 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
               velocity: str = 'speed', n_boot: int = 1000, ekf_yaml=None, navsat_yaml=None,
               gps_params: dict | None = None, imu_params: dict | None = None, progress: bool = False,
               fsync: bool = True, workers: int | None = None, overwrite: bool = False) -> dict:
-    """The whole study; returns the evaluation result (also written to OUT/result.json). OUT: see the module
-    doc (refused when it holds anything but a previous study, unless ``overwrite``)."""
+    """The whole study; returns the evaluation result (also written to OUT/result.json). OUT: see
+    the module doc (refused when it holds anything but a previous study, unless ``overwrite``)."""
     from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.truth import canonical_scenario
@@ -348,10 +349,12 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
             raise ValueError(f'--reference {reference!r}: neither a directory of real runs nor a GPS model '
                              f'({", ".join(GPS_MODELS)})')
         jobs += [(REFERENCE, reference, s) for s in scen]
-    ref_inside = ref_dir is not None and out.resolve() in (ref_dir.resolve(), *ref_dir.resolve().parents)
+    ref_inside = (ref_dir is not None
+                  and out.resolve() in (ref_dir.resolve(), *ref_dir.resolve().parents))
     prepare_output_dir(out, command='study', overwrite=overwrite,
                        replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
-                       info={'plan': {'runs': int(runs), 'models': list(models), 'scenarios': scen}})
+                       info={'plan': {'runs': int(runs), 'models': list(models),
+                                      'scenarios': scen}})
     jobs += [(m, m, s) for m in models for s in scen]
     if ref_dir is not None:
         batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
@@ -390,5 +393,6 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
     res['study'] = {'models': list(models), 'scenarios': scen, 'runs': runs, 'duration_s': duration_s,
                     'reference': str(reference), 'judge': judge, 'seed': seed, 'imu_model': imu_model}
     res['root'] = str(out)
-    atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n', fsync)
+    text = json.dumps(res, indent=1, allow_nan=False) + '\n'     # a result is finite (metrics)
+    atomic_write_text(out / 'result.json', text, fsync)
     return res

@@ -75,8 +75,9 @@ def register(sub):
                    help='truth time: header stamp (default) or bag receive time')
     p.add_argument('--quiet', action='store_true', help='no per-run lines')
     p.add_argument('--overwrite', action='store_true',
-                   help='write into a DIR that is not a previous vepd bag output; the target batch folder '
-                        '(Real/ or Sim/<label>/) is replaced (without it, runs are added to a previous output)')
+                   help='write into a DIR that is not a previous vepd bag output; the target '
+                        'batch folder (Real/ or Sim/<label>/) is replaced (without it, runs are '
+                        'added to a previous output)')
     p.set_defaults(func=run)
 
 
@@ -117,8 +118,10 @@ def run(args) -> int:
         raise ValueError('--side sim needs --label (runs go to Sim/<label>/)')
     label = args.label if args.side == 'sim' else 'real'
     from vepd_ros.runs.safety import check_output_dir, prepare_output_dir, safe_component
-    for kind, name in [('--label', label), ('--scenario', args.scenario)] + [
-            ('--scenarios', s.strip()) for s in (args.scenarios or '').split(',') if args.scenarios]:
+    names = [('--label', label), ('--scenario', args.scenario)]
+    if args.scenarios:
+        names += [('--scenarios', s.strip()) for s in args.scenarios.split(',')]
+    for kind, name in names:
         safe_component(kind, name)
     check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None

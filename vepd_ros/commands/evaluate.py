@@ -26,9 +26,11 @@ def register(sub):
     p.add_argument('--runs', action='store_true', help='include every run\'s E and S in the JSON')
     p.add_argument('--strict', action='store_true', help='exit with status 3 when the result carries warnings')
     p.add_argument('--allow-incomplete', action='store_true',
-                   help='exit 0 even when runs were excluded or a batch has fewer than K runs (else exit 4)')
+                   help='exit 0 even when runs were excluded or a batch has fewer than K runs '
+                        '(else exit 4)')
     p.add_argument('--min-coverage', type=float, default=0.9,
-                   help='exclude a run whose sidecar coverage is below this fraction (default 0.9)')
+                   help='exclude a run whose sidecar coverage is below this fraction '
+                        '(default 0.9)')
     p.set_defaults(func=run)
 
 
@@ -38,7 +40,8 @@ def run(args) -> int:
     from vepd_ros.metrics.evaluator import completeness_lines
     res = evaluate_root(args.root, velocity=args.velocity, preprocessing=args.preprocessing, n_boot=args.n_boot,
                         seed=args.seed, scenarios=scen, k=args.k, include_runs=args.runs,
-                        progress=not args.json and sys.stderr.isatty(), min_coverage=args.min_coverage)
+                        progress=not args.json and sys.stderr.isatty(),
+                        min_coverage=args.min_coverage)
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
     else:
@@ -48,8 +51,8 @@ def run(args) -> int:
     for line in completeness_lines(res):
         print(line, file=sys.stderr)
     if not res['complete'] and not args.allow_incomplete:
-        print('vepd evaluate: incomplete result (runs excluded or batches short of K, listed above); '
-              'exit 4 (pass --allow-incomplete to accept it)', file=sys.stderr)
+        print('vepd evaluate: incomplete result (runs excluded or batches short of K, listed '
+              'above); exit 4 (pass --allow-incomplete to accept it)', file=sys.stderr)
         return 4
     return 3 if (args.strict and (res['warnings'] or not res['complete'])) else 0
 

@@ -37,8 +37,8 @@ def run(args) -> int:
             if not sc or not j.isdigit():
                 raise ValueError(f'--overlay expects SCENARIO:J (e.g. circle:3), got {o!r}')
             overlays.append((sc, int(j)))
-    out_dir = prepare_output_dir(Path(args.out) if args.out else Path(args.dir) / 'report', command='report',
-                                 overwrite=args.overwrite)
+    out_dir = prepare_output_dir(Path(args.out) if args.out else Path(args.dir) / 'report',
+                                 command='report', overwrite=args.overwrite)
     out = build_report(args.dir, out_dir, overlays, args.velocity, args.preprocessing, args.n_boot, args.seed,
                        [s for s in (args.scenarios or '').split(',') if s], args.k, progress=not args.no_progress)
     print(f"report: {out['markdown']}\n        {out['html']}\n        {len(out['figures'])} figures, "

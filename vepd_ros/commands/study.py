@@ -26,8 +26,8 @@ def register(sub):
     p.add_argument('--out', required=True, help='output directory')
     p.add_argument('--json', action='store_true', help='print the result as JSON')
     p.add_argument('--overwrite', action='store_true',
-                   help='write into a non-empty OUT that is not a previous study (its Real/, Sim/, result.json '
-                        'are replaced)')
+                   help='write into a non-empty OUT that is not a previous study (its Real/, '
+                        'Sim/, result.json are replaced)')
     p.set_defaults(func=run)
 
 
@@ -36,8 +36,8 @@ def run(args) -> int:
     from vepd_ros.pipeline import run_study
     res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
                     args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
-                    velocity=args.velocity, n_boot=args.n_boot, progress=not args.json and sys.stderr.isatty(),
-                    overwrite=args.overwrite)
+                    velocity=args.velocity, n_boot=args.n_boot,
+                    progress=not args.json and sys.stderr.isatty(), overwrite=args.overwrite)
     print(json.dumps(res, indent=1, allow_nan=False) if args.json else format_tables(res))
     for w in res['warnings']:
         print(f'warning: {w}', file=sys.stderr)

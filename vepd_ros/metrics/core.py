@@ -21,9 +21,9 @@ by zero. Moving scenarios never hit this.
 Two implementations, tested equal: ``run_metrics`` (one run, plain numpy — the reference) and
 ``batch_metrics`` (K runs of any lengths at once, vectorised; what the evaluator uses).
 
-Non-finite input (NaN/inf stamps or values) is refused with a ``RunDataError`` (a ``ValueError``) naming the
-run; so is a result that is not finite (values so large that E or S overflows): a metric is a finite
-number or an error, never NaN or inf.
+Non-finite input (NaN/inf stamps or values) is refused with a ``RunDataError`` (a ``ValueError``)
+naming the run; so is a result that is not finite (values so large that E or S overflows): a metric
+is a finite number or an error, never NaN or inf.
 
 Velocity signals: real arrays (scalar velocity) or complex arrays ``vx + 1j*vy`` (the vector form of
 eq. 1: ``E = sqrt(mean(|v_e - v_g|^2))``, the FFT of the planar vector signal for ``S``).
@@ -36,6 +36,9 @@ from typing import Sequence
 import numpy as np
 
 SF_EPS = 1e-10
+MAX_RUN_SPAN_S = 1e5
+"""Longest run the metric resamples, s (27.8 h; the run files' stamp bound): a longer span (epoch
+stamps, a corrupt time) is a ``RunDataError`` before any grid is allocated."""
 
 
 class RunDataError(ValueError):
@@ -99,13 +102,21 @@ def _require_finite(what: str, x) -> None:
         raise RunDataError(f'{what} holds NaN or inf (expected finite numbers)')
 
 
+def _check_span(name, t_end: float) -> None:
+    if t_end > MAX_RUN_SPAN_S:
+        raise RunDataError(f'{name or "run"}: the grid would span 0..{t_end!r} s, more than the '
+                           f'{MAX_RUN_SPAN_S:g} s a run may last (stamps must be seconds from the '
+                           f'run start)')
+
+
 def _check_result(names, E, S) -> None:
     """A run whose E or S is not finite (its values overflowed) is an error naming it."""
     bad = np.flatnonzero(~(np.isfinite(E) & np.isfinite(S)))
     if bad.size:
         i = int(bad[0])
-        raise RunDataError(f'{names(i)}: E = {float(E[i])!r}, S = {float(S[i])!r} are not finite (values too '
-                           f'large for the metric)' + (f'; {bad.size} such runs' if bad.size > 1 else ''))
+        more = f'; {bad.size} such runs' if bad.size > 1 else ''
+        raise RunDataError(f'{names(i)}: E = {float(E[i])!r}, S = {float(S[i])!r} are not finite '
+                           f'(values too large for the metric){more}')
 
 
 def _sf_ratio(gm, am):
@@ -157,6 +168,7 @@ def resample_run(se_t, se_v, gt_t, gt_v, preprocessing='paper', name: str | None
     se_t, se_v = _check_stream('estimate', se_t, se_v, max(2, p.smooth + 1), name)
     gt_t, gt_v = _check_stream('truth', gt_t, gt_v, 2, name)
     t_end = min(gt_t[-1], se_t[-1])
+    _check_span(name, float(t_end))
     grid = np.arange(0.0, t_end, 1.0 / p.rate_hz)
     if grid.size < 2:
         raise RunDataError(f'{name + ": " if name else ""}only {grid.size} grid point(s) at {p.rate_hz:g} Hz '
@@ -299,6 +311,9 @@ def _grid_chunk(se_t, se_v, gt_t, gt_v, p: Preprocessing, names):
 
     h = 1.0 / p.rate_hz
     t_end = np.minimum(GT_T.flat[GT_T.starts + GT_T.lens - 1], SE_T.flat[SE_T.starts + SE_T.lens - 1])
+    if np.any(t_end > MAX_RUN_SPAN_S):
+        i = int(np.flatnonzero(t_end > MAX_RUN_SPAN_S)[0])
+        _check_span(_name(names, i), float(t_end[i]))
     n_grid = np.where(t_end > 0, np.ceil(t_end / h), 0).astype(np.intp)   # len(np.arange(0, t_end, h))
     short = np.flatnonzero(n_grid < 2)
     if short.size:

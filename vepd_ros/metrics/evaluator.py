@@ -13,17 +13,16 @@ Result (``EvaluatorCore.result()`` / ``evaluate_root``), JSON-ready:
      "bootstrap": {"n_boot": 1000, "seed": 0, "level": 0.95, "scheme": "..."},
      "warnings": ["..."]}
 
-Per-scenario keys are the reference side's folder names (``path`` in the authors' data, ``straight`` in
-ours); a model's scenario is matched to the reference by canonical name (path = straight, half_sine = sine).
-Ranks: 1 = lowest VEPD, ties share the average rank (as the authors' pandas ``rank()``).
-Intervals (``n_boot`` > 0, else None): ``ci95`` of the combined VEPD by the stratified bootstrap
-(``bootstrap_vepd``); ``per_scenario.<s>.ci95`` from the same resamples restricted to scenario s
-(``bootstrap_vepd_groups``), or, for a scenario outside the combined set (rest), from its own draws seeded
-by ``derive_seed(seed, 'bootstrap', canonical_scenario(s))``.
-Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run data, a
-result that is not finite.
-Warnings (in ``warnings``): different K on the two sides, a scenario missing on one side, fewer than the
-requested K, an empty combined set.
+Per-scenario keys are the reference side's folder names (``path`` in the authors' data,
+``straight`` in ours); a model's scenario is matched to the reference by canonical name (path =
+straight, half_sine = sine). Ranks: 1 = lowest VEPD, ties share the average rank (as the authors'
+pandas ``rank()``). Intervals (``n_boot`` > 0, else None): ``ci95`` of the combined VEPD by the
+stratified bootstrap (``bootstrap_vepd``); ``per_scenario.<s>.ci95`` from the same resamples
+restricted to scenario s (``bootstrap_vepd_groups``), or, for a scenario outside the combined set
+(rest), from its own draws seeded by ``derive_seed(seed, 'bootstrap', canonical_scenario(s))``.
+Errors: no reference runs, no model, a batch (side × scenario) with fewer than 2 runs, bad run
+data, a result that is not finite. Warnings (in ``warnings``): different K on the two sides, a
+scenario missing on one side, fewer than the requested K, an empty combined set.
 
 Completeness (contract C2), also in the result:
 
@@ -33,14 +32,14 @@ Completeness (contract C2), also in the result:
     "min_coverage": 0.9
 
 A run is EXCLUDED (never scored) when its sidecar's ``coverage`` block (contract C1, written by the
-recorder) shows, for the estimates or the truth, received/expected < ``min_coverage`` (expected > 0), or
-a longest gap ``max_gap_s`` > max(``GAP_PERIODS`` / rate_hz, ``GAP_FLOOR_S``) — five nominal periods,
-at least 0.5 s. A run without a ``coverage`` block (the authors' files, the offline study's) is complete.
-A batch (side × scenario) is INCOMPLETE when it holds fewer usable runs than K: the ``k`` asked for,
-else the plan a ``vepd study`` output records (its runs per batch, and every model × scenario it was to
-write), else the largest count of any side for that scenario. Incomplete batches are still scored over
-the runs they have, and flagged; ``vepd evaluate`` exits 4 on an incomplete result unless
-``--allow-incomplete``.
+recorder) shows, for the estimates or the truth, received/expected < ``min_coverage`` (expected >
+0), or a longest gap ``max_gap_s`` > max(``GAP_PERIODS`` / rate_hz, ``GAP_FLOOR_S``) — five nominal
+periods, at least 0.5 s. A run without a ``coverage`` block (the authors' files, the offline
+study's) is complete. A batch (side × scenario) is INCOMPLETE when it holds fewer usable runs than
+K: the ``k`` asked for, else the plan a ``vepd study`` output records (its runs per batch, and
+every model × scenario it was to write), else the largest count of any side for that scenario.
+Incomplete batches are still scored over the runs they have, and flagged; ``vepd evaluate`` exits 4
+on an incomplete result unless ``--allow-incomplete``.
 """
 from __future__ import annotations
 
@@ -60,9 +59,11 @@ GAP_PERIODS = 5
 GAP_FLOOR_S = 0.5
 
 
-def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE, where: str = 'run') -> str | None:
-    """Why a run is excluded by its sidecar's ``coverage`` block (module doc), or None (kept). A block of
-    the wrong shape is a ``RunDataError`` naming ``where`` and the field."""
+def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE,
+                       where: str = 'run') -> str | None:
+    """Why a run is excluded by its sidecar's ``coverage`` block (module doc), or None (kept). A
+    block of the wrong shape is a ``RunDataError`` naming ``where`` and the field; an infinite
+    ``max_gap_s`` (a stream that never arrived) excludes the run."""
     cov = meta.get('coverage') if isinstance(meta, dict) else None
     if cov is None:
         return None
@@ -79,27 +80,30 @@ def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE, w
         exp, rec = b.get('expected'), b.get('received')
         for k, v in (('expected', exp), ('received', rec)):
             if type(v) is not int or v < 0:
-                raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be an integer >= 0, got {v!r:.40}")
+                raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be an integer >= 0, "
+                                   f'got {v!r:.40}')
         if exp > 0 and rec / exp < min_coverage:
-            reasons.append(f'{stream}: {rec} of {exp} expected samples ({100.0 * rec / exp:.1f}% < '
-                           f'{100.0 * min_coverage:g}%)')
+            reasons.append(f'{stream}: {rec} of {exp} expected samples '
+                           f'({100.0 * rec / exp:.1f}% < {100.0 * min_coverage:g}%)')
         gap, rate = b.get('max_gap_s'), b.get('rate_hz')
         if gap is None or rate is None:
             continue
         for k, v in (('max_gap_s', gap), ('rate_hz', rate)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
-                raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be a finite number >= 0, "
+            number = isinstance(v, (int, float)) and not isinstance(v, bool)
+            if not number or np.isnan(v) or v < 0 or (k == 'rate_hz' and np.isinf(v)):
+                raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be a number >= 0, "
                                    f'got {v!r:.40}')
         if rate > 0:
             limit = max(GAP_PERIODS / rate, GAP_FLOOR_S)
             if gap > limit:
-                reasons.append(f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} periods at '
-                               f'{rate:g} Hz, at least {GAP_FLOOR_S:g} s)')
+                reasons.append(f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} '
+                               f'periods at {rate:g} Hz, at least {GAP_FLOOR_S:g} s)')
     return '; '.join(reasons) or None
 
 
 def completeness_lines(res: dict) -> list[str]:
-    """One line per excluded run and per incomplete batch of a result, for terminal output and reports."""
+    """One line per excluded run and per incomplete batch of a result, for terminal output and
+    reports."""
     lines = [f"excluded: {e['path']} ({e['label']} / {e['scenario']}): {e['reason']}"
              for e in res.get('excluded_runs', [])]
     lines += [f"incomplete: {b['label']} / {b['scenario']}: {b['have']} of {b['k']} runs"
@@ -119,7 +123,7 @@ class EvaluatorCore:
             raise ValueError(f'min_coverage must be within 0..1, got {min_coverage!r}')
         self.min_coverage = float(min_coverage)
         self.excluded: list[dict] = []
-        self.expected_batches: list[tuple[str, str]] = []     # (side, scenario) planned, e.g. by vepd study
+        self.expected_batches: list[tuple[str, str]] = []     # (side, scenario) planned (a study)
         self.k = k
         self.velocity = velocity
         self.preprocessing = get_preprocessing(preprocessing)
@@ -136,7 +140,8 @@ class EvaluatorCore:
     # ------------------------------------------------------------------------------------------- input
     def add_model(self, label: str, display_name: str | None = None) -> None:
         if label.lower() == REFERENCE:
-            raise ValueError(f"{label!r} names the reference side ('{REFERENCE}'), not a model label")
+            raise ValueError(f"{label!r} names the reference side ('{REFERENCE}'), not a model "
+                             f'label')
         self.display[label] = display_name or self.display.get(label) or label
         self._E.setdefault(label, {})
         self._S.setdefault(label, {})
@@ -156,8 +161,8 @@ class EvaluatorCore:
         nm += list(names) if names is not None else [f'{scenario}#{len(nm) + i + 1}' for i in range(E.size)]
 
     def add_run(self, side: str, scenario: str, run) -> tuple[float, float] | None:
-        """One run (a RunRecord or (se_t, se_v, gt_t, gt_v)); its E and S are computed now (None: the
-        run is excluded by its coverage)."""
+        """One run (a RunRecord or (se_t, se_v, gt_t, gt_v)); its E and S are computed now (None:
+        the run is excluded by its coverage)."""
         if isinstance(run, RunRecord):
             if self._exclude(side, scenario, run):
                 return None                          # listed in excluded_runs, not scored
@@ -169,7 +174,8 @@ class EvaluatorCore:
         return e, s
 
     def add_records(self, side: str, scenario: str, records: Sequence[RunRecord]) -> tuple[np.ndarray, np.ndarray]:
-        """Many runs at once, vectorised. Runs excluded by their coverage are listed, not scored."""
+        """Many runs at once, vectorised. Runs excluded by their coverage are listed, not
+        scored."""
         records = [r for r in records if not self._exclude(side, scenario, r)]
         if not records:
             return np.empty(0), np.empty(0)
@@ -183,7 +189,8 @@ class EvaluatorCore:
     def _exclude(self, side: str, scenario: str, rec: RunRecord) -> bool:
         reason = coverage_exclusion(rec.meta, self.min_coverage, rec.name)
         if reason:
-            self.excluded.append({'path': rec.name, 'label': side, 'scenario': scenario, 'reason': reason})
+            self.excluded.append({'path': rec.name, 'label': side, 'scenario': scenario,
+                                  'reason': reason})
         return bool(reason)
 
     # ------------------------------------------------------------------------------------------- state
@@ -217,7 +224,8 @@ class EvaluatorCore:
         return True
 
     def incomplete_batches(self) -> list[dict]:
-        """Batches with fewer usable runs than K (module doc), by side (reference first) and scenario."""
+        """Batches with fewer usable runs than K (module doc), by side (reference first) and
+        scenario."""
         ref_sc = list(self._E.get(REFERENCE, {}))
         canon: dict[str, str] = {}                  # canonical scenario -> the name shown
         for sc in ref_sc + [s for _, s in self.expected_batches]:
@@ -227,7 +235,8 @@ class EvaluatorCore:
         expected = {(s, canonical_scenario(sc)) for s, sc in self.expected_batches}
 
         def have(side, c):
-            return sum(self.count(side, s) for s in self._E.get(side, {}) if canonical_scenario(s) == c)
+            return sum(self.count(side, s) for s in self._E.get(side, {})
+                       if canonical_scenario(s) == c)
 
         out = []
         for side in dict.fromkeys(sides):
@@ -237,7 +246,8 @@ class EvaluatorCore:
                 n = have(side, c)
                 k = self.k if self.k is not None else max(have(s, c) for s in sides)
                 if n < k:
-                    own = next((s for s in self._E.get(side, {}) if canonical_scenario(s) == c), shown)
+                    own = next((s for s in self._E.get(side, {})
+                                if canonical_scenario(s) == c), shown)
                     out.append({'label': side, 'scenario': own, 'have': int(n), 'k': int(k)})
         return out
 
@@ -349,8 +359,9 @@ class EvaluatorCore:
                                              "with seed derive_seed(seed, 'bootstrap', canonical_scenario(s))"},
                'warnings': warnings}
         incomplete = self.incomplete_batches()
-        res.update({'complete': not (incomplete or self.excluded), 'excluded_runs': list(self.excluded),
-                    'incomplete_batches': incomplete, 'min_coverage': self.min_coverage})
+        res.update({'complete': not (incomplete or self.excluded),
+                    'excluded_runs': list(self.excluded), 'incomplete_batches': incomplete,
+                    'min_coverage': self.min_coverage})
         if include_runs:
             res['runs'] = {side: {sc: dict(zip(('E', 'S', 'names'), (lambda v: (v[0].tolist(), v[1].tolist(), v[2]))(
                 self.values(side, sc)))) for sc in sorted(self._E[side], key=scenario_sort_key)} for side in self._E}
@@ -367,7 +378,8 @@ def load_records(paths: Sequence[Path], progress: bool = False, desc: str = '') 
 
 
 def study_plan(root) -> dict | None:
-    """The plan a ``vepd study`` output records in its marker (``runs``, ``models``, ``scenarios``), or None."""
+    """The plan a ``vepd study`` output records in its marker (``runs``, ``models``,
+    ``scenarios``), or None."""
     from vepd_ros.runs.safety import read_output_marker
     mark = read_output_marker(root)
     plan = mark.get('plan') if mark and mark['command'] == 'study' else None
@@ -379,16 +391,19 @@ def study_plan(root) -> dict | None:
 
 
 def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000, seed: int = 0,
-                  scenarios=None, k: int | None = None, include_runs: bool = False, progress: bool = False,
-                  min_coverage: float = DEFAULT_MIN_COVERAGE) -> dict:
-    """Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``); an output of
-    ``vepd study`` is checked against its plan (module doc, completeness)."""
+                  scenarios=None, k: int | None = None, include_runs: bool = False,
+                  progress: bool = False, min_coverage: float = DEFAULT_MIN_COVERAGE) -> dict:
+    """Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``); an
+    output of ``vepd study`` is checked against its plan (module doc, completeness)."""
     layout = scan_root(root, scenarios)
     plan = study_plan(root)
-    core = EvaluatorCore(k=k if k is not None else (plan['runs'] if plan else None), velocity=velocity,
-                         preprocessing=preprocessing, n_boot=n_boot, seed=seed, min_coverage=min_coverage)
+    if k is None and plan:
+        k = plan['runs']
+    core = EvaluatorCore(k=k, velocity=velocity, preprocessing=preprocessing, n_boot=n_boot,
+                         seed=seed, min_coverage=min_coverage)
     if plan:
-        core.expected_batches = [(side, sc) for side in [REFERENCE] + plan['models'] for sc in plan['scenarios']]
+        core.expected_batches = [(side, sc) for side in [REFERENCE] + plan['models']
+                                 for sc in plan['scenarios']]
     core.warnings += layout.warnings
     batches = [(REFERENCE, layout.real)] + list(layout.models.items())
     total = sum(len(v) for _, b in batches for v in b.runs.values())

@@ -15,26 +15,29 @@ from scipy.stats import wasserstein_distance
 
 
 def finite_values(what: str, x) -> np.ndarray:
-    """``x`` as a non-empty 1-D float array of finite numbers, else a ``ValueError`` naming ``what``."""
+    """``x`` as a non-empty 1-D float array of finite numbers, else a ``ValueError`` naming
+    ``what``."""
     a = np.asarray(x, float).ravel()
     if a.size == 0:
         raise ValueError(f'{what} is empty (at least one run is needed)')
     if not np.all(np.isfinite(a)):
-        raise ValueError(f'{what} holds NaN or inf at position {int(np.flatnonzero(~np.isfinite(a))[0])} '
-                         f'(expected finite per-run values)')
+        i = int(np.flatnonzero(~np.isfinite(a))[0])
+        raise ValueError(f'{what} holds NaN or inf at position {i} (expected finite per-run '
+                         f'values)')
     return a
 
 
 def _finite_result(what: str, d: dict) -> dict:
     for k, v in d.items():
         if not np.isfinite(v):
-            raise ValueError(f'{what}: {k} = {v!r} is not finite (the per-run values are too large)')
+            raise ValueError(f'{what}: {k} = {v!r} is not finite (the per-run values are too '
+                             f'large)')
     return d
 
 
 def vepd(real_E, real_S, sim_E, sim_S) -> dict:
-    """{'W1', 'W2', 'VEPD'} between the real and simulated sets of per-run E and S. Empty or non-finite
-    input, or a non-finite result, is a ``ValueError``."""
+    """{'W1', 'W2', 'VEPD'} between the real and simulated sets of per-run E and S. Empty or
+    non-finite input, or a non-finite result, is a ``ValueError``."""
     rE, rS, sE, sS = (finite_values(w, a) for w, a in (('real E', real_E), ('real S', real_S),
                                                        ('sim E', sim_E), ('sim S', sim_S)))
     with np.errstate(over='ignore', invalid='ignore'):
@@ -167,8 +170,8 @@ def bootstrap_vepd_groups(real_E, real_S, real_groups: Sequence, sim_E, sim_S, s
         finite_values(f'bootstrap_vepd: {w}', a)
     if not (np.size(real_groups) == np.size(real_E) == np.size(real_S)
             and np.size(sim_groups) == np.size(sim_E) == np.size(sim_S)):
-        raise ValueError('bootstrap_vepd: each side needs one group label per run (E, S and groups of equal '
-                         'length)')
+        raise ValueError('bootstrap_vepd: each side needs one group label per run (E, S and '
+                         'groups of equal length)')
     rng = np.random.default_rng(seed)
     real_groups, sim_groups = np.asarray(real_groups), np.asarray(sim_groups)
     rg = np.unique(real_groups, return_inverse=True)[1]
@@ -196,8 +199,8 @@ def bootstrap_vepd_groups(real_E, real_S, real_groups: Sequence, sim_E, sim_S, s
             vg[b0:b0 + b] = 0.5 * (_w1_counts(g1, Mg, ng) + _w1_counts(g2, Mg, ng))
     q = 100.0 * (1.0 - level) / 2.0
     if not (np.all(np.isfinite(w1)) and np.all(np.isfinite(w2))):
-        raise ValueError('bootstrap_vepd: a resampled distance is not finite (the per-run values are too '
-                         'large)')
+        raise ValueError('bootstrap_vepd: a resampled distance is not finite (the per-run values '
+                         'are too large)')
     lo, hi = np.percentile(0.5 * (w1 + w2), [q, 100.0 - q])
     per = {}
     for g, (_, _, _, _, vg) in groups.items():

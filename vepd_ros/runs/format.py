@@ -5,12 +5,12 @@ CSV columns, in this order:
     se_time, gt_time, se_vel, gt_vel          the authors' four columns, first and exact
     se_vx, se_vy, gt_vx, gt_vy                ours only: body-frame (FLU) planar velocity components
 
-``*_time`` are seconds from the run start, ``*_vel`` the horizontal speed (m/s), ``*_vx/vy`` the velocity
-in the vehicle's body frame (x forward, y left; REP-103). The estimate (se_*) and truth (gt_*) streams
-have their own stamps and lengths; the shorter stream's columns are padded to the longer one's length
-with EMPTY cells (``padding='empty'``, the default: a plot of the file shows no false drop to 0 m/s), or
-with 0.0 as in the authors' files (``padding='zero'``, for their scripts). Floats are written with
-Python's shortest round-trip repr, so a value read back is bit-identical.
+``*_time`` are seconds from the run start, ``*_vel`` the horizontal speed (m/s), ``*_vx/vy`` the
+velocity in the vehicle's body frame (x forward, y left; REP-103). The estimate (se_*) and truth
+(gt_*) streams have their own stamps and lengths; the shorter stream's columns are padded to the
+longer one's length with EMPTY cells (``padding='empty'``, the default: a plot of the file shows no
+false drop to 0 m/s), or with 0.0 as in the authors' files (``padding='zero'``, for their scripts).
+Floats are written with Python's shortest round-trip repr, so a value read back is bit-identical.
 
 Sidecar ``<scenario>_<j>.json``: ``format``, ``columns``, ``se_len`` and ``gt_len`` (the true lengths,
 so padding is unambiguous), and whatever the writer knows — side, label, model, scenario, j, seed,
@@ -20,16 +20,17 @@ Reading a file without a sidecar (the authors' files): only TRAILING padding of 
 removed — rows at the tail where time and value are both exactly 0.0 (time not increasing there) or
 both empty. A true zero speed anywhere keeps its row (the authors' reader dropped every 0.0 in
 gt_time and gt_vel independently; that bug is not reproduced). Extra columns such as a pandas index
-are ignored; columns are found by name. A sidecar's ``se_len``/``gt_len`` rows are the run; the rows
-after them must be padding, 0.0 or empty (both our older zero-padded files and the current ones read).
+are ignored; columns are found by name. A sidecar's ``se_len``/``gt_len`` rows are the run; the
+rows after them must be padding, 0.0 or empty (both our older zero-padded files and the current
+ones read).
 
 Refused with a ``RunFileError`` naming the file (and row/column): a file that is not UTF-8 text,
 duplicate column names, a cell that is not a plain decimal number (Python's ``float`` would take
 ``1_0`` or other digit scripts; we do not), NaN/inf inside a run, a magnitude beyond
 ``MAX_ABS_TIME_S`` (stamps) or ``MAX_ABS_VELOCITY_MPS`` (velocities) — so 1e308 never reaches the
-metric —, stamps that do not strictly increase (constant or repeated ``se_time``/``gt_time``), a sidecar
-that is not a JSON object or whose ``se_len``/``gt_len`` is not an integer within the file. Error
-messages quote at most ~80 characters of what the file holds.
+metric —, stamps that do not strictly increase (constant or repeated ``se_time``/``gt_time``), a
+sidecar that is not a JSON object or whose ``se_len``/``gt_len`` is not an integer within the file.
+Error messages quote at most ~80 characters of what the file holds.
 """
 from __future__ import annotations
 
@@ -55,7 +56,17 @@ MAX_ABS_VELOCITY_MPS = 1e4
 """Largest |velocity| of a run file, m/s: a number beyond it is a corrupt file, not a vehicle."""
 _NUMBER_RE = re.compile(r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)',
                         re.I | re.A)
-_EMPTY_CELL_RE = re.compile(r'(?m)(?<=,)(?=,|$)|^(?=,)')
+_OTHER_CHAR_RE = re.compile(r'[^0-9eE+\-.,\n]')
+
+
+def _fill_empty_cells(text: str) -> str:
+    """``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C
+    speed; two passes of ',,' cover any run of empty cells)."""
+    s = '\n' + text + '\n'
+    for a, b in ((',,', ',nan,'), (',,', ',nan,'), ('\n,', '\nnan,'), (',\n', ',nan\n')):
+        if a in s:                              # most files have none of some patterns
+            s = s.replace(a, b)
+    return s[1:-1]
 
 
 class RunFileError(ValueError):
@@ -113,10 +124,10 @@ _COLUMN_CACHE_SIZE = 16
 
 
 def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = '') -> list[str]:
-    """Each value's ``repr`` (Python's shortest round-trip form), then ``pad`` ('' or '0.0') to n rows.
-    ``cache`` maps (the column's bytes, n, pad) to its text, keeping the last ``_COLUMN_CACHE_SIZE``
-    columns: the runs of a study share their estimate stamps and, six at a time, their truth columns, and
-    ``repr`` is most of the cost of writing a run."""
+    """Each value's ``repr`` (Python's shortest round-trip form), then ``pad`` ('' or '0.0') to n
+    rows. ``cache`` maps (the column's bytes, n, pad) to its text, keeping the last
+    ``_COLUMN_CACHE_SIZE`` columns: the runs of a study share their estimate stamps and, six at a
+    time, their truth columns, and ``repr`` is most of the cost of writing a run."""
     if cache is None:
         return [repr(x) for x in a.tolist()] + [pad] * (n - len(a))
     key = (a.tobytes(), n, pad)
@@ -130,8 +141,8 @@ def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = ''
 
 
 def run_csv_text(rec: RunRecord, cache: dict | None = None, padding: str = 'empty') -> str:
-    """The CSV text of a run; ``padding`` of the shorter column pair: 'empty' cells or 'zero' (0.0, the
-    authors' files)."""
+    """The CSV text of a run; ``padding`` of the shorter column pair: 'empty' cells or 'zero' (0.0,
+    the authors' files)."""
     if padding not in PADDINGS:
         raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
     pad = '' if padding == 'empty' else '0.0'
@@ -195,16 +206,56 @@ def _json_default(o):
 # ------------------------------------------------------------------------------------------------ read
 
 
+def _has_empty_cell(line: str) -> bool:
+    return ',,' in line or line.startswith(',') or line.endswith(',')
+
+
+def _parse_fast(body: list[str], ncol: int):
+    """(values, empty mask) by numpy's parser, or None (the caller parses cell by cell). Rows
+    before the first one with an empty cell (found by bisection: padding is trailing) are parsed as
+    they are — numpy refuses '1_0', other digit scripts and empty cells there —; the padded tail,
+    if any, must be plain ASCII numbers and commas, its empty cells are parsed as NaN (the
+    mask)."""
+    k = len(body)
+    if _has_empty_cell(body[-1]):
+        lo, hi = 0, len(body) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _has_empty_cell(body[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        k = lo
+    vals, masks = [], []
+    try:
+        if k:
+            vals.append(np.loadtxt(body[:k], delimiter=',', ndmin=2, dtype=float, comments=None))
+            masks.append(np.zeros(vals[-1].shape, bool))
+        if k < len(body):
+            tail = '\n'.join(body[k:])
+            if not tail.isascii() or _OTHER_CHAR_RE.search(tail):
+                return None
+            vals.append(np.loadtxt(_fill_empty_cells(tail).split('\n'), delimiter=',', ndmin=2,
+                                   dtype=float, comments=None))
+            masks.append(np.isnan(vals[-1]))         # no 'nan' in the text: NaN = empty cell
+    except ValueError:
+        return None
+    if any(v.shape[1] != ncol for v in vals):
+        return None
+    return (np.vstack(vals), np.vstack(masks)) if len(vals) > 1 else (vals[0], masks[0])
+
+
 def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(header names, values (rows, cols) with NaN for empty cells, mask of empty cells).
 
-    Fast path (numpy's parser) for files of plain numbers and empty cells only; anything else (letters
-    other than an exponent, '_', non-ASCII) goes cell by cell through ``_NUMBER_RE``, which names the
-    first cell that is not a plain decimal number."""
+    Fast path (numpy's parser) for files of plain numbers and empty cells only; anything else
+    (letters other than an exponent, '_', non-ASCII) goes cell by cell through ``_NUMBER_RE``,
+    which names the first cell that is not a plain decimal number."""
     try:
         text = path.read_bytes().decode('utf-8')
     except UnicodeDecodeError as exc:
-        raise RunFileError(f'{path}: not a UTF-8 text CSV (byte {exc.start} cannot be decoded)') from None
+        raise RunFileError(f'{path}: not a UTF-8 text CSV (byte {exc.start} cannot be '
+                           f'decoded)') from None
     except OSError as exc:
         raise RunFileError(f'{path}: cannot read the run file ({exc.strerror})') from None
     lines = text.splitlines()
@@ -220,15 +271,9 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     ncol = len(header)
     if not body:
         return header, np.empty((0, ncol)), np.zeros((0, ncol), bool)
-    joined = '\n'.join(body)
-    if joined.isascii() and not re.search(r'[^0-9eE+\-.,\n]', joined):
-        try:
-            vals = np.loadtxt(_EMPTY_CELL_RE.sub('nan', joined).split('\n'), delimiter=',', ndmin=2,
-                              dtype=float)
-            if vals.shape[1] == ncol:
-                return header, vals, np.isnan(vals)          # no 'nan' in the text: NaN = empty cell
-        except ValueError:
-            pass
+    fast = _parse_fast(body, ncol)
+    if fast is not None:
+        return (header,) + fast
     vals = np.full((len(body), ncol), np.nan)
     empty = np.zeros((len(body), ncol), bool)
     for i, ln in enumerate(body):
@@ -241,8 +286,9 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
                 empty[i, c] = True
                 continue
             if not _NUMBER_RE.fullmatch(cell):
-                raise RunFileError(f'{path}: row {i + 2}, column {brief(header[c], 40)}: {brief(cell)} is '
-                                   f'not a number (plain decimal, e.g. 1.25 or -3e-2)')
+                raise RunFileError(f'{path}: row {i + 2}, column {brief(header[c], 40)}: '
+                                   f'{brief(cell)} is not a number (plain decimal, e.g. 1.25 or '
+                                   f'-3e-2)')
             vals[i, c] = float(cell)
     return header, vals, empty
 
@@ -298,12 +344,13 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         if use_sidecar:
             n = meta[f'{pre}_len']
             if not 0 <= n <= nrows:
-                raise RunFileError(f'{path}: sidecar says {pre}_len = {brief(n, 30)} but the file has {nrows} '
-                                   f'rows')
-            pad = [(a[n:] == 0) | e[n:] for a, e in ((t, emp[f'{pre}_time']), (v, emp[f'{pre}_vel']))]
+                raise RunFileError(f'{path}: sidecar says {pre}_len = {brief(n, 30)} but the '
+                                   f'file has {nrows} rows')
+            pad = [(a[n:] == 0) | e[n:]
+                   for a, e in ((t, emp[f'{pre}_time']), (v, emp[f'{pre}_vel']))]
             if not (np.all(pad[0]) and np.all(pad[1])):
-                raise RunFileError(f'{path}: rows after {pre}_len = {n} (from the sidecar) are not zero padding '
-                                   f'(0.0 or empty cells)')
+                raise RunFileError(f'{path}: rows after {pre}_len = {n} (from the sidecar) are '
+                                   f'not zero padding (0.0 or empty cells)')
         else:
             n = trailing_padding_start(t, v, emp[f'{pre}_time'], emp[f'{pre}_vel'])
         lens[pre] = n
@@ -319,15 +366,17 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         big = np.flatnonzero(np.abs(part) > limit)
         if big.size:
             r = int(big[0])
-            raise RunFileError(f'{path}: column {k} row {r + 2} holds {float(part[r])!r}, beyond the bound '
-                               f'|{k}| <= {limit:g} {"s" if k.endswith("_time") else "m/s"} of a run file')
+            unit = 's' if k.endswith('_time') else 'm/s'
+            raise RunFileError(f'{path}: column {k} row {r + 2} holds {float(part[r])!r}, beyond '
+                               f'the bound |{k}| <= {limit:g} {unit} of a run file')
         out[k] = part.copy()
     for pre in ('se', 'gt'):
         t = out[f'{pre}_time']
         back = np.flatnonzero(np.diff(t) <= 0)
         if back.size:
             r = int(back[0]) + 1
-            how = 'goes backwards' if t[r] < t[r - 1] else 'repeats a stamp (times must strictly increase)'
+            how = ('goes backwards' if t[r] < t[r - 1]
+                   else 'repeats a stamp (times must strictly increase)')
             raise RunFileError(f'{path}: column {pre}_time {how} at row {r + 2} '
                                f'({float(t[r - 1])!r} -> {float(t[r])!r})')
     extras = all(k in out for k in EXTRA_COLUMNS)

@@ -11,11 +11,12 @@ plus, in our batches, ``<scenario>_<j>.json`` sidecars and an ``index.json`` per
 (pass ``scenarios=`` to declare extra ones), gaps in run numbers, stray files, runs listed in an index but
 missing, and sidecars without their CSV (an interrupted write) are warnings — nothing is skipped silently.
 
-Bounds and names: a run number j above ``MAX_RUN_INDEX`` is an error (a stray ``straight_1000000000.csv``
-is named, never expanded into a range); the gap check costs one pass over the files, whatever their j. A
-model folder named ``real`` (any case, with or without ``_results``) is refused: it would be read as the
-reference side. ``BatchWriter`` passes every label and scenario through ``safety.safe_component`` before
-it becomes a path, so nothing is written outside the batch root.
+Bounds and names: a run number j above ``MAX_RUN_INDEX`` is an error (a stray
+``straight_1000000000.csv`` is named, never expanded into a range); the gap check costs one pass
+over the files, whatever their j. A model folder named ``real`` (any case, with or without
+``_results``) is refused: it would be read as the reference side. ``BatchWriter`` passes every
+label and scenario through ``safety.safe_component`` before it becomes a path, so nothing is
+written outside the batch root.
 """
 from __future__ import annotations
 
@@ -44,20 +45,22 @@ _MODEL_ORDER = list(AUTHORS_MODELS) + list(OUR_MODELS)
 _RUN_RE = re.compile(r'^(?P<scenario>.+)_(?P<j>\d+)\.csv$')
 INDEX_NAME = 'index.json'
 MAX_RUN_INDEX = 1_000_000
-"""Largest run number j of a ``<scenario>_<j>.csv`` a batch may hold (files beyond it are refused)."""
+"""Largest run number j of a ``<scenario>_<j>.csv`` in a batch (files beyond it are refused)."""
 
 
 def run_index(path: Path, digits: str) -> int:
-    """j of a run file name, bounded by ``MAX_RUN_INDEX`` (the digits are never converted when longer)."""
+    """j of a run file name, bounded by ``MAX_RUN_INDEX`` (the digits are never converted when
+    longer)."""
     if len(digits) > len(str(MAX_RUN_INDEX)) or int(digits) > MAX_RUN_INDEX:
-        raise ValueError(f'{path.parent}/{brief(path.name, 60)}: run number {brief(digits, 20)} is above '
-                         f'the limit of {MAX_RUN_INDEX} runs per scenario; rename or remove the file')
+        raise ValueError(f'{path.parent}/{brief(path.name, 60)}: run number {brief(digits, 20)} '
+                         f'is above the limit of {MAX_RUN_INDEX} runs per scenario; rename or '
+                         f'remove the file')
     return int(digits)
 
 
 def missing_indices(js: Sequence[int], limit: int = 10) -> tuple[int, list[int]]:
-    """(how many numbers between min(js) and max(js) are missing, the first ``limit`` of them) for sorted
-    ``js``, in one pass over the gaps (never a range as long as the largest j)."""
+    """(how many numbers between min(js) and max(js) are missing, the first ``limit`` of them) for
+    sorted ``js``, in one pass over the gaps (never a range as long as the largest j)."""
     n, first = 0, []
     for a, b in zip(js, js[1:]):
         if b - a > 1:
@@ -72,9 +75,9 @@ def is_reference_label(label: str) -> bool:
 
 
 def read_index(index: Path) -> dict:
-    """A batch ``index.json``: an object whose ``runs`` is a list of objects with a run file name as
-    ``file`` (never a path); else ``RunFileError`` naming the file and field. ``display_name`` is checked
-    by ``index_display_name``."""
+    """A batch ``index.json``: an object whose ``runs`` is a list of objects with a run file name
+    as ``file`` (never a path); else ``RunFileError`` naming the file and field. ``display_name``
+    is checked by ``index_display_name``."""
     d = load_json(index, what='batch index')
     runs = d.get('runs', [])
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
@@ -82,17 +85,19 @@ def read_index(index: Path) -> dict:
     for r in runs:
         f = r.get('file')
         if not (isinstance(f, str) and _RUN_RE.match(f) and '/' not in f and '\\' not in f):
-            raise RunFileError(f"{index}: a run's 'file' must be a run file name (<scenario>_<j>.csv), "
+            raise RunFileError(f"{index}: a run's 'file' must be a run file name "
+                               f'(<scenario>_<j>.csv), '
                                f'got {brief(f)}')
     return d
 
 
 def index_display_name(index: Path, d: dict) -> str | None:
-    """The index's ``display_name`` (None when absent); a value that is not a short string is an error."""
+    """The index's ``display_name`` (None when absent); a value that is not a short string is an
+    error."""
     dn = d.get('display_name')
     if dn is not None and not (isinstance(dn, str) and 0 < len(dn) <= 200):
-        raise RunFileError(f"{index}: field 'display_name' must be a non-empty string of at most 200 "
-                           f'characters, got {brief(dn)}')
+        raise RunFileError(f"{index}: field 'display_name' must be a non-empty string of at "
+                           f'most 200 characters, got {brief(dn)}')
     return dn
 
 
@@ -154,8 +159,9 @@ def scan_batch_dir(folder, side: str, display: str | None = None, scenarios=None
         else:
             warnings.append(f'{p}: not a run file (<scenario>_<j>.csv), ignored')
     if unknown:
-        ex = '; '.join(f"{brief(s)} ({', '.join(brief(x) for x in v[:3])}{', ...' if len(v) > 3 else ''})"
-                       for s, v in sorted(unknown.items())[:5]) + ('; ...' if len(unknown) > 5 else '')
+        ex = '; '.join(f"{brief(s)} ({', '.join(brief(x) for x in v[:3])}"
+                       f"{', ...' if len(v) > 3 else ''})" for s, v in sorted(unknown.items())[:5])
+        ex += '; ...' if len(unknown) > 5 else ''
         raise ValueError(f'{folder}: unknown scenario name(s) {ex}; expected one of {", ".join(SCENARIO_ORDER)} '
                          f'(declare others with scenarios=... / --scenarios)')
     for p in sorted(folder.glob('*.json')):
@@ -166,7 +172,8 @@ def scan_batch_dir(folder, side: str, display: str | None = None, scenarios=None
         js = [j for j, _ in lst]
         n_gaps, gaps = missing_indices(js)
         if n_gaps:
-            warnings.append(f'{folder}: {s} runs {js[0]}..{js[-1]} miss j = {", ".join(map(str, gaps))}'
+            warnings.append(f'{folder}: {s} runs {js[0]}..{js[-1]} miss '
+                            f'j = {", ".join(map(str, gaps))}'
                             f'{", ..." if n_gaps > len(gaps) else ""}')
     index = folder / INDEX_NAME
     if index.is_file():
@@ -206,8 +213,8 @@ def scan_root(root, scenarios=None) -> Layout:
             continue
         label = p.name[:-len('_results')] if p.name.endswith('_results') else p.name
         if is_reference_label(label):
-            raise ValueError(f"{p}: a model folder cannot be named {label!r}: 'real' is the reference side "
-                             f'(Real/); rename the folder')
+            raise ValueError(f"{p}: a model folder cannot be named {label!r}: 'real' is the "
+                             f'reference side (Real/); rename the folder')
         if label in folders:
             raise ValueError(f'{sim_dir}: both {folders[label].name}/ and {p.name}/ hold model {label!r}')
         folders[label] = p
@@ -241,8 +248,8 @@ class BatchWriter:
                 raise ValueError('BatchWriter: a sim batch needs a label (its folder Sim/<label>)')
             safe_component('label', label)
             if is_reference_label(label):
-                raise ValueError(f"BatchWriter: a sim batch cannot be labelled {label!r}: 'real' is the "
-                                 f'reference side (Real/)')
+                raise ValueError(f'BatchWriter: a sim batch cannot be labelled {label!r}: '
+                                 f"'real' is the reference side (Real/)")
             self.folder = root / 'Sim' / label
             self.label = label
         else:

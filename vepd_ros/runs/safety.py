@@ -1,27 +1,30 @@
-"""Safety of what a command writes and reads: names that become paths, output directories, JSON files.
+"""Safety of what a command writes and reads: names that become paths, output directories, JSON
+files.
 
 ``safe_component(kind, value)``
     One path component made from a name (a model label, a scenario, ...) — from the command line, a
     ranges file, a sidecar or a message. Allowed: 1..``MAX_COMPONENT_LEN`` characters of
-    ``[A-Za-z0-9_.+-]``, not starting with '.' or '-' (so never '.', '..', a hidden name or an option).
-    Anything else (a '/', '\\', NUL, '..', an absolute path, an empty name) is a ``ParameterError`` naming
-    the kind. Every place that turns such a name into a path calls it (``BatchWriter``, the recorder).
+    ``[A-Za-z0-9_.+-]``, not starting with '.' or '-' (so never '.', '..', a hidden name or an
+    option). Anything else (a '/', '\\', NUL, '..', an absolute path, an empty name) is a
+    ``ParameterError`` naming the kind. Every place that turns such a name into a path calls it
+    (``BatchWriter``, the recorder).
 
 ``prepare_output_dir(path, command=..., overwrite=False)``
-    An output directory may be written only if it does not exist, is empty, or holds a previous output
-    of the same command (its marker file ``.vepd-output.json`` says so). Anything else — a user's folder
-    with files in it, another command's output, an existing file — is refused with a ``OutputDirError``
-    naming the path and ``--overwrite``. With ``overwrite`` the entries the command owns (``replaces``)
-    are removed first and nothing else is touched. The marker is written (with ``info``, e.g. the study's
-    plan) before any other file. ``check_output_dir`` is the same decision without side effects, for a
-    command that computes everything before writing (``vepd bag``).
+    An output directory may be written only if it does not exist, is empty, or holds a previous
+    output of the same command (its marker file ``.vepd-output.json`` says so). Anything else — a
+    user's folder with files in it, another command's output, an existing file — is refused with a
+    ``OutputDirError`` naming the path and ``--overwrite``. With ``overwrite`` the entries the
+    command owns (``replaces``) are removed first and nothing else is touched. The marker is
+    written (with ``info``, e.g. the study's plan) before any other file. ``check_output_dir`` is
+    the same decision without side effects, for a command that computes everything before writing
+    (``vepd bag``).
 
 ``load_json(path, what=...)``
     A JSON file read into the expected type, or a ``RunFileError`` naming the file: unreadable, not
     UTF-8, not JSON, nested too deep (a ``RecursionError`` in the parser), wrong top-level type.
 
-``brief(value)``: text of a value for an error message, cut to ~80 characters — messages never format
-unbounded input.
+``brief(value)``: text of a value for an error message, cut to ~80 characters — messages never
+format unbounded input.
 """
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ _COMPONENT_RE = re.compile(r'[A-Za-z0-9_+][A-Za-z0-9_.+-]*')
 
 
 class OutputDirError(ValueError):
-    """An output directory cannot be written without replacing something the user did not ask to replace."""
+    """An output directory cannot be written without replacing something the user did not ask to
+    replace."""
 
 
 def brief(value, limit: int = 80) -> str:
@@ -55,8 +59,10 @@ def brief(value, limit: int = 80) -> str:
 
 
 def safe_component(kind: str, value) -> str:
-    """``value`` if it is one safe path component (module doc), else ``ParameterError`` naming ``kind``."""
-    expected = (f'one path component: 1..{MAX_COMPONENT_LEN} characters of letters, digits, _ . + -, '
+    """``value`` if it is one safe path component (module doc), else ``ParameterError`` naming
+    ``kind``."""
+    expected = (f'one path component: 1..{MAX_COMPONENT_LEN} characters of letters, digits, '
+                '_ . + -, '
                 f"not starting with '.' or '-' (no '/', '..' or absolute path)")
     if not isinstance(value, str):
         raise ParameterError(kind, _cut(value), expected)
@@ -66,17 +72,20 @@ def safe_component(kind: str, value) -> str:
 
 
 def _cut(value, limit: int = 80):
-    """``value`` itself when short (a message formats its repr), else its first characters + '...'."""
+    """``value`` itself when short (a message formats its repr), else its first characters +
+    '...'."""
     if isinstance(value, str):
         return value if len(value) <= limit else value[:limit] + '...'
     return value if len(repr(value)) <= limit else brief(value, limit)
 
 
-# ---------------------------------------------------------------------------------------- output dirs
+# ---------------------------------------------------------------------------------------- output
+# dirs
 
 
 def read_output_marker(path) -> dict | None:
-    """The marker of a previous output in directory ``path`` (None: none, or not a marker we wrote)."""
+    """The marker of a previous output in directory ``path`` (None: none, or not a marker we
+    wrote)."""
     m = Path(path) / MARKER_NAME
     if not m.is_file():
         return None
@@ -88,10 +97,12 @@ def read_output_marker(path) -> dict | None:
 
 
 def check_output_dir(path, *, command: str, overwrite: bool = False) -> Path:
-    """Raise ``OutputDirError`` unless ``path`` may be written by ``command`` (module doc); no side effect."""
+    """Raise ``OutputDirError`` unless ``path`` may be written by ``command`` (module doc); no side
+    effect."""
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise OutputDirError(f'{p}: exists and is not a directory; choose another output directory')
+        raise OutputDirError(f'{p}: exists and is not a directory; choose another output '
+                             f'directory')
     if not p.is_dir() or overwrite:
         return p
     try:
@@ -110,13 +121,15 @@ def check_output_dir(path, *, command: str, overwrite: bool = False) -> Path:
                          f'what vepd {command} writes there')
 
 
-def prepare_output_dir(path, *, command: str, overwrite: bool = False, replaces: Iterable[str] = (),
-                       info: dict | None = None) -> Path:
-    """Check (``check_output_dir``), create, clear what ``command`` owns when allowed, write the marker.
+def prepare_output_dir(path, *, command: str, overwrite: bool = False,
+                       replaces: Iterable[str] = (), info: dict | None = None) -> Path:
+    """Check (``check_output_dir``), create, clear what ``command`` owns when allowed, write the
+    marker.
 
     ``replaces``: names (relative to ``path``) of the entries this command writes; they are removed
-    before writing when the directory is a previous output of ``command`` or ``overwrite`` is given, so a
-    re-run leaves no stale file of the earlier one. Nothing else in the directory is touched."""
+    before writing when the directory is a previous output of ``command`` or ``overwrite`` is
+    given, so a re-run leaves no stale file of the earlier one. Nothing else in the directory is
+    touched."""
     p = check_output_dir(path, command=command, overwrite=overwrite)
     p.mkdir(parents=True, exist_ok=True)
     root = p.resolve()
@@ -131,11 +144,13 @@ def prepare_output_dir(path, *, command: str, overwrite: bool = False, replaces:
     mark = {'format': MARKER_FORMAT, 'command': command}
     mark.update(info or {})
     from vepd_ros.runs.atomic import atomic_write_text
-    atomic_write_text(p / MARKER_NAME, json.dumps(mark, indent=1, sort_keys=True, allow_nan=False) + '\n')
+    text = json.dumps(mark, indent=1, sort_keys=True, allow_nan=False) + '\n'
+    atomic_write_text(p / MARKER_NAME, text)
     return p
 
 
-# ---------------------------------------------------------------------------------------------- JSON
+# ----------------------------------------------------------------------------------------------
+# JSON
 
 
 def load_json(path, what: str = 'JSON file', expect: type = dict):
