@@ -127,7 +127,8 @@ def _md_table(rows):
 def _html_table(rows, caption):
     h = ''.join(f'<th>{html.escape(c)}</th>' for c in rows[0])
     b = ''.join('<tr>' + ''.join(f'<td>{html.escape(c)}</td>' for c in r) + '</tr>' for r in rows[1:])
-    return f'<table><caption>{_inline_html(caption)}</caption><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>'
+    return (f'<figure class="table"><figcaption>{_inline_html(caption)}</figcaption>'
+            f'<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table></figure>')
 
 
 def _markdown(blocks) -> str:
@@ -150,7 +151,7 @@ def _markdown(blocks) -> str:
 
 
 CSS = ('body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 12px;line-height:1.4}'
-       'table{border-collapse:collapse;margin:1em 0}caption{text-align:left;padding:4px 0;caption-side:top}'
+       'table{border-collapse:collapse;margin:.3em 0}'
        'td,th{border:1px solid #999;padding:3px 8px;text-align:right}td:first-child,th:first-child'
        '{text-align:left}figure{margin:1.5em 0}img{max-width:100%;height:auto;display:block}'
        'figcaption{margin-top:4px}.warn{background:#fff3cd;padding:6px 10px;border-left:4px solid #e0a800}')
@@ -172,8 +173,8 @@ def _html(blocks, title) -> str:
             body.append(_html_table(b[1], b[2]))
         elif kind == 'fig':
             f = html.escape(b[1])
-            body.append(f'<figure><img src="{f}" alt="{f}"><figcaption>{_inline_html(b[2])}</figcaption>'
-                        '</figure>')
+            body.append(f'<figure id="{html.escape(Path(b[1]).stem)}"><img src="{f}" alt="{f}">'
+                        f'<figcaption>{_inline_html(b[2])}</figcaption></figure>')
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'<style>{CSS}</style></head><body>' + ''.join(body) + '</body></html>\n')
 
