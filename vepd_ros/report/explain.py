@@ -119,26 +119,40 @@ def reference_model(res: dict) -> str | None:
     return None
 
 
+def reference_known(res: dict) -> bool:
+    """Whether ``res`` records where its reference came from (``reference_model`` set — None meaning real
+    data — or a study's ``--reference``)."""
+    return 'reference_model' in res or bool((res.get('study') or {}).get('reference'))
+
+
 def reference_name(res: dict) -> str:
-    """Short name of the reference side for tables and plots: 'Real', or 'Simulated reference (rtk)'."""
+    """Short name of the reference side for tables and plots: 'Real', 'Simulated reference (rtk)', or
+    'Reference' when the result does not say."""
     m = reference_model(res)
-    return 'Real' if m is None else f'Simulated reference ({m})'
+    if m is not None:
+        return f'Simulated reference ({m})'
+    return 'Real' if reference_known(res) else 'Reference'
 
 
 def reference_phrase(res: dict) -> str:
-    """The reference in a sentence: 'the real runs' or 'the simulated reference (`rtk`)'."""
+    """The reference in a sentence: 'the real runs', 'the simulated reference (`rtk`)' or 'the reference'."""
     m = reference_model(res)
-    return 'the real runs' if m is None else f'the simulated reference (`{m}`)'
+    if m is not None:
+        return f'the simulated reference (`{m}`)'
+    return 'the real runs' if reference_known(res) else 'the reference'
 
 
 def reference_note(res: dict) -> str:
     m = reference_model(res)
-    if m is None:
+    if m is not None:
+        return (f'Reference: **simulated reference (`{m}`)**, not real data — these numbers rank the models '
+                f'against that stand-in, not against a real vehicle; pass real runs (`--reference DIR`) for '
+                f"the paper's comparison.")
+    if reference_known(res):
         return ('Reference: the real runs (`Real/`); a model close to it makes the estimator err as the real '
                 'sensors did.')
-    return (f'Reference: **simulated reference (`{m}`)**, not real data — these numbers rank the models '
-            f'against that stand-in, not against a real vehicle; pass real runs (`--reference DIR`) for the '
-            f"paper's comparison.")
+    return ('Reference: the runs of the reference side; this result does not record whether they are real or '
+            'simulated (`vepd evaluate DIR` reads it from the run files).')
 
 
 # ----------------------------------------------------------------------------------------- verdicts
