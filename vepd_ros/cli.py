@@ -28,9 +28,9 @@ Example (the offline study at the paper's size, then its report; about 10 s):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='vepd', formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-        description='VEPD: quantify how realistic simulated GPS and IMU sensors are, by running real and\n'
-                    'simulated data through the same state estimator (the judge) and comparing how its\n'
-                    'velocity estimate errs (arXiv 2403.11000).')
+        description='VEPD: quantify how realistic simulated GPS and IMU sensors are, by running '
+                    'real and\nsimulated data through the same state estimator (the judge) and '
+                    'comparing how its\nvelocity estimate errs (arXiv 2403.11000).')
     parser.add_argument('--version', action='version', version=f'vepd_ros {__version__}')
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -43,12 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     try:
         code = _main(argv)
-        sys.stdout.flush()              # a closed pipe shows here, inside the try, not at interpreter exit
+        sys.stdout.flush()      # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:
-        # The reader went away (`vepd evaluate ROOT --json | head`): stop quietly, as a command killed by
-        # SIGPIPE would. Python's recipe (docs of the signal module, "Note on SIGPIPE"): point stdout at
-        # devnull so the flush at exit does not raise again, and exit 1.
+        # The reader went away (`vepd evaluate ROOT --json | head`): stop quietly, as a command
+        # killed by SIGPIPE would. Python's recipe (docs of the signal module, "Note on SIGPIPE"):
+        # point stdout at devnull so the flush at exit does not raise again, and exit 1.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1

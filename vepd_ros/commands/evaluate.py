@@ -21,17 +21,20 @@ for the same directory.
 
 def register(sub):
     p = sub.add_parser(
-        'evaluate', help='VEPD of simulated batches against the real batch (authors\' layout or ours)',
+        'evaluate',
+        help='VEPD of simulated batches against the real batch (authors\' layout or ours)',
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-        description='Evaluate ROOT/Real/<scenario>_<j>.csv against every ROOT/Sim/<model>[_results]/ batch:\n'
-                    'per-run RMSE (E, m/s) and spectral-flatness difference (S, unitless), W1 (m/s), W2,\n'
-                    'VEPD = (W1+W2)/2 over the moving scenarios (rest excluded), per-scenario VEPD with\n'
-                    'ranks, and a bootstrap 95 % interval. Lower is better.')
+        description='Evaluate ROOT/Real/<scenario>_<j>.csv against every '
+                    'ROOT/Sim/<model>[_results]/ batch:\n'
+                    'per-run RMSE (E, m/s) and spectral-flatness difference (S, unitless), '
+                    'W1 (m/s), W2,\n'
+                    'VEPD = (W1+W2)/2 over the moving scenarios (rest excluded), per-scenario '
+                    'VEPD with\nranks, and a bootstrap 95 % interval. Lower is better.')
     p.add_argument('root', help='directory holding Real/ and Sim/')
     p.add_argument('--json', action='store_true', help='print the result as JSON')
     p.add_argument('--out', default=None, metavar='DIR',
-                   help='also write DIR/result.json and the tables as CSV (table1.csv, table2.csv, runs.csv: '
-                        'every run\'s E and S with its path)')
+                   help='also write DIR/result.json and the tables as CSV (table1.csv, '
+                        'table2.csv, runs.csv: every run\'s E and S with its path)')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed',
                    help="signal compared: horizontal speed (default, the paper's columns), body vx, or the planar "
                         "vector form of eq. 1 (vx, vy); vx/vector need our run files' extra columns")
@@ -52,8 +55,9 @@ def run(args) -> int:
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.explain import evaluate_dir
     scen = [s for s in (args.scenarios or '').split(',') if s]
-    res = evaluate_dir(args.root, seed=args.seed, velocity=args.velocity, preprocessing=args.preprocessing,
-                       n_boot=args.n_boot, scenarios=scen, k=args.k, include_runs=args.runs or bool(args.out),
+    res = evaluate_dir(args.root, seed=args.seed, velocity=args.velocity,
+                       preprocessing=args.preprocessing, n_boot=args.n_boot, scenarios=scen,
+                       k=args.k, include_runs=args.runs or bool(args.out),
                        progress=progress_enabled(args.json))
     if args.out:
         from vepd_ros.report.tables import write_result
@@ -86,8 +90,9 @@ def _plain(text: str) -> str:
 
 
 def format_tables(res: dict, width: int = 99) -> str:
-    """Tables I and II as text, then what they mean (``report.explain``: the reference, the closest model and
-    whether its interval is separated from the next, warnings on K and excluded runs, how to read VEPD)."""
+    """Tables I and II as text, then what they mean (``report.explain``: the reference, the closest
+    model and whether its interval is separated from the next, warnings on K and excluded runs, how
+    to read VEPD)."""
     from vepd_ros.report.explain import explanation_lines
     from vepd_ros.report.tables import side_name
     lines = [f"VEPD against {res['root'] if 'root' in res else 'the reference'} — velocity: {res['velocity']}, "
@@ -109,8 +114,9 @@ def format_tables(res: dict, width: int = 99) -> str:
         lines.append(f"{e['display_name']:<18}" + ''.join(f'{c:>16}' for c in cells))
     k = res['k']
     lines += ['', 'W1 in m/s, W2 unitless, VEPD = (W1 + W2)/2; lower is better.']
-    lines += textwrap.wrap('runs: ' + '; '.join(f"{side_name(res, s)}: " + ', '.join(f'{a} {n}' for a, n in v.items())
-                                                for s, v in k.items()), width, subsequent_indent='      ')
+    counts = '; '.join(f'{side_name(res, s)}: ' + ', '.join(f'{a} {n}' for a, n in v.items())
+                       for s, v in k.items())
+    lines += textwrap.wrap(f'runs: {counts}', width, subsequent_indent='      ')
     for text in explanation_lines(res):
         lines += [''] + textwrap.wrap(_plain(text), width, break_on_hyphens=False)
     return '\n'.join(lines)

@@ -18,20 +18,25 @@ The bootstrap seed defaults to the runs' study seed (0 when they name none): the
 def register(sub):
     p = sub.add_parser('report', help='write a Markdown/HTML VEPD report with figures for a run directory',
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-                       description='Evaluate DIR (Real/ + Sim/<model>/, the authors\' layout or ours) and write '
-                                   'report.md,\nreport.html, result.json, the tables as CSV (table1.csv, '
-                                   'table2.csv, runs.csv) and\nPNG figures (default DIR/report).')
+                       description='Evaluate DIR (Real/ + Sim/<model>/, the authors\' layout or '
+                                   'ours) and write report.md,\nreport.html, result.json, the '
+                                   'tables as CSV (table1.csv, table2.csv, runs.csv) and\nPNG '
+                                   'figures (default DIR/report).')
     p.add_argument('dir', help='directory holding Real/ and Sim/')
     p.add_argument('--out', default=None, help='output folder (default DIR/report)')
     p.add_argument('--overlay', action='append', default=None, metavar='SCENARIO:J',
                    help='run to overlay in Fig. 4 (repeatable; default: run 1 of each moving scenario)')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
     p.add_argument('--preprocessing', default='paper', help="'paper' (default) or 'unsmoothed'")
-    p.add_argument('--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)')
+    p.add_argument('--k', type=int, default=None,
+                   help='expected runs per side and scenario (warn when fewer)')
     p.add_argument('--scenarios', default=None, help='extra scenario names to accept (comma-separated)')
-    p.add_argument('--n-boot', type=int, default=1000, help='bootstrap resamples for the interval (0 = none)')
-    p.add_argument('--seed', type=int, default=None, help="bootstrap seed (default: the runs' study seed, else 0)")
-    p.add_argument('--quiet', '--no-progress', dest='quiet', action='store_true', help='no progress bar')
+    p.add_argument('--n-boot', type=int, default=1000,
+                   help='bootstrap resamples for the interval (0 = none)')
+    p.add_argument('--seed', type=int, default=None,
+                   help="bootstrap seed (default: the runs' study seed, else 0)")
+    p.add_argument('--quiet', '--no-progress', dest='quiet', action='store_true',
+                   help='no progress bar')
     p.set_defaults(func=run)
 
 

@@ -8,22 +8,24 @@ import sys
 EPILOG = """\
 Example (the paper's size: 5 models x 3 scenarios x 10 runs x 30 s, about 4 s on 2 cores):
   vepd study --models ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim \\
-             --scenarios straight,circle,sine --runs 10 --duration 30 --reference rtk --seed 1 --out study1
+             --scenarios straight,circle,sine --runs 10 --duration 30 \\
+             --reference rtk --seed 1 --out study1
   vepd report study1                         # study1/report/report.html with Figs. 3 and 4
 
-Writes study1/Real/, study1/Sim/<model>/, study1/result.json and beside it table1.csv, table2.csv and
-runs.csv (every run's E and S with its path). --seed seeds the runs and the bootstrap interval;
-`vepd evaluate study1` and `vepd report study1` use the same seed by default.
+Writes study1/Real/, study1/Sim/<model>/, study1/result.json and beside it table1.csv,
+table2.csv and runs.csv (every run's E and S with its path). --seed seeds the runs and the
+bootstrap interval; `vepd evaluate study1` and `vepd report study1` use the same seed by default.
 """
 
 
 def register(sub):
     p = sub.add_parser('study', help='offline study: simulate K runs per model and scenario, judge them, VEPD',
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-                       description='Truth (bicycle model) -> GPS/IMU noise models -> built-in judge '
-                                   '(robot_localization ekf +\nnavsat with config/ekf.yaml, navsat.yaml) -> run '
-                                   'files -> VEPD against the reference.\nWrites OUT/Real, OUT/Sim/<model>/, '
-                                   'OUT/result.json and the tables as CSV.')
+                       description='Truth (bicycle model) -> GPS/IMU noise models -> built-in '
+                                   'judge (robot_localization ekf +\nnavsat with config/ekf.yaml, '
+                                   'navsat.yaml) -> run files -> VEPD against the reference.\n'
+                                   'Writes OUT/Real, OUT/Sim/<model>/, OUT/result.json and the '
+                                   'tables as CSV.')
     p.add_argument('--models', default='ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim',
                    help='comma-separated GPS models under test (default the paper\'s five)')
     p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')
@@ -35,9 +37,11 @@ def register(sub):
     p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
     p.add_argument('--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
-    p.add_argument('--n-boot', type=int, default=1000, help='bootstrap resamples for the interval (0 = none)')
+    p.add_argument('--n-boot', type=int, default=1000,
+                   help='bootstrap resamples for the interval (0 = none)')
     p.add_argument('--seed', type=int, default=0,
-                   help='study seed; every run seed derives from it by name, and it seeds the bootstrap interval')
+                   help='study seed; every run seed derives from it by name, and it seeds the '
+                        'bootstrap interval')
     p.add_argument('--out', required=True, help='output directory')
     p.add_argument('--json', action='store_true', help='print the result as JSON')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
@@ -53,7 +57,8 @@ def run(args) -> int:
     from vepd_ros.report.tables import write_tables_csv
     res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
                     args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
-                    velocity=args.velocity, n_boot=args.n_boot, progress=progress_enabled(args.quiet or args.json))
+                    velocity=args.velocity, n_boot=args.n_boot,
+                    progress=progress_enabled(args.quiet or args.json))
     res['bootstrap']['seed_source'] = "the runs' study seed"
     runs = res
     if 'runs' not in res:
