@@ -1,4 +1,5 @@
-"""`vepd --help` and the offline commands' --help show a worked example; a closed pipe ends quietly."""
+"""`vepd --help` and the offline commands' --help show a worked example; a closed pipe ends
+quietly."""
 from __future__ import annotations
 
 import subprocess
@@ -20,7 +21,8 @@ def test_help_has_a_worked_example(argv, capsys):
     assert exc.value.code == 0
     text = capsys.readouterr().out
     assert 'Example' in text
-    assert f"vepd {argv[0] if argv else 'study'} " in text.split('Example', 1)[1]   # the example uses it
+    example = text.split('Example', 1)[1]
+    assert f"vepd {argv[0] if argv else 'study'} " in example        # the example uses the command
     assert '%%' not in text                                 # no argparse escape shown literally
     assert all(len(line) <= 110 for line in text.splitlines())
 
@@ -33,10 +35,13 @@ def test_evaluate_help_states_the_interval_and_its_seed(capsys):
 
 
 def test_closed_pipe_ends_without_a_traceback(tmp_path):
-    """`vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is written."""
-    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('AirSim_results',))
-    p = subprocess.Popen([sys.executable, '-m', 'vepd_ros.cli', 'evaluate', str(root), '--json', '--runs',
-                          '--n-boot', '50'], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    """`vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is
+    written."""
+    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0,
+                                models=('AirSim_results',))
+    cmd = [sys.executable, '-m', 'vepd_ros.cli', 'evaluate', str(root), '--json', '--runs',
+           '--n-boot', '50']
+    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.close()                     # as `head` does once it has its lines
     err = p.stderr.read().decode()
     p.stderr.close()
