@@ -52,7 +52,7 @@ def test_errors_and_strict_warnings(tmp_path, capsys):
     root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('AirSim_results',))
     (root / 'Sim' / 'AirSim_results' / 'sine_3.csv').unlink()
     assert main(['evaluate', str(root), '--n-boot', '0']) == 4        # sine 2 of 3: incomplete
-    assert 'incomplete: AirSim / sine: 2 of 3 runs' in capsys.readouterr().err
+    assert 'incomplete batch AirSim / sine: 2 of K = 3 runs' in capsys.readouterr().out
     assert main(['evaluate', str(root), '--strict', '--allow-incomplete', '--n-boot', '0']) == 3
     assert 'K differs' in capsys.readouterr().err
     (root / 'Sim' / 'AirSim_results' / 'sine_2.csv').unlink()      # one sine run left

@@ -159,7 +159,7 @@ def test_interrupted_study_is_flagged(root, capsys):
     for side in ('Real', 'Sim/ch_rw'):
         (root / side / 'circle_3.csv').unlink()
     rc, out, err = _evaluate(root, capsys, '--json')
-    assert rc == 4 and 'incomplete: ch_rw / circle: 2 of 3 runs' in err
+    assert rc == 4 and 'incomplete batch ch_rw / circle: 2 of K = 3 runs' in err
     assert '--allow-incomplete' in err
     res = json.loads(out)
     assert res['complete'] is False and res['min_coverage'] == 0.9 and res['excluded_runs'] == []
@@ -218,7 +218,7 @@ def test_runs_with_lost_samples_are_excluded_and_named(root, capsys):
     assert res['excluded_runs'] == [
         {'path': str(root / 'Sim' / 'ch_rw' / 'circle_2.csv'), 'label': 'ch_rw',
          'scenario': 'circle', 'reason': 'estimates: 50 of 100 expected samples (50.0% < 90%)'}]
-    assert res['k']['ch_rw']['circle'] == 2 and 'excluded: ' in err and 'circle_2.csv' in err
+    assert res['k']['ch_rw']['circle'] == 2 and 'excluded run ' in err and 'circle_2.csv' in err
     # the excluded run is not scored: same result as without the file
     full = evaluate_root(root, n_boot=0, min_coverage=0.4)
     assert full['complete'] and full['k']['ch_rw']['circle'] == 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -14,12 +15,22 @@ from vepd_ros import __version__, commands
 from vepd_ros.params import ParameterError
 
 
+EPILOG = """\
+Example (the offline study at the paper's size, then its report; about 10 s):
+  vepd study --runs 10 --duration 30 --reference rtk --seed 1 --out study1
+  vepd report study1                         # study1/report/report.html
+  vepd evaluate study1 --json | head         # the same result as JSON
+
+`vepd COMMAND --help` shows each command's options and an example.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog='vepd',
-        description='VEPD: quantify how realistic simulated GPS and IMU sensors are, by running real and '
-                    'simulated data through the same state estimator (the judge) and comparing how its '
-                    'velocity estimate errs (arXiv 2403.11000).')
+        prog='vepd', formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        description='VEPD: quantify how realistic simulated GPS and IMU sensors are, by running '
+                    'real and\nsimulated data through the same state estimator (the judge) and '
+                    'comparing how its\nvelocity estimate errs (arXiv 2403.11000).')
     parser.add_argument('--version', action='version', version=f'vepd_ros {__version__}')
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -30,6 +41,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()      # a closed pipe shows here, inside the try, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (`vepd evaluate ROOT --json | head`): stop quietly, as a command
+        # killed by SIGPIPE would. Python's recipe (docs of the signal module, "Note on SIGPIPE"):
+        # point stdout at devnull so the flush at exit does not raise again, and exit 1.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, 'func', None):

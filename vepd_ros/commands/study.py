@@ -1,15 +1,31 @@
 """``vepd study``: the offline study — truth → sensor models → judge → runs → VEPD, no transport."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+
+EPILOG = """\
+Example (the paper's size: 5 models x 3 scenarios x 10 runs x 30 s, about 4 s on 2 cores):
+  vepd study --models ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim \\
+             --scenarios straight,circle,sine --runs 10 --duration 30 \\
+             --reference rtk --seed 1 --out study1
+  vepd report study1                         # study1/report/report.html with Figs. 3 and 4
+
+Writes study1/Real/, study1/Sim/<model>/, study1/result.json and beside it table1.csv,
+table2.csv and runs.csv (every run's E and S with its path). --seed seeds the runs and the
+bootstrap interval; `vepd evaluate study1` and `vepd report study1` use the same seed by default.
+"""
 
 
 def register(sub):
     p = sub.add_parser('study', help='offline study: simulate K runs per model and scenario, judge them, VEPD',
-                       description='Truth (bicycle model) -> GPS/IMU noise models -> built-in judge (robot_localization '
-                                   'ekf + navsat with config/ekf.yaml, navsat.yaml) -> run files -> VEPD against the '
-                                   'reference. Writes OUT/Real, OUT/Sim/<model>/ and OUT/result.json.')
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+                       description='Truth (bicycle model) -> GPS/IMU noise models -> built-in '
+                                   'judge (robot_localization ekf +\nnavsat with config/ekf.yaml, '
+                                   'navsat.yaml) -> run files -> VEPD against the reference.\n'
+                                   'Writes OUT/Real, OUT/Sim/<model>/, OUT/result.json and the '
+                                   'tables as CSV.')
     p.add_argument('--models', default='ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim',
                    help='comma-separated GPS models under test (default the paper\'s five)')
     p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')
@@ -21,24 +37,44 @@ def register(sub):
     p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
     p.add_argument('--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
-    p.add_argument('--n-boot', type=int, default=1000)
-    p.add_argument('--seed', type=int, default=0, help='study seed; every run seed derives from it by name')
+    p.add_argument('--n-boot', type=int, default=1000,
+                   help='bootstrap resamples for the interval (0 = none)')
+    p.add_argument('--seed', type=int, default=0,
+                   help='study seed; every run seed derives from it by name, and it seeds the '
+                        'bootstrap interval')
     p.add_argument('--out', required=True, help='output directory')
     p.add_argument('--json', action='store_true', help='print the result as JSON')
     p.add_argument('--overwrite', action='store_true',
                    help='write into a non-empty OUT that is not a previous study (its Real/, '
                         'Sim/, result.json are replaced)')
+    p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from vepd_ros.commands.evaluate import format_tables
     from vepd_ros.pipeline import run_study
+    from vepd_ros.progress import progress_enabled
+    from vepd_ros.report.explain import run_provenance
+    from vepd_ros.report.tables import write_tables_csv
     res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
                     args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
                     velocity=args.velocity, n_boot=args.n_boot,
-                    progress=not args.json and sys.stderr.isatty(), overwrite=args.overwrite)
+                    progress=progress_enabled(args.quiet or args.json), overwrite=args.overwrite)
+    res['bootstrap']['seed_source'] = "the runs' study seed"
+    # As `vepd evaluate OUT` would say: a --reference DIR may itself hold simulated runs.
+    res['reference_model'] = run_provenance(args.out)['reference_model']
+    runs = res
+    if 'runs' not in res:
+        # Every run's E and S for runs.csv, read back from the files just written (no bootstrap).
+        from vepd_ros.metrics.evaluator import evaluate_root
+        runs = evaluate_root(args.out, velocity=args.velocity, n_boot=0, include_runs=True)
+    csvs = write_tables_csv({**res, 'runs': runs['runs']}, args.out)
     print(json.dumps(res, indent=1, allow_nan=False) if args.json else format_tables(res))
     for w in res['warnings']:
         print(f'warning: {w}', file=sys.stderr)
+    print(f"wrote {Path(args.out) / 'result.json'}, " + ', '.join(str(p) for p in csvs.values())
+          + f"\nnext: vepd report {args.out}", file=sys.stderr)
     return 0

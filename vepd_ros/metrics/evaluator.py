@@ -101,16 +101,6 @@ def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE,
     return '; '.join(reasons) or None
 
 
-def completeness_lines(res: dict) -> list[str]:
-    """One line per excluded run and per incomplete batch of a result, for terminal output and
-    reports."""
-    lines = [f"excluded: {e['path']} ({e['label']} / {e['scenario']}): {e['reason']}"
-             for e in res.get('excluded_runs', [])]
-    lines += [f"incomplete: {b['label']} / {b['scenario']}: {b['have']} of {b['k']} runs"
-              for b in res.get('incomplete_batches', [])]
-    return lines
-
-
 class EvaluatorCore:
     def __init__(self, k: int | None = None, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000,
                  seed: int = 0, level: float = 0.95, rest: Iterable[str] = REST_SCENARIOS,

@@ -1,0 +1,49 @@
+"""`vepd --help` and the offline commands' --help show a worked example; a closed pipe ends
+quietly."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vepd_ros.cli import main
+from vepd_ros.runs.synthetic import write_synthetic_root
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize('argv', [[], ['study'], ['evaluate'], ['report']])
+def test_help_has_a_worked_example(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv + ['--help'])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert 'Example' in text
+    example = text.split('Example', 1)[1]
+    assert f"vepd {argv[0] if argv else 'study'} " in example        # the example uses the command
+    assert '%%' not in text                                 # no argparse escape shown literally
+    assert all(len(line) <= 110 for line in text.splitlines())
+
+
+def test_evaluate_help_states_the_interval_and_its_seed(capsys):
+    with pytest.raises(SystemExit):
+        main(['evaluate', '--help'])
+    text = capsys.readouterr().out
+    assert '95 % interval' in text and "study seed" in text
+
+
+def test_closed_pipe_ends_without_a_traceback(tmp_path):
+    """`vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is
+    written."""
+    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0,
+                                models=('AirSim_results',))
+    cmd = [sys.executable, '-m', 'vepd_ros.cli', 'evaluate', str(root), '--json', '--runs',
+           '--n-boot', '50']
+    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()                     # as `head` does once it has its lines
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=120) == 1
+    assert 'Traceback' not in err and 'BrokenPipeError' not in err, err
