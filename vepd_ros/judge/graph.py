@@ -259,10 +259,18 @@ def imu_gravity_removal(params: EkfParams, tf, sensor, frame_id: str, q, a, ocov
     if np.any(np.abs(np.asarray(ocov)[..., 0] + 1.0) < 1e-9):
         return sensor, a
     import dataclasses
-    from vepd_ros.judge.measurements import _quat_matrix
+    from vepd_ros.judge.measurements import QUAT_MIN_NORM2, _quat_matrix
     g = params.gravitational_acceleration
-    Rq = _quat_matrix(np.asarray(q, float))
+    q = np.asarray(q, float)
+    with np.errstate(over='ignore', invalid='ignore'):
+        n2 = np.sum(q * q, axis=-1)
+    usable = ((n2 >= QUAT_MIN_NORM2) & (n2 < np.inf) & np.isfinite(q).all(axis=-1)) | (q == 0.0).all(axis=-1)
+    if not usable.all():            # no orientation to remove gravity with: the acceleration becomes NaN,
+        q = np.where(usable[..., None], q, [0.0, 0.0, 0.0, 1.0])     # which the message layer ignores
+    Rq = _quat_matrix(q)                                             # and counts
     grav = g * Rq[..., 2, :]                                         # R_msgᵀ (0,0,g)
+    if not usable.all():
+        grav = np.where(usable[..., None], grav, np.nan)
     if sensor.relative:
         try:
             Rt, _ = tf.lookup(params.base_link_frame, frame_id or params.base_link_frame) if tf is not None \

@@ -199,11 +199,14 @@ def utm_forward(lat, lon, zone=None):
     lat = np.asarray(lat, dtype=float)
     lon = np.asarray(lon, dtype=float)
     lat, lon = np.broadcast_arrays(lat, lon)
+    # not finite or out of range (a fix the caller drops and counts): NaN easting/northing, zone of (0, 0)
+    finite = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 360.0)
+    if not finite.all():
+        lat, lon = np.where(finite, lat, 0.0), np.where(finite, lon, 0.0)
     zone = utm_standard_zone(lat, lon) if zone is None else np.broadcast_to(np.asarray(zone, dtype=np.int64), lat.shape)
     northp = lat >= 0.0
     x = np.full(lat.shape, np.nan)
     y = np.full(lat.shape, np.nan)
-    finite = np.isfinite(lat) & np.isfinite(lon)
     keys = np.stack([zone.ravel(), northp.ravel()], axis=1)[finite.ravel()]
     for z, n in {(int(a), bool(b)) for a, b in keys}:
         sel = finite & (zone == z) & (northp == n)
