@@ -101,3 +101,16 @@ def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path
     params = read_node_params(out, 'imu_noise_node')
     assert 'gyro_arw' in params and 'acc_vrw' in params
     assert not {'gyro_bias_instability', 'gyro_bias_tau_s', 'acc_bias_instability', 'acc_bias_tau_s'} & set(params)
+
+
+@pytest.mark.parametrize('content, words', [(bytes(range(256)) * 8, 'not a readable CSV'),
+                                            (b'stamp_ns,wx\n12,0.1\n1x,2\n', "line 3, column stamp_ns"),
+                                            (b'stamp_ns,wx\n12,0.1,7\n', 'line 2')])
+def test_replay_raw_csv_errors_name_file_and_line(tmp_path, capsys, content, words):
+    d = tmp_path / 'raw'
+    d.mkdir()
+    (d / 'raw_imu0.csv').write_bytes(content)
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', str(d), '--out',
+                 str(tmp_path / 'r.csv')]) == 2
+    err = capsys.readouterr().err
+    assert 'raw_imu0.csv' in err and words in err

@@ -156,13 +156,21 @@ def read_csv_dir(path: Path, params) -> dict:
     out = {}
 
     def cols(d, names, n, default=0.0):
+        for c in names:
+            if c in d and d[c].dtype == object:
+                raise ValueError(f'{path}: column {c} of a raw CSV has text where numbers are expected')
         return np.stack([d[c] if c in d else np.full(n, default) for c in names], axis=-1)
+
+    def need_stamps(d, f):
+        if 'stamp_ns' not in d:
+            raise ValueError(f'{f}: no stamp_ns column (expected the rl_golden raw CSV layout)')
 
     for s in params.sensors:
         f = path / f'raw_{s.name}.csv'
         if not f.exists():
             continue
         d = read_csv(f)
+        need_stamps(d, f)
         n = d['stamp_ns'].size
         arr = d.get('arrival_ns', d['stamp_ns'])
         c = {'stamp_ns': d['stamp_ns'], 'arrival_ns': arr}
@@ -184,6 +192,10 @@ def read_csv_dir(path: Path, params) -> dict:
     f = path / 'raw_fix.csv'
     if f.exists():
         d = read_csv(f)
+        need_stamps(d, f)
+        for c in ('latitude', 'longitude', 'altitude'):
+            if c not in d or d[c].dtype == object:
+                raise ValueError(f'{f}: expected a numeric {c} column')
         n = d['stamp_ns'].size
         arr = d.get('arrival_ns', d['stamp_ns'])
         order = np.argsort(arr, kind='stable')
