@@ -113,3 +113,9 @@ def test_long_values_truncated_in_messages(tmp_path):
     with pytest.raises(ValueError) as exc:
         load_yaml(p, what='test')
     assert len(str(exc.value)) < 300
+
+
+def test_config_errors_quote_bounded_values():
+    with pytest.raises(ParameterError) as exc:
+        load_ekf_params({'frequency': 30.0, 'odom0': '/odom', 'initial_state': list(range(100000))})
+    assert 'initial_state' in str(exc.value) and len(str(exc.value)) < 200

@@ -86,6 +86,26 @@ def quote(value, limit: int = MAX_QUOTE) -> str:
     return text if len(text) <= limit else text[:limit - 3] + '...'
 
 
+class _Short:
+    """A value whose repr is ``quote(value)`` (for ParameterError, which formats its value with repr)."""
+    __slots__ = ('text',)
+
+    def __init__(self, value):
+        self.text = quote(value)
+
+    def __repr__(self):
+        return self.text
+
+
+def short(value):
+    """``value`` itself when its repr is short, else a stand-in whose repr is cut to ``MAX_QUOTE``."""
+    if isinstance(value, (bool, int, float, type(None))):
+        return value
+    if isinstance(value, str) and len(value) <= MAX_QUOTE - 2:
+        return value
+    return _Short(value)
+
+
 def _check_size(node, where: str) -> None:
     """Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond MAX_DEPTH."""
     sizes: dict = {}
@@ -185,4 +205,4 @@ def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
     return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
 
 
-__all__ = ['load_yaml', 'parse_yaml', 'quote', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']
+__all__ = ['load_yaml', 'parse_yaml', 'quote', 'short', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']
