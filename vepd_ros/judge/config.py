@@ -31,8 +31,8 @@ DEFAULT_NODE_NAME = 'ekf_filter_node'
 _INF = math.inf
 MIN_FREQUENCY_HZ = 1e-3
 MAX_FREQUENCY_HZ = 1e4
-"""Accepted filter rates: the timer period is 1/frequency in integer ns, and the number of output rows
-(memory) is run length x frequency, so both ends are bounded."""
+"""Accepted filter rates: the timer period is 1/frequency in integer ns, and the number of output
+rows (memory) is run length x frequency, so both ends are bounded."""
 MAX_SENSOR_TIMEOUT_S = 1e6
 MAX_GRAVITY_MPS2 = 100.0
 
@@ -267,7 +267,8 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
         if isinstance(source, Path) or '\n' not in str(source):
             doc = load_yaml(source, what='ekf configuration')
         else:
-            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf configuration')
+            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf '
+                                                                                 'configuration')
     raw = _select_node(doc, node_name)
     raw = {k: v for k, v in raw.items() if not str(k).startswith('qos_overrides.')}
     used: set[str] = set()
@@ -296,7 +297,8 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
     if g['sensor_timeout'] is None:
         g['sensor_timeout'] = 1.0 / g['frequency']
     if not 0.0 <= g['sensor_timeout'] <= MAX_SENSOR_TIMEOUT_S:
-        raise ParameterError('sensor_timeout', g['sensor_timeout'], f'a time in [0, {MAX_SENSOR_TIMEOUT_S:g}] s')
+        raise ParameterError('sensor_timeout', g['sensor_timeout'], f'a time in [0, '
+                                                                    f'{MAX_SENSOR_TIMEOUT_S:g}] s')
     if not 0.0 <= g['gravitational_acceleration'] <= MAX_GRAVITY_MPS2:
         raise ParameterError('gravitational_acceleration', g['gravitational_acceleration'],
                              f'an acceleration in [0, {MAX_GRAVITY_MPS2:g}] m/s^2')

@@ -37,7 +37,8 @@ def read_csv(path: Path) -> dict:
     head, body = rows[0], rows[1:]
     for n, r in enumerate(body):
         if len(r) != len(head):
-            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(head)} (the header\'s)')
+            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(head)} (the '
+                             f'header\'s)')
     out = {}
     for j, name in enumerate(head):
         col = [r[j] for r in body]
@@ -46,7 +47,8 @@ def read_csv(path: Path) -> dict:
                 out[name] = np.array([int(v) for v in col], np.int64)
             except (ValueError, OverflowError):
                 bad = next(i for i, v in enumerate(col) if not _is_int64(v))
-                raise ValueError(f'{path}, line {bad + 2}, column {name}: {col[bad][:40]!r} is not a 64-bit '
+                raise ValueError(f'{path}, line {bad + 2}, column {name}: {col[bad][:40]!r} is '
+                                 f'not a 64-bit '
                                  'integer') from None
         else:
             try:
