@@ -125,3 +125,16 @@ def test_replay_raw_csv_errors_name_file_and_line(tmp_path, capsys, content, wor
                  str(tmp_path / 'r.csv')]) == 2
     err = capsys.readouterr().err
     assert 'raw_imu0.csv' in err and words in err
+
+
+def test_calibrate_constant_logs_are_errors_without_warnings(tmp_path, capsys):
+    import warnings
+    gps, imu = tmp_path / 'gps.csv', tmp_path / 'imu.csv'
+    gps.write_text('t,lat,lon,alt\n' + ''.join(f'{i * 0.1},43.0,-89.0,260.0\n' for i in range(50)))
+    imu.write_text('t,wx,wy,wz,ax,ay,az\n' + ''.join(f'{i * 0.01},0,0,0,0,0,9.8\n' for i in range(3000)))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert vepd(['calibrate', 'gps', str(gps)]) == 2
+        assert vepd(['calibrate', 'imu', str(imu), '--quiet']) == 2
+    err = capsys.readouterr().err
+    assert 'does not vary' in err and 'no variation' in err and str(imu) in err

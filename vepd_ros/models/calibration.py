@@ -314,6 +314,9 @@ def fit_gps(log: GpsLog, hdop_initial: float = 100.0) -> dict:
     d2 = np.diff(e, n=2, axis=0) / dt ** 2
     sigma = e.std(axis=0, ddof=1)
     horiz = np.hypot(e[:, 0], e[:, 1])
+    if not (sigma[:2] > 0).all():
+        raise ValueError(f'{log.source}: the horizontal position does not vary over {len(t)} fixes '
+                         '(a constant or quantised log): no noise to fit')
     rho = np.array([np.corrcoef(e[:-1, i], e[1:, i])[0, 1] for i in range(2)])
     rho_h = float(np.clip(np.mean(rho), 1e-6, 1 - 1e-9))
     out = {
@@ -392,7 +395,8 @@ def fit_allan(x, rate_hz: float) -> dict:
     keep = (taus <= n_total / 4) & (adev > 0)
     taus, adev = taus[keep], adev[keep]
     if len(taus) < 3:
-        raise ValueError(f'too little data for an Allan fit ({len(x)} samples at {rate_hz} Hz)')
+        raise ValueError(f'too little data or no variation for an Allan fit ({len(x)} samples at '
+                         f'{rate_hz:.6g} Hz, {int(keep.sum())} usable averaging times)')
     avar = adev ** 2
     # relative errors, and an Allan variance at τ rests on ~T_total/τ independent averages: its relative
     # standard error grows like √τ (IEEE 952 confidence), so long-τ points weigh less
@@ -436,7 +440,10 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
     out = {'source': log.source, 'segment_s': [float(t[0]), float(t[-1])], 'rate_hz': rate, 'axes': {}}
     for name, data in (('gyro', log.gyro[seg]), ('acc', log.acc[seg])):
         for i, ax in enumerate('xyz'):
-            out['axes'][f'{name}_{ax}'] = fit_allan(data[:, i], rate)
+            try:
+                out['axes'][f'{name}_{ax}'] = fit_allan(data[:, i], rate)
+            except ValueError as exc:
+                raise ValueError(f'{log.source}: {name}_{ax}: {exc}') from None
             if on_axis is not None:
                 on_axis()
     def med(name, key):
