@@ -50,6 +50,8 @@ QUAT_MIN_NORM2 = 1e-12
 finite has no orientation: its orientation part (and gravity removal by it) is dropped and
 counted."""
 _IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
+_TRUE1 = np.ones(1, bool)
+_TRUE1.setflags(write=False)
 
 
 @dataclass
@@ -259,6 +261,11 @@ class MeasurementBuilder:
         divide by it); all-zero is identity (upstream). Counted once per message (over a batch:
         unusable in any run) where ``valid`` (messages that carry an orientation) is set."""
         q = np.asarray(q, float)
+        if q.size == 4:                     # one message: the same test on Python floats
+            x, y, z, w = q.ravel().tolist()
+            n2 = x * x + y * y + z * z + w * w  # overflows to inf, NaN stays NaN (no exception)
+            if QUAT_MIN_NORM2 <= n2 < math.inf or (x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0):
+                return q, _TRUE1
         with np.errstate(over='ignore', invalid='ignore'):
             n2 = np.sum(q * q, axis=-1)
         ok = (n2 >= QUAT_MIN_NORM2) & (n2 < math.inf) & np.isfinite(q).all(axis=-1)
