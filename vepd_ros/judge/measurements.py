@@ -264,7 +264,8 @@ class MeasurementBuilder:
         if q.size == 4:                     # one message: the same test on Python floats
             x, y, z, w = q.ravel().tolist()
             n2 = x * x + y * y + z * z + w * w  # overflows to inf, NaN stays NaN (no exception)
-            if QUAT_MIN_NORM2 <= n2 < math.inf or (x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0):
+            if QUAT_MIN_NORM2 <= n2 < math.inf or (x == 0.0 and y == 0.0 and z == 0.0
+                                                   and w == 0.0):
                 return q, _TRUE1
         with np.errstate(over='ignore', invalid='ignore'):
             n2 = np.sum(q * q, axis=-1)
