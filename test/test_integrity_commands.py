@@ -1,6 +1,6 @@
-"""`vepd judge replay`, `vepd bag`, `vepd calibrate` under careless use (issues 13 and 17): exit 0 only with
-a real result; otherwise exit 2 with a message naming the topic, transform, file or field, and no file
-written."""
+"""`vepd judge replay`, `vepd bag`, `vepd calibrate` under careless use (issues 13 and 17): exit 0
+only with a real result; otherwise exit 2 with a message naming the topic, transform, file or
+field, and no file written."""
 import numpy as np
 import pytest
 
@@ -16,7 +16,8 @@ def test1(shared_data):
 
 def test_replay_docs_example_without_navsat_names_the_topic_and_the_flag(test1, tmp_path, capsys):
     out = tmp_path / 'X.csv'
-    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', test1, '--out', str(out)]) == 2
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', test1,
+                 '--out', str(out)]) == 2
     err = capsys.readouterr().err
     assert '/odometry/gps' in err and '--navsat-config' in err
     assert not out.exists()
@@ -24,7 +25,8 @@ def test_replay_docs_example_without_navsat_names_the_topic_and_the_flag(test1, 
 
 def test_replay_without_the_imu_transform_names_it(test1, tmp_path, capsys):
     out = tmp_path / 'X.csv'
-    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', '--navsat-config', 'config/navsat.yaml',
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml',
+                 '--navsat-config', 'config/navsat.yaml',
                  test1, '--out', str(out)]) == 2
     err = capsys.readouterr().err
     assert "--static-tf \"base_link imu_link" in err
@@ -34,9 +36,11 @@ def test_replay_without_the_imu_transform_names_it(test1, tmp_path, capsys):
 def test_replay_missing_ekf_topic_is_an_error(test1, tmp_path, capsys):
     cfg = tmp_path / 'ekf.yaml'
     cfg.write_text('ekf_filter_node:\n  ros__parameters:\n    frequency: 30.0\n'
-                   '    twist0: /wheel_twist\n    twist0_config: [false, false, false, false, false, false,'
+                   '    twist0: /wheel_twist\n    twist0_config: [false, false, false, false, '
+                   'false, false,'
                    ' true, false, false, false, false, false, false, false, false]\n'
-                   '    imu0: /imu/data\n    imu0_config: [false, false, false, false, false, false,'
+                   '    imu0: /imu/data\n    imu0_config: [false, false, false, false, false, '
+                   'false,'
                    ' false, false, false, false, false, true, false, false, false]\n')
     assert vepd(['judge', 'replay', '--ekf-config', str(cfg), '--static-tf', HUSKY_TF, test1,
                  '--out', str(tmp_path / 'X.csv')]) == 2
@@ -47,7 +51,8 @@ def test_replay_missing_ekf_topic_is_an_error(test1, tmp_path, capsys):
 def test_replay_out_existing_directory_refused_without_stray_tmp(test1, tmp_path, capsys):
     d = tmp_path / 'existing'
     d.mkdir()
-    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', '--navsat-config', 'config/navsat.yaml',
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml',
+                 '--navsat-config', 'config/navsat.yaml',
                  '--static-tf', HUSKY_TF, test1, '--out', str(d)]) == 2
     assert 'directory' in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [d] and not list(d.iterdir())
@@ -55,8 +60,9 @@ def test_replay_out_existing_directory_refused_without_stray_tmp(test1, tmp_path
 
 def test_bag_without_imu_transform_is_an_error_naming_it(test1, tmp_path, capsys):
     out = tmp_path / 'b'
-    assert vepd(['bag', test1, '--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu/data',
-                 '--topic', 'truth=/husky_velocity_controller/odom', '--out', str(out), '--scenario', 'husky',
+    assert vepd(['bag', test1, '--profile', 'custom', '--topic', 'gps=/fix',
+                 '--topic', 'imu=/imu/data', '--topic', 'truth=/husky_velocity_controller/odom',
+                 '--out', str(out), '--scenario', 'husky',
                  '--quiet']) == 2
     err = capsys.readouterr().err
     assert '0 estimate' in err and '--static-tf "base_link imu_link' in err
@@ -90,14 +96,45 @@ def test_calibrate_binary_input_names_the_file(tmp_path, capsys):
 
 
 def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path, capsys):
-    """17 s of white noise: N is resolved; bias instability, its time and K are not and are not written."""
+    """17 s of white noise: N is resolved; bias instability, its time and K are not and are not
+    written."""
     from vepd_ros.models.calibration import read_node_params
     p, out = tmp_path / 'imu.csv', tmp_path / 'imu.yaml'
     _imu_csv(p, np.arange(1700) / 100.0)
-    assert vepd(['calibrate', 'imu', str(p), '--segment', '0', '17', '--out', str(out), '--quiet']) == 0
+    assert vepd(['calibrate', 'imu', str(p), '--segment', '0', '17', '--out', str(out),
+                 '--quiet']) == 0
     text = capsys.readouterr().out
     assert '{' not in text and '\\u' not in text                       # a table, not raw JSON
     assert 'gyro_bias_instability: needs a static record of >= 3600 s' in text
     params = read_node_params(out, 'imu_noise_node')
     assert 'gyro_arw' in params and 'acc_vrw' in params
-    assert not {'gyro_bias_instability', 'gyro_bias_tau_s', 'acc_bias_instability', 'acc_bias_tau_s'} & set(params)
+    unresolved = {'gyro_bias_instability', 'gyro_bias_tau_s', 'acc_bias_instability',
+                  'acc_bias_tau_s'}
+    assert not unresolved & set(params)
+
+
+@pytest.mark.parametrize('content, words', [(bytes(range(256)) * 8, 'not a readable CSV'),
+                                            (b'stamp_ns,wx\n12,0.1\n1x,2\n', "line 3, column "
+                                                                             "stamp_ns"),
+                                            (b'stamp_ns,wx\n12,0.1,7\n', 'line 2')])
+def test_replay_raw_csv_errors_name_file_and_line(tmp_path, capsys, content, words):
+    d = tmp_path / 'raw'
+    d.mkdir()
+    (d / 'raw_imu0.csv').write_bytes(content)
+    assert vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', str(d), '--out',
+                 str(tmp_path / 'r.csv')]) == 2
+    err = capsys.readouterr().err
+    assert 'raw_imu0.csv' in err and words in err
+
+
+def test_calibrate_constant_logs_are_errors_without_warnings(tmp_path, capsys):
+    import warnings
+    gps, imu = tmp_path / 'gps.csv', tmp_path / 'imu.csv'
+    gps.write_text('t,lat,lon,alt\n' + ''.join(f'{i * 0.1},43.0,-89.0,260.0\n' for i in range(50)))
+    imu.write_text('t,wx,wy,wz,ax,ay,az\n' + ''.join(f'{i * 0.01},0,0,0,0,0,9.8\n' for i in range(3000)))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert vepd(['calibrate', 'gps', str(gps)]) == 2
+        assert vepd(['calibrate', 'imu', str(imu), '--quiet']) == 2
+    err = capsys.readouterr().err
+    assert 'does not vary' in err and 'no variation' in err and str(imu) in err

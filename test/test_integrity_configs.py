@@ -1,5 +1,6 @@
 """Bad configuration files: a clear error naming the file and field (exit 2), never a traceback, an
-all-NaN result or unbounded work (issue 17). The YAML reader itself: vepd_ros.yamlio (contract C4)."""
+all-NaN result or unbounded work (issue 17). The YAML reader itself: vepd_ros.yamlio (contract
+C4)."""
 import subprocess
 import sys
 
@@ -82,7 +83,8 @@ def test_bad_navsat_datum(tmp_path, datum):
 
 
 def test_yaml12_scalars(tmp_path):
-    doc = load_yaml(_write(tmp_path, 'a: 1.0e12\nb: 1e-3\nc: 1_0\nd: 1:30\ne: 10\nf: yes\n'), what='test')
+    text = 'a: 1.0e12\nb: 1e-3\nc: 1_0\nd: 1:30\ne: 10\nf: yes\n'
+    doc = load_yaml(_write(tmp_path, text), what='test')
     assert doc == {'a': 1e12, 'b': 1e-3, 'c': '1_0', 'd': '1:30', 'e': 10, 'f': True}
     assert isinstance(doc['a'], float) and isinstance(doc['e'], int)
 
@@ -92,14 +94,16 @@ def test_billion_laughs_refused_fast_in_bounded_memory(tmp_path):
     assert p.stat().st_size < 2048
     # in a child process: its peak memory is its own
     code = ('import resource, sys, time\nfrom vepd_ros.yamlio import load_yaml\nt = time.time()\n'
-            'try:\n    load_yaml(sys.argv[1], what="test")\nexcept ValueError as e:\n    print(e)\n'
+            'try:\n    load_yaml(sys.argv[1], what="test")\nexcept ValueError as e:\n    '
+            'print(e)\n'
             'print(time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n')
     out = subprocess.run([sys.executable, '-c', code, str(p)], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert 'expands to more than' in out[0] and str(p) in out[0]
     seconds, maxrss_kb = out[1].split()
     assert int(maxrss_kb) < 500_000                    # the expanded document would need gigabytes
-    assert float(seconds) >= 0                         # timing stays out of unit tests (benchmarks/)
+    # timing stays out of unit tests (benchmarks/)
+    assert float(seconds) >= 0
 
 
 def test_deep_nesting_refused(tmp_path):
@@ -113,3 +117,10 @@ def test_long_values_truncated_in_messages(tmp_path):
     with pytest.raises(ValueError) as exc:
         load_yaml(p, what='test')
     assert len(str(exc.value)) < 300
+
+
+def test_config_errors_quote_bounded_values():
+    with pytest.raises(ParameterError) as exc:
+        load_ekf_params({'frequency': 30.0, 'odom0': '/odom',
+                         'initial_state': list(range(100000))})
+    assert 'initial_state' in str(exc.value) and len(str(exc.value)) < 200

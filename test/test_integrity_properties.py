@@ -1,8 +1,8 @@
-"""Property tests (hypothesis, bounded and derandomised) of the judge's message layer and the models'
-samplers (issue 17): any message field values -- NaN, Inf, huge, tiny or zero quaternions -- never
-raise, never let a numpy warning out and never leave a non-finite filter state; a poisoned flagged
-value is always counted; finite model inputs give finite samples of the right shape, the same bits for
-the same seed."""
+"""Property tests (hypothesis, bounded and derandomised) of the judge's message layer and the
+models' samplers (issue 17): any message field values -- NaN, Inf, huge, tiny or zero quaternions
+-- never raise, never let a numpy warning out and never leave a non-finite filter state; a
+poisoned flagged value is always counted; finite model inputs give finite samples of the right
+shape, the same bits for the same seed."""
 import math
 import warnings
 from types import SimpleNamespace as NS
@@ -21,14 +21,16 @@ PROPS = settings(max_examples=50, deadline=None, derandomize=True,
 
 CFG = load_ekf_params({'ekf_filter_node': {'ros__parameters': {
     'frequency': 30.0, 'two_d_mode': True,
-    'imu0': '/imu', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
+    'imu0': '/imu',
+    'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
     'imu0_remove_gravitational_acceleration': True,
     'odom0': '/odom', 'odom0_config': [True] * 2 + [False] * 4 + [True] * 3 + [False] * 6,
     'odom0_pose_rejection_threshold': 3.0}}})
 
 # any float a message could carry, weighted toward the troublesome ones
 WILD = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
-                 st.sampled_from([0.0, -0.0, 1e-200, 1e-320, 1e300, -1e300, math.nan, math.inf, -math.inf, 1.0]),
+                 st.sampled_from([0.0, -0.0, 1e-200, 1e-320, 1e300, -1e300, math.nan, math.inf,
+                                  -math.inf, 1.0]),
                  st.floats(-10.0, 10.0))
 TAME = st.floats(-10.0, 10.0)
 VAR = st.one_of(st.floats(1e-6, 10.0), WILD)
@@ -41,7 +43,8 @@ def _header(t_ns, frame):
 @st.composite
 def imu_msgs(draw, t_ns, wild):
     v = wild if draw(st.booleans()) else TAME
-    q = draw(st.one_of(st.tuples(*[v] * 4), st.just((0.0, 0.0, 0.0, 1.0)), st.just((0.0, 0.0, 0.0, 0.0)),
+    q = draw(st.one_of(st.tuples(*[v] * 4), st.just((0.0, 0.0, 0.0, 1.0)),
+                       st.just((0.0, 0.0, 0.0, 0.0)),
                        st.just((1e-200, 0.0, 0.0, 0.0))))
     cov = [draw(VAR if v is wild else st.floats(1e-6, 10.0)) for _ in range(3)]
     return NS(header=_header(t_ns, 'base_link'), orientation=NS(x=q[0], y=q[1], z=q[2], w=q[3]),
@@ -72,7 +75,8 @@ def streams(draw):
     stamps = sorted(draw(st.lists(st.integers(10 ** 9, 60 * 10 ** 9), min_size=n, max_size=n)))
     out = []
     for t in stamps:
-        jitter = draw(st.sampled_from([0, 0, 0, -5 * 10 ** 9, 10 ** 6]))     # some stamps out of order
+        # some stamps out of order
+        jitter = draw(st.sampled_from([0, 0, 0, -5 * 10 ** 9, 10 ** 6]))
         kind = draw(st.sampled_from(['imu0', 'odom0']))
         gen = imu_msgs if kind == 'imu0' else odom_msgs
         out.append((t, kind, draw(gen(t + jitter, WILD))))
@@ -94,7 +98,8 @@ def test_message_layer_never_raises_and_keeps_the_state_finite(stream):
 
 
 @PROPS
-@given(st.integers(0, 5), st.sampled_from(['x', 'y']), st.sampled_from([math.nan, math.inf, 1e300, -1e12]))
+@given(st.integers(0, 5), st.sampled_from(['x', 'y']),
+       st.sampled_from([math.nan, math.inf, 1e300, -1e12]))
 def test_a_poisoned_flagged_odometry_value_is_always_counted(i, axis, bad):
     f = RosFilter(CFG)
     for k in range(6):
@@ -105,7 +110,8 @@ def test_a_poisoned_flagged_odometry_value_is_always_counted(i, axis, bad):
         msg = NS(header=_header(t, 'odom'), child_frame_id='base_link',
                  pose=NS(pose=NS(position=pos, orientation=NS(x=0.0, y=0.0, z=0.0, w=1.0)),
                          covariance=list(np.eye(6).ravel() * 0.1)),
-                 twist=NS(twist=NS(linear=NS(x=1.0, y=0.0, z=0.0), angular=NS(x=0.0, y=0.0, z=0.0)),
+                 twist=NS(twist=NS(linear=NS(x=1.0, y=0.0, z=0.0),
+                                   angular=NS(x=0.0, y=0.0, z=0.0)),
                           covariance=list(np.eye(6).ravel() * 0.1)))
         with warnings.catch_warnings():
             warnings.simplefilter('error')
@@ -140,7 +146,8 @@ def time_grids(draw):
 
 
 @PROPS
-@given(st.sampled_from(GPS_MODELS), st.integers(0, 2 ** 32 - 1), time_grids(), st.floats(-50.0, 50.0))
+@given(st.sampled_from(GPS_MODELS), st.integers(0, 2 ** 32 - 1), time_grids(),
+       st.floats(-50.0, 50.0))
 def test_gps_samplers_finite_shaped_and_reproducible(name, seed, t, offset):
     truth = np.column_stack([t * 2.0 + offset, np.sin(t), np.zeros_like(t)])
     a = make_gps_model(name, seed).sample(t, truth)
@@ -153,12 +160,14 @@ def test_gps_samplers_finite_shaped_and_reproducible(name, seed, t, offset):
 
 
 @PROPS
-@given(st.sampled_from(IMU_MODELS), st.integers(0, 2 ** 32 - 1), time_grids(), st.floats(-3.0, 3.0))
+@given(st.sampled_from(IMU_MODELS), st.integers(0, 2 ** 32 - 1), time_grids(),
+       st.floats(-3.0, 3.0))
 def test_imu_samplers_finite_shaped_and_reproducible(name, seed, t, yaw_rate):
     n = len(t)
     w = np.tile([0.0, 0.0, yaw_rate], (n, 1))
     f = np.tile([0.1, 0.0, 9.80665], (n, 1))
-    q = np.column_stack([np.zeros(n), np.zeros(n), np.sin(yaw_rate * t / 2), np.cos(yaw_rate * t / 2)])
+    half = yaw_rate * t / 2
+    q = np.column_stack([np.zeros(n), np.zeros(n), np.sin(half), np.cos(half)])
     a = make_imu_model(name, seed).sample_arrays(t, w, f, q)
     b = make_imu_model(name, seed).sample_arrays(t, w, f, q)
     assert a.angular_velocity.shape == (n, 3) and a.linear_acceleration.shape == (n, 3)

@@ -1,8 +1,8 @@
 """Safe YAML reading: one loader for every YAML file the package reads (contract C4).
 
-``load_yaml(path, what=..., expect=dict)`` reads a file with PyYAML's safe loader and turns every way
-a file can be wrong into a ``ValueError`` that names the file (and the line where YAML knows it) and
-what was expected, never a traceback:
+``load_yaml(path, what=..., expect=dict)`` reads a file with PyYAML's safe loader and turns every
+way a file can be wrong into a ``ValueError`` that names the file (and the line where YAML knows
+it) and what was expected, never a traceback:
 
 * binary or non-UTF-8 content, a file larger than ``MAX_BYTES``;
 * YAML syntax errors, tags the safe loader does not construct (``!!python/object`` ...: never
@@ -14,8 +14,9 @@ what was expected, never a traceback:
 
 Scalars follow YAML 1.2's core schema where YAML 1.1 (PyYAML's default) surprises users of ROS
 parameter files: ``1.0e12`` and ``1e-3`` are floats (1.1 needs a dot and a signed exponent),
-``1_0`` and ``1:30`` are strings, not 10 and 90. Booleans keep the 1.1 words (``yes``/``on``), which
-ROS 2's parameter parser accepts as well. Messages quote at most ``MAX_QUOTE`` characters of input.
+``1_0`` and ``1:30`` are strings, not 10 and 90. Booleans keep the 1.1 words (``yes``/``on``),
+which ROS 2's parameter parser accepts as well. Messages quote at most ``MAX_QUOTE`` characters of
+input.
 """
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ _Loader.add_constructor(_FLOAT_TAG, _construct_float)
 
 
 def quote(value, limit: int = MAX_QUOTE) -> str:
-    """repr of ``value`` cut to ``limit`` characters (error messages never format unbounded input)."""
+    """repr of ``value`` cut to ``limit`` characters (error messages never format unbounded
+    input)."""
     if isinstance(value, (list, dict, tuple, set)) and len(value) > limit:
         return f'<{type(value).__name__} of {len(value)} items>'
     try:
@@ -86,8 +88,31 @@ def quote(value, limit: int = MAX_QUOTE) -> str:
     return text if len(text) <= limit else text[:limit - 3] + '...'
 
 
+class _Short:
+    """A value whose repr is ``quote(value)`` (for ParameterError, which formats its value with
+    repr)."""
+    __slots__ = ('text',)
+
+    def __init__(self, value):
+        self.text = quote(value)
+
+    def __repr__(self):
+        return self.text
+
+
+def short(value):
+    """``value`` itself when its repr is short, else a stand-in whose repr is cut to
+    ``MAX_QUOTE``."""
+    if isinstance(value, (bool, int, float, type(None))):
+        return value
+    if isinstance(value, str) and len(value) <= MAX_QUOTE - 2:
+        return value
+    return _Short(value)
+
+
 def _check_size(node, where: str) -> None:
-    """Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond MAX_DEPTH."""
+    """Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond
+    MAX_DEPTH."""
     sizes: dict = {}
     depth_of: dict = {}
     # iterative post-order walk: a deep document must not exhaust Python's recursion
@@ -112,7 +137,8 @@ def _check_size(node, where: str) -> None:
             depth = max(depth, sizes[id(c)][1])
         depth += 1 if children else 0
         if total > MAX_NODES:
-            raise ValueError(f'{where}: the document expands to more than {MAX_NODES} values (aliases '
+            raise ValueError(f'{where}: the document expands to more than {MAX_NODES} values '
+                             f'(aliases '
                              f'followed, line {n.start_mark.line + 1}); refused')
         if depth > MAX_DEPTH:
             raise ValueError(f'{where}: nested deeper than {MAX_DEPTH} levels (line '
@@ -161,18 +187,20 @@ def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bo
 
 
 def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
-    """The YAML document of ``path`` (``what`` says what the file is, e.g. 'ekf configuration'), checked
-    to be of type ``expect`` (a type or tuple; None: any). ValueError naming the file otherwise;
-    FileNotFoundError when it does not exist."""
+    """The YAML document of ``path`` (``what`` says what the file is, e.g. 'ekf configuration'),
+    checked to be of type ``expect`` (a type or tuple; None: any). ValueError naming the file
+    otherwise; FileNotFoundError when it does not exist."""
     p = Path(path)
     where = str(p)
     if not p.is_file():
         if p.exists():
-            raise ValueError(f'{where}: expected a {what} YAML file, got a directory or special file')
+            raise ValueError(f'{where}: expected a {what} YAML file, got a directory or special '
+                             f'file')
         raise FileNotFoundError(f'{where}: no such {what} file')
     size = p.stat().st_size
     if size > MAX_BYTES:
-        raise ValueError(f'{where}: {size} bytes, more than the {MAX_BYTES} a {what} YAML file may have')
+        raise ValueError(f'{where}: {size} bytes, more than the {MAX_BYTES} a {what} YAML file '
+                         f'may have')
     data = p.read_bytes()
     if b'\x00' in data:
         raise ValueError(f'{where}: binary content (NUL bytes), expected a {what} YAML text file')
@@ -180,9 +208,10 @@ def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
         text = data.decode('utf-8')
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b'\n') + 1
-        raise ValueError(f'{where}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset '
+        raise ValueError(f'{where}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at '
+                         f'offset '
                          f'{exc.start}); expected a {what} YAML file') from None
     return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
 
 
-__all__ = ['load_yaml', 'parse_yaml', 'quote', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']
+__all__ = ['load_yaml', 'parse_yaml', 'quote', 'short', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']

@@ -19,11 +19,13 @@ import argparse
 import sys
 import time
 
-EXAMPLE = '''example (robot_localization's Husky bag, truth = wheel odometry; the IMU frame needs its mounting):
+EXAMPLE = '''example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
+imu_link needs the mounting):
   vepd bag ../shared/data/robot_localization_tests/test1.bag --profile custom --topic gps=/fix \\
       --topic imu=/imu/data --topic truth=/husky_velocity_controller/odom \\
-      --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" --out out --scenario husky
-A run with no estimate or no finite speed error is an error (exit 2) naming the cause; nothing is written.'''
+      --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" --out out --scenario
+husky A run with no estimate or no finite speed error is an error (exit 2) naming the cause;
+nothing is written.'''
 
 
 def register(sub):
@@ -166,15 +168,19 @@ def run(args) -> int:
         runs += new
         bar.update(1)
     bar.close()
-    for r in runs:                                    # names from a ranges file: checked before any write
+    for r in runs:                      # names from a ranges file: checked before any write
         safe_component('scenario', r.scenario)
-    for r in runs:                      # a run without a finite score is an error, found before writing
+    # a run without a finite score is an error, found before writing
+    for r in runs:
         rmse = speed_rmse(r.record)
         if not rmse == rmse or rmse == float('inf'):
             rec = r.record
-            raise ValueError(f'{r.meta["bag"]} ({r.scenario} #{r.meta["j"]}): no speed error can be computed '
-                             f'({len(rec.se_t)} estimates over [{_span(rec.se_t)}] s, {len(rec.gt_t)} truth '
-                             f'samples over [{_span(rec.gt_t)}] s: they must overlap by a sample or more)')
+            raise ValueError(f'{r.meta["bag"]} ({r.scenario} #{r.meta["j"]}): no speed error can '
+                             f'be computed '
+                             f'({len(rec.se_t)} estimates over [{_span(rec.se_t)}] s, '
+                             f'{len(rec.gt_t)} truth '
+                             f'samples over [{_span(rec.gt_t)}] s: they must overlap by a sample '
+                             f'or more)')
     prepare_output_dir(out, command='bag', overwrite=args.overwrite,
                        replaces=[str(folder.relative_to(out))] if args.overwrite else [])
     writer = BatchWriter(out, args.side, label if args.side == 'sim' else None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-REPLAY_EXAMPLE = '''example (robot_localization's Husky bag; its IMU frame imu_link needs the mounting):
+REPLAY_EXAMPLE = '''example (robot_localization's Husky bag; its IMU frame imu_link needs the
+mounting):
   vepd judge replay --ekf-config config/ekf.yaml --navsat-config config/navsat.yaml \\
       --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" \\
       ../shared/data/robot_localization_tests/test1.bag --out husky.csv
@@ -25,13 +26,16 @@ prints max_abs_dev per state and exits 0 only within the rl_golden tolerances.''
 def register(sub):
     p = sub.add_parser('judge', help='the built-in robot_localization-compatible judge (check, replay)')
     jsub = p.add_subparsers(dest='judge_command', metavar='SUBCOMMAND')
-    c = jsub.add_parser('check', help='run golden scenario directories and compare with robot_localization',
+    c = jsub.add_parser('check', help='run golden scenario directories and compare with '
+                                      'robot_localization',
                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=CHECK_EXAMPLE)
     c.add_argument('dirs', nargs='+', metavar='DIR', help='scenario directory (scenario.json, raw_*.csv, '
                                                           'golden_ticks.csv)')
     c.set_defaults(func=run_check)
-    r = jsub.add_parser('replay', help='run recorded sensor data through the judge and write its output',
-                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=REPLAY_EXAMPLE)
+    r = jsub.add_parser('replay', help='run recorded sensor data through the judge and write its '
+                                       'output',
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog=REPLAY_EXAMPLE)
     r.add_argument('--ekf-config', required=True, metavar='YAML', help="robot_localization ekf YAML")
     r.add_argument('--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML')
     r.add_argument('input', metavar='INPUT', help='bag or recording to replay')

@@ -13,12 +13,14 @@ MODELS_EXAMPLE = '''examples:
 
 
 def register(sub):
-    p = sub.add_parser('sensors', help='GPS/IMU noise models: simulate a run to CSV, list models and parameters',
+    p = sub.add_parser('sensors', help='GPS/IMU noise models: simulate a run to CSV, list models '
+                                       'and parameters',
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog=SIMULATE_EXAMPLE + '\n\n' + MODELS_EXAMPLE)
     s = p.add_subparsers(dest='sensors_cmd', metavar='ACTION')
     sim = s.add_parser('simulate', help='truth → GPS and IMU models → truth.csv, gps.csv, imu.csv',
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SIMULATE_EXAMPLE)
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=SIMULATE_EXAMPLE)
     sim.add_argument('--scenario', default='circle', help='truth scenario (rest, straight, sine, circle; default circle)')
     sim.add_argument('--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)')
     sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')

@@ -117,14 +117,14 @@ def _odom_arrays(items) -> dict:
 MAX_TRUTH_SPEED_MPS = 1e3
 """Truth samples faster than this (or not finite) are dropped and counted, never scored."""
 MAX_STAMP_SKEW_S = 1.0
-"""A message whose header stamp is off the stream's typical stamp − arrival offset by more than this,
-or older than the newest stamp kept before it, is dropped and counted (it would otherwise move a
-run's zero or be dropped uncounted by the judge's per-topic guard)."""
+"""A message whose header stamp is off the stream's typical stamp − arrival offset by more than
+this, or older than the newest stamp kept before it, is dropped and counted (it would otherwise
+move a run's zero or be dropped uncounted by the judge's per-topic guard)."""
 
 
 def _stamps_in_order(stamp_ns, arrival_ns) -> np.ndarray:
-    """Mask of the messages kept: stamp − arrival within ``MAX_STAMP_SKEW_S`` of the median offset, and
-    stamps non-decreasing in arrival order (after the skew cut)."""
+    """Mask of the messages kept: stamp − arrival within ``MAX_STAMP_SKEW_S`` of the median
+    offset, and stamps non-decreasing in arrival order (after the skew cut)."""
     st = np.asarray(stamp_ns, np.int64)
     if st.size == 0:
         return np.ones(0, bool)
@@ -144,8 +144,9 @@ def _in_order(d: dict | None) -> tuple:
     ok = _stamps_in_order(d['stamp_ns'], d['arrival_ns'])
     if ok.all():
         return d, 0
-    return ({k: (v[ok] if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == ok.size else v)
-             for k, v in d.items()}, int((~ok).sum()))
+    def cut(v):
+        return v[ok] if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == ok.size else v
+    return {k: cut(v) for k, v in d.items()}, int((~ok).sum())
 
 
 def _expect(bag: Bag, topic: str, role: str, types: Sequence[str]) -> str:

@@ -135,7 +135,8 @@ class Ekf:
         self._qbuf = np.empty((STATE_SIZE, STATE_SIZE))   # _predict_k1's dt·Q
         self._jbuf = _EYE_FLAT.copy()    # _predict_k1's Jacobian (flat) and its 15×15 view
         self._j2d = self._jbuf.reshape(STATE_SIZE, STATE_SIZE)
-        self.drops: dict = {}            # reason -> count of refused updates (RosFilter shares its builder's)
+        # reason -> count of refused updates (RosFilter shares its builder's)
+        self.drops: dict = {}
         self.reset()
 
     def reset(self) -> None:
@@ -364,7 +365,8 @@ class Ekf:
             Rs = np.asarray(Rs, dtype=float)
             m = len(s.idx_list)
             Rs = Rs.reshape(m, m) if clamped else clamp_variances(Rs.reshape(m, m))
-            return np.array([self.correct_k1_checked(s, np.asarray(zs, dtype=float).ravel().tolist(), Rs, thr2)])
+            zl = np.asarray(zs, dtype=float).ravel().tolist()
+            return np.array([self.correct_k1_checked(s, zl, Rs, thr2)])
         try:
             return self._correct_subset_batch(s, zs, Rs, thr2, rows, clamped)
         except np.linalg.LinAlgError:       # a singular S in some run: those runs one by one
@@ -374,7 +376,8 @@ class Ekf:
             for n, r in enumerate(rows_l):
                 R1 = Rs[n:n + 1] if Rs.ndim == 3 else Rs
                 try:
-                    out[n] = self._correct_subset_batch(s, np.asarray(zs)[n:n + 1], R1, thr2, [r], clamped)[0]
+                    out[n] = self._correct_subset_batch(s, np.asarray(zs)[n:n + 1], R1, thr2, [r],
+                                                        clamped)[0]
                 except np.linalg.LinAlgError:
                     self._refuse('singular innovation covariance')
             return out
@@ -384,8 +387,10 @@ class Ekf:
         key = 'update refused: ' + reason
         self.drops[key] = self.drops.get(key, 0) + int(n)
 
-    def correct_k1_checked(self, s: IndexSet, zs, Rs: np.ndarray, thr2: float = math.inf, rdiag=None) -> bool:
-        """``_correct_k1`` with a singular innovation covariance refused and counted instead of raised."""
+    def correct_k1_checked(self, s: IndexSet, zs, Rs: np.ndarray, thr2: float = math.inf,
+                           rdiag=None) -> bool:
+        """``_correct_k1`` with a singular innovation covariance refused and counted instead of
+        raised."""
         try:
             return self._correct_k1(s, zs, Rs, thr2, rdiag)
         except np.linalg.LinAlgError:
@@ -498,7 +503,8 @@ class Ekf:
         # Joseph form: M = (I−GH)P = P − G·HP;  M(I−GH)ᵀ + G R Gᵀ = M − (M[:, idx] − G R)·Gᵀ
         M = P - G @ HP
         M -= (M[:, sel] - G @ Rs) @ G.T
-        # x or P would not be finite: keep them, count it (two dot products with ones: NaN and Inf propagate)
+        # x or P would not be finite: keep them, count it (two dot products with ones: NaN and Inf
+        # propagate)
         if not math.isfinite(_dot(M.ravel(), _ONES225) + _dot(row, _ONES15)):
             self._refuse('the state would not be finite')
             return False
@@ -554,11 +560,14 @@ class Ekf:
         C -= np.matmul(G, Rs)
         M -= np.matmul(C, G.transpose(0, 2, 1))
         finite = np.isfinite(xn.sum(axis=1) + M.sum(axis=(1, 2)))
-        if not finite.all():                    # runs whose x or P would not be finite keep theirs (counted)
+        # runs whose x or P would not be finite keep theirs (counted)
+        if not finite.all():
             self._refuse('the state would not be finite', int((~finite).sum()))
             ok = np.flatnonzero(finite)
-            r = np.arange(x.shape[0]) if rows is None and sub is None else (
-                sub if rows is None else (np.asarray(rows) if sub is None else np.asarray(rows)[sub]))
+            if rows is None:
+                r = np.arange(x.shape[0]) if sub is None else sub
+            else:
+                r = np.asarray(rows) if sub is None else np.asarray(rows)[sub]
             self.x[r[ok]], self.P[r[ok]] = xn[ok], M[ok]
             acc = np.ones(x.shape[0], bool) if accepted is None else accepted.copy()
             pos = np.arange(acc.size) if sub is None else sub
@@ -580,7 +589,8 @@ class Ekf:
         R = np.broadcast_to(np.asarray(R, float), (self.K, STATE_SIZE, STATE_SIZE))
         zi = z[:, idx]
         finite = np.isfinite(zi)
-        if not finite.all():                    # a non-finite entry keeps the initial state's value (counted)
+        # a non-finite entry keeps the initial state's value (counted)
+        if not finite.all():
             self._refuse('non-finite initial measurement entries', int((~finite).sum()))
             zi = np.where(finite, zi, self.x[:, idx])
         self.x[:, idx] = zi

@@ -27,20 +27,42 @@ RTOL_P = 1e-9
 def read_csv(path: Path) -> dict:
     """CSV → {column: numpy array}; integer columns (``*_ns``, ``seq``, ``id``) as int64, text kept."""
     opener = gzip.open if str(path).endswith('.gz') else open
-    with opener(path, 'rt', newline='') as f:
-        rows = list(csv.reader(f))
+    try:
+        with opener(path, 'rt', newline='', encoding='utf-8') as f:
+            rows = [r for r in csv.reader(f) if r]
+    except (UnicodeDecodeError, OSError, EOFError, csv.Error) as exc:
+        raise ValueError(f'{path}: not a readable CSV file ({str(exc)[:120]})') from None
+    if not rows or any('\x00' in c for c in rows[0]):
+        raise ValueError(f'{path}: empty or binary; expected a CSV file with a header row')
     head, body = rows[0], rows[1:]
+    for n, r in enumerate(body):
+        if len(r) != len(head):
+            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(head)} (the '
+                             f'header\'s)')
     out = {}
     for j, name in enumerate(head):
         col = [r[j] for r in body]
         if name.endswith('_ns') or name in ('seq', 'id', 'status', 'timeout_predict'):
-            out[name] = np.array([int(v) for v in col], np.int64)
+            try:
+                out[name] = np.array([int(v) for v in col], np.int64)
+            except (ValueError, OverflowError):
+                bad = next(i for i, v in enumerate(col) if not _is_int64(v))
+                raise ValueError(f'{path}, line {bad + 2}, column {name}: {col[bad][:40]!r} is '
+                                 f'not a 64-bit '
+                                 'integer') from None
         else:
             try:
                 out[name] = np.array([float(v) if v != '' else np.nan for v in col])
             except ValueError:
                 out[name] = np.array(col, dtype=object)
     return out
+
+
+def _is_int64(v: str) -> bool:
+    try:
+        return -2 ** 63 <= int(v) < 2 ** 63
+    except ValueError:
+        return False
 
 
 def scenario_params(scenario: dict):

@@ -110,7 +110,8 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
         if isinstance(source, Path) or '\n' not in str(source):
             doc = load_yaml(source, what='ekf configuration')
         else:
-            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf configuration')
+            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf '
+                                                                                 'configuration')
     use_control = []
 
     def strip(d):
@@ -259,10 +260,21 @@ def imu_gravity_removal(params: EkfParams, tf, sensor, frame_id: str, q, a, ocov
     if np.any(np.abs(np.asarray(ocov)[..., 0] + 1.0) < 1e-9):
         return sensor, a
     import dataclasses
-    from vepd_ros.judge.measurements import _quat_matrix
+    from vepd_ros.judge.measurements import QUAT_MIN_NORM2, _quat_matrix
     g = params.gravitational_acceleration
-    Rq = _quat_matrix(np.asarray(q, float))
+    q = np.asarray(q, float)
+    with np.errstate(over='ignore', invalid='ignore'):
+        n2 = np.sum(q * q, axis=-1)
+    usable = (n2 >= QUAT_MIN_NORM2) & (n2 < np.inf) & np.isfinite(q).all(axis=-1)
+    usable |= (q == 0.0).all(axis=-1)
+    # no orientation to remove gravity with: the acceleration becomes NaN,
+    if not usable.all():
+        # which the message layer ignores
+        q = np.where(usable[..., None], q, [0.0, 0.0, 0.0, 1.0])
+    Rq = _quat_matrix(q)                                             # and counts
     grav = g * Rq[..., 2, :]                                         # R_msgᵀ (0,0,g)
+    if not usable.all():
+        grav = np.where(usable[..., None], grav, np.nan)
     if sensor.relative:
         try:
             Rt, _ = tf.lookup(params.base_link_frame, frame_id or params.base_link_frame) if tf is not None \
@@ -436,12 +448,15 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
     return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),
-                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered, _drops(builder, nav, ekf))
+                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered,
+                       _drops(builder, nav, ekf))
 
 
-def explain_no_estimate(dropped: Mapping[str, int] | None, static_tf_option: str = '--static-tf') -> str:
-    """Why a judge run gave no usable estimate, from its drop counts, and what to pass: a missing static
-    transform names the frames and the ``--static-tf "PARENT CHILD x y z roll pitch yaw"`` to give."""
+def explain_no_estimate(dropped: Mapping[str, int] | None,
+                        static_tf_option: str = '--static-tf') -> str:
+    """Why a judge run gave no usable estimate, from its drop counts, and what to pass: a missing
+    static transform names the frames and the ``--static-tf "PARENT CHILD x y z roll pitch yaw"``
+    to give."""
     import re
     dropped = dict(dropped or {})
     hints, seen = [], set()
@@ -449,8 +464,10 @@ def explain_no_estimate(dropped: Mapping[str, int] | None, static_tf_option: str
         m = re.search(r"no transform from '([^']*)' to '([^']*)'", reason)
         if m and (m[2], m[1]) not in seen:
             seen.add((m[2], m[1]))
-            hints.append(f'no static transform {m[2]} -> {m[1]} (the {m[1]!r} frame of the messages): pass '
-                         f'{static_tf_option} "{m[2]} {m[1]} X Y Z ROLL PITCH YAW" (the sensor mounting)')
+            hints.append(f'no static transform {m[2]} -> {m[1]} (the {m[1]!r} frame of the '
+                         f'messages): pass '
+                         f'{static_tf_option} "{m[2]} {m[1]} X Y Z ROLL PITCH YAW" (the sensor '
+                         f'mounting)')
     if hints:
         return '; '.join(hints)
     if dropped:
@@ -460,7 +477,8 @@ def explain_no_estimate(dropped: Mapping[str, int] | None, static_tf_option: str
 
 
 def _drops(builder, nav, ekf) -> dict:
-    """Every message the graph dropped, by reason: the EKF's message layer and update guard, and navsat's."""
+    """Every message the graph dropped, by reason: the EKF's message layer and update guard, and
+    navsat's."""
     out = dict(builder.dropped)
     out.update(getattr(ekf, 'drops', {}))
     if nav is not None:

@@ -39,14 +39,19 @@ _ZERO3.setflags(write=False)
 TWO_D_VARIANCE = 1e-6
 MASK_EPS = 1e-6
 MAX_ABS_VALUE = 1e9
-"""Largest |value| of a flagged measurement entry (m, rad, m/s, rad/s, m/s²; UTM northings are ~1e7):
-a sample beyond it is dropped and counted (its square would overflow the filter's products)."""
+"""Largest |value| of a flagged measurement entry (m, rad, m/s, rad/s, m/s²; UTM northings are
+~1e7): a sample beyond it is dropped and counted (its square would overflow the filter's
+products)."""
 MAX_ABS_COVARIANCE = 1e30
-"""Largest |entry| of a measurement covariance; beyond it (or NaN/Inf) the sample is dropped and counted."""
+"""Largest |entry| of a measurement covariance; beyond it (or NaN/Inf) the sample is dropped and
+counted."""
 QUAT_MIN_NORM2 = 1e-12
 """A quaternion with squared norm below this (but not all-zero, which is identity upstream) or not
-finite has no orientation: its orientation part (and gravity removal by it) is dropped and counted."""
+finite has no orientation: its orientation part (and gravity removal by it) is dropped and
+counted."""
 _IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
+_TRUE1 = np.ones(1, bool)
+_TRUE1.setflags(write=False)
 
 
 @dataclass
@@ -213,13 +218,15 @@ def _rpy(R):
 
 
 def _nonfinite_counted(method):
-    """Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge input
-    value becomes non-finite after the frame rotations, and ``_finish`` counts and drops or ignores
-    every such sample (``_bad_samples``) -- the condition is handled there, not reported as a warning."""
+    """Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge
+    input value becomes non-finite after the frame rotations, and ``_finish`` counts and drops or
+    ignores every such sample (``_bad_samples``) -- the condition is handled there, not reported
+    as a warning."""
     def wrapped(self, *args, **kwargs):
         with np.errstate(over='ignore', invalid='ignore'):
             return method(self, *args, **kwargs)
-    wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = method.__name__, method.__doc__, method
+    wrapped.__name__, wrapped.__doc__ = method.__name__, method.__doc__
+    wrapped.__wrapped__ = method
     return wrapped
 
 
@@ -249,11 +256,17 @@ class MeasurementBuilder:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
 
     def _checked_quat(self, q, topic: str, valid=None):
-        """(q with unusable quaternions replaced by identity, usable mask over N). Unusable: a component not
-        finite, or a squared norm below ``QUAT_MIN_NORM2`` or overflowing (tf2 would divide by it); all-zero
-        is identity (upstream). Counted once per message (over a batch: unusable in any run) where
-        ``valid`` (messages that carry an orientation) is set."""
+        """(q with unusable quaternions replaced by identity, usable mask over N). Unusable: a
+        component not finite, or a squared norm below ``QUAT_MIN_NORM2`` or overflowing (tf2 would
+        divide by it); all-zero is identity (upstream). Counted once per message (over a batch:
+        unusable in any run) where ``valid`` (messages that carry an orientation) is set."""
         q = np.asarray(q, float)
+        if q.size == 4:                     # one message: the same test on Python floats
+            x, y, z, w = q.ravel().tolist()
+            n2 = x * x + y * y + z * z + w * w  # overflows to inf, NaN stays NaN (no exception)
+            if QUAT_MIN_NORM2 <= n2 < math.inf or (x == 0.0 and y == 0.0 and z == 0.0
+                                                   and w == 0.0):
+                return q, _TRUE1
         with np.errstate(over='ignore', invalid='ignore'):
             n2 = np.sum(q * q, axis=-1)
         ok = (n2 >= QUAT_MIN_NORM2) & (n2 < math.inf) & np.isfinite(q).all(axis=-1)
@@ -262,7 +275,8 @@ class MeasurementBuilder:
             return q, np.ones(q.shape[-2], bool)
         ok_n = ok.reshape(-1, ok.shape[-1]).all(axis=0)
         counted = ~ok_n if valid is None else (~ok_n & valid)
-        self._drop(f'{topic}: orientation quaternion not finite or of near-zero norm', int(counted.sum()))
+        self._drop(f'{topic}: orientation quaternion not finite or of near-zero norm',
+                   int(counted.sum()))
         return np.where(ok_n[..., None], q, _IDENTITY_Q), ok_n
 
     def _state(self, topic: str) -> _SubState:
@@ -383,9 +397,11 @@ class MeasurementBuilder:
         if st is not None:
             accept = ~_cov_unset(acov)
             if s.remove_gravitational_acceleration and not q_ok.all():
-                # gravity is removed with the message's orientation: without a usable one, no acceleration
+                # gravity is removed with the message's orientation: without a usable one, no
+                # acceleration
                 lost = accept & has_orientation & ~q_ok
-                self._drop(f'{st.name}: no usable orientation to remove gravity with', int(lost.sum()))
+                self._drop(f'{st.name}: no usable orientation to remove gravity with',
+                           int(lost.sum()))
                 accept &= ~lost
             keep = self._guard(st.name, stamps, accept)
             if keep.any():
@@ -470,7 +486,8 @@ class MeasurementBuilder:
             pos, loc = np.flatnonzero(inb), idx[inb] - off
             contiguous = bool(pos.size) and bool(np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1))
             td = np.flatnonzero(np.isin(idx, TWO_D_INDICES)) if self.params.two_d_mode else None
-            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td, idx)
+            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td,
+                               idx)
             self._plans[key] = plan
         return plan
 
@@ -506,10 +523,10 @@ class MeasurementBuilder:
                                  terms)
 
     def _bad_samples(self, z, Rsub, sel, idx, topic) -> np.ndarray | None:
-        """Mask over ``sel`` of the samples to drop (counted; None when there are none): a covariance entry
-        not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value beyond ``MAX_ABS_VALUE``
-        (in any run of a batch). Non-finite flagged values are upstream's "ignore this entry": kept
-        (the core skips them) but counted, so no NaN passes unseen."""
+        """Mask over ``sel`` of the samples to drop (counted; None when there are none): a
+        covariance entry not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value
+        beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
+        "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen."""
         zf = np.abs(z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx])
         # the common case in two reductions (NaN fails both comparisons: the full check below)
         if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and \
@@ -524,10 +541,12 @@ class MeasurementBuilder:
             bad_z = bad_z.reshape(-1, sel.size).any(axis=0)
             nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
         if nonfinite.any():
-            self._drop(f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum()))
+            self._drop(f'{topic}: non-finite values (entries ignored)',
+                       int((nonfinite & ~bad_r).sum()))
         if not (bad_r.any() or bad_z.any()):
             return None
-        self._drop(f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}', int(bad_r.sum()))
+        self._drop(f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}',
+                   int(bad_r.sum()))
         self._drop(f'{topic}: value beyond {MAX_ABS_VALUE:g}', int((bad_z & ~bad_r).sum()))
         return bad_r | bad_z
 
@@ -629,7 +648,8 @@ class MeasurementBuilder:
                 dt = (t - tp) * 1e-9                  # header dt to the previous accepted message
                 if dt <= 0.0:                         # same stamp: no rate (upstream divides by 0)
                     self._drop(f'{st.name}: differential pose with the previous message\'s stamp')
-                    sub.prev = (Rm[..., i, :, :].copy(), pos[..., i, :].copy(), cov[..., i, :, :].copy(), t)
+                    sub.prev = (Rm[..., i, :, :].copy(), pos[..., i, :].copy(),
+                                cov[..., i, :, :].copy(), t)
                     continue
                 Rpt = np.swapaxes(Rp, -1, -2)
                 dR = Rt @ (Rpt @ Rm[..., i, :, :])

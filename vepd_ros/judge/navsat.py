@@ -104,7 +104,8 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
             value = float(value)
         elif isinstance(d, list):
             if not isinstance(value, (list, tuple)) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value):
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                    for v in value):
                 raise ParameterError(name, quote(value), 'a list of finite numbers')
             value = [float(v) for v in value]
         out[name] = value
@@ -118,8 +119,10 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
                              'in local-cartesian mode (issue #832), so that mode is broken upstream and not emulated')
     if out['wait_for_datum'] and len(out['datum']) != 3:
         raise ParameterError('datum', out['datum'], '[latitude_deg, longitude_deg, yaw_rad] when wait_for_datum is true')
-    if len(out['datum']) >= 2 and not (abs(out['datum'][0]) <= 90.0 and abs(out['datum'][1]) <= 180.0):
-        raise ParameterError('datum', out['datum'], 'latitude in [-90, 90] deg and longitude in [-180, 180] deg')
+    lat_lon = out['datum'][:2]
+    if len(lat_lon) == 2 and not (abs(lat_lon[0]) <= 90.0 and abs(lat_lon[1]) <= 180.0):
+        raise ParameterError('datum', out['datum'], 'latitude in [-90, 90] deg and longitude in '
+                                                    '[-180, 180] deg')
     if out['frequency'] > MAX_FREQUENCY_HZ or out['frequency'] < MIN_FREQUENCY_HZ:
         raise ParameterError('frequency', out['frequency'],
                              f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz')
@@ -199,11 +202,15 @@ def utm_forward(lat, lon, zone=None):
     lat = np.asarray(lat, dtype=float)
     lon = np.asarray(lon, dtype=float)
     lat, lon = np.broadcast_arrays(lat, lon)
+    # not finite or out of range (a fix the caller drops and counts): NaN easting/northing, zone
+    # of (0, 0)
+    finite = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 360.0)
+    if not finite.all():
+        lat, lon = np.where(finite, lat, 0.0), np.where(finite, lon, 0.0)
     zone = utm_standard_zone(lat, lon) if zone is None else np.broadcast_to(np.asarray(zone, dtype=np.int64), lat.shape)
     northp = lat >= 0.0
     x = np.full(lat.shape, np.nan)
     y = np.full(lat.shape, np.nan)
-    finite = np.isfinite(lat) & np.isfinite(lon)
     keys = np.stack([zone.ravel(), northp.ravel()], axis=1)[finite.ravel()]
     for z, n in {(int(a), bool(b)) for a, b in keys}:
         sel = finite & (zone == z) & (northp == n)
@@ -322,7 +329,8 @@ class NavSatCore:
         self._rot6 = None                                           # _gps_odometry's rotation of R_cw (cached)
         self.odom_stamp = np.zeros(K, dtype=np.int64)
         self._manual_done = False
-        self.dropped: dict[str, int] = {}                           # reason -> messages (x runs) dropped
+        # reason -> messages (x runs) dropped
+        self.dropped: dict[str, int] = {}
 
     # -- the latest odometry message (built on first read when it came through on_odom_deferred) -----
     @property
@@ -396,8 +404,10 @@ class NavSatCore:
         good = ~(np.isnan(lat) | np.isnan(lon) | np.isnan(alt))
         good &= status != STATUS_NO_FIX
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
-        # out of range or not finite (a NaN position is upstream's "no fix" and ignored without a count)
-        bad = good & ~((np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M))
+        # out of range or not finite (a NaN position is upstream's "no fix" and ignored without a
+        # count)
+        in_range = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M)
+        bad = good & ~in_range
         if bad.any():
             self._drop('fix: latitude/longitude/altitude out of range or infinite', bad)
             good &= ~bad

@@ -156,13 +156,22 @@ def read_csv_dir(path: Path, params) -> dict:
     out = {}
 
     def cols(d, names, n, default=0.0):
+        for c in names:
+            if c in d and d[c].dtype == object:
+                raise ValueError(f'{path}: column {c} of a raw CSV has text where numbers are '
+                                 f'expected')
         return np.stack([d[c] if c in d else np.full(n, default) for c in names], axis=-1)
+
+    def need_stamps(d, f):
+        if 'stamp_ns' not in d:
+            raise ValueError(f'{f}: no stamp_ns column (expected the rl_golden raw CSV layout)')
 
     for s in params.sensors:
         f = path / f'raw_{s.name}.csv'
         if not f.exists():
             continue
         d = read_csv(f)
+        need_stamps(d, f)
         n = d['stamp_ns'].size
         arr = d.get('arrival_ns', d['stamp_ns'])
         c = {'stamp_ns': d['stamp_ns'], 'arrival_ns': arr}
@@ -184,6 +193,10 @@ def read_csv_dir(path: Path, params) -> dict:
     f = path / 'raw_fix.csv'
     if f.exists():
         d = read_csv(f)
+        need_stamps(d, f)
+        for c in ('latitude', 'longitude', 'altitude'):
+            if c not in d or d[c].dtype == object:
+                raise ValueError(f'{f}: expected a numeric {c} column')
         n = d['stamp_ns'].size
         arr = d.get('arrival_ns', d['stamp_ns'])
         order = np.argsort(arr, kind='stable')
@@ -253,10 +266,13 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
             have = ', '.join('/' + t for t in sorted(data)) or 'none'
             if s.kind == 'odom' and name == GPS_ODOM_TOPIC:
                 raise ValueError(
-                    f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}): navsat_transform makes that '
-                    f'topic from the NavSatFix topic; pass --navsat-config YAML (e.g. config/navsat.yaml; '
+                    f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}): '
+                    f'navsat_transform makes that '
+                    f'topic from the NavSatFix topic; pass --navsat-config YAML (e.g. '
+                    f'config/navsat.yaml; '
                     f'--gps-topic if several NavSatFix topics). Topics in the input: {have}')
-            raise ValueError(f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}); topics in the '
+            raise ValueError(f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}); '
+                             f'topics in the '
                              f'input: {have} (rename one with --remap FROM:={s.topic})')
         if ta.kind != s.kind:
             raise ValueError(f'{s.name}: topic {s.topic} carries {ta.kind} messages, expected {s.kind}')
@@ -356,7 +372,8 @@ def run_replay(args) -> int:
         raise ValueError(f'{args.input}: the judge published no odometry/filtered message; '
                          + explain_no_estimate(r.get('dropped')))
     if not np.isfinite(r['state'][0]).all():
-        raise ValueError(f'{args.input}: the judge state is not finite; ' + explain_no_estimate(r.get('dropped')))
+        raise ValueError(f'{args.input}: the judge state is not finite; '
+                         + explain_no_estimate(r.get('dropped')))
     n = write_csv(args.out, r)
     last = r['state'][0, -1, 0:3]
     print(f'vepd judge replay: {n} odometry/filtered messages from {", ".join(r["used_topics"])} -> {args.out}; '

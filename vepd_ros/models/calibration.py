@@ -33,9 +33,10 @@ from vepd_ros.yamlio import quote
 
 BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
 MIN_BIAS_RECORD_S = 3600.0
-"""Static record length stated as needed for IMU bias instability / rate random walk when a record does
-not resolve them: an hour is the usual minimum for MEMS Allan analysis (IEEE Std 952 practice); longer
-when the fitted correlation time says so (16 T: the peak at 1.89 T within a quarter of the record)."""
+"""Static record length stated as needed for IMU bias instability / rate random walk when a record
+does not resolve them: an hour is the usual minimum for MEMS Allan analysis (IEEE Std 952
+practice); longer when the fitted correlation time says so (16 T: the peak at 1.89 T within a
+quarter of the record)."""
 
 
 @dataclass
@@ -106,21 +107,24 @@ def read_gps_log(path, topic: str | None = None) -> GpsLog:
         if not rows:
             raise ValueError(f'{path}: no NavSatFix messages on {topic or "/fix"}')
         a = np.array(rows, float)
-        return _checked_gps(GpsLog(a[:, 0], a[:, 1], a[:, 2], a[:, 3], np.full(len(a), np.nan), a[:, 4],
+        return _checked_gps(GpsLog(a[:, 0], a[:, 1], a[:, 2], a[:, 3], np.full(len(a), np.nan),
+                                   a[:, 4],
                                    f'bag {path}'))
     cols = _read_csv(path)
     t = _col(cols, path, 't', 'time', 'stamp', 't_s')
-    return _checked_gps(GpsLog(t, _col(cols, path, 'lat', 'latitude'), _col(cols, path, 'lon', 'longitude'),
-                               _col(cols, path, 'alt', 'altitude', 'height'),
-                               _col(cols, path, 'hdop', default=np.full(len(t), np.nan)),
-                               _col(cols, path, 'status', 'quality', default=np.full(len(t), -1.0)), f'csv {path}'))
+    log = GpsLog(t, _col(cols, path, 'lat', 'latitude'), _col(cols, path, 'lon', 'longitude'),
+                 _col(cols, path, 'alt', 'altitude', 'height'),
+                 _col(cols, path, 'hdop', default=np.full(len(t), np.nan)),
+                 _col(cols, path, 'status', 'quality', default=np.full(len(t), -1.0)), f'csv {path}')
+    return _checked_gps(log)
 
 
 def _checked_gps(log: GpsLog) -> GpsLog:
     _check_time(log.t_s, log.source)
     _check_finite(log.source, latitude=log.lat, longitude=log.lon, altitude=log.alt)
     if not ((np.abs(log.lat) <= 90).all() and (np.abs(log.lon) <= 180).all()):
-        raise ValueError(f'{log.source}: latitude/longitude out of range (expected degrees, |lat| <= 90, '
+        raise ValueError(f'{log.source}: latitude/longitude out of range (expected degrees, '
+                         f'|lat| <= 90, '
                          '|lon| <= 180)')
     return log
 
@@ -175,8 +179,8 @@ MAX_LOG_BYTES = 2 * 1024 ** 3
 
 
 def _read_csv(path: Path) -> dict:
-    """Columns of a CSV log with a header row; ValueError naming the file (and line, column) for binary
-    content, a short file, ragged rows or a value that is not a number."""
+    """Columns of a CSV log with a header row; ValueError naming the file (and line, column) for
+    binary content, a short file, ragged rows or a value that is not a number."""
     size = path.stat().st_size
     if size > MAX_LOG_BYTES:
         raise ValueError(f'{path}: {size} bytes, more than the {MAX_LOG_BYTES} a CSV log may have')
@@ -188,7 +192,8 @@ def _read_csv(path: Path) -> dict:
         with open(path, newline='', encoding='utf-8') as fh:
             rows = [r for r in csv.reader(fh) if r]
     except UnicodeDecodeError as exc:
-        raise ValueError(f'{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); expected a CSV log '
+        raise ValueError(f'{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); expected '
+                         f'a CSV log '
                          'with a header row') from None
     except csv.Error as exc:
         raise ValueError(f'{path}: not a readable CSV log ({str(exc)[:120]})') from None
@@ -200,23 +205,27 @@ def _read_csv(path: Path) -> dict:
     data = np.empty((len(rows) - 1, len(header)))
     for n, r in enumerate(rows[1:]):
         if len(r) != len(header):
-            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(header)} (the header\'s)')
+            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(header)} '
+                             f'(the header\'s)')
         for i, x in enumerate(r):
             try:
                 data[n, i] = float(x)
             except ValueError:
-                raise ValueError(f'{path}, line {n + 2}, column {quote(header[i])}: {quote(x)} is not a '
+                raise ValueError(f'{path}, line {n + 2}, column {quote(header[i])}: {quote(x)} '
+                                 f'is not a '
                                  'number') from None
     return {h: data[:, i] for i, h in enumerate(header)}
 
 
 def _check_time(t, source: str, what: str = 'time column') -> np.ndarray:
-    """Times must be finite and non-decreasing with a positive typical step (the rate is 1/median step)."""
+    """Times must be finite and non-decreasing with a positive typical step (the rate is 1/median
+    step)."""
     t = np.asarray(t, float)
     if t.size < 2:
         raise ValueError(f'{source}: {t.size} sample(s); a log needs many')
     if not np.isfinite(t).all():
-        raise ValueError(f'{source}: the {what} has non-finite values (first at row {int(np.argmin(np.isfinite(t)))})')
+        raise ValueError(f'{source}: the {what} has non-finite values (first at row '
+                         f'{int(np.argmin(np.isfinite(t)))})')
     d = np.diff(t)
     if (d < 0).any():
         raise ValueError(f'{source}: the {what} goes backwards at row {int(np.argmax(d < 0)) + 1} '
@@ -231,7 +240,8 @@ def _check_finite(source: str, **cols) -> None:
     for name, v in cols.items():
         bad = ~np.isfinite(np.asarray(v, float))
         if bad.any():
-            raise ValueError(f'{source}: {name} has non-finite values (first at row {int(np.argmax(bad.reshape(len(bad), -1).any(axis=1)))})')
+            raise ValueError(f'{source}: {name} has non-finite values (first at row '
+                             f'{int(np.argmax(bad.reshape(len(bad), -1).any(axis=1)))})')
 
 
 def _col(cols: dict, path, *names, default=None):
@@ -304,6 +314,9 @@ def fit_gps(log: GpsLog, hdop_initial: float = 100.0) -> dict:
     d2 = np.diff(e, n=2, axis=0) / dt ** 2
     sigma = e.std(axis=0, ddof=1)
     horiz = np.hypot(e[:, 0], e[:, 1])
+    if not (sigma[:2] > 0).all():
+        raise ValueError(f'{log.source}: the horizontal position does not vary over {len(t)} fixes '
+                         '(a constant or quantised log): no noise to fit')
     rho = np.array([np.corrcoef(e[:-1, i], e[1:, i])[0, 1] for i in range(2)])
     rho_h = float(np.clip(np.mean(rho), 1e-6, 1 - 1e-9))
     out = {
@@ -382,7 +395,8 @@ def fit_allan(x, rate_hz: float) -> dict:
     keep = (taus <= n_total / 4) & (adev > 0)
     taus, adev = taus[keep], adev[keep]
     if len(taus) < 3:
-        raise ValueError(f'too little data for an Allan fit ({len(x)} samples at {rate_hz} Hz)')
+        raise ValueError(f'too little data or no variation for an Allan fit ({len(x)} samples at '
+                         f'{rate_hz:.6g} Hz, {int(keep.sum())} usable averaging times)')
     avar = adev ** 2
     # relative errors, and an Allan variance at τ rests on ~T_total/τ independent averages: its relative
     # standard error grows like √τ (IEEE 952 confidence), so long-τ points weigh less
@@ -399,11 +413,12 @@ def fit_allan(x, rate_hz: float) -> dict:
             best = (res, t_c, coef)
     _, t_c, (n2, s2, k2) = best
     sigma_ss = math.sqrt(s2)
-    # the bias term is resolved when its Allan peak (tau ~ 1.89 T) lies inside the resolved taus, with the
-    # scan's lower edge excluded (a T there is white noise) and half the longest tau as the upper margin
+    # the bias term is resolved when its Allan peak (tau ~ 1.89 T) lies inside the resolved taus,
+    # with the scan's lower edge excluded (a T there is white noise) and half the longest tau as
+    # the upper margin
     bias_resolved = bool(s2 > 0 and t_c > grid[0] * 1.01 and 1.89 * t_c <= taus[-1] / 2)
-    # the rate random walk is seen only where K^2 tau / 3 dominates the other terms (a +1/2 slope at the
-    # longest resolved taus)
+    # the rate random walk is seen only where K^2 tau / 3 dominates the other terms (a +1/2 slope
+    # at the longest resolved taus)
     tl = taus[-1] / t_c
     other = n2 / taus[-1] + s2 * (2 * tl - 3 + 4 * math.exp(-tl) - math.exp(-2 * tl)) / tl ** 2
     rrw_resolved = bool(k2 > 0 and k2 * taus[-1] / 3.0 > other)
@@ -415,7 +430,8 @@ def fit_allan(x, rate_hz: float) -> dict:
 
 
 def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
-    """Allan fits of the six axes over the static segment; ``on_axis()`` is called after each (progress)."""
+    """Allan fits of the six axes over the static segment; ``on_axis()`` is called after each
+    (progress)."""
     seg = static_segment(log) if segment is None else segment
     t = log.t_s[seg]
     if len(t) < 100:
@@ -424,7 +440,10 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
     out = {'source': log.source, 'segment_s': [float(t[0]), float(t[-1])], 'rate_hz': rate, 'axes': {}}
     for name, data in (('gyro', log.gyro[seg]), ('acc', log.acc[seg])):
         for i, ax in enumerate('xyz'):
-            out['axes'][f'{name}_{ax}'] = fit_allan(data[:, i], rate)
+            try:
+                out['axes'][f'{name}_{ax}'] = fit_allan(data[:, i], rate)
+            except ValueError as exc:
+                raise ValueError(f'{log.source}: {name}_{ax}: {exc}') from None
             if on_axis is not None:
                 on_axis()
     def med(name, key):
@@ -434,7 +453,8 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
                     'gyro_bias_tau_s': med('gyro', 'bias_tau_s'), 'gyro_rrw': med('gyro', 'rate_random_walk'),
                     'acc_vrw': med('acc', 'white_density'), 'acc_bias_instability': med('acc', 'bias_instability'),
                     'acc_bias_tau_s': med('acc', 'bias_tau_s'), 'acc_rrw': med('acc', 'rate_random_walk')}
-    # only identifiable parameters are kept (most axes resolved); the rest are named with the data needed
+    # only identifiable parameters are kept (most axes resolved); the rest are named with the data
+    # needed
     duration = float(t[-1] - t[0])
     out['not_identified'] = {}
     for name in ('gyro', 'acc'):
@@ -445,12 +465,14 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
                 out['allan'].pop(key)
                 out['not_identified'][key] = {
                     'need_s': need, 'have_s': duration,
-                    'why': 'no bias floor inside the resolved Allan taus (its peak at ~1.89 T must lie '
+                    'why': 'no bias floor inside the resolved Allan taus (its peak at ~1.89 T '
+                           'must lie '
                            'within an eighth of the record)'}
         if sum(a['rrw_resolved'] for a in axes) < 2:
             key = f'{name}_rrw'
             out['allan'].pop(key)
-            out['not_identified'][key] = {'need_s': max(MIN_BIAS_RECORD_S, 4.0 * duration), 'have_s': duration,
+            out['not_identified'][key] = {'need_s': max(MIN_BIAS_RECORD_S, 4.0 * duration),
+                                          'have_s': duration,
                                           'why': 'no +1/2 slope at the longest resolved taus'}
     return out
 
@@ -474,6 +496,8 @@ def read_node_params(path, node: str) -> dict:
         if key in data:
             sec = data[key].get('ros__parameters', {}) if isinstance(data[key], dict) else None
             if not isinstance(sec, dict):
-                raise ValueError(f'{path}: {key}/ros__parameters: expected a mapping of parameters')
+                raise ValueError(f'{path}: {key}/ros__parameters: expected a mapping of '
+                                 f'parameters')
             return dict(sec)
-    raise ValueError(f'{path}: no parameters for {node} (keys: {quote(", ".join(map(str, data)))})')
+    raise ValueError(f'{path}: no parameters for {node} (keys: '
+                     f'{quote(", ".join(map(str, data)))})')

@@ -51,10 +51,17 @@ STATUS_NO_FIX, STATUS_FIX, STATUS_SBAS_FIX, STATUS_GBAS_FIX = -1, 0, 1, 2
 COV_UNKNOWN, COV_APPROXIMATED, COV_DIAGONAL_KNOWN, COV_KNOWN = 0, 1, 2, 3
 
 
+MAX_VEC3_ABS = 1e6
+"""Largest |component| of a 3-vector model parameter (m, m/s, rad/s, m/s^2, ...): a noise of 1e300
+would overflow every product downstream."""
+
+
 def _vec3(nonneg=True):
     return dict(check=lambda v: len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                    and math.isfinite(x) and (x >= 0 or not nonneg) for x in v),
-                check_msg='3 finite numbers' + (' >= 0' if nonneg else ''))
+                                                    and math.isfinite(x) and abs(x) <= MAX_VEC3_ABS
+                                                    and (x >= 0 or not nonneg) for x in v),
+                check_msg=f'3 finite numbers of magnitude <= {MAX_VEC3_ABS:g}'
+                + (' and >= 0' if nonneg else ''))
 
 
 COMMON_PARAMS = [
@@ -275,8 +282,8 @@ class GpsSamples:
 
 
 MAX_RW_SUBSTEPS = 20_000_000
-"""Most internal random-walk steps one ``sample`` call may take (55 h at the default 100 Hz, ~20 s of
-CPU): a longer span or gap is refused with a clear error instead of running for hours."""
+"""Most internal random-walk steps one ``sample`` call may take (55 h at the default 100 Hz, ~20 s
+of CPU): a longer span or gap is refused with a clear error instead of running for hours."""
 RW_CHUNK = 65536
 """Normals are drawn this many steps at a time (memory independent of the span)."""
 
@@ -438,11 +445,14 @@ class GpsModel:
             t_int = tk
         total = sum(counts)
         if total > MAX_RW_SUBSTEPS:
-            raise ValueError(f'ch_rw: the sample times span {t[-1] - self._t_int:.6g} s at rw_rate_hz '
-                             f'{p["rw_rate_hz"]:g}: {total} internal steps, more than the {MAX_RW_SUBSTEPS} one '
-                             'call may take; sample a long run (or one across a long gap) in pieces')
-        # normals drawn in chunks of at most RW_CHUNK rows as they are used: the same stream (numpy's
-        # generator is sequential), memory independent of the span
+            raise ValueError(f'ch_rw: the sample times span {t[-1] - self._t_int:.6g} s at '
+                             f'rw_rate_hz '
+                             f'{p["rw_rate_hz"]:g}: {total} internal steps, more than the '
+                             f'{MAX_RW_SUBSTEPS} one '
+                             'call may take; sample a long run (or one across a long gap) in '
+                             'pieces')
+        # normals drawn in chunks of at most RW_CHUNK rows as they are used: the same stream
+        # (numpy's generator is sequential), memory independent of the span
         drawn = [0]
         buf = [[], [], [], 0]                            # zx, zy, zz lists and the read position
 
@@ -452,7 +462,8 @@ class GpsModel:
                 size = min(max(RW_CHUNK, n - (len(zx) - j)), total - drawn[0])
                 z = self._rng_err.standard_normal((size, 3))
                 drawn[0] += size
-                zx, zy, zz = zx[j:] + z[:, 0].tolist(), zy[j:] + z[:, 1].tolist(), zz[j:] + z[:, 2].tolist()
+                zx, zy, zz = (zx[j:] + z[:, 0].tolist(), zy[j:] + z[:, 1].tolist(),
+                              zz[j:] + z[:, 2].tolist())
                 j = 0
             buf[:] = zx, zy, zz, j + n
             return zx[j:j + n], zy[j:j + n], zz[j:j + n]
@@ -467,7 +478,8 @@ class GpsModel:
         ox, oy, oz = [], [], []
         for k, m in enumerate(counts):
             done = 0
-            while done < m:                             # a gap longer than RW_CHUNK steps: in pieces
+            # a gap longer than RW_CHUNK steps: in pieces
+            while done < m:
                 n = min(m - done, RW_CHUNK)
                 done += n
                 steps = zip([hmax] * (n - 1) + [last_h[k] if done == m else hmax], *take(n))

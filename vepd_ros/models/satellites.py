@@ -216,7 +216,8 @@ def parse_obstacles(spec) -> list:
             return []
         p = Path(text)
         data = (load_yaml(p, what='obstacles', expect=(dict, list)) if p.is_file()
-                else parse_yaml(text, where='<obstacles text>', what='obstacles', expect=(dict, list)))
+                else parse_yaml(text, where='<obstacles text>', what='obstacles',
+                                expect=(dict, list)))
         if isinstance(data, dict):
             data = data.get('obstacles', [])
         spec = data or []

@@ -39,17 +39,20 @@ def tick_time(k: int, per_ns: int) -> float:
 
 
 MAX_SAMPLE_TIMES = 20_000_000
-"""Most sensor samples of one run (55 h at 100 Hz): no allocation proportional to an unbounded time span."""
+"""Most sensor samples of one run (55 h at 100 Hz): no allocation proportional to an unbounded
+time span."""
 
 
 def sample_times(t_start_s: float, t_end_s: float, rate_hz: float) -> np.ndarray:
     """``tick_time(k, period)`` for every tick inside [t_start, t_end], vectorised: k·period in int64 (exact, as
     Python's int product) converted to float and divided by 1e9 — the same two correctly rounded steps."""
     if not (math.isfinite(t_start_s) and math.isfinite(t_end_s)):
-        raise ValueError(f'sample times: t_start_s {t_start_s} and t_end_s {t_end_s} must be finite')
+        raise ValueError(f'sample times: t_start_s {t_start_s} and t_end_s {t_end_s} must be '
+                         f'finite')
     k0, k1 = sample_index_range(t_start_s, t_end_s, rate_hz)
     if k1 - k0 + 1 > MAX_SAMPLE_TIMES:
-        raise ValueError(f'{t_end_s - t_start_s:g} s at {rate_hz:g} Hz is {k1 - k0 + 1} samples, more than the '
+        raise ValueError(f'{t_end_s - t_start_s:g} s at {rate_hz:g} Hz is {k1 - k0 + 1} samples, '
+                         f'more than the '
                          f'{MAX_SAMPLE_TIMES} one run may have')
     per = period_ns(rate_hz)
     return np.arange(k0, k1 + 1, dtype=np.int64) * per / 1e9

@@ -58,8 +58,8 @@ def _ou(rng: np.random.Generator, n: int, h: float, sigma: float, tau_s: float) 
 
 
 MAX_TRUTH_SAMPLES = 20_000_000
-"""Most internal truth samples one run may have (5.5 h at the default 1 kHz; each array is 160 MB then):
-longer runs are refused with a clear error instead of allocating without bound."""
+"""Most internal truth samples one run may have (5.5 h at the default 1 kHz; each array is 160 MB
+then): longer runs are refused with a clear error instead of allocating without bound."""
 
 
 def generate(scenario: str, duration_s: float = 30.0, seed: int = 0,
@@ -81,12 +81,15 @@ def generate(scenario: str, duration_s: float = 30.0, seed: int = 0,
     amplitude = p.sine_amplitude_m * (1 + p.amplitude_jitter_frac * z[2])
     heading0 = p.heading_rad + p.heading_jitter_rad * z[3]
 
-    if not (math.isfinite(duration_s) and math.isfinite(internal_rate_hz) and internal_rate_hz > 0):
-        raise ValueError(f'duration_s ({duration_s}) and internal_rate_hz ({internal_rate_hz}) must be finite, '
+    if not (math.isfinite(duration_s) and math.isfinite(internal_rate_hz)
+            and internal_rate_hz > 0):
+        raise ValueError(f'duration_s ({duration_s}) and internal_rate_hz ({internal_rate_hz}) '
+                         f'must be finite, '
                          'the rate > 0')
     if duration_s * internal_rate_hz >= MAX_TRUTH_SAMPLES:
         raise ValueError(f'a {duration_s:g} s run at internal_rate_hz {internal_rate_hz:g} needs '
-                         f'{duration_s * internal_rate_hz:.3g} truth samples, more than the {MAX_TRUTH_SAMPLES} '
+                         f'{duration_s * internal_rate_hz:.3g} truth samples, more than the '
+                         f'{MAX_TRUTH_SAMPLES} '
                          f'allowed ({MAX_TRUTH_SAMPLES / internal_rate_hz:g} s at this rate)')
     h = 1.0 / internal_rate_hz
     n = int(round(duration_s * internal_rate_hz)) + 1
