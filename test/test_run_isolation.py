@@ -208,3 +208,28 @@ def test_a_node_on_its_own_stops_on_a_second_publisher_of_its_input(ros_ctx, exe
         and 'ROS_DOMAIN_ID' in text
     )
     assert not ros_ctx.ok()  # the node stopped
+
+
+@pytest.mark.ros
+def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
+    """A domain can be free of vepd_ros locks and still be in use (a robot, another tool): the
+    runner looks for participants before it starts there, and moves to another leased domain when
+    it finds one."""
+    import rclpy
+
+    from vepd_ros.commands.run import Domain, _init_on_domain
+    lease = DomainLease()
+    busy = lease.domain_id
+    ctx = rclpy.context.Context()
+    rclpy.init(context=ctx, domain_id=busy)
+    stranger = rclpy.create_node('robot_driver', context=ctx)
+    domain = Domain(busy, 'leased', lease)
+    try:
+        listener = _init_on_domain(domain, {})
+        assert domain.domain_id != busy and f'{busy} had other participants' in domain.how
+        assert listener.context.get_domain_id() == domain.domain_id
+    finally:
+        domain.release()
+        rclpy.try_shutdown()
+        stranger.destroy_node()
+        ctx.try_shutdown()
