@@ -394,6 +394,10 @@ def _init_on_domain(domain: Domain, box: dict):
     return listener
 
 
+NAME_GRACE_S = 2.0
+"""How long a stranger found on a topic may stay unnamed before the run stops without its name."""
+
+
 class _Monitor:
     """Progress, stall limit, wall limit and the foreign-publisher check of a running graph.
 
@@ -447,7 +451,11 @@ class _Monitor:
             self.bar.refresh()
         problems = self.guard()
         if problems:
-            raise RunError('; '.join(problems))
+            # DDS announces a publisher before its node's name: give the name NAME_GRACE_S to arrive
+            self.foreign_since = getattr(self, 'foreign_since', None) or now
+            unnamed = any('unnamed participant' in p for p in problems)
+            if not unnamed or now - self.foreign_since >= NAME_GRACE_S:
+                raise RunError('; '.join(problems))
         if self.watch_stall and now - self.last_advance > self.stall_s:
             raise RunError(self.stall_text(sim, done))
         if self.timeout and now - self.t0 > self.timeout:

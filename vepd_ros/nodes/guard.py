@@ -98,11 +98,16 @@ def watch_inputs(node, period_s: float = CHECK_PERIOD_S):
     from rclpy.clock import Clock, ClockType
 
     node.foreign_publisher = None
+    pending = {'unnamed': False}
 
     def check():
         if node.foreign_publisher is not None or not node.context.ok():
             return
         problems = foreign_publishers(node, {s.topic_name for s in node.subscriptions})
+        unnamed = any('unnamed participant' in p for p in problems)
+        pending['unnamed'], was_unnamed = unnamed, pending['unnamed']
+        if unnamed and not was_unnamed:
+            return      # DDS announces a publisher before its node's name: look again next time
         if problems:
             node.foreign_publisher = (
                 '; '.join(problems) + ' -- ' + fix_hint(node.context.get_domain_id())
