@@ -233,3 +233,23 @@ def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
         rclpy.try_shutdown()
         stranger.destroy_node()
         ctx.try_shutdown()
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_a_node_executable_exits_1_on_a_second_truth_publisher(ros_ctx, domain_id):
+    """`ros2 run`/launch path: a noise node started as its own process stops with exit 1 and says why."""
+    import rclpy
+    from nav_msgs.msg import Odometry
+
+    from ros_helpers import console_script
+    ours = rclpy.create_node('truth_node', context=ros_ctx)
+    ours.create_publisher(Odometry, '/ground_truth/odometry', 10)
+    theirs = rclpy.create_node('truth_node', namespace='/other_demo', context=ros_ctx)
+    theirs.create_publisher(Odometry, '/ground_truth/odometry', 10)
+    proc = subprocess.run([console_script('gps_noise_node'), '--ros-args', '-p', 'model:=ch_rw'],
+                          env=ros_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=60)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert 'stopping: /ground_truth/odometry' in proc.stdout and '/other_demo/truth_node' in proc.stdout
+    assert 'Traceback' not in proc.stdout
