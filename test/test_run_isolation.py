@@ -238,7 +238,7 @@ def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
 @pytest.mark.ros
 @pytest.mark.slow
 def test_a_node_executable_exits_1_on_a_second_truth_publisher(ros_ctx, domain_id):
-    """`ros2 run`/launch path: a noise node started as its own process stops with exit 1 and says why."""
+    """The launch path: a noise node started as its own process stops with exit 1 and says why."""
     import rclpy
     from nav_msgs.msg import Odometry
 
@@ -251,5 +251,6 @@ def test_a_node_executable_exits_1_on_a_second_truth_publisher(ros_ctx, domain_i
                           env=ros_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=60)
     assert proc.returncode == 1, proc.stdout[-2000:]
-    assert 'stopping: /ground_truth/odometry' in proc.stdout and '/other_demo/truth_node' in proc.stdout
+    assert 'stopping: /ground_truth/odometry' in proc.stdout
+    assert '/other_demo/truth_node' in proc.stdout
     assert 'Traceback' not in proc.stdout

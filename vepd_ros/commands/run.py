@@ -451,7 +451,7 @@ class _Monitor:
             self.bar.refresh()
         problems = self.guard()
         if problems:
-            # DDS announces a publisher before its node's name: give the name NAME_GRACE_S to arrive
+            # DDS announces a publisher before its node's name: the name gets NAME_GRACE_S
             self.foreign_since = getattr(self, 'foreign_since', None) or now
             unnamed = any('unnamed participant' in p for p in problems)
             if not unnamed or now - self.foreign_since >= NAME_GRACE_S:
