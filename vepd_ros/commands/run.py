@@ -272,13 +272,15 @@ def result_problems(result: dict) -> list[str]:
     if result.get('complete') is False and not problems:
         problems.append('the evaluator marked the result incomplete')
     for name, m in (result.get('models') or {}).items():
-        if m.get('VEPD') is None or _nan(m.get('VEPD')):
+        per = [v.get('VEPD') for v in (m.get('per_scenario') or {}).values()]
+        scored = [v for v in per if v is not None and not _nan(v)]
+        if _nan(m.get('VEPD')) or (m.get('VEPD') is None and not scored):
+            # (a combined VEPD of None with per-scenario scores is a rest-only study: not an error)
             problems.append(
-                f"model {m.get('display_name', name)}: no VEPD (no moving scenario scored on both "
-                'sides)'
+                f"model {m.get('display_name', name)}: no VEPD (no scenario scored on both sides)"
             )
-        elif any(_nan(m.get(k)) for k in ('W1', 'W2')):
-            problems.append(f"model {m.get('display_name', name)}: W1/W2 is NaN")
+        elif any(_nan(m.get(k)) for k in ('W1', 'W2')) or len(scored) < len(per):
+            problems.append(f"model {m.get('display_name', name)}: a W1, W2 or VEPD is NaN")
     if 'models' in result and not result['models']:
         problems.append('no model was scored')
     for r in result.get('runs', []) if isinstance(result.get('runs'), list) else []:
