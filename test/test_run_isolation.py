@@ -119,9 +119,10 @@ def test_result_problems_name_the_cause():
     assert result_problems(nan) == ['model Ch:RW: a W1, W2 or VEPD is NaN']
     rest_only = {'models': {'ch_rw': {'display_name': 'Ch:RW', 'VEPD': None,
                                       'per_scenario': {'rest': {'VEPD': 0.01}}}}}
-    assert result_problems(rest_only) == []          # no combined score by design, scored per scenario
-    nan_scenario = {'models': {'ch_rw': {'display_name': 'Ch:RW', 'W1': 0.1, 'W2': 0.2, 'VEPD': 0.15,
-                                         'per_scenario': {'circle': {'VEPD': math.nan}}}}}
+    assert result_problems(rest_only) == []     # no combined score by design, scored per scenario
+    nan_scenario = {'models': {'ch_rw': {
+        'display_name': 'Ch:RW', 'W1': 0.1, 'W2': 0.2, 'VEPD': 0.15,
+        'per_scenario': {'circle': {'VEPD': math.nan}}}}}
     assert result_problems(nan_scenario) == ['model Ch:RW: a W1, W2 or VEPD is NaN']
     none = {'models': {'ch_rw': {'display_name': 'Ch:RW', 'W1': None, 'W2': None, 'VEPD': None}}}
     assert 'model Ch:RW: no VEPD' in result_problems(none)[0]
