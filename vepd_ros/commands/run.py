@@ -447,8 +447,12 @@ class _Monitor:
             self.shown = done
         if sim is not None and self.sim0 is not None and now > self.sim0[0]:
             rate = (sim - self.sim0[1]) * 1e-9 / (now - self.sim0[0])
+            left = ''
+            end = getattr(self, 'sim_end_ns', None)
+            if end is not None and rate > 0:
+                left = f', ~{max(0.0, (end() - sim) * 1e-9 / rate):.0f} s left'
             self.bar.set_postfix_str(
-                f'sim t {sim * 1e-9:.0f} s, x{rate:.2f} real time', refresh=False
+                f'sim t {sim * 1e-9:.0f} s, x{rate:.2f} real time{left}', refresh=False
             )
             self.bar.refresh()
         problems = self.guard()
@@ -546,6 +550,12 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
             watch_stall=bool(truth or players),
             advance=(lambda: truth.published) if truth is not None else None,
         )
+        if clock is not None:   # where sim time will be when the last run ends (gaps included)
+            monitor.sim_end_ns = lambda: (
+                (clock.run_t0_ns or clock.sim_ns)
+                + (len(clock.plan) - max(clock.run, 0))
+                * (clock.n_samples * clock.period_ns + int(clock.p['gap_s'] * 1e9) + 10**9)
+            )
         if truth is not None:
             monitor.waiting_for = lambda: (
                 f"truth_node is waiting for {truth.p['wait_for_subscribers']} subscribers of "
