@@ -1,7 +1,8 @@
 """Test harness for rclpy over real DDS (loopback only).
 
-- ``DomainLease`` (vepd_ros.nodes.domain): a ROS_DOMAIN_ID held exclusively (flock) for one test, so
-  concurrent pytest runs, xdist workers and ``vepd run`` on this machine never see each other's traffic.
+- ``DomainLease`` (vepd_ros.nodes.domain): a ROS_DOMAIN_ID held exclusively (flock) for one
+  test, so concurrent pytest runs, xdist workers and ``vepd run`` on this machine never see each
+  other's traffic.
 - ``spin_until``: spin executors until a predicate holds or a timeout passes (discovery can take
   seconds); never a fixed sleep.
 - ``ros_env``: the environment for node subprocesses (same domain, loopback discovery, local logs).
@@ -13,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from vepd_ros.nodes.domain import DOMAIN_RANGE, LOCK_DIR, DomainLease  # noqa: F401 - shared with vepd run
+from vepd_ros.nodes.domain import DOMAIN_RANGE, LOCK_DIR, DomainLease  # noqa: F401 - one lease
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,7 @@
-"""`vepd demo` (what `make demo` runs) on a shared, busy machine: two demos at once, and a demo while a CPU hog
-keeps both cores busy, each finish with exit 0 and the table. No wall budget is asserted (timings are noisy);
-the wall times are printed (`pytest -s`) for the README."""
+"""`vepd demo` (what `make demo` runs) on a shared, busy machine: two demos at once, and a demo
+while a CPU hog keeps both cores busy, each finish with exit 0 and the table. No wall budget is
+asserted (timings are noisy); the wall times are printed (`pytest -s`) for the README."""
+
 from __future__ import annotations
 
 import os
@@ -18,13 +19,19 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 def _env() -> dict:
     env = dict(os.environ)
-    env.pop('ROS_DOMAIN_ID', None)          # the demo picks its own domain, as for a new user
+    env.pop('ROS_DOMAIN_ID', None)  # the demo picks its own domain, as for a new user
     return env
 
 
 def _demo(out) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, '-m', 'vepd_ros.cli', 'demo', '--out', str(out)], cwd=REPO,
-                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, '-m', 'vepd_ros.cli', 'demo', '--out', str(out)],
+        cwd=REPO,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _check(proc, out) -> int:
@@ -40,7 +47,7 @@ def test_two_demos_at_once(tmp_path):
     a, b = _demo(tmp_path / 'a'), _demo(tmp_path / 'b')
     da, db = _check(a, tmp_path / 'a'), _check(b, tmp_path / 'b')
     print(f'two demos at once: {time.monotonic() - t0:.0f} s wall, domains {da} and {db}')
-    assert da != db                         # each on a domain of its own
+    assert da != db  # each on a domain of its own
 
 
 def test_demo_beside_a_cpu_hog(tmp_path):

@@ -1,12 +1,15 @@
-"""Every command in README.md's tables, run as a new user would (parsed from the README, so the test follows it).
+"""Every command in README.md's tables, run as a new user would (parsed from the README, so the
+test follows it).
 
-Placeholders (DIR, STUDY, FILE, ...) become temporary directories, a small study made first, or files in
-../shared/data; a synopsis (``a|b``, ``...``) is checked through its ``--help``. The assertion is that the exit
-status tells the truth: exit 0 comes with output (stdout or files) and no NaN in what is printed; a command
-written out in full (no placeholder) must exit 0; any other non-zero exit is a one-line error, never a
-traceback. Skipped with the reason: ``ros2 ...`` (a real ROS 2 install), ``pytest ...`` and ``python
-benchmarks/...`` (the suite and ``make bench`` run those), commands needing ../shared/data when it is absent.
+Placeholders (DIR, STUDY, FILE, ...) become temporary directories, a small study made first, or
+files in ../shared/data; a synopsis (``a|b``, ``...``) is checked through its ``--help``. The
+assertion is that the exit status tells the truth: exit 0 comes with output (stdout or files) and
+no NaN in what is printed; a command written out in full (no placeholder) must exit 0; any other
+non-zero exit is a one-line error, never a traceback. Skipped with the reason: ``ros2 ...`` (a real
+ROS 2 install), ``pytest ...`` and ``python benchmarks/...`` (the suite and ``make bench`` run
+those), commands needing ../shared/data when it is absent.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,7 +24,21 @@ from ros_helpers import REPO
 
 README = REPO / 'README.md'
 SHARED = REPO.parent / 'shared' / 'data'
-PLACEHOLDERS = {'DIR', 'DIR...', 'STUDY', 'ROOT', 'BAG', 'FILE', 'S', 'MODEL', 'T', 'N', 'YAML', 'INPUT', 'CSV'}
+PLACEHOLDERS = {
+    'DIR',
+    'DIR...',
+    'STUDY',
+    'ROOT',
+    'BAG',
+    'FILE',
+    'S',
+    'MODEL',
+    'T',
+    'N',
+    'YAML',
+    'INPUT',
+    'CSV',
+}
 SMALL = {'vepd run sim_judge': ['scenarios:=circle', 'duration_s:=5']}
 """Extra arguments that keep a long example short (the graph's arguments: the last value wins)."""
 
@@ -31,8 +48,8 @@ def _cells(line: str) -> list[str]:
 
 
 def readme_commands() -> list[str]:
-    """The commands in the `command` column of the README's tables, in order, each once (a cell's `a` / `b`
-    alternatives apart)."""
+    """The commands in the `command` column of the README's tables, in order, each once (a cell's
+    `a` / `b` alternatives apart)."""
     out: list[str] = []
     column = None
     lines = README.read_text().splitlines()
@@ -61,11 +78,34 @@ def _synopsis(words: list[str]) -> bool:
 
 @pytest.fixture(scope='module')
 def study(tmp_path_factory):
-    """A small study directory for STUDY/ROOT (the layout `vepd evaluate` and `vepd report` read)."""
+    """A small study directory for STUDY/ROOT (the layout `vepd evaluate` and `vepd report` read).
+    """
     out = tmp_path_factory.mktemp('study') / 'study'
-    proc = subprocess.run(_vepd(['study', '--models', 'ch_gauss,ch_rw', '--scenarios', 'circle', '--runs', '3',
-                                 '--duration', '10', '--reference', 'rtk', '--seed', '1', '--out', str(out)]),
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        _vepd(
+            [
+                'study',
+                '--models',
+                'ch_gauss,ch_rw',
+                '--scenarios',
+                'circle',
+                '--runs',
+                '3',
+                '--duration',
+                '10',
+                '--reference',
+                'rtk',
+                '--seed',
+                '1',
+                '--out',
+                str(out),
+            ]
+        ),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return out
 
@@ -91,8 +131,10 @@ def _substitute(words: list[str], tmp_path, study) -> tuple[list[str], bool]:
             continue
         full = False
         if key == 'DIR...':
-            out += [_need_shared(SHARED / 'rl_golden' / d) for d in
-                    ('s1_circle2d_odom_imu_gps', 's2_gps_zero_cov_imu_3d')]
+            out += [
+                _need_shared(SHARED / 'rl_golden' / d)
+                for d in ('s1_circle2d_odom_imu_gps', 's2_gps_zero_cov_imu_3d')
+            ]
             continue
         if key in ('STUDY', 'ROOT') or (key == 'DIR' and words[:2] == ['vepd', 'report']):
             value = str(study)
@@ -100,18 +142,29 @@ def _substitute(words: list[str], tmp_path, study) -> tuple[list[str], bool]:
             value = str(tmp_path / f'out{i}')
         elif key in ('BAG', 'INPUT'):
             if 'art' in words:
-                pytest.skip('needs an ART bag (/fix, /imu, /sbg/gps_vel); ../shared has only its metadata')
+                pytest.skip(
+                    'needs an ART bag (/fix, /imu, /sbg/gps_vel); ../shared has only its metadata'
+                )
             value = _need_shared(SHARED / 'robot_localization_tests' / 'test1.bag')
         elif key == 'FILE':
-            value = _need_shared(SHARED / 'real' / ('nmea_rtk_fixed_static/nmea.log' if 'gps' in words
-                                                    else 'xio_imu_handheld/sensor_data.csv'))
+            value = _need_shared(
+                SHARED
+                / 'real'
+                / (
+                    'nmea_rtk_fixed_static/nmea.log'
+                    if 'gps' in words
+                    else 'xio_imu_handheld/sensor_data.csv'
+                )
+            )
         elif key == 'MODEL':
             value = 'ch_rw' if prev == '--gps' else 'ch_drift_paper'
         elif key == 'YAML':
-            value = str(REPO / 'config' / ('navsat.yaml' if prev == '--navsat-config' else 'ekf.yaml'))
+            value = str(
+                REPO / 'config' / ('navsat.yaml' if prev == '--navsat-config' else 'ekf.yaml')
+            )
         else:
             value = {'S': 'circle', 'T': '5', 'N': '1', 'CSV': str(tmp_path / 'replay.csv')}[key]
-        out.append(w[:len(w) - len(key)] + value)
+        out.append(w[: len(w) - len(key)] + value)
     return out, full
 
 
@@ -120,10 +173,13 @@ def _substitute(words: list[str], tmp_path, study) -> tuple[list[str], bool]:
 def test_readme_command(command, tmp_path, request):
     words = shlex.split(command)
     if words[0] == 'ros2':
-        pytest.skip('needs a real ROS 2 install (ros2 CLI); the launch tests run it with ../shared/ros2_tooling')
+        pytest.skip(
+            'needs a real ROS 2 install (ros2 CLI); the launch tests run it with '
+            '../shared/ros2_tooling'
+        )
     if words[0] in ('pytest', 'python', 'make'):
         pytest.skip(f'{words[0]} {words[1]}: run by make test / make bench, not here')
-    words = [w for w in re.sub(r'\[[^\]]*\]', '', command).split()]    # optional parts left out
+    words = [w for w in re.sub(r'\[[^\]]*\]', '', command).split()]  # optional parts left out
     if _synopsis(words):
         graph_words = [w for w in words[1:3] if '|' not in w and not w.startswith(('[', '.'))]
         for alt in (words[2].split('|') if '|' in words[2] else [None]):
@@ -131,23 +187,28 @@ def test_readme_command(command, tmp_path, request):
             proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
             assert proc.returncode == 0 and 'usage' in proc.stdout, (cmd, proc.stderr[-1500:])
         return
-    study = request.getfixturevalue('study') if {'STUDY', 'ROOT'} & set(words) or words[:2] == ['vepd',
-                                                                                                  'report'] else None
+    study = (
+        request.getfixturevalue('study')
+        if {'STUDY', 'ROOT'} & set(words) or words[:2] == ['vepd', 'report']
+        else None
+    )
     for w in words:
         if w.startswith('../shared/'):
             _need_shared(REPO / w)
     args, full = _substitute(words, tmp_path, study)
     at = next((j for j, w in enumerate(args) if j > 2 and w.startswith('--')), len(args))
-    args[at:at] = SMALL.get(' '.join(words[:3]), [])   # after the README's own, before any --option
+    args[at:at] = SMALL.get(' '.join(words[:3]), [])  # after the README's own, before any --option
     env = {k: v for k, v in os.environ.items() if k != 'ROS_DOMAIN_ID'}
-    proc = subprocess.run(_vepd(args[1:]), cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        _vepd(args[1:]), cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
     said = f'{args}\nstdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-1500:]}'
     assert 'Traceback' not in proc.stderr, said
     if full:
-        assert proc.returncode == 0, said                   # written out in full: it must work as written
+        assert proc.returncode == 0, said  # written out in full: it must work as written
     if proc.returncode == 0:
         files = [p for p in tmp_path.rglob('*') if p.is_file()]
-        assert proc.stdout.strip() or files, said           # exit 0 comes with output
+        assert proc.stdout.strip() or files, said  # exit 0 comes with output
         assert not re.search(r'\bnan\b', proc.stdout, re.IGNORECASE), said
     else:
         assert proc.stderr.strip().splitlines()[-1].startswith('vepd '), said

@@ -1,62 +1,110 @@
 """``vepd demo``: the main job on the embedded defaults (what ``make demo`` runs).
 
-A short sim_judge graph over DDS through the pip runtime: truth_node on accelerated sim time, one chain per GPS
-model (noise nodes → built-in navsat + EKF judge → recorder) plus the simulated RTK reference, and the evaluator,
-ending with the VEPD table. It runs like ``vepd run`` (``vepd_ros.commands.run``): on a DDS domain of its own
-unless ROS_DOMAIN_ID or ``--domain-id`` chooses one, in lockstep sim time that only slows down on a busy
-machine (the limit is a stall of ``--stall-timeout`` seconds, not a wall budget), with progress on a terminal
-and exit 1 unless the result is complete. ``vepd study`` runs the paper-sized study offline in seconds.
+A short sim_judge graph over DDS through the pip runtime: truth_node on accelerated sim time, one
+chain per GPS model (noise nodes → built-in navsat + EKF judge → recorder) plus the simulated RTK
+reference, and the evaluator, ending with the VEPD table. It runs like ``vepd run``
+(``vepd_ros.commands.run``): on a DDS domain of its own unless ROS_DOMAIN_ID or ``--domain-id``
+chooses one, in lockstep sim time that only slows down on a busy machine (the limit is a stall of
+``--stall-timeout`` seconds, not a wall budget), with progress on a terminal and exit 1 unless the
+result is complete. ``vepd study`` runs the paper-sized study offline in seconds.
 """
+
 from __future__ import annotations
 
 import argparse
 
 from vepd_ros.commands.run import STALL_S
 
-DEMO_ARGS = ['k:=2', 'models:=ch_gauss,ch_rw,airsim', 'scenarios:=circle,sine', 'duration_s:=10.0',
-             'time_scale:=20.0', 'seed:=1', 'judge:=builtin']
-"""Small enough for a demo (4 chains x 2 scenarios x 2 runs x 10 s of sim time: measured 25-30 s on a quiet
-2-core machine, see the README for a loaded one), large enough for a table whose ranking is the paper's
-(Ch:RW closest, then AirSim, then Ch:Gauss). time_scale is a ceiling: the lockstep graph runs as fast as the
-machine allows up to 20x."""
+DEMO_ARGS = [
+    'k:=2',
+    'models:=ch_gauss,ch_rw,airsim',
+    'scenarios:=circle,sine',
+    'duration_s:=10.0',
+    'time_scale:=20.0',
+    'seed:=1',
+    'judge:=builtin',
+]
+"""Small enough for a demo (4 chains x 2 scenarios x 2 runs x 10 s of sim time: measured 25-30 s on
+a quiet 2-core machine, see the README for a loaded one), large enough for a table whose ranking is
+the paper's (Ch:RW closest, then AirSim, then Ch:Gauss). time_scale is a ceiling: the lockstep
+graph runs as fast as the machine allows up to 20x."""
 
 EXAMPLES = """examples:
   vepd demo                          # writes demo_out/ (runs, result.json, report/)
   vepd demo --out /tmp/demo --quiet  # no progress bar, node warnings only
-  ROS_DOMAIN_ID=7 vepd demo          # on a domain you chose; watch: ROS_DOMAIN_ID=7 ros2 topic echo /vepd/result
+  ROS_DOMAIN_ID=7 vepd demo          # watch: ROS_DOMAIN_ID=7 ros2 topic echo /vepd/result
 """
 
 
 def register(sub):
-    p = sub.add_parser('demo', help='run the main job on the embedded defaults (what `make demo` runs)',
-                       description='The sim_judge graph on the embedded defaults (' + ' '.join(DEMO_ARGS)
-                       + '), in one process over DDS, ending with the VEPD table.',
-                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--out', default='demo_out', help='output directory (runs, result.json, report/)')
+    p = sub.add_parser(
+        'demo',
+        help='run the main job on the embedded defaults (what `make demo` runs)',
+        description='The sim_judge graph on the embedded defaults ('
+        + ' '.join(DEMO_ARGS)
+        + '), in one process over DDS, ending with the VEPD table.',
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        '--out', default='demo_out', help='output directory (runs, result.json, report/)'
+    )
     p.add_argument('--json', action='store_true', help='print the result as JSON')
-    p.add_argument('--domain-id', type=int, default=None, metavar='N',
-                   help='DDS domain to run on (default: ROS_DOMAIN_ID if set, else a free domain leased '
-                        'on this machine)')
-    p.add_argument('--stall-timeout', type=float, default=STALL_S, metavar='S',
-                   help=f'stop with an error when neither sim time nor the count of finished runs advances for '
-                        f'S wall seconds (default {STALL_S:g})')
-    p.add_argument('--timeout', type=float, default=0.0, metavar='S',
-                   help='give up after S wall seconds in all (default 0: no limit, only the stall limit)')
+    p.add_argument(
+        '--domain-id',
+        type=int,
+        default=None,
+        metavar='N',
+        help='DDS domain to run on (default: ROS_DOMAIN_ID if set, else a free domain leased '
+        'on this machine)',
+    )
+    p.add_argument(
+        '--stall-timeout',
+        type=float,
+        default=STALL_S,
+        metavar='S',
+        help='stop with an error when neither sim time nor the count of finished runs advances '
+             'for '
+        f'S wall seconds (default {STALL_S:g})',
+    )
+    p.add_argument(
+        '--timeout',
+        type=float,
+        default=0.0,
+        metavar='S',
+        help='give up after S wall seconds in all (default 0: no limit, only the stall limit)',
+    )
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from vepd_ros.commands import run as run_cmd
-    print('vepd demo: the sim_judge graph over DDS (pip runtime, built-in judge): truth on /clock, GPS models '
-          'ch_gauss, ch_rw, airsim vs a simulated RTK reference, 2 runs x 2 scenarios x 10 s each '
-          '(about half a minute on a quiet 2-core machine, longer when it is busy)', flush=True)
-    ns = argparse.Namespace(graph='sim_judge', assignments=DEMO_ARGS + [f'output_dir:={args.out}'], json=args.json,
-                            processes=False, timeout=args.timeout, list=False, quiet=True,
-                            progress_quiet=args.quiet or args.json, domain_id=args.domain_id,
-                            stall_timeout=args.stall_timeout, help=False)
+
+    print(
+        'vepd demo: the sim_judge graph over DDS (pip runtime, built-in judge): truth on /clock, '
+        'GPS models '
+        'ch_gauss, ch_rw, airsim vs a simulated RTK reference, 2 runs x 2 scenarios x 10 s each '
+        '(about half a minute on a quiet 2-core machine, longer when it is busy)',
+        flush=True,
+    )
+    ns = argparse.Namespace(
+        graph='sim_judge',
+        assignments=DEMO_ARGS + [f'output_dir:={args.out}'],
+        json=args.json,
+        processes=False,
+        timeout=args.timeout,
+        list=False,
+        quiet=True,
+        progress_quiet=args.quiet or args.json,
+        domain_id=args.domain_id,
+        stall_timeout=args.stall_timeout,
+        help=False,
+    )
     rc = run_cmd.run(ns)
     if rc == 0 and not args.json:
-        print(f'report (Markdown, HTML, figures): {args.out}/report/; '
-              '`vepd study` runs the paper-sized study offline')
+        print(
+            f'report (Markdown, HTML, figures): {args.out}/report/; '
+            '`vepd study` runs the paper-sized study offline'
+        )
     return rc

@@ -1,18 +1,23 @@
 """``vepd run GRAPH [name:=value ...] [--json]``: a vepd_ros graph without launch_ros.
 
-The nodes of ``vepd_ros.graph.build_graph`` (the description the launch files use) are composed in one
-process on a SingleThreadedExecutor (``--processes``: one process per node, started with the same
-``--ros-args``), with the built-in judge where robot_localization is absent. The run ends when the evaluator
-publishes its result; ``--json`` prints that result in the ``vepd evaluate`` shape.
+The nodes of ``vepd_ros.graph.build_graph`` (the description the launch files use) are composed in
+one process on a SingleThreadedExecutor (``--processes``: one process per node, started with the
+same ``--ros-args``), with the built-in judge where robot_localization is absent. The run ends when
+the evaluator publishes its result; ``--json`` prints that result in the ``vepd evaluate`` shape.
 
 Made to survive a slow machine and a busy network:
-- no wall budget: the run stops only when sim time and the count of finished runs both stand still for
-  ``--stall-timeout`` seconds (default 60), naming what stalled (``--timeout`` adds an overall limit);
-- its own DDS domain (``vepd_ros.nodes.domain``) unless ROS_DOMAIN_ID or ``--domain-id`` chooses one;
-- a publisher on its topics that is not one of its nodes stops it at once (``vepd_ros.nodes.guard``);
-- exit 1 unless the result is complete (C2), every model scored and no metric NaN (``result_problems``).
-Progress (runs done of total, sim-time rate, time left) goes to standard error on a terminal.
+- no wall budget: the run stops only when sim time and the count of finished runs both stand still
+  for ``--stall-timeout`` seconds (default 60), naming what stalled (``--timeout`` adds an overall
+  limit);
+- its own DDS domain (``vepd_ros.nodes.domain``) unless ROS_DOMAIN_ID or ``--domain-id`` chooses
+  one;
+- a publisher on its topics that is not one of its nodes stops it at once
+  (``vepd_ros.nodes.guard``);
+- exit 1 unless the result is complete (C2), every model scored and no metric NaN
+  (``result_problems``). Progress (runs done of total, sim-time rate, time left) goes to standard
+  error on a terminal.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,52 +46,96 @@ NODE_CLASSES = {
 
 
 STALL_S = 60.0
-"""Default stall limit (wall seconds): the run stops when neither sim time nor the count of finished runs has
-advanced for this long. The lockstep graph only slows down on a busy machine, so no wall budget applies."""
+"""Default stall limit (wall seconds): the run stops when neither sim time nor the count of
+finished runs has advanced for this long. The lockstep graph only slows down on a busy machine, so
+no wall budget applies."""
 
 EXAMPLES = """examples:
-  vepd run sim_judge k:=2 models:=ch_gauss,ch_rw scenarios:=circle duration_s:=8 output_dir:=/tmp/vepd_sj
+  vepd run sim_judge k:=2 models:=ch_gauss,ch_rw scenarios:=circle duration_s:=8 output_dir:=sj
   vepd run sim_judge --help          # sim_judge's arguments, with descriptions and defaults
   vepd run bag_replay bag:=test1.bag output_dir:=/tmp/vepd_bag --json
-  ROS_DOMAIN_ID=7 vepd run sim_judge k:=2 models:=ch_rw   # on a domain you chose (watch it with ros2 CLI)
+  ROS_DOMAIN_ID=7 vepd run sim_judge k:=2 models:=ch_rw   # on a domain you chose
 """
 
 
 class RunError(RuntimeError):
-    """The graph could not produce a real result (stall, foreign publisher, incomplete result): exit 1."""
+    """The graph could not produce a real result (stall, foreign publisher, incomplete result):
+    exit 1."""
 
 
 def register(sub):
     graphs = ', '.join(sorted(GRAPH_ARGS))
     p = sub.add_parser(
-        'run', add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+        'run',
+        add_help=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         help='run a vepd_ros ROS graph (sim_judge, bag_replay, live_eval) without launch_ros',
-        description=textwrap.fill(f'Run one of the graphs ({graphs}) in this process over DDS; arguments are the graph\'s '
-                    'launch arguments, as name:=value (`vepd run GRAPH --help` lists them with descriptions and '
-                    'defaults). The graph runs on a DDS domain nobody else uses unless ROS_DOMAIN_ID or '
-                    '--domain-id chooses one, and stops with an error when another publisher appears on its '
-                    'topics, when sim time and finished runs stall for --stall-timeout seconds, or when the '
-                    'result is incomplete (exit 1).', 99),
-        epilog=EXAMPLES + '\narguments of each graph (name:=default; GRAPH --help describes them):\n' + '\n'.join(
-            textwrap.fill(' '.join(f'{a.name}:={_show(a.default)}' for a in GRAPH_ARGS[g]), 99,
-                          initial_indent=f'  {g}: ', subsequent_indent='      ') for g in sorted(GRAPH_ARGS)))
-    p.add_argument('-h', '--help', action='store_true',
-                   help="show this help (after GRAPH: that graph's arguments) and exit")
+        description=textwrap.fill(
+            f'Run one of the graphs ({graphs}) in this process over DDS; arguments are the '
+            "graph's launch arguments, as name:=value (`vepd run GRAPH --help` lists them with "
+            'descriptions and defaults). The graph runs on a DDS domain nobody else uses unless '
+            'ROS_DOMAIN_ID or --domain-id chooses one, and stops with an error when another '
+            'publisher appears on its topics, when sim time and finished runs stall for '
+            '--stall-timeout seconds, or when the result is incomplete (exit 1).',
+            99,
+        ),
+        epilog=EXAMPLES
+        + '\narguments of each graph (name:=default; GRAPH --help describes them):\n'
+        + '\n'.join(
+            textwrap.fill(
+                ' '.join(f'{a.name}:={_show(a.default)}' for a in GRAPH_ARGS[g]),
+                99,
+                initial_indent=f'  {g}: ',
+                subsequent_indent='      ',
+            )
+            for g in sorted(GRAPH_ARGS)
+        ),
+    )
+    p.add_argument(
+        '-h',
+        '--help',
+        action='store_true',
+        help="show this help (after GRAPH: that graph's arguments) and exit",
+    )
     p.add_argument('graph', nargs='?', choices=sorted(GRAPH_ARGS), metavar='GRAPH', help=graphs)
     p.add_argument('assignments', nargs='*', metavar='name:=value')
     p.add_argument('--json', action='store_true', help='print the evaluator result as JSON')
-    p.add_argument('--processes', action='store_true', help='one process per node instead of one process')
-    p.add_argument('--domain-id', type=int, default=None, metavar='N',
-                   help='DDS domain to run on (default: ROS_DOMAIN_ID if set, else a free domain leased '
-                        'on this machine)')
-    p.add_argument('--stall-timeout', type=float, default=STALL_S, metavar='S',
-                   help=f'stop with an error when neither sim time nor the count of finished runs advances for '
-                        f'S wall seconds (default {STALL_S:g}; a slow machine only makes the run longer)')
-    p.add_argument('--timeout', type=float, default=0.0, metavar='S',
-                   help='give up after S wall seconds in all (default 0: no limit; live_eval runs until Ctrl-C)')
-    p.add_argument('--list', action='store_true', help='print the nodes and their --ros-args, then exit')
-    p.add_argument('--quiet', action='store_true',
-                   help='no progress bar; only warnings and errors from the nodes (in-process)')
+    p.add_argument(
+        '--processes', action='store_true', help='one process per node instead of one process'
+    )
+    p.add_argument(
+        '--domain-id',
+        type=int,
+        default=None,
+        metavar='N',
+        help='DDS domain to run on (default: ROS_DOMAIN_ID if set, else a free domain leased '
+        'on this machine)',
+    )
+    p.add_argument(
+        '--stall-timeout',
+        type=float,
+        default=STALL_S,
+        metavar='S',
+        help='stop with an error when neither sim time nor the count of finished runs advances '
+             'for '
+        f'S wall seconds (default {STALL_S:g}; a slow machine only makes the run longer)',
+    )
+    p.add_argument(
+        '--timeout',
+        type=float,
+        default=0.0,
+        metavar='S',
+        help='give up after S wall seconds in all (default 0: no limit; live_eval runs until '
+             'Ctrl-C)',
+    )
+    p.add_argument(
+        '--list', action='store_true', help='print the nodes and their --ros-args, then exit'
+    )
+    p.add_argument(
+        '--quiet',
+        action='store_true',
+        help='no progress bar; only warnings and errors from the nodes (in-process)',
+    )
     p.set_defaults(func=run, run_parser=p)
 
 
@@ -95,7 +144,8 @@ def _show(v) -> str:
 
 
 def graph_help(graph: str) -> str:
-    """The arguments of ``graph`` (``GRAPH_ARGS``, the one place they are declared) as a help text."""
+    """The arguments of ``graph`` (``GRAPH_ARGS``, the one place they are declared) as a help text.
+    """
     lines = [f'arguments of {graph} (name:=default, then what it sets):']
     for a in GRAPH_ARGS[graph]:
         extra = f" (one of: {', '.join(map(str, a.choices))})" if a.choices is not None else ''
@@ -111,22 +161,36 @@ def run(args) -> int:
             if args.graph is None:
                 parser.print_help()
             else:
-                print(parser.format_usage().rstrip() + '\n\n' + graph_help(args.graph) + '\n\n' + EXAMPLES)
+                print(
+                    parser.format_usage().rstrip()
+                    + '\n\n'
+                    + graph_help(args.graph)
+                    + '\n\n'
+                    + EXAMPLES
+                )
         return 0 if getattr(args, 'help', False) else 2
     raw = parse_assignments(args.assignments)
-    values = typed_args(args.graph, {k: str(v) if not isinstance(v, str) else v for k, v in raw.items()})
+    values = typed_args(
+        args.graph, {k: str(v) if not isinstance(v, str) else v for k, v in raw.items()}
+    )
     nodes = build_graph(args.graph, values)
     if args.list:
         for n in nodes:
             print(f'{n.package}/{n.executable}  ' + ' '.join(n.ros_args()))
         return 0
     quiet = getattr(args, 'quiet', False)
-    opts = {'stall_s': getattr(args, 'stall_timeout', STALL_S), 'timeout': args.timeout or 0.0, 'quiet': quiet,
-            'progress_quiet': getattr(args, 'progress_quiet', quiet or args.json)}
+    opts = {
+        'stall_s': getattr(args, 'stall_timeout', STALL_S),
+        'timeout': args.timeout or 0.0,
+        'quiet': quiet,
+        'progress_quiet': getattr(args, 'progress_quiet', quiet or args.json),
+    }
     domain = choose_domain(getattr(args, 'domain_id', None))
     try:
-        _say(f'vepd run {args.graph}: DDS domain {domain.domain_id} ({domain.how}); watch it with '
-             f'`ROS_DOMAIN_ID={domain.domain_id} ros2 topic echo {_result_topic()}`')
+        _say(
+            f'vepd run {args.graph}: DDS domain {domain.domain_id} ({domain.how}); watch it with '
+            f'`ROS_DOMAIN_ID={domain.domain_id} ros2 topic echo {_result_topic()}`'
+        )
         try:
             if args.processes:
                 result = _run_processes(nodes, opts, domain)
@@ -138,25 +202,38 @@ def run(args) -> int:
     finally:
         domain.release()
     if result is None:
-        print(f'vepd run {args.graph}: stopped before the evaluator published a result', file=sys.stderr)
+        print(
+            f'vepd run {args.graph}: stopped before the evaluator published a result',
+            file=sys.stderr,
+        )
         return 1
     if args.json:
         print(json.dumps(result, indent=1))
     elif 'models' not in result:
         for r in result.get('runs', []):
-            print(f"{r['path']}: speed RMSE E {r['E']:.4f} m/s, spectral-flatness difference S {r['S']:.4f} "
-                  f"({r['se_len']} estimate / {r['gt_len']} truth samples)")
+            print(
+                f"{r['path']}: speed RMSE E {r['E']:.4f} m/s, spectral-flatness difference S "
+                f"{r['S']:.4f} "
+                f"({r['se_len']} estimate / {r['gt_len']} truth samples)"
+            )
         print(result.get('note', ''))
     else:
         from vepd_ros.commands.evaluate import format_tables
+
         print(format_tables(result))
     out = _output_dir(nodes)
     if out:
-        _say(f'vepd run {args.graph}: runs' + (', result.json and report/' if 'models' in result else '')
-             + f' in {out}/')
+        _say(
+            f'vepd run {args.graph}: runs'
+            + (', result.json and report/' if 'models' in result else '')
+            + f' in {out}/'
+        )
     problems = result_problems(result)
     if problems:
-        print(f'vepd run {args.graph}: error: not a complete result: ' + '; '.join(problems), file=sys.stderr)
+        print(
+            f'vepd run {args.graph}: error: not a complete result: ' + '; '.join(problems),
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -167,6 +244,7 @@ def _say(text: str) -> None:
 
 def _result_topic() -> str:
     from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
+
     return RESULT_TOPIC
 
 
@@ -179,34 +257,47 @@ def _nan(x) -> bool:
 
 
 def result_problems(result: dict) -> list[str]:
-    """Why ``result`` is not a real, complete result (empty when it is): contract C2's ``complete`` flag,
-    excluded runs and short batches, models without a score, NaN metrics, runs without estimates."""
+    """Why ``result`` is not a real, complete result (empty when it is): contract C2's ``complete``
+    flag, excluded runs and short batches, models without a score, NaN metrics, runs without
+    estimates.
+    """
     problems = []
     for ex in result.get('excluded_runs') or []:
         problems.append(f"run {ex.get('path')} excluded ({ex.get('reason')})")
     for b in result.get('incomplete_batches') or []:
-        problems.append(f"batch {b.get('label')}/{b.get('scenario')} has {b.get('have')} of k={b.get('k')} runs")
+        problems.append(
+            f"batch {b.get('label')}/{b.get('scenario')} has {b.get('have')} of k={b.get('k')} "
+            "runs"
+        )
     if result.get('complete') is False and not problems:
         problems.append('the evaluator marked the result incomplete')
     for name, m in (result.get('models') or {}).items():
-        if m.get('VEPD') is None or _nan(m.get('VEPD')):
-            problems.append(f"model {m.get('display_name', name)}: no VEPD (no moving scenario scored on both "
-                            'sides)')
-        elif any(_nan(m.get(k)) for k in ('W1', 'W2')):
-            problems.append(f"model {m.get('display_name', name)}: W1/W2 is NaN")
+        per = [v.get('VEPD') for v in (m.get('per_scenario') or {}).values()]
+        scored = [v for v in per if v is not None and not _nan(v)]
+        if _nan(m.get('VEPD')) or (m.get('VEPD') is None and not scored):
+            # (a combined VEPD of None with per-scenario scores is a rest-only study: not an error)
+            problems.append(
+                f"model {m.get('display_name', name)}: no VEPD (no scenario scored on both sides)"
+            )
+        elif any(_nan(m.get(k)) for k in ('W1', 'W2')) or len(scored) < len(per):
+            problems.append(f"model {m.get('display_name', name)}: a W1, W2 or VEPD is NaN")
     if 'models' in result and not result['models']:
         problems.append('no model was scored')
     for r in result.get('runs', []) if isinstance(result.get('runs'), list) else []:
         if not r.get('se_len'):
-            problems.append(f"{r['path']}: no estimate from the judge (did the GPS/IMU topics arrive, and is the "
-                            "IMU's transform known?)")
+            problems.append(
+                f"{r['path']}: no estimate from the judge (did the GPS/IMU topics arrive, and is "
+                "the "
+                "IMU's transform known?)"
+            )
         elif _nan(r.get('E')) or _nan(r.get('S')):
             problems.append(f"{r['path']}: E or S is NaN")
     return problems
 
 
 class Domain:
-    """The DDS domain of one ``vepd run``: chosen by the user, or leased (``vepd_ros.nodes.domain``)."""
+    """The DDS domain of one ``vepd run``: chosen by the user, or leased
+    (``vepd_ros.nodes.domain``)."""
 
     def __init__(self, domain_id: int, how: str, lease=None):
         self.domain_id, self.how, self.lease = domain_id, how, lease
@@ -219,6 +310,7 @@ class Domain:
     def move(self) -> None:
         """Another participant was found on the leased domain: lease another one."""
         from vepd_ros.nodes.domain import DomainLease
+
         busy = self.domain_id
         self.release()
         self.lease = DomainLease(avoid={busy})
@@ -229,6 +321,7 @@ class Domain:
 def choose_domain(explicit: int | None) -> Domain:
     """``--domain-id``, else ``ROS_DOMAIN_ID``, else a domain leased on this machine."""
     from vepd_ros.nodes.domain import DomainLease
+
     if explicit is not None:
         if not 0 <= explicit <= 232:
             raise ParameterError('--domain-id', explicit, 'a DDS domain between 0 and 232')
@@ -239,8 +332,11 @@ def choose_domain(explicit: int | None) -> Domain:
             raise ParameterError('ROS_DOMAIN_ID', env, 'a DDS domain between 0 and 232')
         return Domain(int(env), 'from ROS_DOMAIN_ID')
     lease = DomainLease()
-    return Domain(lease.domain_id, 'a free domain leased on this machine; set ROS_DOMAIN_ID or --domain-id to '
-                  'choose one', lease)
+    return Domain(
+        lease.domain_id,
+        'a free domain leased on this machine; set ROS_DOMAIN_ID or --domain-id to ' 'choose one',
+        lease,
+    )
 
 
 def _result_listener(node, box: dict):
@@ -249,9 +345,16 @@ def _result_listener(node, box: dict):
     from vepd_ros.nodes.base import EVENT_QOS
     from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
-    node.create_subscription(String, RESULT_TOPIC, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS)
-    node.create_subscription(String, RUNS_TOPIC, lambda m: box.setdefault('runs', []).append(json.loads(m.data)),
-                             EVENT_QOS)
+
+    node.create_subscription(
+        String, RESULT_TOPIC, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS
+    )
+    node.create_subscription(
+        String,
+        RUNS_TOPIC,
+        lambda m: box.setdefault('runs', []).append(json.loads(m.data)),
+        EVENT_QOS,
+    )
 
 
 DISCOVERY_CHECK_S = 1.0
@@ -259,14 +362,17 @@ DISCOVERY_CHECK_S = 1.0
 
 
 def _init_on_domain(domain: Domain, box: dict):
-    """rclpy on ``domain`` with the result listener; a leased domain where other participants show up within
-    ``DISCOVERY_CHECK_S`` is exchanged for another (twice at most)."""
+    """rclpy on ``domain`` with the result listener; a leased domain where other participants show
+    up within ``DISCOVERY_CHECK_S`` is exchanged for another (twice at most)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
     from vepd_ros.nodes.guard import other_participants
+
     for attempt in range(3):
-        rclpy.init(args=[], domain_id=domain.domain_id)  # not sys.argv: its name:=value words are graph arguments
+        rclpy.init(
+            args=[], domain_id=domain.domain_id
+        )  # not sys.argv: its name:=value words are graph arguments
         listener = rclpy.create_node('vepd_run')
         if domain.lease is None or attempt == 2:
             break
@@ -282,26 +388,43 @@ def _init_on_domain(domain: Domain, box: dict):
         listener.destroy_node()
         rclpy.try_shutdown()
         domain.move()
-        _say(f'vepd run: {", ".join(others[:3])} on the leased domain; moving to domain {domain.domain_id}')
+        _say(
+            f'vepd run: {", ".join(others[:3])} on the leased domain; moving to domain '
+            f'{domain.domain_id}'
+        )
     _result_listener(listener, box)
     return listener
+
+
+NAME_GRACE_S = 2.0
+"""How long a stranger found on a topic may stay unnamed before the run stops without its name."""
 
 
 class _Monitor:
     """Progress, stall limit, wall limit and the foreign-publisher check of a running graph.
 
-    ``sim_ns()``: the graph's sim time (None without one); ``total_runs``: runs the graph will finish (None when
-    open-ended). ``check()`` raises ``RunError`` naming what stalled or who else publishes."""
+    ``sim_ns()``: the graph's sim time (None without one); ``total_runs``: runs the graph will
+    finish (None when open-ended); ``advance()``: what counts as progress besides finished runs
+    (default ``sim_ns``: sim time that runs on after the last run is no progress, so the truth node
+    gives its published samples). ``check()`` raises ``RunError`` naming what stalled or who else
+    publishes.
+    """
 
-    def __init__(self, box: dict, opts: dict, sim_ns, total_runs, guard, watch_stall: bool):
+    def __init__(
+        self, box: dict, opts: dict, sim_ns, total_runs, guard, watch_stall: bool, advance=None
+    ):
         from vepd_ros.progress import progress_bar
+
         self.box, self.sim_ns, self.guard, self.watch_stall = box, sim_ns, guard, watch_stall
+        self.advance = advance or sim_ns  # what counts as progress (sim time that carries data)
         self.stall_s, self.timeout = opts['stall_s'], opts['timeout']
         self.t0 = self.last_advance = self.next_check = time.monotonic()
         self.mark = None
-        self.sim0 = None                # (wall, sim ns) at the first advance of sim time
+        self.sim0 = None  # (wall, sim ns) at the first advance of sim time
         self.total = total_runs
-        self.bar = progress_bar(total=total_runs, desc='runs', unit='run', quiet=opts['progress_quiet'])
+        self.bar = progress_bar(
+            total=total_runs, desc='runs', unit='run', quiet=opts['progress_quiet']
+        )
         self.shown = 0
 
     def runs_done(self) -> int:
@@ -314,7 +437,7 @@ class _Monitor:
         self.next_check = now + 0.5
         sim = self.sim_ns()
         done = self.runs_done()
-        mark = (sim, done)
+        mark = (self.advance(), done)
         if mark != self.mark:
             self.mark, self.last_advance = mark, now
         if sim is not None and sim > 0 and self.sim0 is None:
@@ -324,11 +447,21 @@ class _Monitor:
             self.shown = done
         if sim is not None and self.sim0 is not None and now > self.sim0[0]:
             rate = (sim - self.sim0[1]) * 1e-9 / (now - self.sim0[0])
-            self.bar.set_postfix_str(f'sim t {sim * 1e-9:.0f} s, x{rate:.2f} real time', refresh=False)
+            left = ''
+            end = getattr(self, 'sim_end_ns', None)
+            if end is not None and rate > 0:
+                left = f', ~{max(0.0, (end() - sim) * 1e-9 / rate):.0f} s left'
+            self.bar.set_postfix_str(
+                f'sim t {sim * 1e-9:.0f} s, x{rate:.2f} real time{left}', refresh=False
+            )
             self.bar.refresh()
         problems = self.guard()
         if problems:
-            raise RunError('; '.join(problems))
+            # DDS announces a publisher before its node's name: the name gets NAME_GRACE_S
+            self.foreign_since = getattr(self, 'foreign_since', None) or now
+            unnamed = any('unnamed participant' in p for p in problems)
+            if not unnamed or now - self.foreign_since >= NAME_GRACE_S:
+                raise RunError('; '.join(problems))
         if self.watch_stall and now - self.last_advance > self.stall_s:
             raise RunError(self.stall_text(sim, done))
         if self.timeout and now - self.t0 > self.timeout:
@@ -337,8 +470,10 @@ class _Monitor:
     def stall_text(self, sim, done) -> str:
         where = f'sim time stuck at {sim * 1e-9:.1f} s' if sim else 'sim time never started'
         total = f' of {self.total}' if self.total else ''
-        return (f'stalled: {where} and {done}{total} runs finished, no advance for {self.stall_s:g} s '
-                '(--stall-timeout); ' + self.waiting())
+        return (
+            f'stalled: {where} and {done}{total} runs finished, no advance for {self.stall_s:g} s '
+            '(--stall-timeout); ' + self.waiting()
+        )
 
     def waiting(self) -> str:
         return getattr(self, 'waiting_for', lambda: '')()
@@ -361,6 +496,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
     from vepd_ros.nodes.guard import fix_hint, foreign_publishers, published_topics
+
     box: dict = {}
     built = []
     monitor = None
@@ -369,10 +505,16 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
         ex = SingleThreadedExecutor()
         for spec in nodes:
             module, cls = NODE_CLASSES[spec.executable]
-            if opts['quiet']:   # before construction, so start-up messages are filtered too
+            if opts['quiet']:  # before construction, so start-up messages are filtered too
                 from rclpy.logging import LoggingSeverity, set_logger_level
-                set_logger_level('.'.join(x for x in (spec.namespace.strip('/'), spec.name) if x), LoggingSeverity.WARN)
-            node = getattr(importlib.import_module(module), cls)(cli_args=spec.ros_args(), use_global_arguments=False)
+
+                set_logger_level(
+                    '.'.join(x for x in (spec.namespace.strip('/'), spec.name) if x),
+                    LoggingSeverity.WARN,
+                )
+            node = getattr(importlib.import_module(module), cls)(
+                cli_args=spec.ros_args(), use_global_arguments=False
+            )
             built.append(node)
             ex.add_node(node)
         ex.add_node(listener)
@@ -386,23 +528,55 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
 
         players = [n for n in built if hasattr(n, 'played')]
         finished_at = None
-        clock = next((n for n in built if getattr(n, 'drive_clock', False)), None)
+        truth = next((n for n in built if hasattr(n, 'drive_clock')), None)
+        clock = truth if truth is not None and truth.drive_clock else None
         step = _Lockstep(ex, clock) if clock is not None else None
-        monitor = _Monitor(box, opts, (lambda: clock.sim_ns if clock.run >= 0 else 0) if clock else
-                           (lambda: sum(p.played for p in players) if players else None),
-                           _total_runs(nodes), guard, watch_stall=bool(clock or players))
         if clock is not None:
+            sim = lambda: clock.sim_ns if clock.run >= 0 else 0  # noqa: E731
+        elif (
+            truth is not None
+        ):  # on the wall clock: the truth published so far stands for sim time
+            sim = lambda: truth.published * truth.period_ns  # noqa: E731
+        else:
+            sim = (
+                (lambda: sum(p.played for p in players)) if players else (lambda: None)
+            )  # noqa: E731
+        monitor = _Monitor(
+            box,
+            opts,
+            sim,
+            _total_runs(nodes),
+            guard,
+            watch_stall=bool(truth or players),
+            advance=(lambda: truth.published) if truth is not None else None,
+        )
+        if clock is not None:   # where sim time will be when the last run ends (gaps included)
+            monitor.sim_end_ns = lambda: (
+                (clock.run_t0_ns or clock.sim_ns)
+                + (len(clock.plan) - max(clock.run, 0))
+                * (clock.n_samples * clock.period_ns + int(clock.p['gap_s'] * 1e9) + 10**9)
+            )
+        if truth is not None:
             monitor.waiting_for = lambda: (
-                f"truth_node is waiting for {clock.p['wait_for_subscribers']} subscribers of /ground_truth/odometry "
-                f'(has {clock.pub_odom.get_subscription_count()})' if clock.run < 0 else
-                'the graph stopped advancing (an overloaded or stuck node?)')
+                f"truth_node is waiting for {truth.p['wait_for_subscribers']} subscribers of "
+                "/ground_truth/odometry "
+                f'(has {truth.pub_odom.get_subscription_count()})'
+                if truth.run < 0
+                else (
+                    f'truth_node has published all {len(truth.plan)} runs; the evaluator has no '
+                    'result (see the nodes\' '
+                    'warnings: a discarded run leaves a batch short)'
+                    if truth.samples is None and truth.run + 1 >= len(truth.plan)
+                    else 'the graph stopped advancing (an overloaded or stuck node?)'
+                )
+            )
         try:
             while 'result' not in box and rclpy.ok():
                 if step is None or not step():
                     ex.spin_once(timeout_sec=0.1 if step is None else 0.001)
                 monitor.check()
                 if players and finished_at is None and all(p.done for p in players):
-                    finished_at = time.monotonic()        # the bag is over: let the last messages settle
+                    finished_at = time.monotonic()  # the bag is over: let the last messages settle
                 if finished_at is not None and time.monotonic() - finished_at > 2.0:
                     break
         except (KeyboardInterrupt, ExternalShutdownException):
@@ -411,7 +585,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
         if monitor is not None:
             monitor.close()
         for n in built:
-            n.destroy_node()      # a recorder in 'single' mode writes its run here (the bag ended it)
+            n.destroy_node()  # a recorder in 'single' mode writes its run here (the bag ended it)
         rclpy.try_shutdown()
     if 'result' not in box and players:
         return _runs_summary(nodes)
@@ -419,20 +593,22 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
 
 
 class _Lockstep:
-    """Sim-time stepping of a graph composed in one process: truth_node publishes step T (the samples stamped T,
-    then /clock at T − period/2), then the executor runs callbacks until none is ready — noise nodes, their
-    subscribers, the timers now due — before the next step is taken. Steps are paced at ``time_scale`` at
-    most, so a busy machine slows sim time instead of reordering messages.
+    """Sim-time stepping of a graph composed in one process: truth_node publishes step T (the
+    samples stamped T, then /clock at T − period/2), then the executor runs callbacks until none is
+    ready — noise nodes, their subscribers, the timers now due — before the next step is taken.
+    Steps are paced at ``time_scale`` at most, so a busy machine slows sim time instead of
+    reordering messages.
 
-    Why the ticks then see the offline study's inputs: a timer due at τ fires one executor wave after the /clock
-    callback that passed τ, and its callback first takes what its subscriptions hold (``drain_subscriptions``);
-    the data it needs are stamped ≤ τ < T, so they were published at least one step earlier. Reliable hops
-    (truth → noise nodes) are delivered in process when publish() returns; a best-effort sensor hop (noise node
-    → judge/navsat) is sometimes handed to a Fast DDS thread instead and lands a moment later — it then has the
-    rest of its step and the next step's first wave to arrive. Not guaranteed: a best-effort delivery delayed
-    longer than that (both cores saturated for a whole step). Measured: two graphs at time_scale 20 beside a
-    CPU hog wrote the study's files byte for byte. (Waiting 0.3 ms for late deliveries after each drain
-    changed nothing in that test and cost 50 % of the speed, so it is not done.)"""
+    Why the ticks then see the offline study's inputs: a timer due at τ fires one executor wave
+    after the /clock callback that passed τ, and its callback first takes what its subscriptions
+    hold (``drain_subscriptions``); the data it needs are stamped ≤ τ < T, so they were published
+    at least one step earlier. Reliable hops (truth → noise nodes) are delivered in process when
+    publish() returns; a best-effort sensor hop (noise node → judge/navsat) is sometimes handed to
+    a Fast DDS thread instead and lands a moment later — it then has the rest of its step and the
+    next step's first wave to arrive. Not guaranteed: a best-effort delivery delayed longer than
+    that (both cores saturated for a whole step). Measured: two graphs at time_scale 20 beside a
+    CPU hog wrote the study's files byte for byte. (Waiting 0.3 ms for late deliveries after each
+    drain changed nothing in that test and cost 50 % of the speed, so it is not done.)"""
 
     def __init__(self, executor, truth):
         self.ex, self.truth = executor, truth
@@ -453,6 +629,7 @@ class _Lockstep:
     def _drain(self) -> None:
         """Run callbacks until a wait finds none ready."""
         from rclpy.executors import TimeoutException
+
         while True:
             try:
                 handler, _, _ = self.ex.wait_for_ready_callbacks(timeout_sec=0.0)
@@ -465,11 +642,13 @@ class _Lockstep:
 
 
 def _runs_summary(nodes) -> dict | None:
-    """What a bag replay without a reference batch produced: the runs on disk (no VEPD without a second side)."""
+    """What a bag replay without a reference batch produced: the runs on disk (no VEPD without a
+    second side)."""
     from pathlib import Path
 
     from vepd_ros.metrics.core import run_metrics
     from vepd_ros.runs.format import read_run
+
     out = next((n.parameters[0]['output_dir'] for n in nodes if n.role == 'recorder'), None)
     if out is None:
         return None
@@ -477,8 +656,20 @@ def _runs_summary(nodes) -> dict | None:
     for csv in sorted(Path(out).glob('Real/*.csv')):
         rec = read_run(csv)
         e, s = run_metrics(*rec.signal('speed'))
-        runs.append({'path': str(csv), 'E': e, 'S': s, 'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
-    return {'runs': runs, 'note': 'no reference_dir: runs recorded, nothing to compare them with'} if runs else None
+        runs.append(
+            {
+                'path': str(csv),
+                'E': e,
+                'S': s,
+                'se_len': int(len(rec.se_t)),
+                'gt_len': int(len(rec.gt_t)),
+            }
+        )
+    return (
+        {'runs': runs, 'note': 'no reference_dir: runs recorded, nothing to compare them with'}
+        if runs
+        else None
+    )
 
 
 def _run_processes(nodes, opts: dict, domain: Domain):
@@ -492,18 +683,24 @@ def _run_processes(nodes, opts: dict, domain: Domain):
 
     from vepd_ros.nodes.base import stamp_to_ns
     from vepd_ros.nodes.guard import fix_hint, foreign_publishers, fqn
+
     procs = []
     box: dict = {}
     monitor = None
     try:
         listener = _init_on_domain(domain, box)
         clock = {'ns': 0}
-        listener.create_subscription(ClockMsg, '/clock', lambda m: clock.update(ns=stamp_to_ns(m.clock)), 10)
+        listener.create_subscription(
+            ClockMsg, '/clock', lambda m: clock.update(ns=stamp_to_ns(m.clock)), 10
+        )
         env = {**os.environ, 'ROS_DOMAIN_ID': str(domain.domain_id)}
         for spec in nodes:
             exe = Path(sys.prefix) / 'bin' / spec.executable
-            procs.append(subprocess.Popen([str(exe) if exe.exists() else spec.executable, *spec.ros_args()],
-                                          env=env))
+            procs.append(
+                subprocess.Popen(
+                    [str(exe) if exe.exists() else spec.executable, *spec.ros_args()], env=env
+                )
+            )
         own = {fqn('/' + n.namespace.strip('/') if n.namespace else '/', n.name) for n in nodes}
         own.add(listener.get_fully_qualified_name())
 
@@ -512,15 +709,27 @@ def _run_processes(nodes, opts: dict, domain: Domain):
             for name in own:
                 ns, _, base = name.rpartition('/')
                 try:
-                    topics |= {t for t, _ in listener.get_publisher_names_and_types_by_node(base, ns or '/')}
+                    topics |= {
+                        t
+                        for t, _ in listener.get_publisher_names_and_types_by_node(base, ns or '/')
+                    }
                 except Exception:  # noqa: BLE001 - node not discovered yet
                     pass
             found = foreign_publishers(listener, topics, own)
             return found and found + [fix_hint(domain.domain_id)]
 
-        has_clock = any(n.role in ('truth', 'bag') for n in nodes)
-        monitor = _Monitor(box, opts, (lambda: clock['ns']) if has_clock else (lambda: None),
-                           _total_runs(nodes), guard, watch_stall=has_clock)
+        has_clock = any(
+            n.role == 'bag' or (n.role == 'truth' and n.parameters[0].get('publish_clock'))
+            for n in nodes
+        )  # without /clock (time_scale 1), only finished runs are watched
+        monitor = _Monitor(
+            box,
+            opts,
+            (lambda: clock['ns']) if has_clock else (lambda: None),
+            _total_runs(nodes),
+            guard,
+            watch_stall=has_clock,
+        )
         ex = SingleThreadedExecutor()
         ex.add_node(listener)
         while 'result' not in box:

@@ -1,15 +1,17 @@
 """A ROS_DOMAIN_ID held exclusively by one process on this machine (no ROS import).
 
-DDS participants on the same domain see each other's topics: two ``vepd demo`` runs, a test run and a robot
-on one machine (or one network) would read each other's ``/clock`` and ground truth. ``DomainLease`` takes
-a domain that no other vepd_ros process on this machine holds: one lock file per domain in a machine-wide
-directory (``VEPD_DOMAIN_LOCK_DIR``, default ``/tmp/vepd_ros_domain_locks``), held with ``flock`` for as
-long as the lease (or the process) lives, so a crashed holder frees its domain at once. Domains outside
-vepd_ros (a robot on domain 0, a colleague's graph) are not locked here: the one-process runner also looks
-for participants on the leased domain before it starts (``vepd_ros.nodes.guard``).
+DDS participants on the same domain see each other's topics: two ``vepd demo`` runs, a test run and
+a robot on one machine (or one network) would read each other's ``/clock`` and ground truth.
+``DomainLease`` takes a domain that no other vepd_ros process on this machine holds: one lock file
+per domain in a machine-wide directory (``VEPD_DOMAIN_LOCK_DIR``, default
+``/tmp/vepd_ros_domain_locks``), held with ``flock`` for as long as the lease (or the process)
+lives, so a crashed holder frees its domain at once. Domains outside vepd_ros (a robot on domain 0,
+a colleague's graph) are not locked here: the one-process runner also looks for participants on the
+leased domain before it starts (``vepd_ros.nodes.guard``).
 
 Used by ``vepd run`` / ``vepd demo`` and by the test harness (test/ros_helpers.py).
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -24,7 +26,8 @@ port numbers (7400 + 250 * domain + offsets) pass 65535."""
 
 
 class DomainLease:
-    """``DomainLease().domain_id``: a domain in ``DOMAIN_RANGE`` no other lease on this machine holds.
+    """``DomainLease().domain_id``: a domain in ``DOMAIN_RANGE`` no other lease on this machine
+    holds.
 
     ``avoid``: domains not to take even when free (e.g. one found busy by a discovery check).
     """
@@ -33,9 +36,9 @@ class DomainLease:
         self._fd = None
         try:
             LOCK_DIR.mkdir(parents=True, exist_ok=True)
-            os.chmod(LOCK_DIR, 0o1777)          # machine-wide: every user's processes lock here
+            os.chmod(LOCK_DIR, 0o1777)  # machine-wide: every user's processes lock here
         except PermissionError:
-            pass                                # someone else's directory, already world-writable
+            pass  # someone else's directory, already world-writable
         start = (os.getpid() * 7919 + int(time.monotonic_ns() % 1000)) % len(DOMAIN_RANGE)
         for k in range(len(DOMAIN_RANGE)):
             did = DOMAIN_RANGE[(start + k) % len(DOMAIN_RANGE)]
@@ -44,7 +47,7 @@ class DomainLease:
             try:
                 fd = os.open(LOCK_DIR / f'{did}.lock', os.O_CREAT | os.O_RDWR, 0o666)
             except PermissionError:
-                continue                        # another user's lock file, not writable: theirs
+                continue  # another user's lock file, not writable: theirs
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -52,8 +55,10 @@ class DomainLease:
                 continue
             self.domain_id, self._fd = did, fd
             return
-        raise RuntimeError(f'no free ROS_DOMAIN_ID between {DOMAIN_RANGE.start} and {DOMAIN_RANGE.stop - 1} '
-                           f'(lock files in {LOCK_DIR})')
+        raise RuntimeError(
+            f'no free ROS_DOMAIN_ID between {DOMAIN_RANGE.start} and {DOMAIN_RANGE.stop - 1} '
+            f'(lock files in {LOCK_DIR})'
+        )
 
     def release(self) -> None:
         if self._fd is not None:
