@@ -27,7 +27,7 @@ unexport RMW_IMPLEMENTATION ROS_LOCALHOST_ONLY
 
 venv: $(STAMP)
 
-$(VENV)/.deps-installed: requirements.txt requirements-ros.txt requirements-dev.txt
+$(VENV)/.deps-installed: requirements.txt requirements-ros.txt requirements-pip-only.txt requirements-dev.txt
 	@test -x $(PY) || { echo 'make venv: creating $(VENV)'; $(PYTHON) -m venv $(VENV); }
 	@echo 'make venv: installing the pinned dependencies (requirements-dev.txt; ~1-2 min the first time)'
 	@$(PIP) -r requirements-dev.txt 2>&1 | $(PIP_QUIET)

@@ -94,11 +94,13 @@ def test_every_package_xml_key_resolves(rosdep_env, distro, os_name):
     assert resolved['python3-rosbags-pip'] == ('pip', ['rosbags'])
 
 
-def test_what_rosdep_cannot_provide_is_in_requirements_txt():
-    """sgp4 and allantools have no rosdep rule: requirements.txt (pip) carries them."""
-    pinned = {line.split('==')[0].strip().lower()
-              for line in (REPO / 'requirements.txt').read_text().splitlines()
-              if '==' in line and not line.startswith('#')}
-    assert {'sgp4', 'allantools'} <= pinned
+def test_what_rosdep_cannot_provide_is_in_the_pip_only_requirements():
+    """Pin what rosdep cannot install (sgp4, allantools) in requirements-pip-only.txt."""
+    def pins(name):
+        return {line.split('==')[0].strip().lower()
+                for line in (REPO / name).read_text().splitlines()
+                if '==' in line and not line.startswith('#')}
+    assert pins('requirements-pip-only.txt') == {'sgp4', 'allantools'}
+    assert '-r requirements-pip-only.txt' in (REPO / 'requirements.txt').read_text().splitlines()
     keys = ' '.join(package_keys())
     assert 'sgp4' not in keys and 'allantools' not in keys
