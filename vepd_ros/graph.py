@@ -221,6 +221,16 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
             NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf')]
 
 
+def _ekf_rate(a: dict) -> float:
+    """The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz)."""
+    return float(node_params_from_yaml(_configs(a)[0], 'ekf_filter_node').get('frequency', 30.0))
+
+
+def _truth_rate_hz() -> float:
+    from vepd_ros.truth.params import TRUTH_PARAMS
+    return float(next(p.default for p in TRUTH_PARAMS if p.name == 'rate_hz'))
+
+
 def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
     """The nodes of ``graph`` ('sim_judge', 'bag_replay', 'live_eval') for the given arguments."""
     a = graph_args(graph, values)
@@ -234,12 +244,15 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     models = [m.strip() for m in a['models'].split(',')]
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
+    n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
     if a['use_truth_node']:
         nodes.append(NodeSpec(PACKAGE, 'truth_node', 'truth_node', parameters=[{
             'scenario': scenarios, 'duration_s': a['duration_s'], 'runs': a['k'], 'seed': a['seed'],
             'time_scale': a['time_scale'], 'publish_clock': sim_time,
-            # every chain's gps noise, imu noise and recorder subscribe to the truth odometry
-            'wait_for_subscribers': 3 * (len(models) + (0 if Path(a['reference']).is_dir() else 1))}],
+            # every chain's gps noise, imu noise and recorder subscribe to the truth odometry; with the built-in
+            # judge its navsat and ekf follow the run events too: the first run waits until every chain is up
+            'wait_for_subscribers': 3 * n_chains,
+            'wait_for_run_subscribers': (5 if judge == 'builtin' else 3) * n_chains}],
             remappings=[('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
             role='truth'))
     reference_is_dir = Path(a['reference']).is_dir()
@@ -262,7 +275,8 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             NodeSpec(PACKAGE, 'recorder_node', 'recorder', ns, [{
                 **t, 'side': side, 'label': label, 'model': gps_model, 'output_dir': a['output_dir'],
                 'truth_topic': a['truth_odom_topic'], 'truth_type': 'nav_msgs/msg/Odometry',
-                'velocity': a['velocity'], 'segmentation': 'events'}], role='recorder'),
+                'velocity': a['velocity'], 'segmentation': 'events', 'estimate_rate_hz': _ekf_rate(a),
+                'truth_rate_hz': _truth_rate_hz() if a['use_truth_node'] else 0.0}], role='recorder'),
         ]
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
@@ -281,7 +295,7 @@ def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[
     nodes.append(NodeSpec(PACKAGE, 'recorder_node', 'recorder', parameters=[{
         **t, 'side': 'real', 'label': 'real', 'output_dir': a['output_dir'], 'truth_topic': a['truth_topic'],
         'truth_type': a['truth_type'], 'scenario': a['scenario'], 'velocity': a['velocity'],
-        'segmentation': segmentation,
+        'segmentation': segmentation, 'estimate_rate_hz': _ekf_rate(a),
         **({'run_duration_s': a['run_duration_s']} if segmentation == 'duration' else {})}], role='recorder'))
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],

@@ -27,7 +27,7 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
 from vepd_ros.judge.filter import RosFilter
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node
+from vepd_ros.nodes.base import RL_PARAMS_NOTE, SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}
@@ -156,7 +156,7 @@ class JudgeNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(JudgeNode, args)
+    return run_node(JudgeNode, args, help_note=RL_PARAMS_NOTE)
 
 
 if __name__ == '__main__':

@@ -113,6 +113,16 @@ class RecorderCore:
         return self._recording
 
     @property
+    def run_start(self) -> float | None:
+        """Start stamp of the run in progress (None: not recording, or not known until its first sample)."""
+        return self._t0 if self._recording else None
+
+    @property
+    def end_known(self) -> bool:
+        """The run in progress has its end stamp (it closes once both streams pass it)."""
+        return self._recording and self._end is not None
+
+    @property
     def done(self) -> bool:
         return self.max_runs is not None and self._runs_done >= self.max_runs
 
