@@ -281,8 +281,9 @@ def _steady_clock():
 class DiagnosticsPublisher:
     """A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every ``period_s``.
 
-    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): WARN with "N input messages dropped" once the
-    ``DropCounter`` has counted anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
+    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): ERROR naming the
+    input while one the node's ``watchdog`` (``TopicWatchdog``) watches has not arrived after its timeout, WARN
+    with "N input messages dropped" once the ``DropCounter`` has counted anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
     ``dropped_<reason>`` for every drop reason. The period is wall-clock (a steady timer), so a node on sim
     time whose ``/clock`` never comes still reports; the header stamp is the node clock's time.
     ``timer=False``: no timer, the node calls ``publish()`` itself."""
@@ -301,6 +302,12 @@ class DiagnosticsPublisher:
         total = self.drops.total
         st.level = DiagnosticStatus.WARN if total else DiagnosticStatus.OK
         st.message = f'{total} input messages dropped' if total else 'ok'
+        watchdog = getattr(self._node, 'watchdog', None)          # the node's TopicWatchdog, by convention
+        missing = watchdog.missing() if watchdog is not None else []
+        if missing:
+            # an input that never came: the node produces nothing, which is an error, not a warning
+            st.level = DiagnosticStatus.ERROR
+            st.message = '; '.join(missing) + (f'; {st.message}' if total else '')
         values = {**(self._values() if self._values else {}),
                   **{f'dropped_{k}': v for k, v in self.drops.counts.items()}}
         st.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
@@ -333,6 +340,12 @@ class TopicWatchdog:
     def watch(self, topic: str, ok: Callable[[], bool], what: str = 'message') -> None:
         """Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``, appeared)."""
         self._watched.append([topic, ok, what, None])
+
+    def missing(self) -> list[str]:
+        """``no message on <topic> after N s`` for every watched input still missing after the timeout."""
+        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * 1e9:
+            return []
+        return [f'no {what} on {topic} after {self.timeout_s:g} s' for topic, ok, what, _ in self._watched if not ok()]
 
     def check(self) -> None:
         if self._watched and all(w[1]() for w in self._watched):
