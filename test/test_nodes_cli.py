@@ -48,3 +48,19 @@ def test_diagnostics_error_names_an_input_that_never_arrives(ros_ctx, executor, 
     err = next(s for s in seen if s.level == DiagnosticStatus.ERROR)
     assert 'no message on /nothing/truth' in err.message and 'odometry/filtered' in err.message
     assert [s.level for s in seen][0] == DiagnosticStatus.OK     # before the timeout: OK
+
+
+def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_instead():
+    """The pip runtime has no sbg_driver messages: live_eval's default truth_type is refused before any node
+    starts, naming the package to install and the truth types that work here."""
+    from vepd_ros.graph import TRUTH_TYPES_KNOWN, build_graph, message_package_installed
+    from vepd_ros.nodes.recorder_node import TRUTH_TYPES
+    from vepd_ros.params import ParameterError
+    assert tuple(TRUTH_TYPES) == TRUTH_TYPES_KNOWN            # one list of truth types, two views of it
+    if message_package_installed('sbg_driver/msg/SbgGpsVel'):
+        pytest.skip('sbg_driver is installed here')
+    with pytest.raises(ParameterError) as err:
+        build_graph('live_eval', {'judge': 'builtin'})
+    text = str(err.value)
+    assert 'ros-$ROS_DISTRO-sbg-driver' in text and 'geometry_msgs/msg/TwistStamped' in text
+    assert build_graph('live_eval', {'judge': 'builtin', 'truth_type': 'geometry_msgs/msg/TwistStamped'})

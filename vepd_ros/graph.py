@@ -221,6 +221,22 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
             NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf')]
 
 
+def message_package_installed(type_name: str) -> bool:
+    """``pkg/msg/Type``: is ``pkg``'s Python message package importable here (no import, no ROS)?"""
+    import importlib.util
+    return importlib.util.find_spec(type_name.split('/')[0]) is not None
+
+
+def truth_type_hint(type_name: str, known) -> str:
+    """What to do when ``type_name``'s message package is not installed here (the pip runtime has no
+    sbg_driver): which package to install, and which of the ``known`` truth types works without it."""
+    pkg = type_name.split('/')[0]
+    usable = [t for t in known if message_package_installed(t)]
+    return (f"a message type installed here: package {pkg} is not (on a ROS 2 install: sudo apt install "
+            f"ros-$ROS_DISTRO-{pkg.replace('_', '-')}, or rosdep install --from-paths src --ignore-src -y); or "
+            f"publish the INS velocity as one of {', '.join(usable)} and set truth_type:= to it")
+
+
 def _ekf_rate(a: dict) -> float:
     """The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz)."""
     return float(node_params_from_yaml(_configs(a)[0], 'ekf_filter_node').get('frequency', 30.0))
@@ -285,7 +301,16 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     return nodes
 
 
+TRUTH_TYPES_KNOWN = ('nav_msgs/msg/Odometry', 'geometry_msgs/msg/TwistStamped',
+                     'geometry_msgs/msg/TwistWithCovarianceStamped', 'sbg_driver/msg/SbgGpsVel',
+                     'sbg_driver/msg/SbgEkfNav')
+"""The recorder's truth types (``nodes.recorder_node.TRUTH_TYPES`` holds their readers)."""
+
+
 def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[NodeSpec]:
+    if not message_package_installed(a['truth_type']):
+        # refused before any node starts (under ros2 launch too), rather than a recorder exiting alone
+        raise ParameterError('truth_type', a['truth_type'], truth_type_hint(a['truth_type'], TRUTH_TYPES_KNOWN))
     t = {'use_sim_time': sim_time}
     navsat, ekf = _judge_nodes(a, '', judge, t)
     # The real sensors' topics: navsat's inputs by remapping (its own names are relative), the EKF's by parameter.

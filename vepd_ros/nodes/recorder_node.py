@@ -30,6 +30,7 @@ from std_srvs.srv import Trigger
 
 from vepd_ros.nodes.base import (EVENT_QOS, _steady_clock, PROGRESS_QOS, PROGRESS_TOPIC, RUN_EVENTS_TOPIC, DiagnosticsPublisher,
                                   DropCounter, TopicWatchdog, declare_params, run_node, stamp_to_ns)
+from vepd_ros.graph import truth_type_hint
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.runs.recorder import RecorderCore
 
@@ -93,7 +94,7 @@ class RecorderNode(Node):
         try:
             truth_cls = message_class(p['truth_type'])
         except (ImportError, AttributeError) as exc:
-            raise ParameterError('truth_type', p['truth_type'], f'a message type installed here ({exc})') from exc
+            raise ParameterError('truth_type', p['truth_type'], truth_type_hint(p['truth_type'], TRUTH_TYPES)) from exc
         self.truth_velocity = TRUTH_TYPES[p['truth_type']]
         self.drops = DropCounter(self)
         self.pub_runs = self.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
