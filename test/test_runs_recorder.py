@@ -114,3 +114,20 @@ def test_recorded_batches_evaluate(tmp_path):
     assert res['models']['ch_rw']['VEPD'] > 0
     vec = evaluate_root(tmp_path, velocity='vector', n_boot=0)
     assert vec['velocity'] == 'vector'
+
+
+def test_coverage_states_expected_received_and_the_longest_gap(tmp_path):
+    """C1: a complete run has received ≈ expected and a gap of one period; a stream that loses a stretch of
+    samples says how many arrived and how long the hole was (nominal rate given, or taken from the stamps)."""
+    rec = RecorderCore(tmp_path, side='sim', label='ch_rw', segmentation='duration', duration_s=5.0,
+                       rates_hz={'se': 35.0}, fsync=False)
+    lost = lambda kind, t: kind == 'se' and 1002.0 <= t < 1003.5      # noqa: E731 - 1.5 s of estimates lost
+    _feed(rec, [s for s in _interleave(11.0) if not lost(s[0], s[1])])
+    rec.flush()
+    first, second = (read_run(e['path']).meta['coverage'] for e in rec.events[:2])
+    assert first['estimates']['expected'] == 175 and first['estimates']['rate_hz'] == 35.0
+    assert abs(first['estimates']['received'] - (175 - 1.5 * 35)) <= 1
+    assert first['estimates']['max_gap_s'] == pytest.approx(1.5 + 1 / 35, abs=1 / 35)
+    assert first['truth']['rate_hz'] == pytest.approx(25.0) and first['truth']['expected'] == 125
+    assert abs(first['truth']['received'] - 125) <= 1 and first['truth']['max_gap_s'] < 0.05
+    assert abs(second['estimates']['received'] - 175) <= 1 and second['estimates']['max_gap_s'] < 0.05

@@ -221,6 +221,32 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
             NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf')]
 
 
+def message_package_installed(type_name: str) -> bool:
+    """``pkg/msg/Type``: is ``pkg``'s Python message package importable here (no import, no ROS)?"""
+    import importlib.util
+    return importlib.util.find_spec(type_name.split('/')[0]) is not None
+
+
+def truth_type_hint(type_name: str, known) -> str:
+    """What to do when ``type_name``'s message package is not installed here (the pip runtime has no
+    sbg_driver): which package to install, and which of the ``known`` truth types works without it."""
+    pkg = type_name.split('/')[0]
+    usable = [t for t in known if message_package_installed(t)]
+    return (f"a message type installed here: package {pkg} is not (on a ROS 2 install: sudo apt install "
+            f"ros-$ROS_DISTRO-{pkg.replace('_', '-')}, or rosdep install --from-paths src --ignore-src -y); or "
+            f"publish the INS velocity as one of {', '.join(usable)} and set truth_type:= to it")
+
+
+def _ekf_rate(a: dict) -> float:
+    """The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz)."""
+    return float(node_params_from_yaml(_configs(a)[0], 'ekf_filter_node').get('frequency', 30.0))
+
+
+def _truth_rate_hz() -> float:
+    from vepd_ros.truth.params import TRUTH_PARAMS
+    return float(next(p.default for p in TRUTH_PARAMS if p.name == 'rate_hz'))
+
+
 def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
     """The nodes of ``graph`` ('sim_judge', 'bag_replay', 'live_eval') for the given arguments."""
     a = graph_args(graph, values)
@@ -234,12 +260,15 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     models = [m.strip() for m in a['models'].split(',')]
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
+    n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
     if a['use_truth_node']:
         nodes.append(NodeSpec(PACKAGE, 'truth_node', 'truth_node', parameters=[{
             'scenario': scenarios, 'duration_s': a['duration_s'], 'runs': a['k'], 'seed': a['seed'],
             'time_scale': a['time_scale'], 'publish_clock': sim_time,
-            # every chain's gps noise, imu noise and recorder subscribe to the truth odometry
-            'wait_for_subscribers': 3 * (len(models) + (0 if Path(a['reference']).is_dir() else 1))}],
+            # every chain's gps noise, imu noise and recorder subscribe to the truth odometry; with the built-in
+            # judge its navsat and ekf follow the run events too: the first run waits until every chain is up
+            'wait_for_subscribers': 3 * n_chains,
+            'wait_for_run_subscribers': (5 if judge == 'builtin' else 3) * n_chains}],
             remappings=[('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
             role='truth'))
     reference_is_dir = Path(a['reference']).is_dir()
@@ -262,7 +291,8 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             NodeSpec(PACKAGE, 'recorder_node', 'recorder', ns, [{
                 **t, 'side': side, 'label': label, 'model': gps_model, 'output_dir': a['output_dir'],
                 'truth_topic': a['truth_odom_topic'], 'truth_type': 'nav_msgs/msg/Odometry',
-                'velocity': a['velocity'], 'segmentation': 'events'}], role='recorder'),
+                'velocity': a['velocity'], 'segmentation': 'events', 'estimate_rate_hz': _ekf_rate(a),
+                'truth_rate_hz': _truth_rate_hz() if a['use_truth_node'] else 0.0}], role='recorder'),
         ]
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
@@ -271,7 +301,16 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     return nodes
 
 
+TRUTH_TYPES_KNOWN = ('nav_msgs/msg/Odometry', 'geometry_msgs/msg/TwistStamped',
+                     'geometry_msgs/msg/TwistWithCovarianceStamped', 'sbg_driver/msg/SbgGpsVel',
+                     'sbg_driver/msg/SbgEkfNav')
+"""The recorder's truth types (``nodes.recorder_node.TRUTH_TYPES`` holds their readers)."""
+
+
 def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[NodeSpec]:
+    if not message_package_installed(a['truth_type']):
+        # refused before any node starts (under ros2 launch too), rather than a recorder exiting alone
+        raise ParameterError('truth_type', a['truth_type'], truth_type_hint(a['truth_type'], TRUTH_TYPES_KNOWN))
     t = {'use_sim_time': sim_time}
     navsat, ekf = _judge_nodes(a, '', judge, t)
     # The real sensors' topics: navsat's inputs by remapping (its own names are relative), the EKF's by parameter.
@@ -281,7 +320,7 @@ def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[
     nodes.append(NodeSpec(PACKAGE, 'recorder_node', 'recorder', parameters=[{
         **t, 'side': 'real', 'label': 'real', 'output_dir': a['output_dir'], 'truth_topic': a['truth_topic'],
         'truth_type': a['truth_type'], 'scenario': a['scenario'], 'velocity': a['velocity'],
-        'segmentation': segmentation,
+        'segmentation': segmentation, 'estimate_rate_hz': _ekf_rate(a),
         **({'run_duration_s': a['run_duration_s']} if segmentation == 'duration' else {})}], role='recorder'))
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],

@@ -2,29 +2,77 @@
 
 Every launch argument is an argument of the graph in ``vepd_ros.graph``; the nodes come from
 ``build_graph``, the same description ``vepd run`` composes in-process and the tests exercise.
+
+What launch adds, because every node is its own process here:
+- the graph ends itself: sim_judge's and bag_replay's evaluator exits once its result is published
+  (``exit_when_done``) and its exit shuts the launch down (``OnProcessExit`` -> ``Shutdown``); truth_node stops
+  /clock after its last run and exits. live_eval evaluates a rolling window forever by design: stop it with
+  Ctrl-C (SIGINT; every finished run is on disk, the run in progress is not written).
+- paced sim time: separate processes cannot be stepped in lockstep as ``vepd run`` does, so truth_node waits for
+  every chain's recorder (``pace_nodes``, progress on ``/vepd/progress``) and never runs /clock more than
+  ``pace_window_s`` ahead of the slowest. A machine too slow for ``time_scale`` makes the run take longer; it
+  does not lose messages.
+- bag_replay: ``ros2 bag play --clock`` where rosbag2 is installed, else the package's ``bag_player_node``; the
+  single run is written once the input has been quiet for a few seconds (the bag ended).
 """
 from __future__ import annotations
 
+import importlib.util
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, EmitEvent, ExecuteProcess, OpaqueFunction, RegisterEventHandler
+from launch.event_handlers import OnProcessExit
+from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from vepd_ros.graph import GRAPH_ARGS, _yaml_value, build_graph, typed_args
 
+BAG_QUIET_S = 3.0
+"""bag_replay: the single run is complete once no message has come for this long (s, wall clock)."""
+
+
+def _launch_parameters(graph: str, n, nodes: list) -> list:
+    """The graph's parameters of node ``n`` plus what running it as its own process under launch needs."""
+    params = list(n.parameters)
+    extra = {}
+    if n.role == 'truth' and params and params[0].get('publish_clock'):
+        extra = {'shutdown_when_done': True, 'pace_nodes': sum(1 for m in nodes if m.role == 'recorder')}
+    elif n.role == 'truth':
+        extra = {'shutdown_when_done': True}
+    elif n.role == 'evaluator' and not params[0].get('rolling'):
+        extra = {'exit_when_done': True}
+    elif n.role == 'recorder' and graph == 'bag_replay' and params[0].get('segmentation') == 'single':
+        extra = {'end_after_quiet_s': BAG_QUIET_S}
+    elif n.role == 'bag':
+        extra = {'shutdown_when_done': True}
+    if extra:
+        params[0] = {**params[0], **extra}
+    return params
+
 
 def _actions(context, graph: str):
     raw = {p.name: LaunchConfiguration(p.name).perform(context) for p in GRAPH_ARGS[graph]}
     values = typed_args(graph, raw)
+    nodes = build_graph(graph, values)
+    rosbag2 = importlib.util.find_spec('ros2bag') is not None
     actions = []
-    if graph == 'bag_replay':
-        actions.append(ExecuteProcess(cmd=['ros2', 'bag', 'play', values['bag'], '--clock', '--rate', str(values['rate'])],
-                                      output='screen'))
-    for n in build_graph(graph, values):
-        if n.role == 'bag':
-            continue                      # ros2 bag play (above) plays the bag under launch
-        actions.append(Node(package=n.package, executable=n.executable, name=n.name, namespace=n.namespace or '',
-                            parameters=n.parameters, remappings=n.remappings, output='screen'))
+    if graph == 'bag_replay' and rosbag2:
+        actions.append(ExecuteProcess(cmd=['ros2', 'bag', 'play', values['bag'], '--clock', '--rate',
+                                           str(values['rate'])], output='screen'))
+    evaluator = None
+    for n in nodes:
+        if n.role == 'bag' and rosbag2:
+            continue                      # ros2 bag play (above) plays the bag
+        action = Node(package=n.package, executable=n.executable, name=n.name, namespace=n.namespace or '',
+                      parameters=_launch_parameters(graph, n, nodes), remappings=n.remappings, output='screen')
+        actions.append(action)
+        if n.role == 'evaluator':
+            evaluator = action
+    if evaluator is not None and graph != 'live_eval':
+        actions.append(RegisterEventHandler(OnProcessExit(
+            target_action=evaluator,
+            on_exit=[EmitEvent(event=Shutdown(reason='the evaluator has published its result'))])))
     return actions
 
 

@@ -107,7 +107,7 @@ class BagPlayerNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(BagPlayerNode, args=args)
+    return run_node(BagPlayerNode, args=args, params=PLAYER_PARAMS)
 
 
 if __name__ == '__main__':

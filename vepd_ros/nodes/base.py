@@ -99,13 +99,69 @@ class DropCounter:
         return sum(self.counts.values())
 
 
-def run_node(factory: Callable[..., Node], args=None) -> int:
+MODEL_PARAMS_NOTE = ('model parameters: each model declares its own (names, defaults, units): '
+                     '`vepd sensors models` lists them; set them with -p NAME:=VALUE like the above.')
+RL_PARAMS_NOTE = ("parameters: robot_localization's own (the node reads its YAML unchanged, e.g. "
+                  '--params-file share/vepd_ros/config/ekf.yaml or navsat.yaml; unknown or ill-typed ones '
+                  'exit 2 naming them), plus vepd_ros\'s reset_on_run_events (bool, default false: restart '
+                  'at every run truth_node announces on /ground_truth/run).')
+
+
+def wants_help(argv) -> bool:
+    """``-h``/``--help`` among the node's own arguments (before ``--ros-args``)."""
+    argv = list(argv or [])[1:]
+    if '--ros-args' in argv:
+        argv = argv[:argv.index('--ros-args')]
+    return any(a in ('-h', '--help') for a in argv)
+
+
+def node_help(executable: str, doc: str | None, params: Iterable[Param] | None, note: str = '') -> str:
+    """The text ``<node> --help`` prints: the module docstring, then every parameter (the ``Param`` specs:
+    name, type, default, description, allowed values), then how to set them with ``--ros-args``."""
+    lines = [f'usage: ros2 run vepd_ros {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '']
+    if doc:
+        lines += [doc.strip(), '']
+    specs = list(params or [])
+    if specs:
+        lines.append('parameters:')
+        for p in specs:
+            text = p.description + (f" (one of: {', '.join(map(str, p.choices))})" if p.choices is not None else '')
+            lines.append(f'  {p.name} ({type(p.default).__name__}, default {p.default!r})')
+            lines.append(f'      {text}')
+    if note:
+        lines += ['', note]
+    lines += ['', f'example: ros2 run vepd_ros {executable} --ros-args -p use_sim_time:=true']
+    return '\n'.join(lines) + '\n'
+
+
+def _ignore_signals() -> None:
+    """From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the cleanup
+    (that printed a KeyboardInterrupt traceback from destroy_node and exited -2)."""
+    import signal
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):                # not the main thread (in-process tests)
+            pass
+
+
+def run_node(factory: Callable[..., Node], args=None, *, params: Iterable[Param] | None = None,
+             help_note: str = '') -> int:
     """Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
-    SIGINT/SIGTERM. A ``ParameterError`` at start prints the parameter, value and what was expected,
-    and exits 2 (the node never starts with invalid parameters)."""
-    rclpy.init(args=args)
+    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start prints
+    the parameter, value and what was expected, and exits 2 (the node never starts with invalid
+    parameters). ``-h``/``--help`` prints the node's parameters (``params``, the specs it declares) and
+    exits 0 without starting ROS."""
+    argv = sys.argv if args is None else args
+    if wants_help(argv):
+        import os
+        module = sys.modules.get(getattr(factory, '__module__', ''), None)
+        sys.stdout.write(node_help(os.path.basename(argv[0]).removesuffix('.py') if argv else 'node',
+                                   getattr(module, '__doc__', None), params, help_note))
+        return 0
     node = None
     try:
+        rclpy.init(args=args)
         try:
             node = factory()
         except ParameterError as exc:
@@ -125,9 +181,19 @@ def run_node(factory: Callable[..., Node], args=None) -> int:
             if node.context.ok():
                 raise
         return 1 if getattr(node, 'foreign_publisher', None) else 0
+    except KeyboardInterrupt:
+        return 0                                  # interrupted while starting
+    except Exception:
+        if rclpy.ok():
+            raise
+        return 0                                  # a signal shut the context down during construction
     finally:
+        _ignore_signals()
         if node is not None:
-            node.destroy_node()
+            try:
+                node.destroy_node()
+            except Exception:                     # noqa: BLE001 - the context is gone; nothing left to free
+                pass
         rclpy.try_shutdown()
 
 
@@ -159,6 +225,12 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
 
 
 RUN_EVENTS_TOPIC = '/ground_truth/run'
+
+PROGRESS_TOPIC = '/vepd/progress'
+"""Paced sim time (std_msgs/String JSON ``{"node": <fqn>, "stamp_ns": <int>}``): how far a node has got in sim
+time. truth_node (``pace_nodes``) does not run /clock further ahead of the slowest report than its window, so
+separate processes on a slow machine keep every message instead of falling behind and losing queued ones."""
+PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class RunEvents:
@@ -211,8 +283,9 @@ def _steady_clock():
 class DiagnosticsPublisher:
     """A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every ``period_s``.
 
-    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): WARN with "N input messages dropped" once the
-    ``DropCounter`` has counted anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
+    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): ERROR naming the
+    input while one the node's ``watchdog`` (``TopicWatchdog``) watches has not arrived after its timeout, WARN
+    with "N input messages dropped" once the ``DropCounter`` has counted anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
     ``dropped_<reason>`` for every drop reason. The period is wall-clock (a steady timer), so a node on sim
     time whose ``/clock`` never comes still reports; the header stamp is the node clock's time.
     ``timer=False``: no timer, the node calls ``publish()`` itself."""
@@ -231,6 +304,12 @@ class DiagnosticsPublisher:
         total = self.drops.total
         st.level = DiagnosticStatus.WARN if total else DiagnosticStatus.OK
         st.message = f'{total} input messages dropped' if total else 'ok'
+        watchdog = getattr(self._node, 'watchdog', None)          # the node's TopicWatchdog, by convention
+        missing = watchdog.missing() if watchdog is not None else []
+        if missing:
+            # an input that never came: the node produces nothing, which is an error, not a warning
+            st.level = DiagnosticStatus.ERROR
+            st.message = '; '.join(missing) + (f'; {st.message}' if total else '')
         values = {**(self._values() if self._values else {}),
                   **{f'dropped_{k}': v for k, v in self.drops.counts.items()}}
         st.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
@@ -263,6 +342,12 @@ class TopicWatchdog:
     def watch(self, topic: str, ok: Callable[[], bool], what: str = 'message') -> None:
         """Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``, appeared)."""
         self._watched.append([topic, ok, what, None])
+
+    def missing(self) -> list[str]:
+        """``no message on <topic> after N s`` for every watched input still missing after the timeout."""
+        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * 1e9:
+            return []
+        return [f'no {what} on {topic} after {self.timeout_s:g} s' for topic, ok, what, _ in self._watched if not ok()]
 
     def check(self) -> None:
         if self._watched and all(w[1]() for w in self._watched):

@@ -19,7 +19,7 @@ from std_msgs.msg import String
 from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
 from vepd_ros.nodes.base import EVENT_QOS, DropCounter, TopicWatchdog, declare_params, run_node
 from vepd_ros.nodes.recorder_node import RUNS_TOPIC
-from vepd_ros.params import Param
+from vepd_ros.params import Param, ParameterError
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
 
@@ -36,6 +36,8 @@ EVALUATOR_PARAMS = [
     Param('n_boot', 1000, 'bootstrap resamples for the 95 % interval', low=0),
     Param('seed', 0, 'bootstrap seed', low=0),
     Param('report', True, 'write report.md/.html and figures when all batches live in output_dir'),
+    Param('exit_when_done', False, 'exit (status 0) once the result is published (not with rolling): '
+          'under ros2 launch this ends the launch'),
     Param('topic_timeout_s', 10.0, f'report a {RUNS_TOPIC} without any publisher after this long (s, wall clock)',
           low=0.0, low_open=True),
 ]
@@ -64,6 +66,9 @@ class EvaluatorNode(Node):
         self.watchdog.watch(RUNS_TOPIC, lambda: self.runs_received > 0 or self.count_publishers(RUNS_TOPIC) > 0,
                             what='publisher')
         self._evaluated_key = None
+        self._exit_timer = None
+        if p['exit_when_done'] and p['rolling']:
+            raise ParameterError('exit_when_done', True, 'false with rolling (a rolling window has no last run)')
         self.get_logger().info(f"evaluator: k={p['k']} labels={self.expected or 'any'} "
                                f"scenarios={self.scenarios or 'of the reference'} → {p['output_dir']}")
 
@@ -141,6 +146,12 @@ class EvaluatorNode(Node):
         self.pub.publish(String(data=json.dumps(res)))
         line = ', '.join(f"{m['display_name']} {m['VEPD']:.4f}" for m in res['models'].values())
         self.get_logger().info(f'VEPD ({self.evaluations}): {line}')
+        for ex in res.get('excluded_runs') or []:
+            self.get_logger().warning(f"run excluded: {ex.get('path')} ({ex.get('label')}, {ex.get('scenario')}): "
+                                      f"{ex.get('reason')}")
+        for b in res.get('incomplete_batches') or []:
+            self.get_logger().warning(f"batch incomplete: {b.get('label')} {b.get('scenario')} has {b.get('have')} "
+                                      f"of {b.get('k')} usable runs")
         if self.p['report'] and not self.stored_sides:
             try:
                 from vepd_ros.report import build_report
@@ -148,11 +159,18 @@ class EvaluatorNode(Node):
                              k=self.p['k'], progress=False)
             except Exception as exc:  # noqa: BLE001 - the result stands; the report is a by-product
                 self.get_logger().warning(f'report not written: {exc}')
+        if self.p['exit_when_done'] and self._exit_timer is None:
+            # a moment for DDS to deliver the latched result to subscribers that are already matched
+            from rclpy.clock import Clock, ClockType
+            import rclpy
+            self.get_logger().info('result published; exiting (exit_when_done)')
+            self._exit_timer = self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context),
+                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
         return res
 
 
 def main(args=None) -> int:
-    return run_node(EvaluatorNode, args=args)
+    return run_node(EvaluatorNode, args=args, params=EVALUATOR_PARAMS)
 
 
 if __name__ == '__main__':

@@ -22,7 +22,7 @@ from sensor_msgs.msg import NavSatFix, NavSatStatus
 from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
 from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
+from vepd_ros.nodes.base import (MODEL_PARAMS_NOTE, SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
                                  RunEvents, TopicWatchdog, declare_params, noise_chain_params, ns_to_stamp, run_node,
                                  stamp_to_ns)
 from vepd_ros.params import Param
@@ -129,7 +129,8 @@ class GpsNoiseNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(GpsNoiseNode, args=args)
+    return run_node(GpsNoiseNode, args=args, params=GPS_NODE_PARAMS,
+                    help_note=MODEL_PARAMS_NOTE)
 
 
 if __name__ == '__main__':

@@ -21,7 +21,7 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
 from vepd_ros.models.imu import imu_model_params, make_imu_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import (SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
+from vepd_ros.nodes.base import (MODEL_PARAMS_NOTE, SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
                                  RunEvents, TopicWatchdog, declare_params, noise_chain_params, ns_to_stamp, run_node,
                                  stamp_to_ns)
 from vepd_ros.params import Param
@@ -152,7 +152,8 @@ class ImuNoiseNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(ImuNoiseNode, args=args)
+    return run_node(ImuNoiseNode, args=args, params=IMU_NODE_PARAMS,
+                    help_note=MODEL_PARAMS_NOTE)
 
 
 if __name__ == '__main__':

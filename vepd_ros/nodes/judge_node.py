@@ -27,7 +27,7 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
 from vepd_ros.judge.filter import RosFilter
-from vepd_ros.nodes.base import SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node
+from vepd_ros.nodes.base import RL_PARAMS_NOTE, SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}
@@ -64,7 +64,9 @@ class JudgeNode(Node):
             self.filter.ekf = make_judge_ekf(judge, 1)
         self.drops = DropCounter(self)
         self.runs = RunEvents(self, 'judge', 0, 'judge', self._restart, self.drops) if reset_on_runs else None
-        self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=10))
+        # depth: a recorder on a busy machine may take a burst late; reliable keep-last must not overwrite it
+        self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=100))
+        self.pub_tf = self._tf_publisher() if self.params.publish_tf else None
         self._subs = []
         for s in self.params.sensors:
             qos = QoSProfile(depth=s.queue_size, reliability=SENSOR_QOS.reliability, history=SENSOR_QOS.history,
@@ -80,6 +82,32 @@ class JudgeNode(Node):
         self.get_logger().info(
             f"judge: {len(self.params.sensors)} sensor(s) "
             f"({', '.join(f'{s.name}={s.topic}' for s in self.params.sensors)}), {self.params.frequency:g} Hz")
+
+    def _tf_publisher(self):
+        """``publish_tf`` (robot_localization's, default true): world_frame -> base_link_frame_output on /tf, as
+        ekf_node broadcasts it. The message type is tf2_msgs/TFMessage, which a ROS 2 install has and the pip
+        runtime does not: there the judge says so once and publishes no transform."""
+        try:
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            self.get_logger().warning(
+                'publish_tf is true but tf2_msgs is not installed here (the pip runtime has no tf2): no '
+                f'{self.params.world_frame} -> {self.params.base_link_frame_output} transform on /tf. Install '
+                'ros-$ROS_DISTRO-tf2-msgs, or set publish_tf: false.')
+            return None
+        return self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
+
+    def _publish_tf(self, odom: Odometry) -> None:
+        from geometry_msgs.msg import TransformStamped
+        from tf2_msgs.msg import TFMessage
+        t = TransformStamped()
+        t.header = odom.header
+        t.child_frame_id = odom.child_frame_id
+        p = odom.pose.pose
+        t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (
+            p.position.x, p.position.y, p.position.z)
+        t.transform.rotation = p.orientation
+        self.pub_tf.publish(TFMessage(transforms=[t]))
 
     def _restart(self, event: dict) -> None:
         self.filter.reset()
@@ -131,7 +159,10 @@ class JudgeNode(Node):
         out = self.filter.tick(now)
         if out is None or not out.published:
             return
-        self.pub.publish(self.to_odometry(out.stamp_ns, out.x[0], out.P[0]))
+        odom = self.to_odometry(out.stamp_ns, out.x[0], out.P[0])
+        self.pub.publish(odom)
+        if self.pub_tf is not None:
+            self._publish_tf(odom)
         self.published += 1
 
     def to_odometry(self, stamp_ns: int, x: np.ndarray, P: np.ndarray) -> Odometry:
@@ -156,7 +187,7 @@ class JudgeNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(JudgeNode, args)
+    return run_node(JudgeNode, args, help_note=RL_PARAMS_NOTE)
 
 
 if __name__ == '__main__':

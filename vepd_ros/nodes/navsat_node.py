@@ -29,7 +29,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 
 from vepd_ros.judge.navsat import NavSatCore, StaticTF, load_navsat_params
-from vepd_ros.nodes.base import (SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node,
+from vepd_ros.nodes.base import (RL_PARAMS_NOTE, SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node,
                                  stamp_to_ns)
 from vepd_ros.params import ParameterError
 
@@ -173,7 +173,7 @@ class NavSatNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(NavSatNode, args)
+    return run_node(NavSatNode, args, help_note=RL_PARAMS_NOTE)
 
 
 if __name__ == '__main__':

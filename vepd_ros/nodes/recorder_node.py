@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import time
 from collections import deque
 
 from nav_msgs.msg import Odometry
@@ -27,8 +28,9 @@ from rclpy.qos import QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from vepd_ros.nodes.base import (EVENT_QOS, RUN_EVENTS_TOPIC, DiagnosticsPublisher, DropCounter, TopicWatchdog,
-                                  declare_params, run_node, stamp_to_ns)
+from vepd_ros.nodes.base import (EVENT_QOS, _steady_clock, PROGRESS_QOS, PROGRESS_TOPIC, RUN_EVENTS_TOPIC, DiagnosticsPublisher,
+                                  DropCounter, TopicWatchdog, declare_params, run_node, stamp_to_ns)
+from vepd_ros.graph import truth_type_hint
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.runs.recorder import RecorderCore
 
@@ -70,6 +72,12 @@ RECORDER_PARAMS = [
     Param('max_runs', 0, 'stop recording after this many runs (0: no limit)', low=0),
     Param('topic_timeout_s', 10.0, 'report a topic that has delivered nothing after this long (s, wall clock)',
           low=0.0, low_open=True),
+    Param('estimate_rate_hz', 0.0, 'nominal rate of the estimates (the judge\'s frequency) for the run coverage; '
+          '0: taken from the run\'s stamps', low=0.0),
+    Param('truth_rate_hz', 0.0, 'nominal rate of the truth topic for the run coverage; 0: taken from the run\'s '
+          'stamps', low=0.0),
+    Param('end_after_quiet_s', 0.0, 'segmentation single: close the run once no message has come for this long '
+          '(s, wall clock; the bag has ended); 0: only at shutdown', low=0.0),
 ]
 
 
@@ -86,7 +94,7 @@ class RecorderNode(Node):
         try:
             truth_cls = message_class(p['truth_type'])
         except (ImportError, AttributeError) as exc:
-            raise ParameterError('truth_type', p['truth_type'], f'a message type installed here ({exc})') from exc
+            raise ParameterError('truth_type', p['truth_type'], truth_type_hint(p['truth_type'], TRUTH_TYPES)) from exc
         self.truth_velocity = TRUTH_TYPES[p['truth_type']]
         self.drops = DropCounter(self)
         self.pub_runs = self.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
@@ -99,7 +107,7 @@ class RecorderNode(Node):
             meta={'model': p['model'], 'source_topics': {'estimate': self.resolve_topic_name(p['estimate_topic']),
                                                         'truth': p['truth_topic']},
                   'truth_type': p['truth_type'], 'velocity': p['velocity'], 'source': 'recorder_node'},
-            on_event=self._on_run)
+            on_event=self._on_run, rates_hz={'se': p['estimate_rate_hz'], 'gt': p['truth_rate_hz']})
         if seg == 'single':
             self.core.start(None)
         self.counts = {'estimate': 0, 'truth': 0}          # accepted (finite, right frame)
@@ -117,6 +125,13 @@ class RecorderNode(Node):
         self.create_service(Trigger, '~/start', self._srv_start)
         self.create_service(Trigger, '~/stop', self._srv_stop)
         self.create_timer(0.1, self._on_stale_check)
+        # how far this chain has got in sim time, for truth_node's pacing (PROGRESS_TOPIC)
+        self.pub_progress = self.create_publisher(String, PROGRESS_TOPIC, PROGRESS_QOS)
+        self._last_estimate_s = -math.inf
+        self._last_input_wall = None
+        self.create_timer(0.05, self._report_progress, clock=_steady_clock())
+        if seg == 'single' and p['end_after_quiet_s'] > 0:
+            self.create_timer(0.2, self._on_quiet_check, clock=_steady_clock())
         self.diagnostics = DiagnosticsPublisher(self, self.drops, self._diagnostic_values)
         self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
         for kind, topic in (('estimate', p['estimate_topic']), ('truth', p['truth_topic'])):
@@ -129,6 +144,8 @@ class RecorderNode(Node):
         self.received['estimate'] += 1
         v = (msg.twist.twist.linear.x, msg.twist.twist.linear.y)
         self._feed('estimate', msg, v)
+        self._last_estimate_s = max(self._last_estimate_s, stamp_to_ns(msg.header.stamp) * 1e-9)
+        self._report_progress()
 
     def _on_truth(self, msg):
         self.received['truth'] += 1
@@ -138,6 +155,7 @@ class RecorderNode(Node):
         self._feed('truth', msg, self.truth_velocity(msg))
 
     def _feed(self, kind: str, msg, v):
+        self._last_input_wall = time.monotonic()
         t = stamp_to_ns(msg.header.stamp) * 1e-9
         if not all(math.isfinite(x) for x in v):
             return self.drops.drop('non_finite', f'{kind} velocity {v} at {t:.3f} s')
@@ -253,8 +271,38 @@ class RecorderNode(Node):
     # -- output -------------------------------------------------------------------------------------
     def _on_run(self, ev: dict):
         ev = {**ev, 'model': self.p['model']}
-        self.pub_runs.publish(String(data=json.dumps(ev, default=float)))
         self.get_logger().info(f"run {ev.get('status')}: {ev.get('path', ev.get('reason'))}")
+        if not self.context.ok():
+            return                  # shutting down (a signal): the run is on disk; nobody is left to tell
+        try:
+            self.pub_runs.publish(String(data=json.dumps(ev, default=float)))
+        except Exception:  # noqa: BLE001 - the context went down between the check and the publish
+            if self.context.ok():
+                raise
+
+    def progress_ns(self) -> int:
+        """How far this chain has got in sim time: the last estimate's stamp while a run with estimates is in
+        progress (the run start until its first estimate: the judge is what falls behind on a slow machine), else
+        this node's clock (it follows /clock).
+        Between a run's end and its closing the clock stands, so the tail of a run never holds sim time back."""
+        now = self.get_clock().now().nanoseconds
+        start = self.core.run_start
+        if start is not None and not self.core.end_known:
+            # before the run's first estimate, the run start: the judge has not produced anything yet
+            return min(now, int(round(max(self._last_estimate_s, start) * 1e9)))
+        return now
+
+    def _report_progress(self):
+        if self.context.ok():
+            self.pub_progress.publish(String(data=json.dumps(
+                {'node': self.get_fully_qualified_name(), 'stamp_ns': self.progress_ns()})))
+
+    def _on_quiet_check(self):
+        """segmentation single: the input has stopped (the bag ended): the run is complete, write it now."""
+        if (self.core.recording and self._last_input_wall is not None
+                and time.monotonic() - self._last_input_wall >= self.p['end_after_quiet_s']):
+            self.get_logger().info(f"no input for {self.p['end_after_quiet_s']:g} s: the run is complete")
+            self.core.flush()
 
     def _on_stale_check(self):
         now = self.get_clock().now().nanoseconds * 1e-9
@@ -274,7 +322,7 @@ class RecorderNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(RecorderNode, args=args)
+    return run_node(RecorderNode, args=args, params=RECORDER_PARAMS)
 
 
 if __name__ == '__main__':

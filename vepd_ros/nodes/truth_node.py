@@ -19,7 +19,8 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu
 from std_msgs.msg import String
 
-from vepd_ros.nodes.base import EVENT_QOS, declare_params, ns_to_stamp, run_node
+from vepd_ros.nodes.base import (EVENT_QOS, PROGRESS_QOS, PROGRESS_TOPIC, DropCounter, declare_params, ns_to_stamp,
+                                  run_node)
 from vepd_ros.params import ParameterError
 from vepd_ros.seeding import run_plan
 from vepd_ros.truth import generate
@@ -49,6 +50,16 @@ class TruthNode(Node):
         self.sim_ns = int(round(p['start_time_s'] * NS))
         self.published = 0
         self._shutdown_timer = None
+        self._clock_started = False
+        self._finish_ns = None       # shutdown_when_done: sim time at which /clock stops
+        self.drops = DropCounter(self)
+        self._progress: dict[str, list] = {}   # node -> [stamp_ns, wall ns when it last moved]
+        self.paced_steps = 0                   # steps held back by pacing (tests, logs)
+        if p['pace_nodes']:
+            if not self.drive_clock:
+                raise ParameterError('pace_nodes', p['pace_nodes'], '0 unless this node drives /clock '
+                                     '(time_scale != 1 or publish_clock)')
+            self.create_subscription(String, PROGRESS_TOPIC, self._on_progress, PROGRESS_QOS)
         if self.drive_clock:
             wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
             self.timer = self.create_timer(wall_period_s, self._on_clock_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -60,12 +71,55 @@ class TruthNode(Node):
 
     # -- time sources -------------------------------------------------------------------------
     def _ready(self) -> bool:
-        """False while the first run waits for its subscribers (``wait_for_subscribers``)."""
-        if self.run >= 0 or self.pub_odom.get_subscription_count() >= self.p['wait_for_subscribers']:
+        """False while the first run waits for its subscribers (``wait_for_subscribers``,
+        ``wait_for_run_subscribers``)."""
+        if self.run >= 0:
             return True
-        self.get_logger().info(f"waiting for {self.p['wait_for_subscribers']} subscriber(s) of /ground_truth/odometry",
-                               throttle_duration_sec=5.0)
+        p = self.p
+        n_odom, n_run = self.pub_odom.get_subscription_count(), self.pub_run.get_subscription_count()
+        if n_odom >= p['wait_for_subscribers'] and n_run >= p['wait_for_run_subscribers']:
+            return True
+        self.get_logger().info(
+            f"waiting for subscribers: /ground_truth/odometry {n_odom}/{p['wait_for_subscribers']}, "
+            f"/ground_truth/run {n_run}/{p['wait_for_run_subscribers']}", throttle_duration_sec=5.0)
         return False
+
+    def _on_progress(self, msg: String) -> None:
+        try:
+            e = json.loads(msg.data)
+            node, stamp = str(e['node']), int(e['stamp_ns'])
+        except (ValueError, KeyError, TypeError) as exc:
+            return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
+        entry = self._progress.setdefault(node, [stamp, self._wall_ns()])
+        if stamp != entry[0]:
+            entry[0], entry[1] = stamp, self._wall_ns()
+
+    @staticmethod
+    def _wall_ns() -> int:
+        import time
+        return time.monotonic_ns()
+
+    def _paced(self) -> bool:
+        """True when the next step keeps sim time within ``pace_window_s`` (+ two steps: the step in flight)
+        of the slowest progress report. A node stuck for ``pace_timeout_s`` stops counting (warned by name)."""
+        if not self.p['pace_nodes'] or not self._clock_started:
+            return True                 # the first step is free: it starts /clock, which the reports follow
+        if len(self._progress) < self.p['pace_nodes']:
+            self.get_logger().info(f"waiting for {self.p['pace_nodes']} nodes to report on {PROGRESS_TOPIC} "
+                                   f'({len(self._progress)} so far)', throttle_duration_sec=5.0)
+            return False
+        limit = self.sim_ns - int(self.p['pace_window_s'] * NS) - 2 * self.period_ns
+        now = self._wall_ns()
+        slow = [(stamp, node) for node, (stamp, moved) in self._progress.items() if stamp < limit]
+        stuck = [node for stamp, node in slow if now - self._progress[node][1] > self.p['pace_timeout_s'] * NS]
+        for node in stuck:
+            self.get_logger().warning(f'{node}: no progress for {self.p["pace_timeout_s"]:g} s (wall); sim time '
+                                      'goes on without it (its runs will show the gap in their coverage)')
+            self._progress[node] = [self.sim_ns, now]
+        if len(slow) > len(stuck):
+            self.paced_steps += 1
+            return False
+        return True
 
     def _on_clock_tick(self):
         """One step of sim time: publish the samples stamped up to T, then let /clock reach T − period/2.
@@ -77,11 +131,14 @@ class TruthNode(Node):
         self.step()
 
     def step(self) -> bool:
-        """One sim-time step (False while waiting for subscribers)."""
-        if not self._ready():
+        """One sim-time step (False while waiting for subscribers or held back by pacing)."""
+        if not self._ready() or not self._paced():
             return False
+        if self._finish_ns is not None and self.sim_ns >= self._finish_ns:
+            return self._stop()
         self._publish_due(self.sim_ns)
         self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns - self.period_ns // 2)))
+        self._clock_started = True
         self.sim_ns += self.period_ns
         return True
 
@@ -163,12 +220,25 @@ class TruthNode(Node):
         self.get_logger().info(f"run {self.run + 1}/{len(self.plan)} ({scenario} #{j}) {kind} at t={stamp_ns / NS:.3f} s")
 
     def _finish(self):
-        if self.p['shutdown_when_done'] and self._shutdown_timer is None:
-            self.get_logger().info(f'all {len(self.plan)} runs published ({self.published} samples); shutting down')
+        if not self.p['shutdown_when_done'] or self._shutdown_timer is not None:
+            return
+        if self.drive_clock:
+            # /clock runs on a little so every node closes its last run (recorders close a run once their clock
+            # passes its end), then stops (``step``).
+            if self._finish_ns is None:
+                self._finish_ns = self.sim_ns + int(self.p['clock_tail_s'] * NS)
+            return
+        self._stop()
+
+    def _stop(self) -> bool:
+        if self._shutdown_timer is None:
+            self.get_logger().info(f'all {len(self.plan)} runs published ({self.published} samples); /clock '
+                                   f'stopped ({self.paced_steps} steps held back by pacing); shutting down')
             self.timer.cancel()
             # Give DDS a moment to deliver the last (reliable, latched) events before the process exits.
             self._shutdown_timer = self.create_timer(
                 0.5, lambda: rclpy.try_shutdown(context=self.context), clock=Clock(clock_type=ClockType.STEADY_TIME))
+        return False
 
 
 class _Samples:
@@ -183,7 +253,7 @@ class _Samples:
 
 
 def main(args=None) -> int:
-    return run_node(TruthNode, args=args)
+    return run_node(TruthNode, args=args, params=TRUTH_PARAMS)
 
 
 if __name__ == '__main__':

@@ -20,6 +20,15 @@ At most one run (plus the pre-roll / close-lag tail) is held in memory. Each com
 by ``BatchWriter`` (temp file + fsync + rename); a SIGKILL loses at most the run in progress. Runs with
 fewer than ``min_samples`` on a stream are not written; the event says so (status 'discarded').
 Bad samples (non-finite, stamp not after the previous one of that stream) are dropped and counted.
+
+Coverage (contract C1): every written run's sidecar says, per stream, what was expected and what arrived:
+``coverage = {'estimates': {...}, 'truth': {...}}``, each ``{'expected', 'received', 'max_gap_s', 'rate_hz'}``
+with ``expected = round(duration_s * rate_hz)`` (the samples of the half-open run interval [start, end);
+a source that samples both ends, as truth_node does, delivers one more), ``received`` the samples recorded
+and ``max_gap_s`` the longest interval between the run start, consecutive stamps and the run end (so a
+stream that starts late or stops early shows a gap too). ``rate_hz`` is the stream's nominal rate
+(``rates_hz``); where it is not given, the median stamp interval of the run stands for it, which catches
+gaps but not a uniformly thinned stream. The evaluator excludes runs whose coverage is short.
 """
 from __future__ import annotations
 
@@ -59,7 +68,8 @@ class RecorderCore:
                  motion_threshold_mps: float = 0.1, motion_hold_s: float = 1.0, pre_roll_s: float = 1.0,
                  close_lag_s: float = 0.5, max_runs: int | None = None, min_samples: int = 3,
                  meta: dict | None = None, on_event: Callable[[dict], None] | None = None,
-                 writer: BatchWriter | None = None, fsync: bool = True):
+                 writer: BatchWriter | None = None, fsync: bool = True,
+                 rates_hz: dict | None = None):
         if segmentation not in SEGMENTATIONS:
             raise ValueError(f"segmentation must be one of {', '.join(SEGMENTATIONS)}, got {segmentation!r}")
         if segmentation == 'duration' and not (duration_s and duration_s > 0):
@@ -82,6 +92,8 @@ class RecorderCore:
         self.max_runs = max_runs
         self.min_samples = min_samples
         self.meta = dict(meta or {})
+        # nominal rates ('se', 'gt') for the coverage block; None or 0: estimated from the run's stamps
+        self.rates_hz = {k: float(v) for k, v in (rates_hz or {}).items() if v}
         self.on_event = on_event
         self.events: list[dict] = []
         self.totals: Counter = Counter()          # over the recorder's life
@@ -101,6 +113,16 @@ class RecorderCore:
     @property
     def recording(self) -> bool:
         return self._recording
+
+    @property
+    def run_start(self) -> float | None:
+        """Start stamp of the run in progress (None: not recording, or not known until its first sample)."""
+        return self._t0 if self._recording else None
+
+    @property
+    def end_known(self) -> bool:
+        """The run in progress has its end stamp (it closes once both streams pass it)."""
+        return self._recording and self._end is not None
 
     @property
     def done(self) -> bool:
@@ -223,6 +245,20 @@ class RecorderCore:
         return None
 
     # ------------------------------------------------------------------------------------------- close
+    def _coverage(self, kind: str, stamps: list, t0: float, end: float) -> dict:
+        """One stream's C1 coverage entry for the run [t0, end] (see the module docstring)."""
+        t = np.asarray(stamps, dtype=float)
+        edges = np.concatenate(([t0], t, [max(end, t[-1] if len(t) else end)]))
+        max_gap = float(np.max(np.diff(edges))) if len(edges) > 1 else 0.0
+        rate = self.rates_hz.get(kind)
+        if not rate:
+            steps = np.diff(t)
+            steps = steps[steps > 0]
+            rate = float(1.0 / np.median(steps)) if len(steps) else 0.0
+        duration = max(end - t0, 0.0)
+        return {'expected': int(round(duration * rate)), 'received': int(len(t)),
+                'max_gap_s': round(max_gap, 9), 'rate_hz': round(rate, 9)}
+
     def _close(self, force: bool = False) -> dict:
         se, gt = self._cur['se'], self._cur['gt']
         t0 = self._t0 if self._t0 is not None else 0.0
@@ -243,7 +279,9 @@ class RecorderCore:
                          'dropped': {k: v for k, v in counts.items() if '_dropped_' in k},
                          'segmentation': {'mode': self.segmentation, 'duration_s': self.duration_s,
                                           'motion_threshold_mps': self.threshold, 'motion_hold_s': self.hold_s,
-                                          'pre_roll_s': self.pre_roll_s, 'close_lag_s': self.close_lag_s}})
+                                          'pre_roll_s': self.pre_roll_s, 'close_lag_s': self.close_lag_s},
+                         'coverage': {'estimates': self._coverage('se', se.t, t0, end),
+                                      'truth': self._coverage('gt', gt.t, t0, end)}})
             path = self.writer.write(rec, self.scenario, meta, j=self.run_j)
             ev.update(status='written', path=str(path), j=rec.meta.get('j'), duration_s=end - t0)
             self.totals['runs_written'] += 1

@@ -27,4 +27,16 @@ TRUTH_PARAMS = [
     Param('shutdown_when_done', False, 'exit after the last run'),
     Param('wait_for_subscribers', 0, 'hold the first run until /ground_truth/odometry has this many subscribers',
           low=0),
+    Param('wait_for_run_subscribers', 0, 'hold the first run until /ground_truth/run has this many subscribers '
+          '(every node of a chain follows the run events: the chain is up)', low=0),
+    Param('pace_nodes', 0, 'driving /clock: hold it until this many nodes report progress on /vepd/progress, and '
+          'never run more than pace_window_s ahead of the slowest (0: no pacing, /clock runs at time_scale)',
+          low=0),
+    Param('pace_window_s', 0.05, 'how far sim time may run ahead of the slowest progress report (s)',
+          low=0.0),
+    Param('pace_timeout_s', 20.0, 'a node whose progress has not moved for this long (s, wall clock) stops '
+          'holding /clock back; it is named in a warning and its runs are flagged by their coverage',
+          low=0.0, low_open=True),
+    Param('clock_tail_s', 2.0, 'shutdown_when_done: /clock keeps running this long after the last sample so '
+          'every node can close its last run (s of sim time)', low=0.0),
 ]

@@ -1,0 +1,66 @@
+"""Node front ends: ``--help`` prints the node's parameters (its ``Param`` specs) and exits 0 without starting;
+``/diagnostics`` says ERROR and names the input while a watched input has never arrived."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from ros_helpers import console_script, ros_env, spin_until
+
+from vepd_ros.nodes.recorder_node import RECORDER_PARAMS
+
+
+def test_help_lists_every_parameter_with_default_and_description_and_starts_nothing(domain_id):
+    proc = subprocess.run([console_script('recorder_node'), '--help'], env=ros_env(domain_id),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith('usage: ros2 run vepd_ros recorder_node')
+    for p in RECORDER_PARAMS:
+        assert f'  {p.name} ({type(p.default).__name__}, default {p.default!r})' in proc.stdout, p.name
+        assert p.description[:40] in proc.stdout, p.name
+    assert '[INFO]' not in proc.stdout + proc.stderr           # no node was created
+
+
+def test_help_after_ros_args_is_not_the_nodes_own():
+    from vepd_ros.nodes.base import wants_help
+    assert wants_help(['truth_node', '--help']) and wants_help(['truth_node', '-h', '--ros-args'])
+    assert not wants_help(['truth_node', '--ros-args', '--help'])
+    assert not wants_help(['truth_node'])
+
+
+@pytest.mark.ros
+def test_diagnostics_error_names_an_input_that_never_arrives(ros_ctx, executor, tmp_path):
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from rclpy.parameter import Parameter
+
+    from vepd_ros.nodes.recorder_node import RecorderNode
+    node = RecorderNode(context=ros_ctx, parameter_overrides=[
+        Parameter('output_dir', value=str(tmp_path)), Parameter('topic_timeout_s', value=2.5),
+        Parameter('truth_topic', value='/nothing/truth')])
+    executor.add_node(node)
+    listener = rclpy.create_node('diag_listener', context=ros_ctx)
+    seen = []
+    listener.create_subscription(DiagnosticArray, '/diagnostics', lambda m: seen.extend(m.status), 50)
+    executor.add_node(listener)
+    ok = spin_until(executor, lambda: any(s.level == DiagnosticStatus.ERROR for s in seen), 15)
+    assert ok, [(s.level, s.message) for s in seen]
+    err = next(s for s in seen if s.level == DiagnosticStatus.ERROR)
+    assert 'no message on /nothing/truth' in err.message and 'odometry/filtered' in err.message
+    assert [s.level for s in seen][0] == DiagnosticStatus.OK     # before the timeout: OK
+
+
+def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_instead():
+    """The pip runtime has no sbg_driver messages: live_eval's default truth_type is refused before any node
+    starts, naming the package to install and the truth types that work here."""
+    from vepd_ros.graph import TRUTH_TYPES_KNOWN, build_graph, message_package_installed
+    from vepd_ros.nodes.recorder_node import TRUTH_TYPES
+    from vepd_ros.params import ParameterError
+    assert tuple(TRUTH_TYPES) == TRUTH_TYPES_KNOWN            # one list of truth types, two views of it
+    if message_package_installed('sbg_driver/msg/SbgGpsVel'):
+        pytest.skip('sbg_driver is installed here')
+    with pytest.raises(ParameterError) as err:
+        build_graph('live_eval', {'judge': 'builtin'})
+    text = str(err.value)
+    assert 'ros-$ROS_DISTRO-sbg-driver' in text and 'geometry_msgs/msg/TwistStamped' in text
+    assert build_graph('live_eval', {'judge': 'builtin', 'truth_type': 'geometry_msgs/msg/TwistStamped'})
