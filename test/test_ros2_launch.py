@@ -119,3 +119,34 @@ def test_ros2_pkg_executables_and_ros2_run_help(distro, domain_id):
     text = subprocess.run(ros2_cmd('run', 'vepd_ros', 'truth_node', '--help'), env=env, capture_output=True,
                           text=True, timeout=60).stdout
     assert 'time_scale (float, default 1.0)' in text and 'pace_nodes (int, default 0)' in text
+
+
+@pytest.mark.parametrize('distro', DISTROS)
+def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
+    """A 12 s bag in the ART layout (/fix, /imu, an Odometry truth) split into runs of 5 s, against a stored
+    simulated batch: the launch plays it (bag_player_node where rosbag2 is absent), scores the two complete
+    runs, and ends by itself with status 0."""
+    import shutil
+
+    from test_bag_replay_graph import _write_art_bag
+
+    from vepd_ros.pipeline import run_study, simulate_run
+    package_executables_ready()
+    bag = tmp_path / 'art_bag'
+    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
+    ref = tmp_path / 'ref'
+    run_study(['ch_rw'], ['circle'], 2, 5.0, 'rtk', ref, seed=3, workers=1)
+    shutil.rmtree(ref / 'Real')                # the real side is the bag's
+    out = tmp_path / 'out'
+    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', f'bag:={bag}', 'gps_topic:=/fix', 'imu_topic:=/imu',
+                   'truth_topic:=/truth', 'truth_type:=nav_msgs/msg/Odometry', 'scenario:=circle', 'rate:=3.0',
+                   'run_duration_s:=5.0', 'k:=2', f'reference_dir:={ref}', 'judge:=builtin', f'output_dir:={out}')
+    proc = subprocess.run(cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert 'Traceback' not in log, log[-4000:]
+    result = json.loads((out / 'result.json').read_text())
+    assert result['k']['real'] == {'circle': 2} and 'ch_rw' in result['models']
+    for p in sorted((out / 'Real').glob('circle_*.json')):
+        cov = json.loads(p.read_text())['coverage']
+        assert cov['estimates']['received'] >= cov['estimates']['expected'] - 1, (p, cov)
