@@ -150,3 +150,49 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
     for p in sorted((out / 'Real').glob('circle_*.json')):
         cov = json.loads(p.read_text())['coverage']
         assert cov['estimates']['received'] >= cov['estimates']['expected'] - 1, (p, cov)
+
+
+def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(domain_id, tmp_path):
+    """live_eval as documented: fed live topics (here a bag player on its /clock), it scores every new window of
+    k runs; it runs until Ctrl-C, which ends it with status 0 and no traceback, finished runs on disk."""
+    import shutil
+
+    from test_bag_replay_graph import _write_art_bag
+
+    from vepd_ros.pipeline import run_study, simulate_run
+    package_executables_ready()
+    bag = tmp_path / 'art_bag'
+    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
+    ref = tmp_path / 'ref'
+    run_study(['ch_rw'], ['circle'], 2, 4.0, 'rtk', ref, seed=3, workers=1)
+    shutil.rmtree(ref / 'Real')
+    out = tmp_path / 'out'
+    env = ros2_env('jazzy', domain_id)
+    launch = subprocess.Popen(
+        ros2_cmd('launch', 'vepd_ros', 'live_eval.launch.py', 'gps_topic:=/fix', 'imu_topic:=/imu',
+                 'truth_topic:=/truth', 'truth_type:=nav_msgs/msg/Odometry', 'scenario:=circle', 'use_sim_time:=true',
+                 'run_duration_s:=4.0', 'k:=2', f'reference_dir:={ref}', 'judge:=builtin', f'output_dir:={out}'),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    player = subprocess.Popen(
+        ros2_cmd('run', 'vepd_ros', 'bag_player_node', '--ros-args', '-p', f'bag:={bag}', '-p', 'rate:=3.0',
+                 '-p', 'topics:=[/fix, /imu, /truth]', '-p', 'wait_for_subscribers:=3', '-p',
+                 'shutdown_when_done:=true'), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        player_log, _ = player.communicate(timeout=120)
+        assert player.returncode == 0, player_log[-3000:]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (out / 'result.json').is_file():
+            time.sleep(0.2)
+        assert launch.poll() is None                      # the rolling window runs on by design
+        os.killpg(launch.pid, signal.SIGINT)              # ... until Ctrl-C
+        log, _ = launch.communicate(timeout=60)
+    finally:
+        for p in (player, launch):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert launch.returncode == 0, log[-4000:]
+    assert 'Traceback' not in log, log[-4000:]
+    result = json.loads((out / 'result.json').read_text())
+    assert result['k']['real'] == {'circle': 2} and 'ch_rw' in result['models']
+    assert sorted(p.name for p in (out / 'Real').glob('circle_*.csv')) == ['circle_1.csv', 'circle_2.csv']
