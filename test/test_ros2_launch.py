@@ -196,3 +196,28 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     result = json.loads((out / 'result.json').read_text())
     assert result['k']['real'] == {'circle': 2} and 'ch_rw' in result['models']
     assert sorted(p.name for p in (out / 'Real').glob('circle_*.csv')) == ['circle_1.csv', 'circle_2.csv']
+
+
+def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing_data(domain_id, tmp_path):
+    """time_scale 100 with two chains of five processes on two shared cores: truth_node holds /clock back
+    (pacing, counted in its last log line) and no run comes short of the evaluator's coverage threshold
+    (C2's default 0.9). Pacing is by window, not lockstep: under this load a judge tick can still find its
+    IMU sample not yet delivered (seen: 137-141 of 140 estimates per run, gaps of two ticks); each run's
+    sidecar says so (coverage), nothing is lost silently."""
+    import re
+    package_executables_ready()
+    out = tmp_path / 'out'
+    args = {**ARGS, 'time_scale': 100.0, 'duration_s': 4.0}
+    cmd = ros2_cmd('launch', 'vepd_ros', 'sim_judge.launch.py', *[f'{k}:={v}' for k, v in args.items()],
+                   f'output_dir:={out}')
+    proc = subprocess.run(cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    held = re.search(r'\((\d+) steps held back by pacing\)', log)
+    assert held and int(held.group(1)) > 0, log[-3000:]
+    for p in sorted(out.rglob('straight_*.json')):
+        cov = json.loads(p.read_text())['coverage']
+        for stream in ('estimates', 'truth'):
+            assert cov[stream]['received'] >= 0.9 * cov[stream]['expected'], (p, cov)
+            assert cov[stream]['max_gap_s'] < 5 / cov[stream]['rate_hz'], (p, cov)
+    assert len(list(out.rglob('straight_*.json'))) == 4
