@@ -64,3 +64,61 @@ def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_inste
     text = str(err.value)
     assert 'ros-$ROS_DISTRO-sbg-driver' in text and 'geometry_msgs/msg/TwistStamped' in text
     assert build_graph('live_eval', {'judge': 'builtin', 'truth_type': 'geometry_msgs/msg/TwistStamped'})
+
+
+def _odom(t_ns, vx):
+    from nav_msgs.msg import Odometry
+
+    from vepd_ros.nodes.base import ns_to_stamp
+    m = Odometry()
+    m.header.stamp, m.header.frame_id, m.child_frame_id = ns_to_stamp(int(t_ns)), 'odom', 'base_link'
+    m.twist.twist.linear.x = float(vx)
+    return m
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize('signals', [('SIGINT',), ('SIGINT', 'SIGINT'), ('SIGTERM', 'SIGTERM')])
+def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(signals, ros_ctx, executor, domain_id,
+                                                                       tmp_path):
+    """The bag_replay recorder (segmentation single) under Ctrl-C/SIGTERM, once or twice: the run is written
+    whole, the process exits 0, and nothing is published on the dead context (that crashed with 'publisher's
+    context is invalid')."""
+    import signal
+    import time
+
+    import rclpy
+    from nav_msgs.msg import Odometry
+    from rclpy.qos import QoSProfile
+    peer = rclpy.create_node('sig_peer', context=ros_ctx)
+    pub_est = peer.create_publisher(Odometry, '/sig/odometry/filtered', QoSProfile(depth=100))
+    pub_gt = peer.create_publisher(Odometry, '/sig/truth', QoSProfile(depth=100))
+    executor.add_node(peer)
+    proc = subprocess.Popen([console_script('recorder_node'), '--ros-args', '-p', 'segmentation:=single',
+                             '-p', 'side:=real', '-p', f'output_dir:={tmp_path}', '-p', 'scenario:=path',
+                             '-p', 'estimate_topic:=/sig/odometry/filtered', '-p', 'truth_topic:=/sig/truth'],
+                            env=ros_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert spin_until(executor, lambda: pub_est.get_subscription_count() and pub_gt.get_subscription_count(),
+                          30)
+        for k in range(50):
+            pub_est.publish(_odom(1_000_000_000 + k * 20_000_000, 1.0))
+            pub_gt.publish(_odom(1_000_000_000 + k * 20_000_000 + 5_000_000, 1.0))
+        spin_until(executor, lambda: False, 1.5)                    # delivered
+        for name in signals:
+            proc.send_signal(getattr(signal, name))
+            time.sleep(0.05)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out[-3000:]
+    assert 'Traceback' not in out and 'context is invalid' not in out, out[-3000:]
+    runs = sorted(tmp_path.rglob('path_*.csv'))
+    assert [p.name for p in runs] == ['path_1.csv'], out[-3000:]
+    import json
+    from vepd_ros.runs.format import read_run
+    run = read_run(runs[0])
+    cov = run.meta['coverage']     # the run as it arrived (discovery may cost the first message or two)
+    assert cov['estimates']['received'] == len(run.se_t) >= 45 and cov['truth']['received'] == len(run.gt_t) >= 45

@@ -307,7 +307,9 @@ TRUTH_TYPES_KNOWN = ('nav_msgs/msg/Odometry', 'geometry_msgs/msg/TwistStamped',
 """The recorder's truth types (``nodes.recorder_node.TRUTH_TYPES`` holds their readers)."""
 
 
-def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[NodeSpec]:
+def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str, rolling: bool) -> list[NodeSpec]:
+    """``rolling``: live_eval's window of the last k runs, re-evaluated forever; a bag is evaluated once, when
+    it has given k runs (``k`` = the runs the bag holds), so bag_replay ends."""
     if not message_package_installed(a['truth_type']):
         # refused before any node starts (under ros2 launch too), rather than a recorder exiting alone
         raise ParameterError('truth_type', a['truth_type'], truth_type_hint(a['truth_type'], TRUTH_TYPES_KNOWN))
@@ -324,7 +326,7 @@ def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str) -> list[
         **({'run_duration_s': a['run_duration_s']} if segmentation == 'duration' else {})}], role='recorder'))
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
-        'reference_dir': a['reference_dir'], 'rolling': segmentation == 'duration'}], role='evaluator'))
+        'reference_dir': a['reference_dir'], 'rolling': rolling}], role='evaluator'))
     return nodes
 
 
@@ -335,11 +337,11 @@ def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
     player = NodeSpec(PACKAGE, 'bag_player_node', 'bag_player', parameters=[{
         'bag': a['bag'], 'rate': a['rate'], 'topics': [a['gps_topic'], a['imu_topic'], a['truth_topic']],
         'wait_for_subscribers': 3}], role='bag')
-    return [player, *_real_chain(a, judge, True, seg)]
+    return [player, *_real_chain(a, judge, True, seg, rolling=False)]
 
 
 def _live_eval(a: dict, judge: str) -> list[NodeSpec]:
-    return _real_chain(a, judge, a['use_sim_time'], 'duration')
+    return _real_chain(a, judge, a['use_sim_time'], 'duration', rolling=True)
 
 
 def typed_args(graph: str, raw: dict[str, str]) -> dict:

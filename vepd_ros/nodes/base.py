@@ -3,6 +3,7 @@ stamp conversion, and counted, throttled warnings for dropped input.
 """
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Callable, Iterable
 
@@ -137,7 +138,6 @@ def node_help(executable: str, doc: str | None, params: Iterable[Param] | None, 
 def _ignore_signals() -> None:
     """From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the cleanup
     (that printed a KeyboardInterrupt traceback from destroy_node and exited -2)."""
-    import signal
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             signal.signal(sig, signal.SIG_IGN)
@@ -188,13 +188,16 @@ def run_node(factory: Callable[..., Node], args=None, *, params: Iterable[Param]
             raise
         return 0                                  # a signal shut the context down during construction
     finally:
-        _ignore_signals()
-        if node is not None:
-            try:
-                node.destroy_node()
-            except Exception:                     # noqa: BLE001 - the context is gone; nothing left to free
-                pass
-        rclpy.try_shutdown()
+        try:
+            _ignore_signals()
+            if node is not None:
+                try:
+                    node.destroy_node()
+                except Exception:                 # noqa: BLE001 - the context is gone; nothing left to free
+                    pass
+            rclpy.try_shutdown()
+        except KeyboardInterrupt:                 # a signal that came before the handlers were replaced
+            pass
 
 
 def drain_subscriptions(subscriptions: Iterable) -> int:

@@ -271,9 +271,13 @@ class RecorderNode(Node):
     # -- output -------------------------------------------------------------------------------------
     def _on_run(self, ev: dict):
         ev = {**ev, 'model': self.p['model']}
-        self.get_logger().info(f"run {ev.get('status')}: {ev.get('path', ev.get('reason'))}")
+        text = f"run {ev.get('status')}: {ev.get('path', ev.get('reason'))}"
         if not self.context.ok():
-            return                  # shutting down (a signal): the run is on disk; nobody is left to tell
+            # shutting down (a signal): the run is on disk; nobody is left to tell, and the logger's /rosout
+            # publisher is gone with the context
+            print(f'[INFO] [{self.get_name()}]: {text}', flush=True)
+            return
+        self.get_logger().info(text)
         try:
             self.pub_runs.publish(String(data=json.dumps(ev, default=float)))
         except Exception:  # noqa: BLE001 - the context went down between the check and the publish
