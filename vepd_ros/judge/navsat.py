@@ -51,7 +51,7 @@ from vepd_ros.frames import (quaternion_from_rpy, rotation_matrix_from_quaternio
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import load_yaml, quote
+from vepd_ros.yamlio import load_yaml
 
 STATUS_NO_FIX = -1
 MAX_ABS_ALTITUDE_M = 1e7
@@ -106,7 +106,7 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
             if not isinstance(value, (list, tuple)) or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                     for v in value):
-                raise ParameterError(name, quote(value), 'a list of finite numbers')
+                raise ParameterError(name, value, 'a list of finite numbers')
             value = [float(v) for v in value]
         out[name] = value
     if out['frequency'] <= 0:
