@@ -393,6 +393,9 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
     res['study'] = {'models': list(models), 'scenarios': scen, 'runs': runs, 'duration_s': duration_s,
                     'reference': str(reference), 'judge': judge, 'seed': seed, 'imu_model': imu_model}
     res['root'] = str(out)
+    # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
+    # simulated runs
+    res['reference_model'] = core.provenance()['reference_model']
     text = json.dumps(res, indent=1, allow_nan=False) + '\n'     # a result is finite (metrics)
     atomic_write_text(out / 'result.json', text, fsync)
     return res

@@ -57,15 +57,12 @@ def run(args) -> int:
     from vepd_ros.commands.evaluate import format_tables
     from vepd_ros.pipeline import run_study
     from vepd_ros.progress import progress_enabled
-    from vepd_ros.report.explain import run_provenance
     from vepd_ros.report.tables import write_tables_csv
     res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
                     args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
                     velocity=args.velocity, n_boot=args.n_boot,
                     progress=progress_enabled(args.quiet or args.json), overwrite=args.overwrite)
     res['bootstrap']['seed_source'] = "the runs' study seed"
-    # As `vepd evaluate OUT` would say: a --reference DIR may itself hold simulated runs.
-    res['reference_model'] = run_provenance(args.out)['reference_model']
     runs = res
     if 'runs' not in res:
         # Every run's E and S for runs.csv, read back from the files just written (no bootstrap).
