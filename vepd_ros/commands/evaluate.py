@@ -89,14 +89,6 @@ def run(args) -> int:
     return 3 if (args.strict and (res['warnings'] or not res['complete'])) else 0
 
 
-def _f(x, nd=4):
-    return '—' if x is None else f'{x:.{nd}f}'
-
-
-def _r(x):
-    return '—' if x is None else (f'{x:g}')
-
-
 def _plain(text: str) -> str:
     """Markdown emphasis dropped for the terminal (code backticks kept)."""
     return text.replace('**', '')
@@ -106,7 +98,7 @@ def format_tables(res: dict, width: int = 99) -> str:
     """Tables I and II as text, then what they mean (``report.explain``: the reference, the closest
     model and whether its interval is separated from the next, warnings on K and excluded runs, how
     to read VEPD)."""
-    from vepd_ros.report.explain import explanation_lines
+    from vepd_ros.report.explain import explanation_lines, fmt, fmt_interval, fmt_rank
     from vepd_ros.report.tables import side_name
     lines = [f"VEPD against {res['root'] if 'root' in res else 'the reference'} — velocity: {res['velocity']}, "
              f"preprocessing: {res['preprocessing']['description']}",
@@ -114,16 +106,16 @@ def format_tables(res: dict, width: int = 99) -> str:
              + (f" (excluded: {', '.join(res['excluded_from_combined'])})" if res['excluded_from_combined'] else ''),
              '', 'Table I', f"{'model':<18}{'W1':>9}{'W2':>9}{'VEPD':>9}   95% interval       rank"]
     for m, e in res['models'].items():
-        ci = e.get('ci95')
-        ci_s = f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else '—'
-        lines.append(f"{e['display_name']:<18}{_f(e['W1']):>9}{_f(e['W2']):>9}{_f(e['VEPD']):>9}   {ci_s:<18} {_r(e['rank'])}")
+        ci_s = fmt_interval(e.get('ci95'), missing='—')
+        lines.append(f"{e['display_name']:<18}{fmt(e['W1']):>9}{fmt(e['W2']):>9}"
+                     f"{fmt(e['VEPD']):>9}   {ci_s:<18} {fmt_rank(e['rank'])}")
     sc = res['scenarios']
     lines += ['', 'Table II (VEPD, rank per scenario)', f"{'model':<18}" + ''.join(f'{s:>16}' for s in sc)]
     for m, e in res['models'].items():
         cells = []
         for s in sc:
             p = e['per_scenario'].get(s)
-            cells.append(f"{_f(p['VEPD'])} ({_r(p.get('rank'))})" if p else '—')
+            cells.append(f"{fmt(p['VEPD'])} ({fmt_rank(p.get('rank'))})" if p else '—')
         lines.append(f"{e['display_name']:<18}" + ''.join(f'{c:>16}' for c in cells))
     k = res['k']
     lines += ['', 'W1 in m/s, W2 unitless, VEPD = (W1 + W2)/2; lower is better.']

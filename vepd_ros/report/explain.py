@@ -34,12 +34,21 @@ PAPER_TABLE_I = (('AirSim', 0.039), ('Ch:RW', 0.043), ('Ch:RW+AirSim', 0.0482),
 (10 each of line, circle, sine) of the ART vehicle with an RTK GPS; best to worst."""
 
 
-def _f(x, nd=4) -> str:
+# ------------------------------------------------------------------------------------- numbers
+# The one way a result's numbers are written (terminal tables, report tables, sentences).
+def fmt(x, nd=4) -> str:
+    """A W1, W2 or VEPD value to ``nd`` decimals; '—' when absent."""
     return '—' if x is None else f'{x:.{nd}f}'
 
 
-def _interval(ci) -> str:
-    return f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else 'no interval'
+def fmt_rank(x) -> str:
+    """A rank (or count); '—' when absent."""
+    return '—' if x is None else f'{x:g}'
+
+
+def fmt_interval(ci, missing: str = 'no interval') -> str:
+    """A 95 % interval as ``[lo, hi]``; ``missing`` when there is none (e.g. n_boot 0)."""
+    return f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else missing
 
 
 # ------------------------------------------------------------------------------------ provenance
@@ -132,14 +141,14 @@ def closest_model(res: dict) -> dict | None:
     ms = res['models']
     best = scored[0][1]
     b = ms[best]
-    head = (f"Closest to {reference_phrase(res)}: **{b['display_name']}**, VEPD {_f(b['VEPD'])} "
-            f"(95 % interval {_interval(b.get('ci95'))})")
+    head = (f"Closest to {reference_phrase(res)}: **{b['display_name']}**, VEPD {fmt(b['VEPD'])} "
+            f"(95 % interval {fmt_interval(b.get('ci95'))})")
     if len(scored) == 1:
         return {'best': best, 'next': None, 'separated': None,
                 'text': head + '; the only model scored, so nothing to rank it against.'}
     nxt = scored[1][1]
     n = ms[nxt]
-    other = f"{n['display_name']} ({_f(n['VEPD'])}, {_interval(n.get('ci95'))})"
+    other = f"{n['display_name']} ({fmt(n['VEPD'])}, {fmt_interval(n.get('ci95'))})"
     if scored[0][0] == scored[1][0]:
         return {'best': best, 'next': nxt, 'separated': False,
                 'text': head + f'; tied with {other}.'}
