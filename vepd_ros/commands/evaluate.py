@@ -35,6 +35,8 @@ def register(sub):
     p.add_argument('--out', default=None, metavar='DIR',
                    help='also write DIR/result.json and the tables as CSV (table1.csv, '
                         'table2.csv, runs.csv: every run\'s E and S with its path)')
+    p.add_argument('--overwrite', action='store_true',
+                   help='write into an --out folder that is not a previous vepd evaluate output')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed',
                    help="signal compared: horizontal speed (default, the paper's columns), body vx, or the planar "
                         "vector form of eq. 1 (vx, vy); vx/vector need our run files' extra columns")
@@ -60,14 +62,19 @@ def register(sub):
 def run(args) -> int:
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.explain import coverage_lines, evaluate_dir
+    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
     scen = [s for s in (args.scenarios or '').split(',') if s]
+    if args.out:                    # refused before the evaluation, not after it (contract C3)
+        check_output_dir(args.out, command='evaluate', overwrite=args.overwrite)
     res = evaluate_dir(args.root, seed=args.seed, velocity=args.velocity,
                        preprocessing=args.preprocessing, n_boot=args.n_boot, scenarios=scen,
                        k=args.k, include_runs=args.runs or bool(args.out),
                        progress=progress_enabled(args.json), min_coverage=args.min_coverage)
     if args.out:
         from vepd_ros.report.tables import write_result
-        paths = write_result(res, args.out)
+        out = prepare_output_dir(args.out, command='evaluate', overwrite=args.overwrite,
+                                 replaces=['result.json', 'table1.csv', 'table2.csv', 'runs.csv'])
+        paths = write_result(res, out)
         if not args.runs:
             res.pop('runs', None)
             res.pop('display_names', None)

@@ -128,7 +128,7 @@ def write_result(res: dict, out_dir) -> dict[str, Path]:
     """result.json and the CSV tables beside it (``write_tables_csv``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(res, indent=1) + '\n'
+    text = json.dumps(res, indent=1, allow_nan=False) + '\n'   # a result is finite (metrics)
     paths = {'json': atomic_write_text(out / 'result.json', text, fsync=False)}
     paths.update(write_tables_csv(res, out))
     return paths
