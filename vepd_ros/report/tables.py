@@ -106,7 +106,8 @@ def csv_tables(res: dict) -> dict[str, str]:
     if res.get('runs'):
         ref = res.get('reference', REFERENCE)
         rows = []
-        for side, by_sc in res['runs'].items():
+        # the reference first, then the models (however the runs were gathered)
+        for side, by_sc in sorted(res['runs'].items(), key=lambda kv: kv[0] != ref):
             for s, v in by_sc.items():
                 for e, s_, name in zip(v['E'], v['S'], v['names']):
                     rows.append(['real' if side == ref else 'sim', side, side_name(res, side), s,
