@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,7 +131,8 @@ class GoldenReport:
 
 def run_scenario(directory, full_covariance: bool = False) -> GoldenReport:
     directory = Path(directory)
-    scenario = json.loads((directory / 'scenario.json').read_text())
+    from vepd_ros.runs.safety import load_json
+    scenario = load_json(directory / 'scenario.json', what='golden scenario')
     params = scenario_params(scenario)
     em = scenario['emulation']
     if int(em['tick_period_ns']) != params.period_ns:
