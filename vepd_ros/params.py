@@ -87,6 +87,22 @@ class Param:
         return value
 
 
+MAX_VEC3_ABS = 1e6
+"""Largest |component| of a 3-vector model parameter (m, m/s, rad/s, m/s^2, ...): a noise of 1e300
+would overflow every product downstream."""
+
+
+def vec3_param(nonneg: bool = True) -> dict:
+    """``Param`` keywords (``check``, ``check_msg``) for a 3-vector of finite numbers bounded by
+    ``MAX_VEC3_ABS`` (and >= 0 when ``nonneg``): the GPS and IMU models' sigmas, means, biases."""
+    def check(v) -> bool:
+        return len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                   and math.isfinite(x) and abs(x) <= MAX_VEC3_ABS
+                                   and (x >= 0 or not nonneg) for x in v)
+    return dict(check=check, check_msg=f'3 finite numbers of magnitude <= {MAX_VEC3_ABS:g}'
+                + (' and >= 0' if nonneg else ''))
+
+
 def validate_params(specs: Iterable[Param], values: Mapping[str, Any] | None = None,
                     allow_unknown: bool = False) -> dict[str, Any]:
     """Defaults overridden by ``values``, each checked against its spec. Unknown names are errors."""
