@@ -100,7 +100,7 @@ def test_billion_laughs_refused_fast_in_bounded_memory(tmp_path):
     out = subprocess.run([sys.executable, '-c', code, str(p)], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert 'expands to more than' in out[0] and str(p) in out[0]
-    _, maxrss_kb = out[1].split()                      # timing stays out of unit tests (benchmarks/)
+    _, maxrss_kb = out[1].split()               # (timing stays out of unit tests: benchmarks/)
     assert int(maxrss_kb) < 500_000                    # the expanded document would need gigabytes
 
 
