@@ -34,6 +34,34 @@ def test_evaluate_help_states_the_interval_and_its_seed(capsys):
     assert '95 % interval' in text and "study seed" in text
 
 
+@pytest.mark.parametrize('argv', [['sensors', 'models'], ['sensors', 'models', 'ch_rw']])
+def test_closed_pipe_ends_quietly_for_any_command(argv):
+    """`vepd sensors models | head`: the pipe is closed before the command writes (main() covers
+    every subcommand, not only evaluate)."""
+    import os
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([sys.executable, '-m', 'vepd_ros.cli', *argv], cwd=REPO, stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 1
+    assert 'Traceback' not in p.stderr and 'BrokenPipeError' not in p.stderr, p.stderr
+
+
+def test_an_unwritable_output_is_exit_2_naming_it(tmp_path, capsys):
+    """An OSError (here --out under a regular file) is one line naming the path, not a
+    traceback."""
+    blocker = tmp_path / 'afile'
+    blocker.write_text('')
+    out = blocker / 'sim'
+    assert main(['sensors', 'simulate', '--scenario', 'circle', '--duration', '2',
+                 '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(out) in err and 'Traceback' not in err
+
+
 def test_closed_pipe_ends_without_a_traceback(tmp_path):
     """`vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is
     written."""

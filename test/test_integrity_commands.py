@@ -115,7 +115,8 @@ def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path
 
 @pytest.mark.parametrize('content, words', [(bytes(range(256)) * 8, 'not a readable CSV'),
                                             (b'stamp_ns,wx\n12,0.1\n1x,2\n', "line 3, column "
-                                                                             "stamp_ns"),
+                                                                             "'stamp_ns'"),
+                                            (b'stamp_ns,wx\n\n12,0.1\n\n1x,2\n', 'line 5'),
                                             (b'stamp_ns,wx\n12,0.1,7\n', 'line 2')])
 def test_replay_raw_csv_errors_name_file_and_line(tmp_path, capsys, content, words):
     d = tmp_path / 'raw'

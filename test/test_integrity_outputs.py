@@ -230,3 +230,24 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, capsys):
+    """`vepd evaluate ROOT --out DIR` follows contract C3 like study and report: a folder holding
+    the user's files is refused before anything is computed or written; its own output is
+    rewritten."""
+    from vepd_ros.runs.synthetic import write_synthetic_root
+    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0,
+                                models=('AirSim_results',))
+    user = tmp_path / 'user'
+    user.mkdir()
+    (user / 'result.json').write_text('{"mine": 1}')
+    argv = ['evaluate', str(root), '--n-boot', '0', '--allow-incomplete']
+    assert vepd(argv + ['--out', str(user)]) == 2
+    assert '--overwrite' in capsys.readouterr().err
+    assert sorted(p.name for p in user.iterdir()) == ['result.json']
+    assert (user / 'result.json').read_text() == '{"mine": 1}'
+    own = tmp_path / 'ev'
+    assert vepd(argv + ['--out', str(own)]) == 0
+    assert vepd(argv + ['--out', str(own)]) == 0
+    assert (own / MARKER_NAME).is_file() and (own / 'table1.csv').is_file()

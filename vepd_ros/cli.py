@@ -68,6 +68,14 @@ def _main(argv=None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f'vepd {args.command}: error: {exc}', file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise                           # the reader went away: main() stops quietly
+    except OSError as exc:
+        # a file the command reads or writes cannot be opened (an --out under a file, a full disk,
+        # no permission): one line naming the file, not a traceback
+        where = f'{exc.filename}: ' if exc.filename else ''
+        print(f'vepd {args.command}: error: {where}{exc.strerror or exc}', file=sys.stderr)
+        return 2
 
 
 if __name__ == '__main__':

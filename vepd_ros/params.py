@@ -10,13 +10,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from vepd_ros.yamlio import parse_yaml, quote
+
 
 class ParameterError(ValueError):
-    """A parameter value is outside what its spec allows."""
+    """A parameter value is outside what its spec allows.
+
+    The message quotes the name and the value with ``yamlio.quote`` (cut to ~80 characters): both
+    may come from the user (a file, ``name:=value``), so callers pass the raw value."""
 
     def __init__(self, name: str, value: Any, expected: str):
         self.name, self.value, self.expected = name, value, expected
-        super().__init__(f"parameter '{name}': got {value!r}, expected {expected}")
+        super().__init__(f'parameter {quote(str(name))}: got {quote(value)}, expected {expected}')
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,22 @@ class Param:
         return value
 
 
+MAX_VEC3_ABS = 1e6
+"""Largest |component| of a 3-vector model parameter (m, m/s, rad/s, m/s^2, ...): a noise of 1e300
+would overflow every product downstream."""
+
+
+def vec3_param(nonneg: bool = True) -> dict:
+    """``Param`` keywords (``check``, ``check_msg``) for a 3-vector of finite numbers bounded by
+    ``MAX_VEC3_ABS`` (and >= 0 when ``nonneg``): the GPS and IMU models' sigmas, means, biases."""
+    def check(v) -> bool:
+        return len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                   and math.isfinite(x) and abs(x) <= MAX_VEC3_ABS
+                                   and (x >= 0 or not nonneg) for x in v)
+    return dict(check=check, check_msg=f'3 finite numbers of magnitude <= {MAX_VEC3_ABS:g}'
+                + (' and >= 0' if nonneg else ''))
+
+
 def validate_params(specs: Iterable[Param], values: Mapping[str, Any] | None = None,
                     allow_unknown: bool = False) -> dict[str, Any]:
     """Defaults overridden by ``values``, each checked against its spec. Unknown names are errors."""
@@ -95,12 +116,20 @@ def validate_params(specs: Iterable[Param], values: Mapping[str, Any] | None = N
 
 
 def parse_assignments(items: Iterable[str]) -> dict[str, Any]:
-    """``name:=value`` strings (ros2 launch style) → dict, values parsed as YAML scalars/lists."""
-    import yaml
+    """``name:=value`` strings (ros2 launch style) → dict, values parsed as YAML scalars/lists by
+    the package's one YAML reader (``yamlio``: YAML 1.2 floats such as ``1e3``, bounded messages);
+    a value that is not YAML is a ``ParameterError`` naming the parameter."""
     out: dict[str, Any] = {}
     for item in items:
         if ':=' not in item:
             raise ParameterError(item, item, "an assignment 'name:=value'")
         name, raw = item.split(':=', 1)
-        out[name.strip()] = yaml.safe_load(raw) if raw.strip() else ''
+        name = name.strip()
+        if not raw.strip():
+            out[name] = ''
+            continue
+        try:
+            out[name] = parse_yaml(raw, where='the value', what='parameter', expect=None)
+        except ValueError as exc:
+            raise ParameterError(name, raw, f'a YAML value ({exc})') from None
     return out

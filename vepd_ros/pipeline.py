@@ -326,9 +326,12 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
               out_dir, judge: str = 'builtin', seed: int = 0, imu_model: str = 'ch_drift_paper',
               velocity: str = 'speed', n_boot: int = 1000, ekf_yaml=None, navsat_yaml=None,
               gps_params: dict | None = None, imu_params: dict | None = None, progress: bool = False,
-              fsync: bool = True, workers: int | None = None, overwrite: bool = False) -> dict:
+              fsync: bool = True, workers: int | None = None, overwrite: bool = False,
+              include_runs: bool = False) -> dict:
     """The whole study; returns the evaluation result (also written to OUT/result.json). OUT: see
-    the module doc (refused when it holds anything but a previous study, unless ``overwrite``)."""
+    the module doc (refused when it holds anything but a previous study, unless ``overwrite``).
+    ``include_runs``: the result returned also carries every run's E and S (``runs``,
+    ``display_names``, as ``evaluate_root(include_runs=True)``); result.json never does."""
     from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.truth import canonical_scenario
@@ -389,10 +392,14 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
             writers[side].add_to_index(rs)
     for (side, sc), recs in collected.items():
         core.add_records(side, sc, sorted(recs, key=lambda r: r.meta['j']))
-    res = core.result()
+    res = core.result(include_runs=include_runs)
     res['study'] = {'models': list(models), 'scenarios': scen, 'runs': runs, 'duration_s': duration_s,
                     'reference': str(reference), 'judge': judge, 'seed': seed, 'imu_model': imu_model}
     res['root'] = str(out)
-    text = json.dumps(res, indent=1, allow_nan=False) + '\n'     # a result is finite (metrics)
+    # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
+    # simulated runs
+    res['reference_model'] = core.provenance()['reference_model']
+    saved = {k: v for k, v in res.items() if k not in ('runs', 'display_names')}
+    text = json.dumps(saved, indent=1, allow_nan=False) + '\n'   # a result is finite (metrics)
     atomic_write_text(out / 'result.json', text, fsync)
     return res

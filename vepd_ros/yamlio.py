@@ -77,37 +77,18 @@ _Loader.add_constructor(_FLOAT_TAG, _construct_float)
 
 
 def quote(value, limit: int = MAX_QUOTE) -> str:
-    """repr of ``value`` cut to ``limit`` characters (error messages never format unbounded
-    input)."""
+    """repr of ``value`` cut to ``limit`` characters: THE bounded text of a value in an error
+    message (messages never format unbounded input; ``ParameterError`` formats its value with it).
+    A long string or container is cut before its repr is built."""
     if isinstance(value, (list, dict, tuple, set)) and len(value) > limit:
         return f'<{type(value).__name__} of {len(value)} items>'
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        value = value[:limit]                       # the repr of a huge string is never built
     try:
         text = repr(value)
     except RecursionError:
         text = f'<{type(value).__name__}>'
     return text if len(text) <= limit else text[:limit - 3] + '...'
-
-
-class _Short:
-    """A value whose repr is ``quote(value)`` (for ParameterError, which formats its value with
-    repr)."""
-    __slots__ = ('text',)
-
-    def __init__(self, value):
-        self.text = quote(value)
-
-    def __repr__(self):
-        return self.text
-
-
-def short(value):
-    """``value`` itself when its repr is short, else a stand-in whose repr is cut to
-    ``MAX_QUOTE``."""
-    if isinstance(value, (bool, int, float, type(None))):
-        return value
-    if isinstance(value, str) and len(value) <= MAX_QUOTE - 2:
-        return value
-    return _Short(value)
 
 
 def _check_size(node, where: str) -> None:
@@ -214,4 +195,4 @@ def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
     return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
 
 
-__all__ = ['load_yaml', 'parse_yaml', 'quote', 'short', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']
+__all__ = ['load_yaml', 'parse_yaml', 'quote', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']

@@ -16,6 +16,7 @@ See docs/real_data.md.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -173,7 +174,7 @@ def run(args) -> int:
     # a run without a finite score is an error, found before writing
     for r in runs:
         rmse = speed_rmse(r.record)
-        if not rmse == rmse or rmse == float('inf'):
+        if not math.isfinite(rmse):
             rec = r.record
             raise ValueError(f'{r.meta["bag"]} ({r.scenario} #{r.meta["j"]}): no speed error can '
                              f'be computed '

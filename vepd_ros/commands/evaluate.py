@@ -35,6 +35,8 @@ def register(sub):
     p.add_argument('--out', default=None, metavar='DIR',
                    help='also write DIR/result.json and the tables as CSV (table1.csv, '
                         'table2.csv, runs.csv: every run\'s E and S with its path)')
+    p.add_argument('--overwrite', action='store_true',
+                   help='write into an --out folder that is not a previous vepd evaluate output')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed',
                    help="signal compared: horizontal speed (default, the paper's columns), body vx, or the planar "
                         "vector form of eq. 1 (vx, vy); vx/vector need our run files' extra columns")
@@ -60,14 +62,19 @@ def register(sub):
 def run(args) -> int:
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.explain import coverage_lines, evaluate_dir
+    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
     scen = [s for s in (args.scenarios or '').split(',') if s]
+    if args.out:                    # refused before the evaluation, not after it (contract C3)
+        check_output_dir(args.out, command='evaluate', overwrite=args.overwrite)
     res = evaluate_dir(args.root, seed=args.seed, velocity=args.velocity,
                        preprocessing=args.preprocessing, n_boot=args.n_boot, scenarios=scen,
                        k=args.k, include_runs=args.runs or bool(args.out),
                        progress=progress_enabled(args.json), min_coverage=args.min_coverage)
     if args.out:
         from vepd_ros.report.tables import write_result
-        paths = write_result(res, args.out)
+        out = prepare_output_dir(args.out, command='evaluate', overwrite=args.overwrite,
+                                 replaces=['result.json', 'table1.csv', 'table2.csv', 'runs.csv'])
+        paths = write_result(res, out)
         if not args.runs:
             res.pop('runs', None)
             res.pop('display_names', None)
@@ -89,14 +96,6 @@ def run(args) -> int:
     return 3 if (args.strict and (res['warnings'] or not res['complete'])) else 0
 
 
-def _f(x, nd=4):
-    return '—' if x is None else f'{x:.{nd}f}'
-
-
-def _r(x):
-    return '—' if x is None else (f'{x:g}')
-
-
 def _plain(text: str) -> str:
     """Markdown emphasis dropped for the terminal (code backticks kept)."""
     return text.replace('**', '')
@@ -106,7 +105,7 @@ def format_tables(res: dict, width: int = 99) -> str:
     """Tables I and II as text, then what they mean (``report.explain``: the reference, the closest
     model and whether its interval is separated from the next, warnings on K and excluded runs, how
     to read VEPD)."""
-    from vepd_ros.report.explain import explanation_lines
+    from vepd_ros.report.explain import explanation_lines, fmt, fmt_interval, fmt_rank
     from vepd_ros.report.tables import side_name
     lines = [f"VEPD against {res['root'] if 'root' in res else 'the reference'} — velocity: {res['velocity']}, "
              f"preprocessing: {res['preprocessing']['description']}",
@@ -114,16 +113,16 @@ def format_tables(res: dict, width: int = 99) -> str:
              + (f" (excluded: {', '.join(res['excluded_from_combined'])})" if res['excluded_from_combined'] else ''),
              '', 'Table I', f"{'model':<18}{'W1':>9}{'W2':>9}{'VEPD':>9}   95% interval       rank"]
     for m, e in res['models'].items():
-        ci = e.get('ci95')
-        ci_s = f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else '—'
-        lines.append(f"{e['display_name']:<18}{_f(e['W1']):>9}{_f(e['W2']):>9}{_f(e['VEPD']):>9}   {ci_s:<18} {_r(e['rank'])}")
+        ci_s = fmt_interval(e.get('ci95'), missing='—')
+        lines.append(f"{e['display_name']:<18}{fmt(e['W1']):>9}{fmt(e['W2']):>9}"
+                     f"{fmt(e['VEPD']):>9}   {ci_s:<18} {fmt_rank(e['rank'])}")
     sc = res['scenarios']
     lines += ['', 'Table II (VEPD, rank per scenario)', f"{'model':<18}" + ''.join(f'{s:>16}' for s in sc)]
     for m, e in res['models'].items():
         cells = []
         for s in sc:
             p = e['per_scenario'].get(s)
-            cells.append(f"{_f(p['VEPD'])} ({_r(p.get('rank'))})" if p else '—')
+            cells.append(f"{fmt(p['VEPD'])} ({fmt_rank(p.get('rank'))})" if p else '—')
         lines.append(f"{e['display_name']:<18}" + ''.join(f'{c:>16}' for c in cells))
     k = res['k']
     lines += ['', 'W1 in m/s, W2 unitless, VEPD = (W1 + W2)/2; lower is better.']

@@ -48,13 +48,14 @@ def run(args) -> int:
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report import build_report
     from vepd_ros.runs.safety import prepare_output_dir
+    from vepd_ros.yamlio import quote
     overlays = None
     if args.overlay:
         overlays = []
         for o in args.overlay:
             sc, _, j = o.rpartition(':')
             if not sc or not j.isdigit():
-                raise ValueError(f'--overlay expects SCENARIO:J (e.g. circle:3), got {o!r}')
+                raise ValueError(f'--overlay expects SCENARIO:J (e.g. circle:3), got {quote(o)}')
             overlays.append((sc, int(j)))
     out_dir = prepare_output_dir(Path(args.out) if args.out else Path(args.dir) / 'report',
                                  command='report', overwrite=args.overwrite)

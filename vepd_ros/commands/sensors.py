@@ -105,12 +105,17 @@ def models(args) -> int:
     from vepd_ros.models.gps import GPS_MODELS, PAPER_TABLE_I, gps_model_params
     from vepd_ros.models.imu import IMU_MODELS, imu_model_params
     if args.model:
+        from vepd_ros.params import ParameterError
         try:
             specs = gps_model_params(args.model)
             kind = 'GPS'
-        except Exception:
-            specs = imu_model_params(args.model)
-            kind = 'IMU'
+        except ValueError:
+            try:
+                specs = imu_model_params(args.model)
+                kind = 'IMU'
+            except ValueError:
+                raise ParameterError('model', args.model, 'a GPS or IMU model (the list: vepd '
+                                     'sensors models)') from None
         print(f'{kind} model {args.model}:')
         for q in specs:
             print(f'  {q.name} = {q.default!r}  — {q.description}')

@@ -57,21 +57,17 @@ def run(args) -> int:
     from vepd_ros.commands.evaluate import format_tables
     from vepd_ros.pipeline import run_study
     from vepd_ros.progress import progress_enabled
-    from vepd_ros.report.explain import run_provenance
     from vepd_ros.report.tables import write_tables_csv
     res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
                     args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
                     velocity=args.velocity, n_boot=args.n_boot,
-                    progress=progress_enabled(args.quiet or args.json), overwrite=args.overwrite)
+                    progress=progress_enabled(args.quiet or args.json), overwrite=args.overwrite,
+                    include_runs=True)
     res['bootstrap']['seed_source'] = "the runs' study seed"
-    # As `vepd evaluate OUT` would say: a --reference DIR may itself hold simulated runs.
-    res['reference_model'] = run_provenance(args.out)['reference_model']
-    runs = res
-    if 'runs' not in res:
-        # Every run's E and S for runs.csv, read back from the files just written (no bootstrap).
-        from vepd_ros.metrics.evaluator import evaluate_root
-        runs = evaluate_root(args.out, velocity=args.velocity, n_boot=0, include_runs=True)
-    csvs = write_tables_csv({**res, 'runs': runs['runs']}, args.out)
+    # runs.csv from every run's E and S as the study scored them (not re-read from disk)
+    csvs = write_tables_csv(res, args.out)
+    res.pop('runs')
+    res.pop('display_names')
     print(json.dumps(res, indent=1, allow_nan=False) if args.json else format_tables(res))
     for w in res['warnings']:
         print(f'warning: {w}', file=sys.stderr)

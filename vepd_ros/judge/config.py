@@ -24,7 +24,7 @@ import numpy as np
 from vepd_ros.judge.ekf import (DEFAULT_INITIAL_COVARIANCE, DEFAULT_PROCESS_NOISE_DIAG, STATE_SIZE,
                                 covariance_matrix)
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import load_yaml, parse_yaml, short
+from vepd_ros.yamlio import load_yaml, parse_yaml
 
 SENSOR_KINDS = ('odom', 'pose', 'twist', 'imu')
 DEFAULT_NODE_NAME = 'ekf_filter_node'
@@ -211,39 +211,39 @@ def _select_node(doc: Mapping, node_name: str | None) -> dict:
 
 def _float(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ParameterError(name, short(v), 'a double')
+        raise ParameterError(name, v, 'a double')
     return float(v)
 
 
 def _bool(name, v):
     if not isinstance(v, bool):
-        raise ParameterError(name, short(v), 'a bool')
+        raise ParameterError(name, v, 'a bool')
     return v
 
 
 def _str(name, v):
     if not isinstance(v, str):
-        raise ParameterError(name, short(v), 'a string')
+        raise ParameterError(name, v, 'a string')
     return v
 
 
 def _floats(name, v, n=None):
     if not isinstance(v, (list, tuple)) or any(isinstance(e, bool) or not isinstance(e, (int, float)) for e in v):
-        raise ParameterError(name, short(v), 'a list of doubles')
+        raise ParameterError(name, v, 'a list of doubles')
     if n is not None and len(v) != n:
-        raise ParameterError(name, short(v), f'a list of {n} doubles')
+        raise ParameterError(name, v, f'a list of {n} doubles')
     return [float(e) for e in v]
 
 
 def _finite(name, vals: list) -> list:
     if not all(math.isfinite(e) for e in vals):
-        raise ParameterError(name, short(vals), 'finite values')
+        raise ParameterError(name, vals, 'finite values')
     return vals
 
 
 def _bools(name, v, n):
     if not isinstance(v, (list, tuple)) or len(v) != n or any(not isinstance(e, bool) for e in v):
-        raise ParameterError(name, short(v), f'a list of {n} bools')
+        raise ParameterError(name, v, f'a list of {n} bools')
     return tuple(v)
 
 
@@ -252,7 +252,7 @@ def _cov(name, v):
     if len(vals) not in (STATE_SIZE, STATE_SIZE * STATE_SIZE):
         raise ParameterError(name, f'{len(vals)} values', '15 (diagonal) or 225 (full, row-major) values')
     if not all(math.isfinite(e) for e in vals):
-        raise ParameterError(name, short(v), 'finite values')
+        raise ParameterError(name, v, 'finite values')
     return covariance_matrix(vals, name)
 
 
@@ -282,7 +282,7 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
         if kind in _CHECK:
             g[name] = _CHECK[kind](name, v)
             if kind == 'float' and not math.isfinite(g[name]):
-                raise ParameterError(name, short(v), 'a finite double')
+                raise ParameterError(name, v, 'a finite double')
         elif kind == 'cov':
             g[name] = _cov(name, v)
         elif kind == 'floats15':
@@ -325,7 +325,7 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
                              'at least one sensor topic (the judge would never initialise)')
     unknown = sorted(set(raw) - used)
     if unknown:
-        raise ParameterError(unknown[0], short(raw[unknown[0]]),
+        raise ParameterError(unknown[0], raw[unknown[0]],
                              'a robot_localization ekf_node parameter (unknown name'
                              + (f's: {", ".join(unknown)}' if len(unknown) > 1 else '') + ')')
     fields = {k: g[k] for k in EkfParams.__dataclass_fields__ if k in g and g[k] is not None}
@@ -349,12 +349,12 @@ def _sensor(kind: str, n: int, raw: Mapping, used: set, gravity: float) -> Senso
             vals[suffix] = _bools(key, v, STATE_SIZE)
         elif suffix == '_queue_size':
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ParameterError(key, short(v), 'an integer >= 1')
+                raise ParameterError(key, v, 'an integer >= 1')
             vals[suffix] = v
         elif suffix.endswith('threshold'):
             t = _float(key, v)
             if math.isnan(t) or t < 0:
-                raise ParameterError(key, short(v), 'a double >= 0 (number of sigmas)')
+                raise ParameterError(key, v, 'a double >= 0 (number of sigmas)')
             vals[suffix] = t
         else:
             vals[suffix] = _bool(key, v)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.filter import ScheduleResult, run_schedule, ticks_for
 from vepd_ros.judge.measurements import MeasurementBuilder
+from vepd_ros.yamlio import quote
 
 ATOL_STATE = 1e-9
 ATOL_POSITION = 1e-8
@@ -29,7 +29,13 @@ def read_csv(path: Path) -> dict:
     opener = gzip.open if str(path).endswith('.gz') else open
     try:
         with opener(path, 'rt', newline='', encoding='utf-8') as f:
-            rows = [r for r in csv.reader(f) if r]
+            reader = csv.reader(f)
+            # blank lines are skipped; messages name a row by its line in the file
+            rows, line_of = [], []
+            for r in reader:
+                if r:
+                    rows.append(r)
+                    line_of.append(reader.line_num)
     except (UnicodeDecodeError, OSError, EOFError, csv.Error) as exc:
         raise ValueError(f'{path}: not a readable CSV file ({str(exc)[:120]})') from None
     if not rows or any('\x00' in c for c in rows[0]):
@@ -37,8 +43,8 @@ def read_csv(path: Path) -> dict:
     head, body = rows[0], rows[1:]
     for n, r in enumerate(body):
         if len(r) != len(head):
-            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(head)} (the '
-                             f'header\'s)')
+            raise ValueError(f'{path}, line {line_of[n + 1]}: {len(r)} values, expected '
+                             f'{len(head)} (the header\'s)')
     out = {}
     for j, name in enumerate(head):
         col = [r[j] for r in body]
@@ -47,9 +53,8 @@ def read_csv(path: Path) -> dict:
                 out[name] = np.array([int(v) for v in col], np.int64)
             except (ValueError, OverflowError):
                 bad = next(i for i, v in enumerate(col) if not _is_int64(v))
-                raise ValueError(f'{path}, line {bad + 2}, column {name}: {col[bad][:40]!r} is '
-                                 f'not a 64-bit '
-                                 'integer') from None
+                raise ValueError(f'{path}, line {line_of[bad + 1]}, column {quote(name, 40)}: '
+                                 f'{quote(col[bad], 40)} is not a 64-bit integer') from None
         else:
             try:
                 out[name] = np.array([float(v) if v != '' else np.nan for v in col])
@@ -126,7 +131,8 @@ class GoldenReport:
 
 def run_scenario(directory, full_covariance: bool = False) -> GoldenReport:
     directory = Path(directory)
-    scenario = json.loads((directory / 'scenario.json').read_text())
+    from vepd_ros.runs.safety import load_json
+    scenario = load_json(directory / 'scenario.json', what='golden scenario')
     params = scenario_params(scenario)
     em = scenario['emulation']
     if int(em['tick_period_ns']) != params.period_ns:

@@ -48,15 +48,16 @@ import numpy as np
 
 from vepd_ros.frames import (quaternion_from_rpy, rotation_matrix_from_quaternion, rotation_matrix_from_rpy,
                              rpy_from_quaternion, rpy_from_rotation_matrix, wrap_angle)
-from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
+from vepd_ros.judge.measurements import MAX_ABS_COVARIANCE
+from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import load_yaml, quote
+from vepd_ros.yamlio import load_yaml
 
 STATUS_NO_FIX = -1
 MAX_ABS_ALTITUDE_M = 1e7
-MAX_ABS_COVARIANCE = 1e30
-"""Fixes beyond these (or not finite) are dropped and counted in ``NavSatCore.dropped``."""
+"""Fixes beyond it or ``MAX_ABS_COVARIANCE`` (the judge's one bound on a measurement covariance),
+or not finite, are dropped and counted in ``NavSatCore.dropped``."""
 STATUS_FIX = 0
 STATUS_GBAS_FIX = 2
 COVARIANCE_TYPE_KNOWN = 3
@@ -106,7 +107,7 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
             if not isinstance(value, (list, tuple)) or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                     for v in value):
-                raise ParameterError(name, quote(value), 'a list of finite numbers')
+                raise ParameterError(name, value, 'a list of finite numbers')
             value = [float(v) for v in value]
         out[name] = value
     if out['frequency'] <= 0:

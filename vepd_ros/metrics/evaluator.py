@@ -101,6 +101,10 @@ def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE,
     return '; '.join(reasons) or None
 
 
+DEFAULT_BOOTSTRAP_SEED = 0
+"""The bootstrap seed when neither the caller nor the runs name one (``evaluate_root``)."""
+
+
 class EvaluatorCore:
     def __init__(self, k: int | None = None, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000,
                  seed: int = 0, level: float = 0.95, rest: Iterable[str] = REST_SCENARIOS,
@@ -126,6 +130,8 @@ class EvaluatorCore:
         self._names: dict[str, dict[str, list[str]]] = {}
         self.display: dict[str, str] = {REFERENCE: 'Real'}
         self.warnings: list[str] = []
+        self._study_seeds: set[int] = set()
+        self._reference_models: set[str] = set()
 
     # ------------------------------------------------------------------------------------------- input
     def add_model(self, label: str, display_name: str | None = None) -> None:
@@ -177,11 +183,32 @@ class EvaluatorCore:
         return E, S
 
     def _exclude(self, side: str, scenario: str, rec: RunRecord) -> bool:
+        self._note_provenance(side, rec.meta)
         reason = coverage_exclusion(rec.meta, self.min_coverage, rec.name)
         if reason:
             self.excluded.append({'path': rec.name, 'label': side, 'scenario': scenario,
                                   'reason': reason})
         return bool(reason)
+
+    def _note_provenance(self, side: str, meta: dict) -> None:
+        if side == REFERENCE:
+            if isinstance(meta.get('model'), str) and meta['model']:
+                self._reference_models.add(meta['model'])
+        elif type(meta.get('study_seed')) is int:
+            self._study_seeds.add(meta['study_seed'])
+
+    def provenance(self) -> dict:
+        """What the sidecars of the runs given so far (excluded ones included) say about how they
+        were made: ``{'study_seed': int | None, 'reference_model': str | None}``.
+
+        ``study_seed``: the ``study_seed`` every model run's sidecar carries (None when absent or
+        when the runs disagree). ``reference_model``: the GPS model(s) named by the reference runs'
+        sidecars (``model``, written for simulated reference runs by ``vepd study --reference
+        MODEL`` and by the graph's recorders); None for real recordings (no ``model``) and the
+        authors' files (no sidecars)."""
+        seeds = self._study_seeds
+        return {'study_seed': next(iter(seeds)) if len(seeds) == 1 else None,
+                'reference_model': ', '.join(sorted(self._reference_models)) or None}
 
     # ------------------------------------------------------------------------------------------- state
     def count(self, side: str, scenario: str) -> int:
@@ -380,17 +407,25 @@ def study_plan(root) -> dict | None:
     return plan
 
 
-def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000, seed: int = 0,
-                  scenarios=None, k: int | None = None, include_runs: bool = False,
-                  progress: bool = False, min_coverage: float = DEFAULT_MIN_COVERAGE) -> dict:
+def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: int = 1000,
+                  seed: int | None = 0, scenarios=None, k: int | None = None,
+                  include_runs: bool = False, progress: bool = False,
+                  min_coverage: float = DEFAULT_MIN_COVERAGE) -> dict:
     """Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``); an
-    output of ``vepd study`` is checked against its plan (module doc, completeness)."""
+    output of ``vepd study`` is checked against its plan (module doc, completeness).
+
+    ``seed=None``: the bootstrap seed is the study seed the runs' sidecars carry (``vepd study
+    --seed`` seeds both its runs and its interval), else ``DEFAULT_BOOTSTRAP_SEED``. The result
+    says where the seed came from (``bootstrap.seed_source``: 'given', "the runs' study seed" or
+    'default') and the reference's provenance (``reference_model``, ``EvaluatorCore.provenance``),
+    both from the sidecars already read for scoring (no second pass over the files)."""
     layout = scan_root(root, scenarios)
     plan = study_plan(root)
     if k is None and plan:
         k = plan['runs']
     core = EvaluatorCore(k=k, velocity=velocity, preprocessing=preprocessing, n_boot=n_boot,
-                         seed=seed, min_coverage=min_coverage)
+                         seed=DEFAULT_BOOTSTRAP_SEED if seed is None else seed,
+                         min_coverage=min_coverage)
     if plan:
         core.expected_batches = [(side, sc) for side in [REFERENCE] + plan['models']
                                  for sc in plan['scenarios']]
@@ -417,7 +452,14 @@ def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: 
     finally:
         if bar is not None:
             bar.close()
+    made = core.provenance()
+    source = 'given'
+    if seed is None:
+        source = "the runs' study seed" if made['study_seed'] is not None else 'default'
+        core.seed = DEFAULT_BOOTSTRAP_SEED if made['study_seed'] is None else made['study_seed']
     res = core.result(include_runs=include_runs)
+    res['bootstrap']['seed_source'] = source
+    res['reference_model'] = made['reference_model']
     res['root'] = str(Path(root))
     res['folders'] = {side: str(b.folder) for side, b in batches}
     return res

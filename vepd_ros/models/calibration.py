@@ -190,7 +190,13 @@ def _read_csv(path: Path) -> dict:
         raise ValueError(f'{path}: binary content, expected a CSV log with a header row')
     try:
         with open(path, newline='', encoding='utf-8') as fh:
-            rows = [r for r in csv.reader(fh) if r]
+            reader = csv.reader(fh)
+            # blank lines are skipped; messages name a row by its line in the file
+            rows, line_of = [], []
+            for r in reader:
+                if r:
+                    rows.append(r)
+                    line_of.append(reader.line_num)
     except UnicodeDecodeError as exc:
         raise ValueError(f'{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); expected '
                          f'a CSV log '
@@ -205,13 +211,14 @@ def _read_csv(path: Path) -> dict:
     data = np.empty((len(rows) - 1, len(header)))
     for n, r in enumerate(rows[1:]):
         if len(r) != len(header):
-            raise ValueError(f'{path}, line {n + 2}: {len(r)} values, expected {len(header)} '
-                             f'(the header\'s)')
+            raise ValueError(f'{path}, line {line_of[n + 1]}: {len(r)} values, expected '
+                             f'{len(header)} (the header\'s)')
         for i, x in enumerate(r):
             try:
                 data[n, i] = float(x)
             except ValueError:
-                raise ValueError(f'{path}, line {n + 2}, column {quote(header[i])}: {quote(x)} '
+                raise ValueError(f'{path}, line {line_of[n + 1]}, column {quote(header[i])}: '
+                                 f'{quote(x)} '
                                  f'is not a '
                                  'number') from None
     return {h: data[:, i] for i, h in enumerate(header)}

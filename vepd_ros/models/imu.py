@@ -34,22 +34,9 @@ import numpy as np
 from scipy.signal import lfilter
 
 from vepd_ros.frames import GRAVITY_MPS2
-from vepd_ros.params import Param, ParameterError, validate_params
+from vepd_ros.params import Param, ParameterError, validate_params, vec3_param as _vec3
 
 DEG = math.pi / 180.0
-
-
-MAX_VEC3_ABS = 1e6
-"""Largest |component| of a 3-vector model parameter (m, m/s, rad/s, m/s^2, ...): a noise of 1e300
-would overflow every product downstream."""
-
-
-def _vec3(nonneg=True):
-    return dict(check=lambda v: len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                    and math.isfinite(x) and abs(x) <= MAX_VEC3_ABS
-                                                    and (x >= 0 or not nonneg) for x in v),
-                check_msg=f'3 finite numbers of magnitude <= {MAX_VEC3_ABS:g}'
-                + (' and >= 0' if nonneg else ''))
 
 
 def _gm_adev_peak() -> float:

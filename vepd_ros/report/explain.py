@@ -20,13 +20,8 @@ Text uses Markdown's ``**bold**`` and ``code`` backticks; ``report`` renders the
 from __future__ import annotations
 
 from math import comb
-from pathlib import Path
 
-from vepd_ros.runs.format import RunFileError
-from vepd_ros.runs.safety import load_json
-
-DEFAULT_BOOTSTRAP_SEED = 0
-"""Bootstrap seed when the runs do not say which study seed made them (e.g. the authors' files)."""
+from vepd_ros.metrics.evaluator import DEFAULT_BOOTSTRAP_SEED  # noqa: F401 (named here too)
 
 MIN_K_FOR_INTERVALS = 5
 """Below this many runs in a batch the 95 % interval is not worth reading: a bootstrap of K values
@@ -39,75 +34,46 @@ PAPER_TABLE_I = (('AirSim', 0.039), ('Ch:RW', 0.043), ('Ch:RW+AirSim', 0.0482),
 (10 each of line, circle, sine) of the ART vehicle with an RTK GPS; best to worst."""
 
 
-def _f(x, nd=4) -> str:
+# ------------------------------------------------------------------------------------- numbers
+# The one way a result's numbers are written (terminal tables, report tables, sentences).
+def fmt(x, nd=4) -> str:
+    """A W1, W2 or VEPD value to ``nd`` decimals; '—' when absent."""
     return '—' if x is None else f'{x:.{nd}f}'
 
 
-def _interval(ci) -> str:
-    return f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else 'no interval'
+def fmt_rank(x) -> str:
+    """A rank (or count); '—' when absent."""
+    return '—' if x is None else f'{x:g}'
+
+
+def fmt_interval(ci, missing: str = 'no interval') -> str:
+    """A 95 % interval as ``[lo, hi]``; ``missing`` when there is none (e.g. n_boot 0)."""
+    return f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else missing
 
 
 # ------------------------------------------------------------------------------------ provenance
-def _sidecars(folder: Path):
-    """The JSON sidecars of the run files in one batch folder (unreadable ones skipped: the
-    evaluator reports them when it reads the runs)."""
-    for csv in sorted(folder.glob('*.csv')):
-        sc = csv.with_suffix('.json')
-        if sc.is_file():
-            try:
-                yield load_json(sc, 'sidecar')
-            except RunFileError:
-                continue
-
-
-def run_provenance(root) -> dict:
-    """What the run files of ``root`` (``Real/``, ``Sim/<label>/``) say about how they were made:
-    ``{'study_seed': int | None, 'reference_model': str | None}``.
-
-    ``study_seed``: the ``study_seed`` every model run's sidecar carries (None when absent or when
-    the runs disagree). ``reference_model``: the GPS model(s) named by the reference runs' sidecars
-    (``model``, written for simulated reference runs by ``vepd study --reference MODEL`` and by the
-    graph's recorders); None for real recordings (no ``model``) and the authors' files (no
-    sidecars)."""
-    root = Path(root)
-    seeds, models = set(), set()
-    real = root / 'Real'
-    if real.is_dir():
-        models = {m['model'] for m in _sidecars(real)
-                  if isinstance(m.get('model'), str) and m['model']}
-    sim = root / 'Sim'
-    if sim.is_dir():
-        for folder in sorted(p for p in sim.iterdir() if p.is_dir()):
-            seeds |= {m['study_seed'] for m in _sidecars(folder)
-                      if isinstance(m.get('study_seed'), int)}
-    return {'study_seed': seeds.pop() if len(seeds) == 1 else None,
-            'reference_model': ', '.join(sorted(models)) or None}
-
-
 def bootstrap_seed(root, seed: int | None = None) -> tuple[int, str]:
     """The bootstrap seed for evaluating ``root`` and where it comes from — THE default, so
     ``vepd study``, ``vepd evaluate`` and ``vepd report`` give the same interval for one directory.
 
     An explicit ``seed`` wins; otherwise the study seed the runs were made with (``vepd study
-    --seed`` seeds both its runs and its interval), else ``DEFAULT_BOOTSTRAP_SEED`` (0)."""
+    --seed`` seeds both its runs and its interval), else ``DEFAULT_BOOTSTRAP_SEED`` (0). The rule
+    lives in ``metrics.evaluate_root(seed=None)``, which reads it from the sidecars it scores;
+    this asks it without a bootstrap."""
     if seed is not None:
         return int(seed), 'given'
-    found = run_provenance(root)['study_seed']
-    if found is not None:
-        return found, "the runs' study seed"
-    return DEFAULT_BOOTSTRAP_SEED, 'default'
+    from vepd_ros.metrics.evaluator import evaluate_root
+    b = evaluate_root(root, n_boot=0, seed=None)['bootstrap']
+    return b['seed'], b['seed_source']
 
 
 def evaluate_dir(root, seed: int | None = None, **kwargs) -> dict:
     """``metrics.evaluate_root`` with the defaults `vepd evaluate` and `vepd report` share: the
-    bootstrap seed of ``bootstrap_seed`` (recorded as ``bootstrap.seed_source``) and the
-    reference's provenance (``reference_model``). ``kwargs`` go to ``evaluate_root``."""
+    bootstrap seed of ``bootstrap_seed`` (the runs' study seed unless ``seed`` is given, recorded
+    as ``bootstrap.seed_source``) and the reference's provenance (``reference_model``), both from
+    the sidecars the evaluator reads. ``kwargs`` go to ``evaluate_root``."""
     from vepd_ros.metrics.evaluator import evaluate_root
-    seed, source = bootstrap_seed(root, seed)
-    res = evaluate_root(root, seed=seed, **kwargs)
-    res['bootstrap']['seed_source'] = source
-    res['reference_model'] = run_provenance(root)['reference_model']
-    return res
+    return evaluate_root(root, seed=seed, **kwargs)
 
 
 def reference_model(res: dict) -> str | None:
@@ -175,14 +141,14 @@ def closest_model(res: dict) -> dict | None:
     ms = res['models']
     best = scored[0][1]
     b = ms[best]
-    head = (f"Closest to {reference_phrase(res)}: **{b['display_name']}**, VEPD {_f(b['VEPD'])} "
-            f"(95 % interval {_interval(b.get('ci95'))})")
+    head = (f"Closest to {reference_phrase(res)}: **{b['display_name']}**, VEPD {fmt(b['VEPD'])} "
+            f"(95 % interval {fmt_interval(b.get('ci95'))})")
     if len(scored) == 1:
         return {'best': best, 'next': None, 'separated': None,
                 'text': head + '; the only model scored, so nothing to rank it against.'}
     nxt = scored[1][1]
     n = ms[nxt]
-    other = f"{n['display_name']} ({_f(n['VEPD'])}, {_interval(n.get('ci95'))})"
+    other = f"{n['display_name']} ({fmt(n['VEPD'])}, {fmt_interval(n.get('ci95'))})"
     if scored[0][0] == scored[1][0]:
         return {'best': best, 'next': nxt, 'separated': False,
                 'text': head + f'; tied with {other}.'}

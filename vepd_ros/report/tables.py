@@ -22,22 +22,14 @@ import json
 from pathlib import Path
 
 from vepd_ros.metrics.evaluator import REFERENCE
-from vepd_ros.report.explain import reference_name
+from vepd_ros.report.explain import fmt, fmt_interval, fmt_rank, reference_name
 from vepd_ros.runs.atomic import atomic_write_text
 
 __all__ = ['table_rows', 'interval_rows', 'write_tables_csv', 'write_result']
 
 
-def _f(x, nd=4):
-    return '—' if x is None else f'{x:.{nd}f}'
-
-
-def _r(x):
-    return '—' if x is None else f'{x:g}'
-
-
-def _ci(ci):
-    return f'[{_f(ci[0])}, {_f(ci[1])}]' if ci else '—'
+def _ci(ci) -> str:
+    return fmt_interval(ci, missing='—')
 
 
 def side_name(res: dict, side: str) -> str:
@@ -54,15 +46,15 @@ def table_rows(res: dict):
     scenario."""
     t1 = [['Sensor model', 'W1 (m/s)', 'W2', 'VEPD', '95% interval', 'rank']]
     for e in res['models'].values():
-        t1.append([e['display_name'], _f(e['W1']), _f(e['W2']), _f(e['VEPD']), _ci(e.get('ci95')),
-                   _r(e.get('rank'))])
+        t1.append([e['display_name'], fmt(e['W1']), fmt(e['W2']), fmt(e['VEPD']),
+                   _ci(e.get('ci95')), fmt_rank(e.get('rank'))])
     sc = res['scenarios']
     t2 = [['Sensor model'] + [x for s in sc for x in (f'{s} VEPD', 'R')]]
     for e in res['models'].values():
         row = [e['display_name']]
         for s in sc:
             p = e['per_scenario'].get(s)
-            row += [_f(p['VEPD']), _r(p.get('rank'))] if p else ['—', '—']
+            row += [fmt(p['VEPD']), fmt_rank(p.get('rank'))] if p else ['—', '—']
         t2.append(row)
     t3 = [['side'] + sc] + [[side_name(res, s)] + [str(res['k'][s].get(x, 0)) for x in sc]
                             for s in res['k']]
@@ -114,7 +106,8 @@ def csv_tables(res: dict) -> dict[str, str]:
     if res.get('runs'):
         ref = res.get('reference', REFERENCE)
         rows = []
-        for side, by_sc in res['runs'].items():
+        # the reference first, then the models (however the runs were gathered)
+        for side, by_sc in sorted(res['runs'].items(), key=lambda kv: kv[0] != ref):
             for s, v in by_sc.items():
                 for e, s_, name in zip(v['E'], v['S'], v['names']):
                     rows.append(['real' if side == ref else 'sim', side, side_name(res, side), s,
@@ -136,7 +129,7 @@ def write_result(res: dict, out_dir) -> dict[str, Path]:
     """result.json and the CSV tables beside it (``write_tables_csv``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(res, indent=1) + '\n'
+    text = json.dumps(res, indent=1, allow_nan=False) + '\n'   # a result is finite (metrics)
     paths = {'json': atomic_write_text(out / 'result.json', text, fsync=False)}
     paths.update(write_tables_csv(res, out))
     return paths

@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from vepd_ros.runs.atomic import atomic_write_many
-from vepd_ros.runs.safety import brief, load_json
+from vepd_ros.runs.safety import load_json
+from vepd_ros.yamlio import quote
 
 FORMAT = 'vepd_ros.run/1'
 PAPER_COLUMNS = ('se_time', 'gt_time', 'se_vel', 'gt_vel')
@@ -265,7 +266,7 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     seen = set()
     for h in header:
         if h and h in seen:
-            raise RunFileError(f'{path}: column {brief(h)} appears more than once in the header')
+            raise RunFileError(f'{path}: column {quote(h)} appears more than once in the header')
         seen.add(h)
     body = [ln for ln in lines[1:] if ln.strip()]
     ncol = len(header)
@@ -286,8 +287,8 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
                 empty[i, c] = True
                 continue
             if not _NUMBER_RE.fullmatch(cell):
-                raise RunFileError(f'{path}: row {i + 2}, column {brief(header[c], 40)}: '
-                                   f'{brief(cell)} is not a number (plain decimal, e.g. 1.25 or '
+                raise RunFileError(f'{path}: row {i + 2}, column {quote(header[c], 40)}: '
+                                   f'{quote(cell)} is not a number (plain decimal, e.g. 1.25 or '
                                    f'-3e-2)')
             vals[i, c] = float(cell)
     return header, vals, empty
@@ -323,7 +324,7 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
     missing = [c for c in PAPER_COLUMNS if c not in idx]
     if missing:
         raise RunFileError(f'{path}: missing column(s) {", ".join(missing)}; expected a header with '
-                           f'{", ".join(PAPER_COLUMNS)} (found {brief(",".join(header))})')
+                           f'{", ".join(PAPER_COLUMNS)} (found {quote(",".join(header))})')
     meta: dict = {}
     sc = sidecar_path(path)
     use_sidecar = sc.is_file() if sidecar is None else (sidecar and sc.is_file())
@@ -334,7 +335,7 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         for k in ('se_len', 'gt_len'):
             if type(meta[k]) is not int:
                 raise RunFileError(f'{sc}: sidecar field {k} must be an integer (a row count), '
-                                   f'got {brief(meta[k])}')
+                                   f'got {quote(meta[k])}')
     col = {k: vals[:, i] for k, i in idx.items()}
     emp = {k: empty[:, i] for k, i in idx.items()}
     nrows = vals.shape[0]
@@ -344,7 +345,7 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         if use_sidecar:
             n = meta[f'{pre}_len']
             if not 0 <= n <= nrows:
-                raise RunFileError(f'{path}: sidecar says {pre}_len = {brief(n, 30)} but the '
+                raise RunFileError(f'{path}: sidecar says {pre}_len = {quote(n, 30)} but the '
                                    f'file has {nrows} rows')
             pad = [(a[n:] == 0) | e[n:]
                    for a, e in ((t, emp[f'{pre}_time']), (v, emp[f'{pre}_vel']))]

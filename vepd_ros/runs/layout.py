@@ -28,7 +28,8 @@ from typing import Sequence
 
 from vepd_ros.runs.atomic import atomic_write_text, is_temp_name, remove_stale_temps
 from vepd_ros.runs.format import RunFileError, RunRecord, write_run
-from vepd_ros.runs.safety import brief, load_json, safe_component
+from vepd_ros.runs.safety import load_json, safe_component
+from vepd_ros.yamlio import quote
 
 # Scenario names: the authors' (rest, path, circle, sine) and ours (vepd_ros.truth: rest, straight, circle, sine).
 SCENARIO_ORDER = ('rest', 'path', 'straight', 'straight_line', 'line', 'circle', 'sine', 'half_sine')
@@ -52,7 +53,7 @@ def run_index(path: Path, digits: str) -> int:
     """j of a run file name, bounded by ``MAX_RUN_INDEX`` (the digits are never converted when
     longer)."""
     if len(digits) > len(str(MAX_RUN_INDEX)) or int(digits) > MAX_RUN_INDEX:
-        raise ValueError(f'{path.parent}/{brief(path.name, 60)}: run number {brief(digits, 20)} '
+        raise ValueError(f'{path.parent}/{quote(path.name, 60)}: run number {quote(digits, 20)} '
                          f'is above the limit of {MAX_RUN_INDEX} runs per scenario; rename or '
                          f'remove the file')
     return int(digits)
@@ -81,13 +82,13 @@ def read_index(index: Path) -> dict:
     d = load_json(index, what='batch index')
     runs = d.get('runs', [])
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
-        raise RunFileError(f"{index}: field 'runs' must be a list of objects, got {brief(runs)}")
+        raise RunFileError(f"{index}: field 'runs' must be a list of objects, got {quote(runs)}")
     for r in runs:
         f = r.get('file')
         if not (isinstance(f, str) and _RUN_RE.match(f) and '/' not in f and '\\' not in f):
             raise RunFileError(f"{index}: a run's 'file' must be a run file name "
                                f'(<scenario>_<j>.csv), '
-                               f'got {brief(f)}')
+                               f'got {quote(f)}')
     return d
 
 
@@ -97,7 +98,7 @@ def index_display_name(index: Path, d: dict) -> str | None:
     dn = d.get('display_name')
     if dn is not None and not (isinstance(dn, str) and 0 < len(dn) <= 200):
         raise RunFileError(f"{index}: field 'display_name' must be a non-empty string of at "
-                           f'most 200 characters, got {brief(dn)}')
+                           f'most 200 characters, got {quote(dn)}')
     return dn
 
 
@@ -159,7 +160,7 @@ def scan_batch_dir(folder, side: str, display: str | None = None, scenarios=None
         else:
             warnings.append(f'{p}: not a run file (<scenario>_<j>.csv), ignored')
     if unknown:
-        ex = '; '.join(f"{brief(s)} ({', '.join(brief(x) for x in v[:3])}"
+        ex = '; '.join(f"{quote(s)} ({', '.join(quote(x) for x in v[:3])}"
                        f"{', ...' if len(v) > 3 else ''})" for s, v in sorted(unknown.items())[:5])
         ex += '; ...' if len(unknown) > 5 else ''
         raise ValueError(f'{folder}: unknown scenario name(s) {ex}; expected one of {", ".join(SCENARIO_ORDER)} '

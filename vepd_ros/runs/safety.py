@@ -23,8 +23,7 @@ files.
     A JSON file read into the expected type, or a ``RunFileError`` naming the file: unreadable, not
     UTF-8, not JSON, nested too deep (a ``RecursionError`` in the parser), wrong top-level type.
 
-``brief(value)``: text of a value for an error message, cut to ~80 characters — messages never
-format unbounded input.
+Error messages quote values with ``vepd_ros.yamlio.quote`` (cut to ~80 characters).
 """
 from __future__ import annotations
 
@@ -47,17 +46,6 @@ class OutputDirError(ValueError):
     replace."""
 
 
-def brief(value, limit: int = 80) -> str:
-    """``repr(value)`` cut to about ``limit`` characters (with the full length said when cut)."""
-    if isinstance(value, str) and len(value) > 4 * limit:
-        value = value[:4 * limit]                   # repr of a huge string is never built
-    text = repr(value)
-    if len(text) > limit:
-        n = len(value) if isinstance(value, (str, bytes)) else None
-        text = text[:limit] + '...' + (f' ({n} characters)' if n is not None else '')
-    return text
-
-
 def safe_component(kind: str, value) -> str:
     """``value`` if it is one safe path component (module doc), else ``ParameterError`` naming
     ``kind``."""
@@ -65,18 +53,10 @@ def safe_component(kind: str, value) -> str:
                 '_ . + -, '
                 f"not starting with '.' or '-' (no '/', '..' or absolute path)")
     if not isinstance(value, str):
-        raise ParameterError(kind, _cut(value), expected)
+        raise ParameterError(kind, value, expected)
     if not (0 < len(value) <= MAX_COMPONENT_LEN) or not _COMPONENT_RE.fullmatch(value):
-        raise ParameterError(kind, _cut(value), expected)
+        raise ParameterError(kind, value, expected)
     return value
-
-
-def _cut(value, limit: int = 80):
-    """``value`` itself when short (a message formats its repr), else its first characters +
-    '...'."""
-    if isinstance(value, str):
-        return value if len(value) <= limit else value[:limit] + '...'
-    return value if len(repr(value)) <= limit else brief(value, limit)
 
 
 # ---------------------------------------------------------------------------------------- output
