@@ -51,6 +51,14 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     return params
 
 
+def _shutdown_on_failure(event, context):
+    """``OnProcessExit`` callback: a process that exits with a non-zero status shuts the launch down."""
+    if event.returncode:
+        return [EmitEvent(event=Shutdown(
+            reason=f'{event.action.process_details["name"]} exited with status {event.returncode}'))]
+    return None
+
+
 def _actions(context, graph: str):
     raw = {p.name: LaunchConfiguration(p.name).perform(context) for p in GRAPH_ARGS[graph]}
     values = typed_args(graph, raw)
@@ -69,6 +77,9 @@ def _actions(context, graph: str):
         actions.append(action)
         if n.role == 'evaluator':
             evaluator = action
+    # A node that fails (a stranger on the domain, bad input at start) ends the launch instead of
+    # leaving the rest of the graph waiting for data that will never come.
+    actions.append(RegisterEventHandler(OnProcessExit(on_exit=_shutdown_on_failure)))
     if evaluator is not None and graph != 'live_eval':
         actions.append(RegisterEventHandler(OnProcessExit(
             target_action=evaluator,

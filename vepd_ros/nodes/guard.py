@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from vepd_ros.nodes.base import PROGRESS_TOPIC
+
 MULTI_PUBLISHER_TOPICS = frozenset(
-    {'/rosout', '/parameter_events', '/diagnostics', '/tf', '/tf_static', '/vepd/runs'}
+    {'/rosout', '/parameter_events', '/diagnostics', '/tf', '/tf_static', '/vepd/runs',
+     PROGRESS_TOPIC}
 )
 """Topics every node (or every chain's recorder) publishes on: more than one publisher is normal
 there."""
