@@ -297,7 +297,8 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
         'reference_dir': a['reference'] if reference_is_dir else '', 'expected_labels': ','.join(models),
-        'scenarios': scenarios}], role='evaluator'))
+        'scenarios': scenarios,
+        'seed': a['seed']}], role='evaluator'))     # the study seed seeds the interval, as in vepd study
     return nodes
 
 

@@ -378,7 +378,9 @@ class EvaluatorCore:
         incomplete = self.incomplete_batches()
         res.update({'complete': not (incomplete or self.excluded),
                     'excluded_runs': list(self.excluded), 'incomplete_batches': incomplete,
-                    'min_coverage': self.min_coverage})
+                    'min_coverage': self.min_coverage,
+                    # the GPS model that simulated the reference (None: real data, as far as known)
+                    'reference_model': self.provenance()['reference_model']})
         if include_runs:
             res['runs'] = {side: {sc: dict(zip(('E', 'S', 'names'), (lambda v: (v[0].tolist(), v[1].tolist(), v[2]))(
                 self.values(side, sc)))) for sc in sorted(self._E[side], key=scenario_sort_key)} for side in self._E}
@@ -459,7 +461,6 @@ def evaluate_root(root, velocity: str = 'speed', preprocessing='paper', n_boot: 
         core.seed = DEFAULT_BOOTSTRAP_SEED if made['study_seed'] is None else made['study_seed']
     res = core.result(include_runs=include_runs)
     res['bootstrap']['seed_source'] = source
-    res['reference_model'] = made['reference_model']
     res['root'] = str(Path(root))
     res['folders'] = {side: str(b.folder) for side, b in batches}
     return res

@@ -17,6 +17,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
+from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.nodes.base import EVENT_QOS, DropCounter, TopicWatchdog, declare_params, run_node
 from vepd_ros.nodes.recorder_node import RUNS_TOPIC
 from vepd_ros.params import Param, ParameterError
@@ -142,7 +143,7 @@ class EvaluatorNode(Node):
         self.evaluations += 1
         out = Path(self.p['output_dir'])
         out.mkdir(parents=True, exist_ok=True)
-        (out / 'result.json').write_text(json.dumps(res, indent=1) + '\n')
+        atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
         self.pub.publish(String(data=json.dumps(res)))
         line = ', '.join(f"{m['display_name']} {m['VEPD']:.4f}" for m in res['models'].values())
         self.get_logger().info(f'VEPD ({self.evaluations}): {line}')
