@@ -261,7 +261,7 @@ def result_problems(result: dict) -> list[str]:
     flag, excluded runs and short batches, models without a score, NaN metrics, runs without
     estimates.
     """
-    problems = []
+    problems = [f"the evaluator could not score: {result['error']}"] if result.get('error') else []
     for ex in result.get('excluded_runs') or []:
         problems.append(f"run {ex.get('path')} excluded ({ex.get('reason')})")
     for b in result.get('incomplete_batches') or []:

@@ -180,7 +180,9 @@ def run_node(factory: Callable[..., Node], args=None, *, params: Iterable[Param]
             # fails with "context is invalid". That is a clean shutdown, not a crash.
             if node.context.ok():
                 raise
-        return 1 if getattr(node, 'foreign_publisher', None) else 0
+        if getattr(node, 'foreign_publisher', None):
+            return 1
+        return getattr(node, 'exit_status', 0)       # a node that ended on a failure says so
     except KeyboardInterrupt:
         return 0                                  # interrupted while starting
     except Exception:

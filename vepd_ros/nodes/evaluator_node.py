@@ -134,15 +134,20 @@ class EvaluatorNode(Node):
             return None
         self._evaluated_key = key
         core = EvaluatorCore(k=self.p['k'], velocity=self.p['velocity'], n_boot=self.p['n_boot'], seed=self.p['seed'])
-        for side, by_sc in sel.items():
-            if side != REFERENCE:
-                core.add_model(side, display_name(side))
-            for sc, paths in by_sc.items():
-                core.add_records(side, sc, [read_run(p) for p in paths])
-        res = core.result()
-        self.evaluations += 1
         out = Path(self.p['output_dir'])
         out.mkdir(parents=True, exist_ok=True)
+        try:
+            for side, by_sc in sel.items():
+                if side != REFERENCE:
+                    core.add_model(side, display_name(side))
+                for sc, paths in by_sc.items():
+                    core.add_records(side, sc, [read_run(p) for p in paths])
+            res = core.result()
+        except ValueError as exc:
+            # No score can be computed from these runs (e.g. runs excluded for lost data left a batch
+            # below two runs): say so on /vepd/result and in result.json, never a silent or partial VEPD.
+            return self._publish_failure(out, str(exc), core)
+        self.evaluations += 1
         atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
         self.pub.publish(String(data=json.dumps(res)))
         line = ', '.join(f"{m['display_name']} {m['VEPD']:.4f}" for m in res['models'].values())
@@ -165,6 +170,25 @@ class EvaluatorNode(Node):
             from rclpy.clock import Clock, ClockType
             import rclpy
             self.get_logger().info('result published; exiting (exit_when_done)')
+            self._exit_timer = self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context),
+                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+        return res
+
+
+    def _publish_failure(self, out: Path, why: str, core: EvaluatorCore) -> dict:
+        res = {'complete': False, 'error': why, 'models': {},
+               'excluded_runs': list(core.excluded), 'incomplete_batches': core.incomplete_batches(),
+               'min_coverage': core.min_coverage}
+        atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
+        self.pub.publish(String(data=json.dumps(res)))
+        self.get_logger().error(f'no result: {why}')
+        for ex in res['excluded_runs']:
+            self.get_logger().error(f"run excluded: {ex.get('path')} ({ex.get('label')}, {ex.get('scenario')}): "
+                                    f"{ex.get('reason')}")
+        if self.p['exit_when_done'] and self._exit_timer is None and not self.p['rolling']:
+            import rclpy
+            from rclpy.clock import Clock, ClockType
+            self.exit_status = 1            # the launch ends with the failure, not with a result
             self._exit_timer = self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context),
                                                  clock=Clock(clock_type=ClockType.STEADY_TIME))
         return res
