@@ -251,3 +251,56 @@ def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, c
     assert vepd(argv + ['--out', str(own)]) == 0
     assert vepd(argv + ['--out', str(own)]) == 0
     assert (own / MARKER_NAME).is_file() and (own / 'table1.csv').is_file()
+
+
+def test_parameter_error_crosses_a_process_boundary():
+    """A ParameterError raised in a study worker reaches the parent: it pickles with its fields
+    (a pool whose worker error cannot be unpickled waits forever)."""
+    import multiprocessing as mp
+    import pickle
+
+    from vepd_ros.models.imu import make_imu_model
+    err = pickle.loads(pickle.dumps(ParameterError('model', 'zzz', 'an IMU model')))
+    assert (err.name, err.value, err.expected) == ('model', 'zzz', 'an IMU model')
+    assert str(err) == str(ParameterError('model', 'zzz', 'an IMU model'))
+    with mp.get_context('fork').Pool(1) as pool:
+        res = pool.apply_async(make_imu_model, ('zzz',))
+        with pytest.raises(ParameterError, match='zzz'):
+            res.get(timeout=60)
+
+
+@pytest.mark.parametrize('extra, named', [(['--imu', 'zzz'], 'zzz'),
+                                          (['--models', 'ch_rw', '--reference', 'zzz'], 'zzz'),
+                                          (['--runs', '1000000000'], 'runs'),
+                                          (['--duration', '1e-9'], 'duration'),
+                                          (['--duration', 'nan'], 'duration')])
+def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, extra, named):
+    """Models are built, and K and the duration checked against stated bounds, in the parent:
+    exit 2 naming the value, OUT never created, no worker started."""
+    out = tmp_path / 'out'
+    assert vepd(STUDY + extra + ['--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and 'Traceback' not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize('cmd', [['study'] + STUDY[1:] + ['--out', 'OUT'],
+                                 ['evaluate', 'ROOT'], ['sensors', 'simulate', '--out', 'OUT'],
+                                 ['report', 'ROOT']])
+@pytest.mark.parametrize('opt, value', [('--seed', '-1'), ('--n-boot', '-1'),
+                                        ('--n-boot', '1000000000000')])
+def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, opt, value):
+    """A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
+    the bound, before anything is read or written."""
+    if opt == '--n-boot' and cmd[0] == 'sensors':
+        pytest.skip('sensors simulate has no bootstrap')
+    cmd = [str(tmp_path / c) if c in ('OUT', 'ROOT') else c for c in cmd]
+    if '--n-boot' in cmd:
+        i = cmd.index('--n-boot')
+        del cmd[i:i + 2]
+    with pytest.raises(SystemExit) as exc:
+        vepd(cmd + [opt, value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f'argument {opt}:' in err and ('>= 0' in err or '100000' in err)
+    assert not (tmp_path / 'OUT').exists()
