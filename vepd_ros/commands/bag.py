@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+
+from vepd_ros.commands._args import seed_type
 import time
 
 EXAMPLE = '''example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
@@ -65,7 +67,7 @@ def register(sub):
     p.add_argument('--replace', action='append', default=[], metavar='ROLE=MODEL',
                    help='hybrid experiment: imu=MODEL feeds a simulated IMU made from the truth (real GPS kept); '
                         'gps=MODEL the reverse')
-    p.add_argument('--seed', type=int, default=0, help='study seed for --replace models (default 0)')
+    p.add_argument('--seed', type=seed_type, default=0, help='study seed for --replace models (default 0)')
     p.add_argument('--sim-imu-rate', type=float, default=100.0, help='simulated IMU rate (default 100 Hz)')
     p.add_argument('--sim-gps-rate', type=float, default=10.0, help='simulated GPS rate (default 10 Hz)')
     p.add_argument('--odom-twist-frame', choices=('child', 'world'), default=None,

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from vepd_ros.commands._args import seed_type
+
 SIMULATE_EXAMPLE = '''example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
 writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish).'''
@@ -25,7 +27,7 @@ def register(sub):
     sim.add_argument('--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)')
     sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')
     sim.add_argument('--duration', type=float, default=30.0, help='seconds of truth (default 30)')
-    sim.add_argument('--seed', type=int, default=0, help='seed of the truth and of both models (default 0)')
+    sim.add_argument('--seed', type=seed_type, default=0, help='seed of the truth and of both models (default 0)')
     sim.add_argument('--gps-rate', type=float, default=10.0, help='GPS rate in Hz (default 10)')
     sim.add_argument('--imu-rate', type=float, default=100.0, help='IMU rate in Hz (default 100)')
     sim.add_argument('--datum', type=float, nargs=3, metavar=('LAT', 'LON', 'ALT'), default=None,

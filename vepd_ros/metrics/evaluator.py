@@ -49,7 +49,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from vepd_ros.metrics.core import RunDataError, batch_metrics, get_preprocessing, run_metrics
-from vepd_ros.metrics.vepd import bootstrap_vepd, bootstrap_vepd_groups, rank, vepd
+from vepd_ros.metrics.vepd import MAX_N_BOOT, bootstrap_vepd, bootstrap_vepd_groups, rank, vepd
 from vepd_ros.runs.format import VELOCITY_KINDS, RunRecord, read_run
 from vepd_ros.runs.layout import REST_SCENARIOS, canonical_scenario, scan_root, scenario_sort_key
 
@@ -115,6 +115,11 @@ class EvaluatorCore:
             raise ValueError(f'k must be >= 2 (a Wasserstein distance over fewer runs means nothing), got {k}')
         if not 0.0 <= float(min_coverage) <= 1.0:
             raise ValueError(f'min_coverage must be within 0..1, got {min_coverage!r}')
+        if not 0 <= int(n_boot) <= MAX_N_BOOT:
+            raise ValueError(f'n_boot must be an integer from 0 (no interval) to '
+                             f'{MAX_N_BOOT}, got {n_boot!r}')
+        if int(seed) < 0:
+            raise ValueError(f'the bootstrap seed must be >= 0, got {seed!r}')
         self.min_coverage = float(min_coverage)
         self.excluded: list[dict] = []
         self.expected_batches: list[tuple[str, str]] = []     # (side, scenario) planned (a study)
