@@ -304,3 +304,26 @@ def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, op
     err = capsys.readouterr().err
     assert f'argument {opt}:' in err and ('>= 0' in err or '100000' in err)
     assert not (tmp_path / 'OUT').exists()
+
+
+def test_sensors_simulate_output_policy(tmp_path, capsys):
+    """`vepd sensors simulate --out DIR` keeps a user's own truth.csv/gps.csv: refused before
+    simulating unless --overwrite; a re-run into its own previous output replaces its CSVs."""
+    out = tmp_path / 'out'
+    out.mkdir()
+    for name in ('truth.csv', 'gps.csv', 'notes.txt'):
+        (out / name).write_text('mine')
+    before = _snapshot(out)
+    sim = ['sensors', 'simulate', '--duration', '2', '--out', str(out)]
+    assert vepd(sim) == 2
+    err = capsys.readouterr().err
+    assert str(out) in err and '--overwrite' in err and 'Traceback' not in err
+    assert _snapshot(out) == before
+    assert vepd(sim + ['--overwrite']) == 0
+    assert (out / 'truth.csv').read_text() != 'mine'
+    assert (out / 'notes.txt').read_text() == 'mine'             # not one of its files: kept
+    assert vepd(sim + ['--seed', '3']) == 0                      # its own output: re-run allowed
+    assert (out / 'imu.csv').is_file()
+    (tmp_path / 'file').write_text('mine')
+    assert vepd(['sensors', 'simulate', '--duration', '2', '--out', str(tmp_path / 'file')]) == 2
+    assert (tmp_path / 'file').read_text() == 'mine'

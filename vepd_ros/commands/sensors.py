@@ -14,6 +14,10 @@ MODELS_EXAMPLE = '''examples:
   vepd sensors models ch_rw      # the parameters of one model, with defaults and units'''
 
 
+SIMULATE_FILES = ('truth', 'gps', 'imu')
+"""The CSVs ``models.sensors.write_csvs`` writes (``<name>.csv``): what a re-run replaces."""
+
+
 def register(sub):
     p = sub.add_parser('sensors', help='GPS/IMU noise models: simulate a run to CSV, list models '
                                        'and parameters',
@@ -38,6 +42,9 @@ def register(sub):
     sim.add_argument('--set', action='append', default=[], metavar='NAME:=VALUE',
                      help='override a model parameter (gps or imu, matched by name), repeatable')
     sim.add_argument('--out', required=True, help='output directory')
+    sim.add_argument('--overwrite', action='store_true',
+                     help='write into a non-empty OUT that is not a previous `vepd sensors simulate` '
+                          'output (its truth.csv, gps.csv, imu.csv are replaced)')
     sim.set_defaults(func=simulate, _gps_explicit=None)
     ls = s.add_parser('models', help='list the GPS and IMU models and their parameters',
                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=MODELS_EXAMPLE)
@@ -55,8 +62,11 @@ def simulate(args) -> int:
     from vepd_ros.models.imu import imu_model_params, make_imu_model
     from vepd_ros.models.sensors import simulate_sensors, write_csvs
     from vepd_ros.params import parse_assignments
+    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
     from vepd_ros.truth import generate
 
+    # refused before the simulation, not after it (contract C3): a user's own truth.csv is kept
+    check_output_dir(args.out, command='sensors simulate', overwrite=args.overwrite)
     gps_name, imu_name = args.gps, args.imu
     gp, ip = {}, {}
     if args.gps_params:
@@ -93,6 +103,8 @@ def simulate(args) -> int:
     run = simulate_sensors(traj, make_gps_model(gps_name, args.seed, **gp), make_imu_model(imu_name, args.seed, **ip),
                            gps_rate_hz=args.gps_rate, imu_rate_hz=args.imu_rate,
                            datum=datum)
+    prepare_output_dir(args.out, command='sensors simulate', overwrite=args.overwrite,
+                       replaces=[f'{k}.csv' for k in SIMULATE_FILES])
     paths = write_csvs(run, args.out)
     g = run.gps
     print(f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS {gps_name} '
