@@ -327,3 +327,20 @@ def test_sensors_simulate_output_policy(tmp_path, capsys):
     (tmp_path / 'file').write_text('mine')
     assert vepd(['sensors', 'simulate', '--duration', '2', '--out', str(tmp_path / 'file')]) == 2
     assert (tmp_path / 'file').read_text() == 'mine'
+
+
+@pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
+def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
+    """`vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
+    any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is refused
+    before anything is written."""
+    from vepd_ros.runs.layout import is_reference_label
+    assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
+    bag = _small_bag(tmp_path)
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--side', 'sim', '--label', label]) == 2
+    err = capsys.readouterr().err
+    assert '--label' in err and label in err and 'Traceback' not in err
+    assert not out.exists()
+    with pytest.raises(ValueError, match='reference side'):
+        BatchWriter(tmp_path / 'w', 'sim', label)

@@ -106,7 +106,7 @@ def run(args) -> int:
     from vepd_ros.io.bagrun import SplitSpec, make_runs, read_bag_streams, segments_for
     from vepd_ros.io.ins import TruthOptions
     from vepd_ros.io.profiles import get_profile, parse_topic_overrides
-    from vepd_ros.runs.layout import BatchWriter
+    from vepd_ros.runs.layout import BatchWriter, is_reference_label
 
     t_wall = time.perf_counter()
     profile = get_profile(args.profile, parse_topic_overrides(args.topic))
@@ -128,6 +128,9 @@ def run(args) -> int:
         names += [('--scenarios', s.strip()) for s in args.scenarios.split(',')]
     for kind, name in names:
         safe_component(kind, name)
+    if args.side == 'sim' and is_reference_label(label):     # the check `vepd evaluate` applies
+        raise ValueError(f"--label {label!r}: a model label cannot name the reference side "
+                         f"('real', any case, with or without '_results'); use --side real")
     check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None
     if args.estimate == 'judge':
