@@ -86,7 +86,8 @@ def test_bad_sidecar_se_len_is_a_clear_error(root, capsys, case):
 
 
 @pytest.mark.parametrize('content', [b'[' * 100_000 + b']' * 100_000, b'\xff\xfe\x00binary',
-                                     b'[1, 2]', b'{"se_len": 3', b''])
+                                     b'[1, 2]', b'{"se_len": 3', b'',
+                                     b'{"se_len": 1' + b'0' * 100_000 + b'}'])
 def test_unreadable_sidecar_names_the_file(root, capsys, content):
     sc = root / 'Real' / 'circle_3.json'
     sc.write_bytes(content)
