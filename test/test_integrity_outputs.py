@@ -284,16 +284,16 @@ def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, ex
     assert not out.exists()
 
 
-@pytest.mark.parametrize('cmd', [['study'] + STUDY[1:] + ['--out', 'OUT'],
-                                 ['evaluate', 'ROOT'], ['sensors', 'simulate', '--out', 'OUT'],
-                                 ['report', 'ROOT']])
-@pytest.mark.parametrize('opt, value', [('--seed', '-1'), ('--n-boot', '-1'),
-                                        ('--n-boot', '1000000000000')])
+_BOOT_CMDS = [['study'] + STUDY[1:] + ['--out', 'OUT'], ['evaluate', 'ROOT'], ['report', 'ROOT']]
+
+
+@pytest.mark.parametrize('cmd, opt, value',
+                         [(c, '--seed', '-1') for c in _BOOT_CMDS
+                          + [['sensors', 'simulate', '--out', 'OUT'], ['bag', 'B.mcap', '--out', 'OUT']]]
+                         + [(c, '--n-boot', v) for c in _BOOT_CMDS for v in ('-1', '1000000000000')])
 def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, opt, value):
     """A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
     the bound, before anything is read or written."""
-    if opt == '--n-boot' and cmd[0] == 'sensors':
-        pytest.skip('sensors simulate has no bootstrap')
     cmd = [str(tmp_path / c) if c in ('OUT', 'ROOT') else c for c in cmd]
     if '--n-boot' in cmd:
         i = cmd.index('--n-boot')
