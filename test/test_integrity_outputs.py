@@ -289,8 +289,10 @@ _BOOT_CMDS = [['study'] + STUDY[1:] + ['--out', 'OUT'], ['evaluate', 'ROOT'], ['
 
 @pytest.mark.parametrize('cmd, opt, value',
                          [(c, '--seed', '-1') for c in _BOOT_CMDS
-                          + [['sensors', 'simulate', '--out', 'OUT'], ['bag', 'B.mcap', '--out', 'OUT']]]
-                         + [(c, '--n-boot', v) for c in _BOOT_CMDS for v in ('-1', '1000000000000')])
+                          + [['sensors', 'simulate', '--out', 'OUT'],
+                             ['bag', 'B.mcap', '--out', 'OUT']]]
+                         + [(c, '--n-boot', v) for c in _BOOT_CMDS
+                            for v in ('-1', '1000000000000')])
 def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, opt, value):
     """A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
     the bound, before anything is read or written."""
@@ -332,8 +334,8 @@ def test_sensors_simulate_output_policy(tmp_path, capsys):
 @pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
 def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
     """`vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
-    any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is refused
-    before anything is written."""
+    any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
+    refused before anything is written."""
     from vepd_ros.runs.layout import is_reference_label
     assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
     bag = _small_bag(tmp_path)

@@ -223,7 +223,8 @@ def test_inconsistent_coverage_is_an_error_naming_file_and_field(root, capsys):
     n = meta['se_len']
     for cov, field in ((_coverage(rate=0), 'coverage.estimates.rate_hz'),
                        (_coverage(expected=n, received=n + 1), 'coverage.estimates.received'),
-                       (_coverage(expected=210, received=10 ** 12), 'coverage.estimates.received')):
+                       (_coverage(expected=210, received=10 ** 12),
+                        'coverage.estimates.received')):
         sc.write_text(json.dumps({**meta, 'coverage': cov}))
         rc, _, err = _evaluate(root, capsys)
         assert rc == 2 and 'circle_2' in err and field in err and 'Traceback' not in err, err

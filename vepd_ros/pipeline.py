@@ -359,7 +359,8 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
         raise ValueError(f'runs must be >= 2 (a distance between distributions) and <= {MAX_RUNS} '
                          f'per model and scenario, got {runs}')
     if not duration_s >= MIN_DURATION_S:             # also NaN
-        raise ValueError(f'duration must be at least {MIN_DURATION_S:g} s per run, got {duration_s!r}')
+        raise ValueError(f'duration must be at least {MIN_DURATION_S:g} s per run, '
+                         f'got {duration_s!r}')
     if judge not in JUDGES:
         judge_batch([], judge)                       # raises the clear error
     scen = [canonical_scenario(s) for s in scenarios]

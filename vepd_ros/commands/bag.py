@@ -67,7 +67,8 @@ def register(sub):
     p.add_argument('--replace', action='append', default=[], metavar='ROLE=MODEL',
                    help='hybrid experiment: imu=MODEL feeds a simulated IMU made from the truth (real GPS kept); '
                         'gps=MODEL the reverse')
-    p.add_argument('--seed', type=seed_type, default=0, help='study seed for --replace models (default 0)')
+    p.add_argument('--seed', type=seed_type, default=0,
+                   help='study seed for --replace models (default 0)')
     p.add_argument('--sim-imu-rate', type=float, default=100.0, help='simulated IMU rate (default 100 Hz)')
     p.add_argument('--sim-gps-rate', type=float, default=10.0, help='simulated GPS rate (default 10 Hz)')
     p.add_argument('--odom-twist-frame', choices=('child', 'world'), default=None,

@@ -31,7 +31,8 @@ def register(sub):
     sim.add_argument('--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)')
     sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')
     sim.add_argument('--duration', type=float, default=30.0, help='seconds of truth (default 30)')
-    sim.add_argument('--seed', type=seed_type, default=0, help='seed of the truth and of both models (default 0)')
+    sim.add_argument('--seed', type=seed_type, default=0,
+                     help='seed of the truth and of both models (default 0)')
     sim.add_argument('--gps-rate', type=float, default=10.0, help='GPS rate in Hz (default 10)')
     sim.add_argument('--imu-rate', type=float, default=100.0, help='IMU rate in Hz (default 100)')
     sim.add_argument('--datum', type=float, nargs=3, metavar=('LAT', 'LON', 'ALT'), default=None,
@@ -43,8 +44,9 @@ def register(sub):
                      help='override a model parameter (gps or imu, matched by name), repeatable')
     sim.add_argument('--out', required=True, help='output directory')
     sim.add_argument('--overwrite', action='store_true',
-                     help='write into a non-empty OUT that is not a previous `vepd sensors simulate` '
-                          'output (its truth.csv, gps.csv, imu.csv are replaced)')
+                     help='write into a non-empty OUT that is not a previous '
+                          '`vepd sensors simulate` output (its truth.csv, gps.csv, imu.csv '
+                          'are replaced)')
     sim.set_defaults(func=simulate, _gps_explicit=None)
     ls = s.add_parser('models', help='list the GPS and IMU models and their parameters',
                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=MODELS_EXAMPLE)

@@ -51,8 +51,8 @@ import numpy as np
 from vepd_ros.metrics.core import RunDataError, batch_metrics, get_preprocessing, run_metrics
 from vepd_ros.metrics.vepd import MAX_N_BOOT, bootstrap_vepd, bootstrap_vepd_groups, rank, vepd
 from vepd_ros.runs.format import VELOCITY_KINDS, RunRecord, read_run
-from vepd_ros.runs.layout import (REST_SCENARIOS, canonical_scenario, is_reference_label, scan_root,
-                                  scenario_sort_key)
+from vepd_ros.runs.layout import (REST_SCENARIOS, canonical_scenario, is_reference_label,
+                                  scan_root, scenario_sort_key)
 
 REFERENCE = 'real'
 DEFAULT_MIN_COVERAGE = 0.9
