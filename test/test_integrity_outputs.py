@@ -251,3 +251,98 @@ def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, c
     assert vepd(argv + ['--out', str(own)]) == 0
     assert vepd(argv + ['--out', str(own)]) == 0
     assert (own / MARKER_NAME).is_file() and (own / 'table1.csv').is_file()
+
+
+def test_parameter_error_crosses_a_process_boundary():
+    """A ParameterError raised in a study worker reaches the parent: it pickles with its fields
+    (a pool whose worker error cannot be unpickled waits forever)."""
+    import multiprocessing as mp
+    import pickle
+
+    from vepd_ros.models.imu import make_imu_model
+    err = pickle.loads(pickle.dumps(ParameterError('model', 'zzz', 'an IMU model')))
+    assert (err.name, err.value, err.expected) == ('model', 'zzz', 'an IMU model')
+    assert str(err) == str(ParameterError('model', 'zzz', 'an IMU model'))
+    with mp.get_context('fork').Pool(1) as pool:
+        res = pool.apply_async(make_imu_model, ('zzz',))
+        with pytest.raises(ParameterError, match='zzz'):
+            res.get(timeout=60)
+
+
+@pytest.mark.parametrize('extra, named', [(['--imu', 'zzz'], 'zzz'),
+                                          (['--models', 'ch_rw', '--reference', 'zzz'], 'zzz'),
+                                          (['--runs', '1000000000'], 'runs'),
+                                          (['--duration', '1e-9'], 'duration'),
+                                          (['--duration', 'nan'], 'duration')])
+def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, extra, named):
+    """Models are built, and K and the duration checked against stated bounds, in the parent:
+    exit 2 naming the value, OUT never created, no worker started."""
+    out = tmp_path / 'out'
+    assert vepd(STUDY + extra + ['--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and 'Traceback' not in err
+    assert not out.exists()
+
+
+_BOOT_CMDS = [['study'] + STUDY[1:] + ['--out', 'OUT'], ['evaluate', 'ROOT'], ['report', 'ROOT']]
+
+
+@pytest.mark.parametrize('cmd, opt, value',
+                         [(c, '--seed', '-1') for c in _BOOT_CMDS
+                          + [['sensors', 'simulate', '--out', 'OUT'],
+                             ['bag', 'B.mcap', '--out', 'OUT']]]
+                         + [(c, '--n-boot', v) for c in _BOOT_CMDS
+                            for v in ('-1', '1000000000000')])
+def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, opt, value):
+    """A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
+    the bound, before anything is read or written."""
+    cmd = [str(tmp_path / c) if c in ('OUT', 'ROOT') else c for c in cmd]
+    if '--n-boot' in cmd:
+        i = cmd.index('--n-boot')
+        del cmd[i:i + 2]
+    with pytest.raises(SystemExit) as exc:
+        vepd(cmd + [opt, value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f'argument {opt}:' in err and ('>= 0' in err or '100000' in err)
+    assert not (tmp_path / 'OUT').exists()
+
+
+def test_sensors_simulate_output_policy(tmp_path, capsys):
+    """`vepd sensors simulate --out DIR` keeps a user's own truth.csv/gps.csv: refused before
+    simulating unless --overwrite; a re-run into its own previous output replaces its CSVs."""
+    out = tmp_path / 'out'
+    out.mkdir()
+    for name in ('truth.csv', 'gps.csv', 'notes.txt'):
+        (out / name).write_text('mine')
+    before = _snapshot(out)
+    sim = ['sensors', 'simulate', '--duration', '2', '--out', str(out)]
+    assert vepd(sim) == 2
+    err = capsys.readouterr().err
+    assert str(out) in err and '--overwrite' in err and 'Traceback' not in err
+    assert _snapshot(out) == before
+    assert vepd(sim + ['--overwrite']) == 0
+    assert (out / 'truth.csv').read_text() != 'mine'
+    assert (out / 'notes.txt').read_text() == 'mine'             # not one of its files: kept
+    assert vepd(sim + ['--seed', '3']) == 0                      # its own output: re-run allowed
+    assert (out / 'imu.csv').is_file()
+    (tmp_path / 'file').write_text('mine')
+    assert vepd(['sensors', 'simulate', '--duration', '2', '--out', str(tmp_path / 'file')]) == 2
+    assert (tmp_path / 'file').read_text() == 'mine'
+
+
+@pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
+def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
+    """`vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
+    any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
+    refused before anything is written."""
+    from vepd_ros.runs.layout import is_reference_label
+    assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
+    bag = _small_bag(tmp_path)
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--side', 'sim', '--label', label]) == 2
+    err = capsys.readouterr().err
+    assert '--label' in err and label in err and 'Traceback' not in err
+    assert not out.exists()
+    with pytest.raises(ValueError, match='reference side'):
+        BatchWriter(tmp_path / 'w', 'sim', label)

@@ -86,7 +86,8 @@ def test_bad_sidecar_se_len_is_a_clear_error(root, capsys, case):
 
 
 @pytest.mark.parametrize('content', [b'[' * 100_000 + b']' * 100_000, b'\xff\xfe\x00binary',
-                                     b'[1, 2]', b'{"se_len": 3', b''])
+                                     b'[1, 2]', b'{"se_len": 3', b'',
+                                     b'{"se_len": 1' + b'0' * 100_000 + b'}'])
 def test_unreadable_sidecar_names_the_file(root, capsys, content):
     sc = root / 'Real' / 'circle_3.json'
     sc.write_bytes(content)
@@ -205,6 +206,28 @@ def test_coverage_rule():
                 _coverage(received=True)):
         with pytest.raises(ValueError, match='coverage'):
             coverage_exclusion({'coverage': bad}, where='x.csv')
+
+
+def test_inconsistent_coverage_is_an_error_naming_file_and_field(root, capsys):
+    """A coverage block that cannot describe its run (rate 0 for a stream with samples, more
+    samples received than the run file holds) is exit 2 naming the file and the field, not a run
+    scored or excluded on its word."""
+    rows = {'estimates': 210, 'truth': 151}
+    assert coverage_exclusion({'coverage': _coverage(received=100)}, rows=rows) is None
+    for bad, field in ((_coverage(rate=0.0), 'estimates.rate_hz'),
+                       (_coverage(received=10 ** 12, expected=210), 'estimates.received')):
+        with pytest.raises(ValueError, match=field.replace('.', r'\.')):
+            coverage_exclusion({'coverage': bad}, where='x.csv', rows=rows)
+    sc = root / 'Sim' / 'ch_rw' / 'circle_2.json'
+    meta = json.loads(sc.read_text())
+    n = meta['se_len']
+    for cov, field in ((_coverage(rate=0), 'coverage.estimates.rate_hz'),
+                       (_coverage(expected=n, received=n + 1), 'coverage.estimates.received'),
+                       (_coverage(expected=210, received=10 ** 12),
+                        'coverage.estimates.received')):
+        sc.write_text(json.dumps({**meta, 'coverage': cov}))
+        rc, _, err = _evaluate(root, capsys)
+        assert rc == 2 and 'circle_2' in err and field in err and 'Traceback' not in err, err
 
 
 def test_runs_with_lost_samples_are_excluded_and_named(root, capsys):

@@ -23,6 +23,12 @@ class ParameterError(ValueError):
         self.name, self.value, self.expected = name, value, expected
         super().__init__(f'parameter {quote(str(name))}: got {quote(value)}, expected {expected}')
 
+    def __reduce__(self):
+        # rebuilt from the constructor's own arguments: the default (class, self.args) would call
+        # __init__ with the message alone, so an error raised in a worker process could not be
+        # unpickled in the parent and a multiprocessing pool would wait for it forever
+        return type(self), (self.name, self.value, self.expected)
+
 
 @dataclass(frozen=True)
 class Param:

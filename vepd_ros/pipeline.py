@@ -322,6 +322,26 @@ def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: st
             bar.close()
 
 
+MAX_RUNS = 1000
+"""Most runs per model and scenario a study makes (the paper: 10). Every run's record stays in
+memory until the evaluation, so K is bounded rather than left to fail with a MemoryError."""
+
+MIN_DURATION_S = 1.0
+"""Shortest run a study makes: 10 GPS fixes at 10 Hz and 15 samples of the evaluator's 15 Hz
+grid. Shorter runs leave the judge fewer estimates than a run's E and S need."""
+
+
+def _check_models(models, reference, imu_model: str, gps_params, imu_params) -> None:
+    """Every model (and its parameters) of a study built once here, in the parent: a bad name or
+    parameter is a ParameterError before OUT is touched or a worker starts, not one raised in every
+    worker."""
+    from vepd_ros.models.gps import GPS_MODELS, make_gps_model
+    from vepd_ros.models.imu import make_imu_model
+    make_imu_model(imu_model, 0, **(imu_params or {}))
+    for m in [*models, *([reference] if reference in GPS_MODELS else [])]:
+        make_gps_model(m, 0, **(gps_params or {}))
+
+
 def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, duration_s: float, reference: str,
               out_dir, judge: str = 'builtin', seed: int = 0, imu_model: str = 'ch_drift_paper',
               velocity: str = 'speed', n_boot: int = 1000, ekf_yaml=None, navsat_yaml=None,
@@ -335,14 +355,19 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
     from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.truth import canonical_scenario
-    if runs < 2:
-        raise ValueError(f'runs must be >= 2 per scenario (a distance between distributions), got {runs}')
+    if not 2 <= runs <= MAX_RUNS:
+        raise ValueError(f'runs must be >= 2 (a distance between distributions) and <= {MAX_RUNS} '
+                         f'per model and scenario, got {runs}')
+    if not duration_s >= MIN_DURATION_S:             # also NaN
+        raise ValueError(f'duration must be at least {MIN_DURATION_S:g} s per run, '
+                         f'got {duration_s!r}')
     if judge not in JUDGES:
         judge_batch([], judge)                       # raises the clear error
     scen = [canonical_scenario(s) for s in scenarios]
     for m in models:
         if m not in GPS_MODELS:
             raise ValueError(f"unknown GPS model {m!r}: expected one of {', '.join(GPS_MODELS)}")
+    _check_models(models, reference, imu_model, gps_params, imu_params)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     ref_dir = _reference_dir(reference)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+
+from vepd_ros.commands._args import seed_type
 import time
 
 EXAMPLE = '''example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
@@ -65,7 +67,8 @@ def register(sub):
     p.add_argument('--replace', action='append', default=[], metavar='ROLE=MODEL',
                    help='hybrid experiment: imu=MODEL feeds a simulated IMU made from the truth (real GPS kept); '
                         'gps=MODEL the reverse')
-    p.add_argument('--seed', type=int, default=0, help='study seed for --replace models (default 0)')
+    p.add_argument('--seed', type=seed_type, default=0,
+                   help='study seed for --replace models (default 0)')
     p.add_argument('--sim-imu-rate', type=float, default=100.0, help='simulated IMU rate (default 100 Hz)')
     p.add_argument('--sim-gps-rate', type=float, default=10.0, help='simulated GPS rate (default 10 Hz)')
     p.add_argument('--odom-twist-frame', choices=('child', 'world'), default=None,
@@ -104,7 +107,7 @@ def run(args) -> int:
     from vepd_ros.io.bagrun import SplitSpec, make_runs, read_bag_streams, segments_for
     from vepd_ros.io.ins import TruthOptions
     from vepd_ros.io.profiles import get_profile, parse_topic_overrides
-    from vepd_ros.runs.layout import BatchWriter
+    from vepd_ros.runs.layout import BatchWriter, is_reference_label
 
     t_wall = time.perf_counter()
     profile = get_profile(args.profile, parse_topic_overrides(args.topic))
@@ -126,6 +129,9 @@ def run(args) -> int:
         names += [('--scenarios', s.strip()) for s in args.scenarios.split(',')]
     for kind, name in names:
         safe_component(kind, name)
+    if args.side == 'sim' and is_reference_label(label):     # the check `vepd evaluate` applies
+        raise ValueError(f"--label {label!r}: a model label cannot name the reference side "
+                         f"('real', any case, with or without '_results'); use --side real")
     check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None
     if args.estimate == 'judge':

@@ -6,6 +6,8 @@ import json
 import sys
 import textwrap
 
+from vepd_ros.commands._args import n_boot_type, seed_type
+
 EPILOG = """\
 Example:
   vepd study --runs 10 --duration 30 --reference rtk --seed 1 --out study1
@@ -45,8 +47,9 @@ def register(sub):
     p.add_argument('--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)')
     p.add_argument('--scenarios', default=None,
                    help='comma-separated extra scenario names to accept besides rest/path/straight/circle/sine')
-    p.add_argument('--n-boot', type=int, default=1000, help='bootstrap resamples for the interval (0 = none)')
-    p.add_argument('--seed', type=int, default=None,
+    p.add_argument('--n-boot', type=n_boot_type, default=1000,
+                   help='bootstrap resamples for the interval (0 = none)')
+    p.add_argument('--seed', type=seed_type, default=None,
                    help="bootstrap seed (default: the runs' study seed, else 0)")
     p.add_argument('--runs', action='store_true', help='include every run\'s E and S in the JSON')
     p.add_argument('--strict', action='store_true', help='exit with status 3 when the result carries warnings')

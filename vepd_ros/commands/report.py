@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vepd_ros.commands._args import n_boot_type, seed_type
+
 EPILOG = """\
 Example:
   vepd study --runs 10 --duration 30 --reference rtk --seed 1 --out study1
@@ -31,9 +33,9 @@ def register(sub):
     p.add_argument('--k', type=int, default=None,
                    help='expected runs per side and scenario (warn when fewer)')
     p.add_argument('--scenarios', default=None, help='extra scenario names to accept (comma-separated)')
-    p.add_argument('--n-boot', type=int, default=1000,
+    p.add_argument('--n-boot', type=n_boot_type, default=1000,
                    help='bootstrap resamples for the interval (0 = none)')
-    p.add_argument('--seed', type=int, default=None,
+    p.add_argument('--seed', type=seed_type, default=None,
                    help="bootstrap seed (default: the runs' study seed, else 0)")
     p.add_argument('--quiet', '--no-progress', dest='quiet', action='store_true',
                    help='no progress bar')

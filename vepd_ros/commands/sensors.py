@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from vepd_ros.commands._args import seed_type
+
 SIMULATE_EXAMPLE = '''example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
 writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish).'''
@@ -10,6 +12,10 @@ writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would
 MODELS_EXAMPLE = '''examples:
   vepd sensors models            # every GPS and IMU model
   vepd sensors models ch_rw      # the parameters of one model, with defaults and units'''
+
+
+SIMULATE_FILES = ('truth', 'gps', 'imu')
+"""The CSVs ``models.sensors.write_csvs`` writes (``<name>.csv``): what a re-run replaces."""
 
 
 def register(sub):
@@ -25,7 +31,8 @@ def register(sub):
     sim.add_argument('--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)')
     sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')
     sim.add_argument('--duration', type=float, default=30.0, help='seconds of truth (default 30)')
-    sim.add_argument('--seed', type=int, default=0, help='seed of the truth and of both models (default 0)')
+    sim.add_argument('--seed', type=seed_type, default=0,
+                     help='seed of the truth and of both models (default 0)')
     sim.add_argument('--gps-rate', type=float, default=10.0, help='GPS rate in Hz (default 10)')
     sim.add_argument('--imu-rate', type=float, default=100.0, help='IMU rate in Hz (default 100)')
     sim.add_argument('--datum', type=float, nargs=3, metavar=('LAT', 'LON', 'ALT'), default=None,
@@ -36,6 +43,10 @@ def register(sub):
     sim.add_argument('--set', action='append', default=[], metavar='NAME:=VALUE',
                      help='override a model parameter (gps or imu, matched by name), repeatable')
     sim.add_argument('--out', required=True, help='output directory')
+    sim.add_argument('--overwrite', action='store_true',
+                     help='write into a non-empty OUT that is not a previous '
+                          '`vepd sensors simulate` output (its truth.csv, gps.csv, imu.csv '
+                          'are replaced)')
     sim.set_defaults(func=simulate, _gps_explicit=None)
     ls = s.add_parser('models', help='list the GPS and IMU models and their parameters',
                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=MODELS_EXAMPLE)
@@ -53,8 +64,11 @@ def simulate(args) -> int:
     from vepd_ros.models.imu import imu_model_params, make_imu_model
     from vepd_ros.models.sensors import simulate_sensors, write_csvs
     from vepd_ros.params import parse_assignments
+    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
     from vepd_ros.truth import generate
 
+    # refused before the simulation, not after it (contract C3): a user's own truth.csv is kept
+    check_output_dir(args.out, command='sensors simulate', overwrite=args.overwrite)
     gps_name, imu_name = args.gps, args.imu
     gp, ip = {}, {}
     if args.gps_params:
@@ -91,6 +105,8 @@ def simulate(args) -> int:
     run = simulate_sensors(traj, make_gps_model(gps_name, args.seed, **gp), make_imu_model(imu_name, args.seed, **ip),
                            gps_rate_hz=args.gps_rate, imu_rate_hz=args.imu_rate,
                            datum=datum)
+    prepare_output_dir(args.out, command='sensors simulate', overwrite=args.overwrite,
+                       replaces=[f'{k}.csv' for k in SIMULATE_FILES])
     paths = write_csvs(run, args.out)
     g = run.gps
     print(f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS {gps_name} '

@@ -5,6 +5,8 @@ import argparse
 import json
 import sys
 
+from vepd_ros.commands._args import n_boot_type, seed_type
+
 EPILOG = """\
 Example (the paper's size: 5 models x 3 scenarios x 10 runs x 30 s, about 4 s on 2 cores):
   vepd study --models ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim \\
@@ -37,9 +39,9 @@ def register(sub):
     p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
     p.add_argument('--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)')
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
-    p.add_argument('--n-boot', type=int, default=1000,
+    p.add_argument('--n-boot', type=n_boot_type, default=1000,
                    help='bootstrap resamples for the interval (0 = none)')
-    p.add_argument('--seed', type=int, default=0,
+    p.add_argument('--seed', type=seed_type, default=0,
                    help='study seed; every run seed derives from it by name, and it seeds the '
                         'bootstrap interval')
     p.add_argument('--out', required=True, help='output directory')

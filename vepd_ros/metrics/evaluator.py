@@ -49,9 +49,10 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from vepd_ros.metrics.core import RunDataError, batch_metrics, get_preprocessing, run_metrics
-from vepd_ros.metrics.vepd import bootstrap_vepd, bootstrap_vepd_groups, rank, vepd
+from vepd_ros.metrics.vepd import MAX_N_BOOT, bootstrap_vepd, bootstrap_vepd_groups, rank, vepd
 from vepd_ros.runs.format import VELOCITY_KINDS, RunRecord, read_run
-from vepd_ros.runs.layout import REST_SCENARIOS, canonical_scenario, scan_root, scenario_sort_key
+from vepd_ros.runs.layout import (REST_SCENARIOS, canonical_scenario, is_reference_label,
+                                  scan_root, scenario_sort_key)
 
 REFERENCE = 'real'
 DEFAULT_MIN_COVERAGE = 0.9
@@ -60,10 +61,13 @@ GAP_FLOOR_S = 0.5
 
 
 def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE,
-                       where: str = 'run') -> str | None:
+                       where: str = 'run', rows: dict | None = None) -> str | None:
     """Why a run is excluded by its sidecar's ``coverage`` block (module doc), or None (kept). A
-    block of the wrong shape is a ``RunDataError`` naming ``where`` and the field; an infinite
-    ``max_gap_s`` (a stream that never arrived) excludes the run."""
+    block of the wrong shape or inconsistent in itself is a ``RunDataError`` naming ``where`` and
+    the field: counts must be integers >= 0, ``rate_hz`` a finite number > 0 (a written run has
+    samples, so a nominal rate), and ``received`` -- the samples recorded, all of them in the run
+    file -- at most the run's rows of that stream (``rows``: {'estimates': n, 'truth': n}, when
+    given). An infinite ``max_gap_s`` (a stream that never arrived) excludes the run."""
     cov = meta.get('coverage') if isinstance(meta, dict) else None
     if cov is None:
         return None
@@ -82,6 +86,11 @@ def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE,
             if type(v) is not int or v < 0:
                 raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be an integer >= 0, "
                                    f'got {v!r:.40}')
+        n = (rows or {}).get(stream)
+        if n is not None and rec > n:
+            raise RunDataError(f"{where}: sidecar field '{f}.received' is {rec!r:.40}, more "
+                               f'samples than the run holds ({n}); the coverage block does not '
+                               f'describe this run')
         if exp > 0 and rec / exp < min_coverage:
             reasons.append(f'{stream}: {rec} of {exp} expected samples '
                            f'({100.0 * rec / exp:.1f}% < {100.0 * min_coverage:g}%)')
@@ -93,11 +102,13 @@ def coverage_exclusion(meta: dict, min_coverage: float = DEFAULT_MIN_COVERAGE,
             if not number or np.isnan(v) or v < 0 or (k == 'rate_hz' and np.isinf(v)):
                 raise RunDataError(f"{where}: sidecar field '{f}.{k}' must be a number >= 0, "
                                    f'got {v!r:.40}')
-        if rate > 0:
-            limit = max(GAP_PERIODS / rate, GAP_FLOOR_S)
-            if gap > limit:
-                reasons.append(f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} '
-                               f'periods at {rate:g} Hz, at least {GAP_FLOOR_S:g} s)')
+        if not rate > 0:
+            raise RunDataError(f"{where}: sidecar field '{f}.rate_hz' must be > 0 (the "
+                               f'nominal rate of a stream that has samples), got {rate!r:.40}')
+        limit = max(GAP_PERIODS / rate, GAP_FLOOR_S)
+        if gap > limit:
+            reasons.append(f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} '
+                           f'periods at {rate:g} Hz, at least {GAP_FLOOR_S:g} s)')
     return '; '.join(reasons) or None
 
 
@@ -115,6 +126,11 @@ class EvaluatorCore:
             raise ValueError(f'k must be >= 2 (a Wasserstein distance over fewer runs means nothing), got {k}')
         if not 0.0 <= float(min_coverage) <= 1.0:
             raise ValueError(f'min_coverage must be within 0..1, got {min_coverage!r}')
+        if not 0 <= int(n_boot) <= MAX_N_BOOT:
+            raise ValueError(f'n_boot must be an integer from 0 (no interval) to '
+                             f'{MAX_N_BOOT}, got {n_boot!r}')
+        if int(seed) < 0:
+            raise ValueError(f'the bootstrap seed must be >= 0, got {seed!r}')
         self.min_coverage = float(min_coverage)
         self.excluded: list[dict] = []
         self.expected_batches: list[tuple[str, str]] = []     # (side, scenario) planned (a study)
@@ -135,7 +151,7 @@ class EvaluatorCore:
 
     # ------------------------------------------------------------------------------------------- input
     def add_model(self, label: str, display_name: str | None = None) -> None:
-        if label.lower() == REFERENCE:
+        if is_reference_label(label):
             raise ValueError(f"{label!r} names the reference side ('{REFERENCE}'), not a model "
                              f'label')
         self.display[label] = display_name or self.display.get(label) or label
@@ -184,7 +200,8 @@ class EvaluatorCore:
 
     def _exclude(self, side: str, scenario: str, rec: RunRecord) -> bool:
         self._note_provenance(side, rec.meta)
-        reason = coverage_exclusion(rec.meta, self.min_coverage, rec.name)
+        reason = coverage_exclusion(rec.meta, self.min_coverage, rec.name,
+                                    rows={'estimates': len(rec.se_t), 'truth': len(rec.gt_t)})
         if reason:
             self.excluded.append({'path': rec.name, 'label': side, 'scenario': scenario,
                                   'reason': reason})

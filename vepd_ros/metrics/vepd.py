@@ -88,6 +88,12 @@ def wasserstein_weighted_batch(u_values, v_values, u_weights, v_weights, chunk_e
     return out
 
 
+MAX_N_BOOT = 100_000
+"""Most bootstrap resamples an interval may take: 100x the paper's 1000, a few seconds. The
+resample counts are an (n_boot, runs) int32 array (``_resample_counts``): 1e12 resamples would
+ask for terabytes, so a larger n_boot is refused rather than attempted."""
+
+
 def _resample_counts(rng: np.random.Generator, groups: np.ndarray, n_boot: int) -> np.ndarray:
     """(n_boot, n) int32 counts: each stratum (group) resampled with replacement to its own size."""
     n = groups.size
@@ -162,7 +168,10 @@ def bootstrap_vepd_groups(real_E, real_S, real_groups: Sequence, sim_E, sim_S, s
     statistic is VEPD_g,b = (W1 + W2)/2 between the real and simulated runs of g in resample b. Returns
     ((lo, hi), {group: (lo, hi)}) — groups present on both sides; the pooled interval is bit-identical to
     ``bootstrap_vepd``'s (same draws, same arithmetic)."""
-    if n_boot <= 0:
+    if not 0 <= n_boot <= MAX_N_BOOT:
+        raise ValueError(f'n_boot must be an integer from 0 (no interval) to {MAX_N_BOOT}, '
+                         f'got {n_boot!r}')
+    if n_boot == 0:
         return (float('nan'), float('nan')), {}
     if not 0.0 < level < 1.0:
         raise ValueError(f'bootstrap level must be in (0, 1), got {level!r}')

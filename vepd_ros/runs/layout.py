@@ -70,9 +70,20 @@ def missing_indices(js: Sequence[int], limit: int = 10) -> tuple[int, list[int]]
     return n, first
 
 
+AUTHORS_SUFFIX = '_results'
+"""The authors' model folders are ``Sim/<label>_results/``; the label is the name without it."""
+
+
+def folder_label(name: str) -> str:
+    """The model label a ``Sim/`` folder name holds (the authors' ``_results`` dropped)."""
+    return name[:-len(AUTHORS_SUFFIX)] if name.endswith(AUTHORS_SUFFIX) else name
+
+
 def is_reference_label(label: str) -> bool:
-    """True for a model label that names the reference side (``real`` in any case)."""
-    return label.lower() == 'real'
+    """True for a model label or ``Sim/`` folder name that names the reference side: ``real`` in
+    any case, with or without the authors' ``_results`` (``REAL_results`` is read back as
+    ``REAL``). The one check for the evaluator's reader and every writer."""
+    return folder_label(label).lower() == 'real'
 
 
 def read_index(index: Path) -> dict:
@@ -212,7 +223,7 @@ def scan_root(root, scenarios=None) -> Layout:
         if not p.is_dir():
             warnings.append(f'{p}: not a model folder, ignored')
             continue
-        label = p.name[:-len('_results')] if p.name.endswith('_results') else p.name
+        label = folder_label(p.name)
         if is_reference_label(label):
             raise ValueError(f"{p}: a model folder cannot be named {label!r}: 'real' is the "
                              f'reference side (Real/); rename the folder')

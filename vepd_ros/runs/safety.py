@@ -152,6 +152,9 @@ def load_json(path, what: str = 'JSON file', expect: type = dict):
                            f'column {exc.colno})') from None
     except RecursionError:
         raise RunFileError(f'{p}: the {what} is nested too deeply to be a {what}') from None
+    except ValueError:              # after JSONDecodeError (a subclass): Python's int-size limit
+        raise RunFileError(f'{p}: the {what} holds an integer with more digits than Python '
+                           f'reads (sys.get_int_max_str_digits); not a {what}') from None
     if not isinstance(obj, expect):
         raise RunFileError(f'{p}: the {what} holds a JSON {type(obj).__name__}, expected an '
                            f"{'object' if expect is dict else expect.__name__}")
