@@ -175,3 +175,16 @@ def test_graph_batch_path_drops_and_counts(case):
     reason = {'quaternion': 'quaternion', 'acceleration': 'beyond', 'latitude': 'out of range',
               'longitude': 'out of range'}[case]
     assert any(reason in k for k in r['dropped']), r['dropped']
+
+
+def test_stamp_far_outside_the_recording_is_an_error_not_a_huge_grid():
+    """One fix stamped 1e9 s late: the filter's time grid would be 3.5e10 cycles (261 GiB); the
+    replay refuses with a ValueError naming the span (judge.graph.MAX_TICKS) before allocating."""
+    from vepd_ros.judge.graph import MAX_TICKS, circle_inputs, run_judge_batch
+    imu, gps, _ = circle_inputs(k=1, duration_s=2.0, seed=1)
+    gps['stamp_ns'] = np.array(gps['stamp_ns'], np.int64)
+    gps['stamp_ns'][-1] += 10**18
+    if 'arrival_ns' in gps:
+        gps['arrival_ns'] = gps['stamp_ns']
+    with pytest.raises(ValueError, match=f'more than {MAX_TICKS}'):
+        run_judge_batch('config/ekf.yaml', 'config/navsat.yaml', imu, gps)
