@@ -139,3 +139,33 @@ def test_calibrate_constant_logs_are_errors_without_warnings(tmp_path, capsys):
         assert vepd(['calibrate', 'imu', str(imu), '--quiet']) == 2
     err = capsys.readouterr().err
     assert 'does not vary' in err and 'no variation' in err and str(imu) in err
+
+
+@pytest.mark.parametrize('opts, name', [
+    (['--sim-imu-rate', '1e-300', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+    (['--sim-imu-rate', '1e12', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+    (['--sim-gps-rate', 'inf', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+    (['--sim-gps-rate', 'nan', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+    (['--split', 'stationary', '--pad', 'nan'], '--pad'),
+    (['--split', 'stationary', '--stationary-threshold', 'nan'], '--stationary-threshold'),
+    (['--split', 'stationary', '--min-run', 'inf'], '--min-run'),
+    (['--split', 'stationary', '--min-gap', '-1'], '--min-gap'),
+    (['--static-tf', 'base_link gps 0 0 nan 0 0 0'], '--static-tf'),
+    (['--static-tf', 'base_link gps 0 0 0 0 0 0 0'], '--static-tf'),
+])
+def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, name):
+    """Rates outside the judge's frequency range (1e-300 Hz: an infinite period; 1e12 Hz: a zero
+    one), non-finite standstill options, a NaN or zero-length static transform: exit 2 naming the
+    option, nothing written (checked before the bag is read)."""
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(tmp_path / 'no_bag'), '--out', str(out), *opts]) == 2
+    assert name in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_static_tf_parse_refuses_nan_and_zero_quaternion():
+    from vepd_ros.judge.navsat import StaticTF
+    for spec in ('a b 0 0 0 nan 0 0', 'a b 0 0 0 0 0 0 0', 'a b inf 0 0 0 0 0'):
+        with pytest.raises(ValueError, match='--static-tf'):
+            StaticTF.parse([spec])
+    assert StaticTF.parse(['a b 0 0 0 0 0 0 1']) is not None

@@ -262,6 +262,12 @@ class StaticTF(StaticTransforms):
                 nums = [float(v) for v in parts[2:]]
             except ValueError:
                 raise ValueError(f'static transform {spec!r}: x y z and the angles must be numbers') from None
+            if not all(math.isfinite(v) and abs(v) <= 1e6 for v in nums):
+                raise ValueError(f'static transform (--static-tf) {spec!r}: x y z and the angles '
+                                 'must be finite numbers of magnitude <= 1e6')
+            if len(nums) == 7 and math.sqrt(sum(v * v for v in nums[3:7])) < 1e-6:
+                raise ValueError(f'static transform (--static-tf) {spec!r}: the quaternion qx qy '
+                                 'qz qw has (near) zero length; expected a rotation')
             q = quaternion_from_rpy(*nums[3:6]) if len(nums) == 6 else nums[3:7]
             tf.add(parts[0], parts[1], nums[:3], q)
         return tf
