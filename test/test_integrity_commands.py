@@ -169,3 +169,17 @@ def test_static_tf_parse_refuses_nan_and_zero_quaternion():
         with pytest.raises(ValueError, match='--static-tf'):
             StaticTF.parse([spec])
     assert StaticTF.parse(['a b 0 0 0 0 0 0 1']) is not None
+
+
+@pytest.mark.parametrize('content', [b'SQLite format 3\x00' + b'\x00' * 200, b'\xff' * 4096])
+def test_replay_corrupt_bag_is_an_error_naming_it(tmp_path, capsys, content):
+    """judge replay reads bags with vepd bag's open checks (io.bags): a truncated or corrupt .db3
+    is exit 2 naming the file, not an AnyReaderError traceback; nothing written."""
+    bag = tmp_path / 'truncated.db3'
+    bag.write_bytes(content)
+    out = tmp_path / 'out.csv'
+    assert vepd(['judge', 'replay', str(bag), '--ekf-config', 'config/ekf.yaml', '--navsat-config',
+                 'config/navsat.yaml', '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(bag) in err and 'Traceback' not in err
+    assert not out.exists()

@@ -121,8 +121,27 @@ def _row(kind, m):
 
 
 def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -> dict:
-    """{topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag."""
+    """{topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
+    A bag that cannot be read (missing, truncated, corrupt) is a ``BagError`` naming the file, as
+    in ``vepd bag`` (io.bags)."""
+    from vepd_ros.io.bags import BagError
+    try:
+        return _read_bag(path, topics, remap)
+    except BagError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
+        if not type(exc).__module__.startswith(('rosbags', 'sqlite3', 'mcap', 'zstandard', 'lz4')):
+            raise
+        raise BagError(f'{path}: cannot read the bag (truncated or corrupt?): '
+                       f'{str(exc)[:200]}', path) from None
+
+
+def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
     from rosbags.highlevel import AnyReader
+
+    from vepd_ros.io.bags import open_bag
+    with open_bag(path):                  # the open checks and messages of vepd bag (io.bags.Bag)
+        pass
     remap = remap or {}
     rows: dict = {}
     with AnyReader([Path(path)]) as reader:
