@@ -183,3 +183,45 @@ def test_replay_corrupt_bag_is_an_error_naming_it(tmp_path, capsys, content):
     err = capsys.readouterr().err
     assert str(bag) in err and 'Traceback' not in err
     assert not out.exists()
+
+
+def _gga(hhmmss: str, lat_min: float) -> str:
+    body = f'GPGGA,{hhmmss},4304.{lat_min:05.0f},N,08924.07200,W,1,08,0.9,260.0,M,-33.0,M,,'
+    cs = 0
+    for ch in body:
+        cs ^= ord(ch)
+    return f'${body}*{cs:02X}'
+
+
+def test_calibrate_gps_nmea_constant_time_is_an_error(tmp_path, capsys):
+    """NMEA fixes all at one time of day: exit 2 naming the file (the rate would be 1/0)."""
+    rng = np.random.default_rng(0)
+    p = tmp_path / 'g.nmea'
+    p.write_text('\n'.join(_gga('092542.00', 38600 + rng.integers(0, 50)) for _ in range(50)) + '\n')
+    assert vepd(['calibrate', 'gps', str(p), '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'time' in err and not (tmp_path / 'o.yaml').exists()
+
+
+def test_calibrate_imu_duplicate_time_pairs_is_an_error(tmp_path, capsys):
+    """Every time twice (0, 0, 0.01, 0.01, ...): a zero median step in the static segment is an
+    error naming the file, not a ZeroDivisionError."""
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, (np.arange(3001) // 2) * 0.01)
+    assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'repeat' in err
+
+
+def test_calibrate_csv_underscore_number_refused(tmp_path, capsys):
+    """'1_0' is not 10 (float() would read it so): exit 2 naming the file, line and cell."""
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, np.arange(3000) * 0.01)
+    lines = p.read_text().splitlines()
+    c = lines[100].split(',')
+    c[3] = '1_0'
+    lines[100] = ','.join(c)
+    p.write_text('\n'.join(lines) + '\n')
+    assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and "'1_0'" in err and 'line 101' in err
