@@ -146,10 +146,12 @@ def test_navsat_counts_bad_fixes():
         nav.on_fix(1, 43.0, -89.0, 260.0, cov=[math.nan] + [0.0] * 8)
         nav.on_fix(2, 200.0, -89.0, 260.0)
         nav.on_fix(3, 43.0, -89.0, math.inf)
-        # upstream's "no fix": ignored, not counted
+        # upstream's "no fix": ignored as upstream does, and counted (issue 17: a NaN latitude
+        # in a bag left judge replay's `dropped` empty)
         nav.on_fix(4, math.nan, -89.0, 260.0)
     assert nav.dropped == {'fix: position_covariance not finite or out of range': 1,
-                           'fix: latitude/longitude/altitude out of range or infinite': 2}
+                           'fix: latitude/longitude/altitude out of range or infinite': 2,
+                           'fix: NaN latitude/longitude/altitude (ignored, as upstream)': 1}
     assert not nav.gps_updated.any()
 
 
@@ -229,3 +231,15 @@ def test_judge_check_raw_csv_with_header_only_names_the_file(shared_data, tmp_pa
     raw.write_text(raw.read_text().splitlines()[0] + '\n')
     assert vepd(['judge', 'check', str(d)]) == 2
     assert raw.name in capsys.readouterr().err
+
+
+def test_graph_batch_path_counts_a_nan_fix():
+    """run_judge_batch (vepd bag, judge replay): a NaN-latitude fix is ignored as upstream and
+    counted in `dropped`, so the run is flagged rather than silently short of a fix."""
+    from vepd_ros.judge.graph import circle_inputs, run_judge_batch
+    imu, gps, _ = circle_inputs(k=1, duration_s=5.0, seed=1)
+    gps['latitude'][0, 10] = math.nan
+    r = run_judge_batch('config/ekf.yaml', 'config/navsat.yaml', imu, gps)
+    assert np.isfinite(r['state']).all()
+    assert r['dropped'].get('navsat fix: NaN latitude/longitude/altitude (ignored, as upstream)') \
+        == 1, r['dropped']

@@ -409,10 +409,13 @@ class NavSatCore:
         if type(status) is not np.ndarray or status.shape != (self.k,):
             status = np.broadcast_to(np.asarray(status), (self.k,))
         good = ~(np.isnan(lat) | np.isnan(lon) | np.isnan(alt))
+        if not good.all():
+            # upstream ignores a NaN position (its "no fix"); ignored here too, and counted: every
+            # message that does not reach the filter is in ``dropped`` (issue 17)
+            self._drop('fix: NaN latitude/longitude/altitude (ignored, as upstream)', ~good)
         good &= status != STATUS_NO_FIX
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
-        # out of range or not finite (a NaN position is upstream's "no fix" and ignored without a
-        # count)
+        # out of range or not finite
         in_range = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M)
         bad = good & ~in_range
         if bad.any():
