@@ -225,3 +225,21 @@ def test_calibrate_csv_underscore_number_refused(tmp_path, capsys):
     assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
     err = capsys.readouterr().err
     assert str(p) in err and "'1_0'" in err and 'line 101' in err
+
+
+@pytest.mark.parametrize('rate', [1e-300, 1e12, float('inf'), float('nan'), 0.0])
+def test_sensor_clock_rate_bounded(rate):
+    """models.sensors.period_ns: a rate outside [MIN_RATE_HZ, MAX_RATE_HZ] is a ValueError naming
+    rate_hz (1e-300 Hz overflowed int(), 1e12 Hz gave a zero period and a ZeroDivisionError)."""
+    from vepd_ros.models.sensors import period_ns, sample_times
+    with pytest.raises(ValueError, match='rate_hz'):
+        period_ns(rate)
+    with pytest.raises(ValueError, match='rate_hz'):
+        sample_times(0.0, 3.0, rate)
+
+
+@pytest.mark.parametrize('opt', ['--gps-rate', '--imu-rate'])
+def test_sensors_simulate_tiny_rate_is_an_error(tmp_path, capsys, opt):
+    out = tmp_path / 'out'
+    assert vepd(['sensors', 'simulate', '--duration', '3', opt, '1e-300', '--out', str(out)]) == 2
+    assert 'rate' in capsys.readouterr().err
