@@ -197,7 +197,8 @@ def test_calibrate_gps_nmea_constant_time_is_an_error(tmp_path, capsys):
     """NMEA fixes all at one time of day: exit 2 naming the file (the rate would be 1/0)."""
     rng = np.random.default_rng(0)
     p = tmp_path / 'g.nmea'
-    p.write_text('\n'.join(_gga('092542.00', 38600 + rng.integers(0, 50)) for _ in range(50)) + '\n')
+    lines = [_gga('092542.00', 38600 + rng.integers(0, 50)) for _ in range(50)]
+    p.write_text('\n'.join(lines) + '\n')
     assert vepd(['calibrate', 'gps', str(p), '--out', str(tmp_path / 'o.yaml')]) == 2
     err = capsys.readouterr().err
     assert str(p) in err and 'time' in err and not (tmp_path / 'o.yaml').exists()

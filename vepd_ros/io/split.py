@@ -85,7 +85,8 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
         try:
             with open(path, newline='', encoding='utf-8') as fh:
                 reader = csv.DictReader(line for line in fh if not line.lstrip().startswith('#'))
-                if not reader.fieldnames or not {'start', 'end'} <= {f.strip() for f in reader.fieldnames}:
+                names = {str(f).strip() for f in reader.fieldnames or ()}
+                if not {'start', 'end'} <= names:
                     raise ValueError(f'{path}: CSV needs a header with start,end[,scenario]')
                 rows = [{str(k).strip(): (v.strip() if isinstance(v, str) else v)
                          for k, v in r.items()} for r in reader]

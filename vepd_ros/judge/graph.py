@@ -371,7 +371,8 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         raise ValueError(f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
                          f'{n_ticks} filter cycles at {1e9 / period:g} Hz, more than {MAX_TICKS}: '
                          'a message stamped far outside the recording? (check the header stamps)')
-    ekf_ticks = np.arange(first, t_end_ns + 1, period, dtype=np.int64) if n_ticks else np.zeros(0, np.int64)
+    ekf_ticks = (np.arange(first, t_end_ns + 1, period, dtype=np.int64) if n_ticks
+                 else np.zeros(0, np.int64))
     events = delivery_order(series)            # static EKF deliveries: (arrival, series order, sample)
 
     # navsat
@@ -382,7 +383,8 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         nav = NavSatCore(navsat, k=k, tf=tf)
         nfirst = (t_start_ns + nav.delay_ns + nav.period_ns) if navsat_first_tick_ns is None else int(navsat_first_tick_ns)
         if (int(t_end_ns) - nfirst) // nav.period_ns + 1 > MAX_TICKS:
-            raise ValueError(f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
+            span_s = (int(t_end_ns) - int(t_start_ns)) / 1e9
+            raise ValueError(f'the data span {span_s:.6g} s needs '
                              f'more than {MAX_TICKS} navsat_transform cycles: a message stamped '
                              'far outside the recording? (check the header stamps)')
         if t_end_ns >= nfirst:
