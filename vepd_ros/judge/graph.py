@@ -73,6 +73,10 @@ from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
 
 GPS_ODOM_TOPIC = 'odometry/gps'
+class SpanError(ValueError):
+    """The data span needs more than MAX_TICKS filter cycles (callers add the file and topic)."""
+
+
 MAX_TICKS = 50_000_000
 """Most filter cycles one replay runs (about 14 h at 1 kHz, 19 days at 30 Hz): the time grid is
 allocated up front, so a message stamped years outside a recording (a clock glitch) is an error
@@ -368,7 +372,7 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     first = t_start_ns + period if ekf_first_tick_ns is None else int(ekf_first_tick_ns)
     n_ticks = (int(t_end_ns) - first) // period + 1 if t_end_ns >= first else 0
     if n_ticks > MAX_TICKS:
-        raise ValueError(f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
+        raise SpanError(f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
                          f'{n_ticks} filter cycles at {1e9 / period:g} Hz, more than {MAX_TICKS}: '
                          'a message stamped far outside the recording? (check the header stamps)')
     ekf_ticks = (np.arange(first, t_end_ns + 1, period, dtype=np.int64) if n_ticks
@@ -384,7 +388,7 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         nfirst = (t_start_ns + nav.delay_ns + nav.period_ns) if navsat_first_tick_ns is None else int(navsat_first_tick_ns)
         if (int(t_end_ns) - nfirst) // nav.period_ns + 1 > MAX_TICKS:
             span_s = (int(t_end_ns) - int(t_start_ns)) / 1e9
-            raise ValueError(f'the data span {span_s:.6g} s needs '
+            raise SpanError(f'the data span {span_s:.6g} s needs '
                              f'more than {MAX_TICKS} navsat_transform cycles: a message stamped '
                              'far outside the recording? (check the header stamps)')
         if t_end_ns >= nfirst:

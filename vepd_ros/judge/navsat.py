@@ -22,7 +22,7 @@ What it reproduces (shared/reference/robot_localization.md §7, upstream ``ros2`
   datum zone, covariance = pose covariance rotated by Rot(T_cw⁻¹), status GBAS_FIX, covariance KNOWN,
   frame = base_link frame, stamp = odometry stamp). Only ``gps/filtered`` consumes the "new odometry"
   flag, so with ``publish_filtered_gps: false`` a single odometry message lets every later fix through.
-* **Fix gating**: status STATUS_NO_FIX (−1) or a NaN latitude/longitude/altitude → the fix is ignored.
+* **Fix gating**: status STATUS_NO_FIX (−1) or a NaN latitude/longitude/altitude → the fix is ignored (and counted in ``dropped``).
   ``position_covariance_type`` is ignored.
 * IMU messages only count after the first odometry message, and only if base_link→imu_frame can be
   looked up (identity when the frames are equal; without TF for a different frame the IMU is unusable,
@@ -412,7 +412,7 @@ class NavSatCore:
         if not good.all():
             # upstream ignores a NaN position (its "no fix"); ignored here too, and counted: every
             # message that does not reach the filter is in ``dropped`` (issue 17)
-            self._drop('fix: NaN latitude/longitude/altitude (ignored, as upstream)', ~good)
+            self._drop('fix: latitude/longitude/altitude not a number (ignored, as upstream)', ~good)
         good &= status != STATUS_NO_FIX
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
         # out of range or not finite

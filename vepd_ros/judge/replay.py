@@ -334,8 +334,16 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
         raise ValueError(f'{inp}: none of the configured topics has messages '
                          f'(config: {", ".join(s.topic for s in p.sensors)}; input: {", ".join(sorted(data))})')
     allarr = np.concatenate(arrivals)
-    res = run_graph(jp, series, 1, nparams, nav_in, tf, builder, t_start_ns=int(allarr.min()),
-                    t_end_ns=int(allarr.max()))
+    from vepd_ros.judge.graph import SpanError
+    try:
+        res = run_graph(jp, series, 1, nparams, nav_in, tf, builder, t_start_ns=int(allarr.min()),
+                        t_end_ns=int(allarr.max()))
+    except SpanError as exc:
+        spans = {t: (int(ta.cols['arrival_ns'].min()), int(ta.cols['arrival_ns'].max()))
+                 for t, ta in data.items() if t in used and ta.cols['arrival_ns'].size}
+        raise ValueError(f'{inp}: {exc}; topic spans (s): '
+                         + ', '.join(f'{t} [{a / 1e9:.6g}, {b / 1e9:.6g}]'
+                                     for t, (a, b) in spans.items())) from None
     out = res.as_dict()
     out.update(frame_id=p.world_frame, child_frame_id=p.base_link_frame_output, used_topics=used,
                dropped=res.dropped)
