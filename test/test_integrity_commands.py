@@ -139,3 +139,108 @@ def test_calibrate_constant_logs_are_errors_without_warnings(tmp_path, capsys):
         assert vepd(['calibrate', 'imu', str(imu), '--quiet']) == 2
     err = capsys.readouterr().err
     assert 'does not vary' in err and 'no variation' in err and str(imu) in err
+
+
+@pytest.mark.parametrize('opts, name', [
+    (['--sim-imu-rate', '1e-300', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+    (['--sim-imu-rate', '1e12', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+    (['--sim-gps-rate', 'inf', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+    (['--sim-gps-rate', 'nan', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+    (['--split', 'stationary', '--pad', 'nan'], '--pad'),
+    (['--split', 'stationary', '--stationary-threshold', 'nan'], '--stationary-threshold'),
+    (['--split', 'stationary', '--min-run', 'inf'], '--min-run'),
+    (['--split', 'stationary', '--min-gap', '-1'], '--min-gap'),
+    (['--static-tf', 'base_link gps 0 0 nan 0 0 0'], '--static-tf'),
+    (['--static-tf', 'base_link gps 0 0 0 0 0 0 0'], '--static-tf'),
+])
+def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, name):
+    """Rates outside the judge's frequency range (1e-300 Hz: an infinite period; 1e12 Hz: a zero
+    one), non-finite standstill options, a NaN or zero-length static transform: exit 2 naming the
+    option, nothing written (checked before the bag is read)."""
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(tmp_path / 'no_bag'), '--out', str(out), *opts]) == 2
+    assert name in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_static_tf_parse_refuses_nan_and_zero_quaternion():
+    from vepd_ros.judge.navsat import StaticTF
+    for spec in ('a b 0 0 0 nan 0 0', 'a b 0 0 0 0 0 0 0', 'a b inf 0 0 0 0 0'):
+        with pytest.raises(ValueError, match='--static-tf'):
+            StaticTF.parse([spec])
+    assert StaticTF.parse(['a b 0 0 0 0 0 0 1']) is not None
+
+
+@pytest.mark.parametrize('content', [b'SQLite format 3\x00' + b'\x00' * 200, b'\xff' * 4096])
+def test_replay_corrupt_bag_is_an_error_naming_it(tmp_path, capsys, content):
+    """judge replay reads bags with vepd bag's open checks (io.bags): a truncated or corrupt .db3
+    is exit 2 naming the file, not an AnyReaderError traceback; nothing written."""
+    bag = tmp_path / 'truncated.db3'
+    bag.write_bytes(content)
+    out = tmp_path / 'out.csv'
+    assert vepd(['judge', 'replay', str(bag), '--ekf-config', 'config/ekf.yaml', '--navsat-config',
+                 'config/navsat.yaml', '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(bag) in err and 'Traceback' not in err
+    assert not out.exists()
+
+
+def _gga(hhmmss: str, lat_min: float) -> str:
+    body = f'GPGGA,{hhmmss},4304.{lat_min:05.0f},N,08924.07200,W,1,08,0.9,260.0,M,-33.0,M,,'
+    cs = 0
+    for ch in body:
+        cs ^= ord(ch)
+    return f'${body}*{cs:02X}'
+
+
+def test_calibrate_gps_nmea_constant_time_is_an_error(tmp_path, capsys):
+    """NMEA fixes all at one time of day: exit 2 naming the file (the rate would be 1/0)."""
+    rng = np.random.default_rng(0)
+    p = tmp_path / 'g.nmea'
+    lines = [_gga('092542.00', 38600 + rng.integers(0, 50)) for _ in range(50)]
+    p.write_text('\n'.join(lines) + '\n')
+    assert vepd(['calibrate', 'gps', str(p), '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'time' in err and not (tmp_path / 'o.yaml').exists()
+
+
+def test_calibrate_imu_duplicate_time_pairs_is_an_error(tmp_path, capsys):
+    """Every time twice (0, 0, 0.01, 0.01, ...): a zero median step in the static segment is an
+    error naming the file, not a ZeroDivisionError."""
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, (np.arange(3001) // 2) * 0.01)
+    assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'repeat' in err
+
+
+def test_calibrate_csv_underscore_number_refused(tmp_path, capsys):
+    """'1_0' is not 10 (float() would read it so): exit 2 naming the file, line and cell."""
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, np.arange(3000) * 0.01)
+    lines = p.read_text().splitlines()
+    c = lines[100].split(',')
+    c[3] = '1_0'
+    lines[100] = ','.join(c)
+    p.write_text('\n'.join(lines) + '\n')
+    assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and "'1_0'" in err and 'line 101' in err
+
+
+@pytest.mark.parametrize('rate', [1e-300, 1e12, float('inf'), float('nan'), 0.0])
+def test_sensor_clock_rate_bounded(rate):
+    """models.sensors.period_ns: a rate outside [MIN_RATE_HZ, MAX_RATE_HZ] is a ValueError naming
+    rate_hz (1e-300 Hz overflowed int(), 1e12 Hz gave a zero period and a ZeroDivisionError)."""
+    from vepd_ros.models.sensors import period_ns, sample_times
+    with pytest.raises(ValueError, match='rate_hz'):
+        period_ns(rate)
+    with pytest.raises(ValueError, match='rate_hz'):
+        sample_times(0.0, 3.0, rate)
+
+
+@pytest.mark.parametrize('opt', ['--gps-rate', '--imu-rate'])
+def test_sensors_simulate_tiny_rate_is_an_error(tmp_path, capsys, opt):
+    out = tmp_path / 'out'
+    assert vepd(['sensors', 'simulate', '--duration', '3', opt, '1e-300', '--out', str(out)]) == 2
+    assert 'rate' in capsys.readouterr().err

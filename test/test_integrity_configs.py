@@ -139,3 +139,72 @@ def test_assignments_read_by_the_one_yaml_reader_with_bounded_errors():
             parse_assignments([item])
         assert len(str(err.value)) < 600
     assert len(str(ParameterError('n' * 10_000, list(range(10_000)), 'z'))) < 300
+
+
+# ------------------------------------------------------------------ graph arguments (vepd run)
+
+@pytest.mark.parametrize('text, words', [
+    ('!!python/object/apply:os.system ["true"]\n', 'python/object'),
+    ('a: [\n', 'not valid'),
+    ('- 1\n- 2\n', 'a mapping'),
+    ('3\n', 'a mapping'),
+    ('[' * 100000 + ']' * 100000 + '\n', 'nested'),
+    (b'\xff\xfe\x00binary', 'binary'),
+    ('frequency: caf\xe9\n'.encode('latin-1'), 'UTF-8'),
+    ('ekf_filter_node:\n  ros__parameters: [1, 2]\n', 'mapping'),
+])
+def test_graph_config_errors_name_the_file(tmp_path, text, words):
+    """vepd run / ros2 launch read the ekf YAML through yamlio (C4): a ValueError naming the
+    file, never a YAML, Recursion or Unicode traceback."""
+    from vepd_ros.graph import node_params_from_yaml
+    p = _write(tmp_path, text, mode='wb' if isinstance(text, bytes) else 'w')
+    with pytest.raises(ValueError) as exc:
+        node_params_from_yaml(str(p), 'ekf_filter_node')
+    assert str(p) in str(exc.value) and words in str(exc.value)
+    assert len(str(exc.value)) < 400
+
+
+def test_graph_huge_frequency_string_is_a_bounded_error(tmp_path):
+    from vepd_ros.graph import build_graph, graph_args
+    p = _write(tmp_path, 'ekf_filter_node:\n  ros__parameters:\n    frequency: "'
+               + 'A' * 2_000_000 + '"\n')
+    a = graph_args('bag_replay', {'bag': str(tmp_path), 'ekf_config': str(p)})
+    with pytest.raises(ParameterError) as exc:
+        build_graph('bag_replay', a)
+    assert 'frequency' in str(exc.value) and len(str(exc.value)) < 400
+
+
+@pytest.mark.parametrize('name, value', [('scenario', '../../x'), ('scenario', '/abs'),
+                                         ('scenario', '..'), ('scenarios', 'straight,../x')])
+def test_graph_scenario_is_one_path_component(name, value):
+    """A scenario becomes a file name (runs.safety.safe_component): refused by the argument check,
+    so `vepd run ... --list` refuses it too."""
+    from vepd_ros.graph import graph_args
+    graph = 'sim_judge' if name == 'scenarios' else 'bag_replay'
+    with pytest.raises(ParameterError, match=name):
+        graph_args(graph, {name: value, **({'bag': 'x.db3'} if graph == 'bag_replay' else {})})
+
+
+def test_typed_args_bad_yaml_value_is_a_parameter_error():
+    from vepd_ros.graph import typed_args
+    with pytest.raises(ValueError, match='argument k'):
+        typed_args('bag_replay', {'k': '!!python/object/apply:os.system ["true"]'})
+    assert typed_args('bag_replay', {'k': '10', 'rate': '1e3'}) == {'k': 10, 'rate': 1000.0}
+
+
+@pytest.mark.parametrize('content, words', [
+    ('start,end\n0,1e300\n', 'magnitude'),
+    ('start,end\n0,3_5\n', "'3_5'"),
+    ('start,end\n0,inf\n', 'finite'),
+    (b'start,end\n\x80\x81\xff,1\n', 'UTF-8'),
+    (b'start,end\n0,\x001\n', 'expected a number'),
+])
+def test_ranges_csv_errors_name_the_file(tmp_path, content, words):
+    """--split ranges: a time of 1e300 s (an OverflowError in ns), '3_5' (float() reads 35),
+    binary content: a ValueError naming the file, never a traceback or a silent 35 s."""
+    from vepd_ros.io.split import read_ranges
+    p = tmp_path / 'ranges.csv'
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ValueError) as exc:
+        read_ranges(p, bag_start_ns=0)
+    assert str(p) in str(exc.value) and words in str(exc.value)

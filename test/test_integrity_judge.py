@@ -146,10 +146,12 @@ def test_navsat_counts_bad_fixes():
         nav.on_fix(1, 43.0, -89.0, 260.0, cov=[math.nan] + [0.0] * 8)
         nav.on_fix(2, 200.0, -89.0, 260.0)
         nav.on_fix(3, 43.0, -89.0, math.inf)
-        # upstream's "no fix": ignored, not counted
+        # upstream's "no fix": ignored as upstream does, and counted (issue 17: a NaN latitude
+        # in a bag left judge replay's `dropped` empty)
         nav.on_fix(4, math.nan, -89.0, 260.0)
     assert nav.dropped == {'fix: position_covariance not finite or out of range': 1,
-                           'fix: latitude/longitude/altitude out of range or infinite': 2}
+                           'fix: latitude/longitude/altitude out of range or infinite': 2,
+                           'fix: latitude/longitude/altitude not a number (ignored, as upstream)': 1}
     assert not nav.gps_updated.any()
 
 
@@ -175,3 +177,69 @@ def test_graph_batch_path_drops_and_counts(case):
     reason = {'quaternion': 'quaternion', 'acceleration': 'beyond', 'latitude': 'out of range',
               'longitude': 'out of range'}[case]
     assert any(reason in k for k in r['dropped']), r['dropped']
+
+
+def test_stamp_far_outside_the_recording_is_an_error_not_a_huge_grid():
+    """One fix stamped 1e9 s late: the filter's time grid would be 3.5e10 cycles (261 GiB); the
+    replay refuses with a ValueError naming the span (judge.graph.MAX_TICKS) before allocating."""
+    from vepd_ros.judge.graph import MAX_TICKS, SpanError, circle_inputs, run_judge_batch
+    imu, gps, _ = circle_inputs(k=1, duration_s=2.0, seed=1)
+    gps['stamp_ns'] = np.array(gps['stamp_ns'], np.int64)
+    gps['stamp_ns'][-1] += 10**18
+    if 'arrival_ns' in gps:
+        gps['arrival_ns'] = gps['stamp_ns']
+    with pytest.raises(SpanError, match=f'more than {MAX_TICKS}'):
+        run_judge_batch('config/ekf.yaml', 'config/navsat.yaml', imu, gps)
+
+
+def _golden_copy(shared_data, tmp_path):
+    import shutil
+    src = shared_data / 'rl_golden' / 's1_circle2d_odom_imu_gps'
+    if not src.is_dir():
+        pytest.skip('rl_golden data not available')
+    d = tmp_path / 'g'
+    shutil.copytree(src, d)
+    return d
+
+
+@pytest.mark.parametrize('mutate, words', [
+    (lambda sc: {**sc, 'ros_parameters': [1, 2]}, 'ros_parameters'),
+    (lambda sc: [sc], 'expected an object'),
+    (lambda sc: {**sc, 'emulation': {**sc['emulation'], 'n_ticks': 10 ** 30}}, 'n_ticks'),
+    (lambda sc: {**sc, 'emulation': {**sc['emulation'], 'first_tick_ns': 'x'}}, 'first_tick_ns'),
+    (lambda sc: {k: v for k, v in sc.items() if k != 'emulation'}, 'emulation'),
+])
+def test_judge_check_bad_scenario_json_names_file_and_field(shared_data, tmp_path, capsys, mutate,
+                                                            words):
+    """`vepd judge check` on a scenario.json of the wrong shape: exit 2 naming the file and the
+    field, not an AttributeError / TypeError / KeyError traceback."""
+    import json
+
+    from vepd_ros.cli import main as vepd
+    d = _golden_copy(shared_data, tmp_path)
+    f = d / 'scenario.json'
+    f.write_text(json.dumps(mutate(json.loads(f.read_text()))))
+    assert vepd(['judge', 'check', str(d)]) == 2
+    err = capsys.readouterr().err
+    assert 'scenario.json' in err and words in err and 'Traceback' not in err
+
+
+def test_judge_check_raw_csv_with_header_only_names_the_file(shared_data, tmp_path, capsys):
+    from vepd_ros.cli import main as vepd
+    d = _golden_copy(shared_data, tmp_path)
+    raw = sorted(d.glob('raw_*.csv'))[0]
+    raw.write_text(raw.read_text().splitlines()[0] + '\n')
+    assert vepd(['judge', 'check', str(d)]) == 2
+    assert raw.name in capsys.readouterr().err
+
+
+def test_graph_batch_path_counts_a_nan_fix():
+    """run_judge_batch (vepd bag, judge replay): a NaN-latitude fix is ignored as upstream and
+    counted in `dropped`, so the run is flagged rather than silently short of a fix."""
+    from vepd_ros.judge.graph import circle_inputs, run_judge_batch
+    imu, gps, _ = circle_inputs(k=1, duration_s=5.0, seed=1)
+    gps['latitude'][0, 10] = math.nan
+    r = run_judge_batch('config/ekf.yaml', 'config/navsat.yaml', imu, gps)
+    assert np.isfinite(r['state']).all()
+    assert r['dropped'].get('navsat fix: latitude/longitude/altitude not a number (ignored, as upstream)') \
+        == 1, r['dropped']

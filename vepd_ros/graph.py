@@ -117,6 +117,24 @@ def _csv(v: str) -> bool:
     return all(x.strip() for x in v.split(','))
 
 
+def _component(v: str) -> bool:
+    """One safe path component (runs.safety.safe_component: a scenario or label becomes a file
+    name)."""
+    from vepd_ros.runs.safety import safe_component
+    try:
+        safe_component('name', v)
+    except ValueError:
+        return False
+    return True
+
+
+def _components(v: str) -> bool:
+    return all(_component(x.strip()) for x in v.split(','))
+
+
+_COMPONENT_MSG = "one path component (letters, digits, _ . + -; no '/', '..')"
+
+
 COMMON_ARGS = [
     Param('judge', 'auto', 'robot_localization (ekf_node + navsat_transform_node), builtin, or auto', choices=JUDGES),
     Param('ekf_config', '', 'robot_localization ekf YAML (default: share/vepd_ros/config/ekf.yaml)'),
@@ -136,7 +154,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
               'of real runs'),
         Param('reference_imu_model', '', 'IMU model of the reference chain when it is simulated (empty: imu_model, '
               'as the offline study does)'),
-        Param('scenarios', 'straight,circle,sine', 'manoeuvres (comma list)', check=_csv, check_msg='a comma-separated list'),
+        Param('scenarios', 'straight,circle,sine', 'manoeuvres (comma list)', check=_components,
+              check_msg='a comma-separated list of ' + _COMPONENT_MSG),
         Param('duration_s', 30.0, 'length of one run (s)', low=0.0, low_open=True),
         Param('time_scale', 1.0, 'sim seconds per wall second; != 1 puts the graph on /clock', low=0.0, low_open=True),
         Param('seed', 0, 'study seed (truth and sensor-noise seeds derive from it by name)', low=0),
@@ -151,7 +170,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('imu_topic', '/imu', 'Imu topic in the bag'),
         Param('truth_topic', '/sbg/gps_vel', 'INS / ground-truth topic in the bag'),
         Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param('scenario', 'path', 'scenario label of the runs'),
+        Param('scenario', 'path', 'scenario label of the runs', check=_component,
+              check_msg=_COMPONENT_MSG),
         Param('run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0),
         Param('reference_dir', '', 'simulated batch to compare against (evaluator)'),
     ],
@@ -160,7 +180,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
         Param('truth_topic', '/sbg/gps_vel', 'INS velocity (ART: SBG Ellipse, NED)'),
         Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param('scenario', 'path', 'scenario label of the runs'),
+        Param('scenario', 'path', 'scenario label of the runs', check=_component,
+              check_msg=_COMPONENT_MSG),
         Param('run_duration_s', 20.0, 'length of one run (s)', low=0.0, low_open=True),
         Param('reference_dir', '', 'stored simulated batch to compare the rolling window of K runs against'),
     ],
@@ -184,16 +205,21 @@ def node_params_from_yaml(path: str, node_name: str) -> dict:
     The graph passes these as explicit parameters rather than the file itself, because a key such as
     ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of sim_judge has one).
     """
-    import yaml
+    from vepd_ros.yamlio import load_yaml
     try:
-        doc = yaml.safe_load(Path(path).read_text()) or {}
+        doc = load_yaml(path, what='robot_localization parameter', allow_empty=True)
     except OSError as exc:
-        raise ParameterError('config', path, f'a readable robot_localization YAML ({exc.strerror})') from exc
+        raise ParameterError('config', path,
+                             f'a readable robot_localization YAML ({exc.strerror})') from exc
     out: dict = {}
     for key in ('/**', '**', f'/**/{node_name}', node_name, f'/{node_name}'):
         section = doc.get(key)
         if isinstance(section, dict):
-            out.update(section.get('ros__parameters') or {})
+            params = section.get('ros__parameters') or {}
+            if not isinstance(params, dict):
+                raise ValueError(f'{path}: {key}.ros__parameters must be a mapping, got '
+                                 f'{type(params).__name__}')
+            out.update(params)
     if not out:
         raise ParameterError('config', path, f"a section '{node_name}:' or '/**:' with ros__parameters")
     return out
@@ -238,8 +264,16 @@ def truth_type_hint(type_name: str, known) -> str:
 
 
 def _ekf_rate(a: dict) -> float:
-    """The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz)."""
-    return float(node_params_from_yaml(_configs(a)[0], 'ekf_filter_node').get('frequency', 30.0))
+    """The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz),
+    in the judge's accepted range (judge.config; the value is quoted bounded by ParameterError)."""
+    from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MIN_FREQUENCY_HZ
+    path = _configs(a)[0]
+    rate = node_params_from_yaml(path, 'ekf_filter_node').get('frequency', 30.0)
+    if (isinstance(rate, bool) or not isinstance(rate, (int, float))
+            or not MIN_FREQUENCY_HZ <= rate <= MAX_FREQUENCY_HZ):
+        raise ParameterError('frequency', rate, f'a rate in [{MIN_FREQUENCY_HZ:g}, '
+                             f'{MAX_FREQUENCY_HZ:g}] Hz (in {path})')
+    return float(rate)
 
 
 def _truth_rate_hz() -> float:
@@ -311,11 +345,12 @@ TRUTH_TYPES_KNOWN = ('nav_msgs/msg/Odometry', 'geometry_msgs/msg/TwistStamped',
 def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str, rolling: bool) -> list[NodeSpec]:
     """``rolling``: live_eval's window of the last k runs, re-evaluated forever; a bag is evaluated once, when
     it has given k runs (``k`` = the runs the bag holds), so bag_replay ends."""
+    t = {'use_sim_time': sim_time}
+    navsat, ekf = _judge_nodes(a, '', judge, t)       # the configuration files first: named errors
+    estimate_rate_hz = _ekf_rate(a)
     if not message_package_installed(a['truth_type']):
         # refused before any node starts (under ros2 launch too), rather than a recorder exiting alone
         raise ParameterError('truth_type', a['truth_type'], truth_type_hint(a['truth_type'], TRUTH_TYPES_KNOWN))
-    t = {'use_sim_time': sim_time}
-    navsat, ekf = _judge_nodes(a, '', judge, t)
     # The real sensors' topics: navsat's inputs by remapping (its own names are relative), the EKF's by parameter.
     navsat.remappings = [('imu', a['imu_topic']), ('gps/fix', a['gps_topic'])]
     ekf.parameters[0] = {**ekf.parameters[0], 'imu0': a['imu_topic']}
@@ -323,7 +358,7 @@ def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str, rolling:
     nodes.append(NodeSpec(PACKAGE, 'recorder_node', 'recorder', parameters=[{
         **t, 'side': 'real', 'label': 'real', 'output_dir': a['output_dir'], 'truth_topic': a['truth_topic'],
         'truth_type': a['truth_type'], 'scenario': a['scenario'], 'velocity': a['velocity'],
-        'segmentation': segmentation, 'estimate_rate_hz': _ekf_rate(a),
+        'segmentation': segmentation, 'estimate_rate_hz': estimate_rate_hz,
         **({'run_duration_s': a['run_duration_s']} if segmentation == 'duration' else {})}], role='recorder'))
     nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
         **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
@@ -347,12 +382,13 @@ def _live_eval(a: dict, judge: str) -> list[NodeSpec]:
 
 def typed_args(graph: str, raw: dict[str, str]) -> dict:
     """Launch-style string values ('10', 'true', '5.0', 'a,b') typed by each argument's default."""
-    import yaml
+    from vepd_ros.yamlio import parse_yaml
     specs = {p.name: p for p in GRAPH_ARGS[graph]}
     out = {}
     for name, text in raw.items():
         spec = specs.get(name)
         if spec is None:
             raise ParameterError(name, text, f'an argument of {graph}: ' + ', '.join(specs))
-        out[name] = text if isinstance(spec.default, str) else yaml.safe_load(text)
+        out[name] = text if isinstance(spec.default, str) else parse_yaml(
+            text, where=f'argument {name}', what='argument value', expect=None, allow_empty=True)
     return out

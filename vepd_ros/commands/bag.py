@@ -101,6 +101,26 @@ def _replace(items) -> dict:
     return out
 
 
+def _check_numbers(args) -> None:
+    """The numeric options in their stated ranges, each error naming the option: simulated rates
+    in the judge's frequency range (judge.config: a rate of 1e-300 Hz is an infinite period, 1e12
+    Hz a zero one), the standstill options finite and non-negative."""
+    from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MIN_FREQUENCY_HZ
+    for opt, v in (('--sim-imu-rate', args.sim_imu_rate), ('--sim-gps-rate', args.sim_gps_rate)):
+        if not MIN_FREQUENCY_HZ <= v <= MAX_FREQUENCY_HZ:       # also refuses NaN
+            raise ValueError(f'{opt} {v!r}: expected a rate in [{MIN_FREQUENCY_HZ:g}, '
+                             f'{MAX_FREQUENCY_HZ:g}] Hz')
+    for opt, v, positive in (('--stationary-threshold', args.stationary_threshold, True),
+                             ('--min-gap', args.min_gap, False), ('--min-run', args.min_run, True),
+                             ('--pad', args.pad, False)):
+        if not (math.isfinite(v) and (v > 0 if positive else v >= 0) and v <= 1e6):
+            raise ValueError(f"{opt} {v!r}: expected a finite number {'>' if positive else '>='} "
+                             '0 and <= 1e6')
+    if args.static_tf:
+        from vepd_ros.judge.navsat import StaticTF
+        StaticTF.parse(args.static_tf)                  # refused before the bag is read
+
+
 def run(args) -> int:
     from pathlib import Path
 
@@ -110,6 +130,7 @@ def run(args) -> int:
     from vepd_ros.runs.layout import BatchWriter, is_reference_label
 
     t_wall = time.perf_counter()
+    _check_numbers(args)
     profile = get_profile(args.profile, parse_topic_overrides(args.topic))
     topts = dict(profile.truth_options)
     for k in ('odom_twist_frame', 'twist_frame', 'sbg_frame'):

@@ -396,7 +396,16 @@ def make_runs(streams: BagStreams, segments, *, estimate: str = 'judge', ekf_con
                 m.setdefault('replaced', {})[role] = {'model': model, 'seed': sd}
             if imu is None or not len(imu['stamp_ns']):
                 raise ValueError(f'{where}: no IMU messages in the run')
-            st, vx, vy, dropped = judge_segment(imu, gps, ekf_config, navsat_config, static_tf, gravity_frame)
+            from vepd_ros.judge.graph import SpanError
+            try:
+                st, vx, vy, dropped = judge_segment(imu, gps, ekf_config, navsat_config, static_tf,
+                                                    gravity_frame)
+            except SpanError as exc:
+                late = max(((role, int(np.max(d['stamp_ns']))) for role, d in
+                            (('imu', imu), ('gps', gps)) if d is not None and len(d['stamp_ns'])),
+                           key=lambda x: x[1])
+                raise ValueError(f'{where}: {exc}; latest stamp: {late[0]} topic at '
+                                 f'{late[1] / 1e9:.6g} s') from None
             if len(st) < 2 or not (np.isfinite(vx).all() and np.isfinite(vy).all()):
                 from vepd_ros.judge.graph import explain_no_estimate
                 what = (f'{len(st)} estimate(s)' if len(st) < 2 else 'a non-finite estimate')

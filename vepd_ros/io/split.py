@@ -46,13 +46,22 @@ def whole(start_ns: int, end_ns: int, scenario: str) -> list[Segment]:
     return [Segment(int(start_ns), int(end_ns), scenario)]
 
 
+MAX_TIME_S = 1e11
+"""Largest |time| in a ranges file (s): epoch seconds are ~2e9; 1e300 s would overflow ns."""
+
+
 def _num(v, where):
+    from vepd_ros.yamlio import quote
+    # float() reads '3_5' as 35 (PEP 515): refused, as runs.format does
+    if isinstance(v, bool) or (isinstance(v, str) and '_' in v):
+        raise ValueError(f'{where}: expected a number of seconds, got {quote(v)}')
     try:
         x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f'{where}: expected a number of seconds, got {v!r}') from None
-    if not np.isfinite(x):
-        raise ValueError(f'{where}: expected a finite number of seconds, got {v!r}')
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f'{where}: expected a number of seconds, got {quote(v)}') from None
+    if not (np.isfinite(x) and abs(x) <= MAX_TIME_S):
+        raise ValueError(f'{where}: expected a finite number of seconds of magnitude <= '
+                         f'{MAX_TIME_S:g}, got {quote(v)}')
     return x
 
 
@@ -73,11 +82,18 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
             raise ValueError(f"{path}: expected a list of {{start, end, scenario}} (optionally under 'runs:')")
         rows = doc
     else:
-        with open(path, newline='') as fh:
-            reader = csv.DictReader(line for line in fh if not line.lstrip().startswith('#'))
-            if not reader.fieldnames or not {'start', 'end'} <= {f.strip() for f in reader.fieldnames}:
-                raise ValueError(f'{path}: CSV needs a header with start,end[,scenario]')
-            rows = [{k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in r.items()} for r in reader]
+        try:
+            with open(path, newline='', encoding='utf-8') as fh:
+                reader = csv.DictReader(line for line in fh if not line.lstrip().startswith('#'))
+                names = {str(f).strip() for f in reader.fieldnames or ()}
+                if not {'start', 'end'} <= names:
+                    raise ValueError(f'{path}: CSV needs a header with start,end[,scenario]')
+                rows = [{str(k).strip(): (v.strip() if isinstance(v, str) else v)
+                         for k, v in r.items()} for r in reader]
+        except UnicodeDecodeError:
+            raise ValueError(f'{path}: not UTF-8 text; expected a time-ranges CSV') from None
+        except csv.Error as exc:
+            raise ValueError(f'{path}: not a time-ranges CSV ({str(exc)[:80]})') from None
     base = base or 'bag'
     if base not in ('bag', 'absolute'):
         raise ValueError(f"{path}: time_base must be 'bag' or 'absolute', got {base!r}")

@@ -70,9 +70,22 @@ def _is_int64(v: str) -> bool:
         return False
 
 
-def scenario_params(scenario: dict):
-    ros = {k: v for k, v in scenario['ros_parameters'].items() if v is not None}
-    return load_ekf_params(ros)
+def scenario_params(scenario: dict, where: str = 'scenario.json'):
+    """The EkfParams of a golden scenario's ``ros_parameters`` (a mapping; ValueError naming
+    ``where`` and the field otherwise)."""
+    ros = _field(scenario, 'ros_parameters', dict, where)
+    return load_ekf_params({k: v for k, v in ros.items() if v is not None})
+
+
+def _field(doc, name: str, kind, where: str):
+    if not isinstance(doc, dict):
+        raise ValueError(f'{where}: expected a JSON object at the top level, got '
+                         f'{type(doc).__name__}')
+    v = doc.get(name)
+    if not isinstance(v, kind) or isinstance(v, bool):
+        raise ValueError(f'{where}: field {name!r} must be {getattr(kind, "__name__", kind)}, '
+                         f'got {quote(v)}')
+    return v
 
 
 def _cols(d, names, n):
@@ -88,6 +101,11 @@ def build_series(params, directory: Path) -> list:
         if not path.exists():
             continue
         d = read_csv(path)
+        for c in ('seq', 'arrival_ns', 'stamp_ns'):
+            if c not in d:
+                raise ValueError(f'{path}: no {c} column (expected the rl_golden raw CSV layout)')
+        if d['stamp_ns'].size == 0:
+            raise ValueError(f'{path}: a header and no messages')
         order = np.lexsort((d['seq'], d['arrival_ns']))
         d = {k: v[order] for k, v in d.items()}
         n = d['stamp_ns'].size
@@ -133,8 +151,15 @@ def run_scenario(directory, full_covariance: bool = False) -> GoldenReport:
     directory = Path(directory)
     from vepd_ros.runs.safety import load_json
     scenario = load_json(directory / 'scenario.json', what='golden scenario')
-    params = scenario_params(scenario)
-    em = scenario['emulation']
+    where = str(directory / 'scenario.json')
+    params = scenario_params(scenario, where)
+    em = _field(scenario, 'emulation', dict, where)
+    for key in ('tick_period_ns', 'first_tick_ns', 'n_ticks'):
+        v = _field(em, key, int, f'{where}: emulation')
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError(f'{where}: emulation.{key} {quote(v)} is not a 64-bit integer')
+    if not 0 <= em['n_ticks'] <= 50_000_000:
+        raise ValueError(f"{where}: emulation.n_ticks {em['n_ticks']} out of [0, 50000000]")
     if int(em['tick_period_ns']) != params.period_ns:
         raise ValueError(f"{directory}: tick_period_ns {em['tick_period_ns']} != period from frequency "
                          f'{params.period_ns}')

@@ -73,6 +73,14 @@ from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
 
 GPS_ODOM_TOPIC = 'odometry/gps'
+class SpanError(ValueError):
+    """The data span needs more than MAX_TICKS filter cycles (callers add the file and topic)."""
+
+
+MAX_TICKS = 50_000_000
+"""Most filter cycles one replay runs (about 14 h at 1 kHz, 19 days at 30 Hz): the time grid is
+allocated up front, so a message stamped years outside a recording (a clock glitch) is an error
+naming the span, not a many-GiB allocation."""
 _CONTROL_KEYS = ('control_timeout', 'control_config', 'acceleration_limits', 'acceleration_gains',
                  'deceleration_limits', 'deceleration_gains', 'stamped_control')
 
@@ -362,7 +370,13 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     builder = builder or MeasurementBuilder(p, tf)
     period = p.period_ns
     first = t_start_ns + period if ekf_first_tick_ns is None else int(ekf_first_tick_ns)
-    ekf_ticks = np.arange(first, t_end_ns + 1, period, dtype=np.int64) if t_end_ns >= first else np.zeros(0, np.int64)
+    n_ticks = (int(t_end_ns) - first) // period + 1 if t_end_ns >= first else 0
+    if n_ticks > MAX_TICKS:
+        raise SpanError(f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
+                         f'{n_ticks} filter cycles at {1e9 / period:g} Hz, more than {MAX_TICKS}: '
+                         'a message stamped far outside the recording? (check the header stamps)')
+    ekf_ticks = (np.arange(first, t_end_ns + 1, period, dtype=np.int64) if n_ticks
+                 else np.zeros(0, np.int64))
     events = delivery_order(series)            # static EKF deliveries: (arrival, series order, sample)
 
     # navsat
@@ -372,6 +386,11 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     if navsat is not None and nav_in is not None:
         nav = NavSatCore(navsat, k=k, tf=tf)
         nfirst = (t_start_ns + nav.delay_ns + nav.period_ns) if navsat_first_tick_ns is None else int(navsat_first_tick_ns)
+        if (int(t_end_ns) - nfirst) // nav.period_ns + 1 > MAX_TICKS:
+            span_s = (int(t_end_ns) - int(t_start_ns)) / 1e9
+            raise SpanError(f'the data span {span_s:.6g} s needs '
+                             f'more than {MAX_TICKS} navsat_transform cycles: a message stamped '
+                             'far outside the recording? (check the header stamps)')
         if t_end_ns >= nfirst:
             nav_ticks = np.arange(nfirst, t_end_ns + 1, nav.period_ns, dtype=np.int64)
         for s in p.sensors:

@@ -22,7 +22,7 @@ What it reproduces (shared/reference/robot_localization.md §7, upstream ``ros2`
   datum zone, covariance = pose covariance rotated by Rot(T_cw⁻¹), status GBAS_FIX, covariance KNOWN,
   frame = base_link frame, stamp = odometry stamp). Only ``gps/filtered`` consumes the "new odometry"
   flag, so with ``publish_filtered_gps: false`` a single odometry message lets every later fix through.
-* **Fix gating**: status STATUS_NO_FIX (−1) or a NaN latitude/longitude/altitude → the fix is ignored.
+* **Fix gating**: status STATUS_NO_FIX (−1) or a NaN latitude/longitude/altitude → the fix is ignored (and counted in ``dropped``).
   ``position_covariance_type`` is ignored.
 * IMU messages only count after the first odometry message, and only if base_link→imu_frame can be
   looked up (identity when the frames are equal; without TF for a different frame the IMU is unusable,
@@ -262,6 +262,12 @@ class StaticTF(StaticTransforms):
                 nums = [float(v) for v in parts[2:]]
             except ValueError:
                 raise ValueError(f'static transform {spec!r}: x y z and the angles must be numbers') from None
+            if not all(math.isfinite(v) and abs(v) <= 1e6 for v in nums):
+                raise ValueError(f'static transform (--static-tf) {spec!r}: x y z and the angles '
+                                 'must be finite numbers of magnitude <= 1e6')
+            if len(nums) == 7 and math.sqrt(sum(v * v for v in nums[3:7])) < 1e-6:
+                raise ValueError(f'static transform (--static-tf) {spec!r}: the quaternion qx qy '
+                                 'qz qw has (near) zero length; expected a rotation')
             q = quaternion_from_rpy(*nums[3:6]) if len(nums) == 6 else nums[3:7]
             tf.add(parts[0], parts[1], nums[:3], q)
         return tf
@@ -403,10 +409,13 @@ class NavSatCore:
         if type(status) is not np.ndarray or status.shape != (self.k,):
             status = np.broadcast_to(np.asarray(status), (self.k,))
         good = ~(np.isnan(lat) | np.isnan(lon) | np.isnan(alt))
+        if not good.all():
+            # upstream ignores a NaN position (its "no fix"); ignored here too, and counted: every
+            # message that does not reach the filter is in ``dropped`` (issue 17)
+            self._drop('fix: latitude/longitude/altitude not a number (ignored, as upstream)', ~good)
         good &= status != STATUS_NO_FIX
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
-        # out of range or not finite (a NaN position is upstream's "no fix" and ignored without a
-        # count)
+        # out of range or not finite
         in_range = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M)
         bad = good & ~in_range
         if bad.any():

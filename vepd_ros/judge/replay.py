@@ -121,8 +121,27 @@ def _row(kind, m):
 
 
 def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -> dict:
-    """{topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag."""
+    """{topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
+    A bag that cannot be read (missing, truncated, corrupt) is a ``BagError`` naming the file, as
+    in ``vepd bag`` (io.bags)."""
+    from vepd_ros.io.bags import BagError
+    try:
+        return _read_bag(path, topics, remap)
+    except BagError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
+        if not type(exc).__module__.startswith(('rosbags', 'sqlite3', 'mcap', 'zstandard', 'lz4')):
+            raise
+        raise BagError(f'{path}: cannot read the bag (truncated or corrupt?): '
+                       f'{str(exc)[:200]}', path) from None
+
+
+def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
     from rosbags.highlevel import AnyReader
+
+    from vepd_ros.io.bags import open_bag
+    with open_bag(path):                  # the open checks and messages of vepd bag (io.bags.Bag)
+        pass
     remap = remap or {}
     rows: dict = {}
     with AnyReader([Path(path)]) as reader:
@@ -315,8 +334,16 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
         raise ValueError(f'{inp}: none of the configured topics has messages '
                          f'(config: {", ".join(s.topic for s in p.sensors)}; input: {", ".join(sorted(data))})')
     allarr = np.concatenate(arrivals)
-    res = run_graph(jp, series, 1, nparams, nav_in, tf, builder, t_start_ns=int(allarr.min()),
-                    t_end_ns=int(allarr.max()))
+    from vepd_ros.judge.graph import SpanError
+    try:
+        res = run_graph(jp, series, 1, nparams, nav_in, tf, builder, t_start_ns=int(allarr.min()),
+                        t_end_ns=int(allarr.max()))
+    except SpanError as exc:
+        spans = {t: (int(ta.cols['arrival_ns'].min()), int(ta.cols['arrival_ns'].max()))
+                 for t, ta in data.items() if t in used and ta.cols['arrival_ns'].size}
+        raise ValueError(f'{inp}: {exc}; topic spans (s): '
+                         + ', '.join(f'{t} [{a / 1e9:.6g}, {b / 1e9:.6g}]'
+                                     for t, (a, b) in spans.items())) from None
     out = res.as_dict()
     out.update(frame_id=p.world_frame, child_frame_id=p.base_link_frame_output, used_topics=used,
                dropped=res.dropped)

@@ -30,6 +30,7 @@ from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.models.geodesy import geodetic_to_enu
 from vepd_ros.models.imu import BIAS_INSTABILITY_FACTOR, GM_ADEV_PEAK
 from vepd_ros.yamlio import quote
+from vepd_ros.runs.format import _NUMBER_RE    # one rule for a number in a CSV cell
 
 BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
 MIN_BIAS_RECORD_S = 3600.0
@@ -145,7 +146,8 @@ def _read_nmea(path: Path) -> GpsLog:
         raise ValueError(f'{path}: no GGA sentences with a position')
     a = np.array(rows, float)
     a[:, 0] = np.unwrap(a[:, 0], period=86400.0)
-    return GpsLog(a[:, 0] - a[0, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5], f'nmea {path}')
+    return _checked_gps(GpsLog(a[:, 0] - a[0, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5],
+                               f'nmea {path}'))
 
 
 def _read_ubx(path: Path) -> GpsLog:
@@ -171,7 +173,7 @@ def _read_ubx(path: Path) -> GpsLog:
     t = np.array(keys, float) / 1000.0
     a = np.array([pos[k] for k in keys], float)
     hd = np.array([dop.get(k, np.nan) for k in keys], float)
-    return GpsLog(t - t[0], a[:, 0], a[:, 1], a[:, 2], hd, a[:, 3], f'ubx {path}')
+    return _checked_gps(GpsLog(t - t[0], a[:, 0], a[:, 1], a[:, 2], hd, a[:, 3], f'ubx {path}'))
 
 
 MAX_LOG_BYTES = 2 * 1024 ** 3
@@ -215,6 +217,9 @@ def _read_csv(path: Path) -> dict:
                              f'{len(header)} (the header\'s)')
         for i, x in enumerate(r):
             try:
+                # a plain decimal number (runs.format's rule): float() reads '1_0' as 10
+                if not _NUMBER_RE.fullmatch(x.strip()):
+                    raise ValueError(x)
                 data[n, i] = float(x)
             except ValueError:
                 raise ValueError(f'{path}, line {line_of[n + 1]}, column {quote(header[i])}: '
@@ -316,6 +321,9 @@ def fit_gps(log: GpsLog, hdop_initial: float = 100.0) -> dict:
     e = enu - enu.mean(axis=0)
     t = log.t_s
     dt = float(np.median(np.diff(t)))
+    if not dt > 0:
+        raise ValueError(f'{log.source}: the fix times repeat (median step {dt:g} s over {len(t)} '
+                         'fixes); expected increasing times')
     uniform = np.allclose(np.diff(t), dt, rtol=0.05)
     d1 = np.diff(e, axis=0) / dt
     d2 = np.diff(e, n=2, axis=0) / dt ** 2
@@ -443,7 +451,11 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
     t = log.t_s[seg]
     if len(t) < 100:
         raise ValueError(f'{log.source}: static segment too short ({len(t)} samples)')
-    rate = 1.0 / float(np.median(np.diff(t)))
+    step = float(np.median(np.diff(t)))
+    if not step > 0:
+        raise ValueError(f'{log.source}: the times of the static segment repeat (median step '
+                         f'{step:g} s); expected increasing times')
+    rate = 1.0 / step
     out = {'source': log.source, 'segment_s': [float(t[0]), float(t[-1])], 'rate_hz': rate, 'axes': {}}
     for name, data in (('gyro', log.gyro[seg]), ('acc', log.acc[seg])):
         for i, ax in enumerate('xyz'):

@@ -20,9 +20,19 @@ from vepd_ros.models.imu import ImuModel, ImuSamples, make_imu_model
 NS = 1_000_000_000
 
 
+MIN_RATE_HZ = 1e-3
+MAX_RATE_HZ = 1e4
+"""Sensor rates accepted (the judge's frequency range, judge.config): 1e-300 Hz would be an
+infinite period, 1e12 Hz a zero one."""
+
+
 def period_ns(rate_hz: float) -> int:
-    if not rate_hz > 0:
-        raise ValueError(f'rate_hz: expected > 0, got {rate_hz!r}')
+    """The sensor clock's period in integer ns, round(1e9 / rate_hz), for a rate in
+    [MIN_RATE_HZ, MAX_RATE_HZ] (ValueError naming rate_hz otherwise, NaN included)."""
+    if isinstance(rate_hz, bool) or not (isinstance(rate_hz, (int, float))
+                                         and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ):
+        raise ValueError(f'rate_hz: expected a rate in [{MIN_RATE_HZ:g}, {MAX_RATE_HZ:g}] Hz, got '
+                         f'{rate_hz!r}')
     return int(round(NS / rate_hz))
 
 
