@@ -24,7 +24,9 @@ prints max_abs_dev per state and exits 0 only within the rl_golden tolerances.''
 
 
 def register(sub):
-    p = sub.add_parser('judge', help='the built-in robot_localization-compatible judge (check, replay)')
+    p = sub.add_parser('judge', help='the built-in robot_localization-compatible judge (check, replay)',
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=CHECK_EXAMPLE + '\n\n' + REPLAY_EXAMPLE)
     jsub = p.add_subparsers(dest='judge_command', metavar='SUBCOMMAND')
     c = jsub.add_parser('check', help='run golden scenario directories and compare with '
                                       'robot_localization',

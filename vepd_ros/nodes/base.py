@@ -41,7 +41,8 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
         Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
               f'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "{kind}", label, scenario, run) '
               'as the offline study does'),
-        Param('rate_hz', rate_hz, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=0.0, low_open=True,
+        # 1e-3 Hz: the slowest clock models.sensors.period_ns accepts (the judge's frequency range)
+        Param('rate_hz', rate_hz, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=1e-3,
               high=max_rate_hz),
     ]
 

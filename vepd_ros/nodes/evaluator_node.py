@@ -17,6 +17,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
+from vepd_ros.metrics.vepd import MAX_N_BOOT
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.nodes.base import EVENT_QOS, DropCounter, TopicWatchdog, declare_params, run_node
 from vepd_ros.nodes.recorder_node import RUNS_TOPIC
@@ -34,7 +35,7 @@ EVALUATOR_PARAMS = [
     Param('scenarios', '', 'scenarios to wait for (comma list; empty: those of the reference)'),
     Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
     Param('rolling', False, 're-evaluate on every new run over the last k runs of each batch'),
-    Param('n_boot', 1000, 'bootstrap resamples for the 95 % interval', low=0),
+    Param('n_boot', 1000, 'bootstrap resamples for the 95 % interval', low=0, high=MAX_N_BOOT),
     Param('seed', 0, 'bootstrap seed', low=0),
     Param('report', True, 'write report.md/.html and figures when all batches live in output_dir'),
     Param('exit_when_done', False, 'exit (status 0) once the result is published (not with rolling): '
