@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from vepd_ros.commands.run import STALL_S
+from vepd_ros.commands.run import add_watch_options
 
 DEMO_ARGS = [
     'k:=2',
@@ -50,30 +50,7 @@ def register(sub):
         '--out', default='demo_out', help='output directory (runs, result.json, report/)'
     )
     p.add_argument('--json', action='store_true', help='print the result as JSON')
-    p.add_argument(
-        '--domain-id',
-        type=int,
-        default=None,
-        metavar='N',
-        help='DDS domain to run on (default: ROS_DOMAIN_ID if set, else a free domain leased '
-        'on this machine)',
-    )
-    p.add_argument(
-        '--stall-timeout',
-        type=float,
-        default=STALL_S,
-        metavar='S',
-        help='stop with an error when neither sim time nor the count of finished runs advances '
-             'for '
-        f'S wall seconds (default {STALL_S:g})',
-    )
-    p.add_argument(
-        '--timeout',
-        type=float,
-        default=0.0,
-        metavar='S',
-        help='give up after S wall seconds in all (default 0: no limit, only the stall limit)',
-    )
+    add_watch_options(p)
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=run)
 

@@ -103,6 +103,22 @@ def register(sub):
     p.add_argument(
         '--processes', action='store_true', help='one process per node instead of one process'
     )
+    add_watch_options(p)
+    p.add_argument(
+        '--list', action='store_true', help='print the nodes and their --ros-args, then exit'
+    )
+    p.add_argument(
+        '--quiet',
+        action='store_true',
+        help='no progress bar; only warnings and errors from the nodes (in-process)',
+    )
+    p.set_defaults(func=run, run_parser=p)
+
+
+
+def add_watch_options(p) -> None:
+    """The options of a graph run in this process (``vepd run``, ``vepd demo``): its DDS domain,
+    the stall limit and the overall limit."""
     p.add_argument(
         '--domain-id',
         type=int,
@@ -117,27 +133,16 @@ def register(sub):
         default=STALL_S,
         metavar='S',
         help='stop with an error when neither sim time nor the count of finished runs advances '
-             'for '
-        f'S wall seconds (default {STALL_S:g}; a slow machine only makes the run longer)',
+        f'for S wall seconds (default {STALL_S:g}; a slow machine only makes the run longer)',
     )
     p.add_argument(
         '--timeout',
         type=float,
         default=0.0,
         metavar='S',
-        help='give up after S wall seconds in all (default 0: no limit; live_eval runs until '
-             'Ctrl-C)',
+        help='give up after S wall seconds in all (default 0: no limit, only the stall limit; '
+        'live_eval runs until Ctrl-C)',
     )
-    p.add_argument(
-        '--list', action='store_true', help='print the nodes and their --ros-args, then exit'
-    )
-    p.add_argument(
-        '--quiet',
-        action='store_true',
-        help='no progress bar; only warnings and errors from the nodes (in-process)',
-    )
-    p.set_defaults(func=run, run_parser=p)
-
 
 def _show(v) -> str:
     return ('true' if v else 'false') if isinstance(v, bool) else (str(v) if v != '' else "''")
