@@ -208,3 +208,13 @@ def test_ranges_csv_errors_name_the_file(tmp_path, content, words):
     with pytest.raises(ValueError) as exc:
         read_ranges(p, bag_start_ns=0)
     assert str(p) in str(exc.value) and words in str(exc.value)
+
+
+def test_negative_variance_in_a_covariance_is_refused():
+    """initial_estimate_covariance of all -1 (attack case judge_ekf_iec_neg) is not a covariance."""
+    from vepd_ros.judge.config import load_ekf_params
+    from vepd_ros.params import ParameterError
+    text = ('ekf_filter_node:\n  ros__parameters:\n    odom0: odometry/gps\n'
+            '    initial_estimate_covariance: [' + ', '.join(['-1.0'] * 15) + ']\n')
+    with pytest.raises(ParameterError, match='initial_estimate_covariance'):
+        load_ekf_params(text)

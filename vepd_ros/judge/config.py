@@ -253,7 +253,10 @@ def _cov(name, v):
         raise ParameterError(name, f'{len(vals)} values', '15 (diagonal) or 225 (full, row-major) values')
     if not all(math.isfinite(e) for e in vals):
         raise ParameterError(name, v, 'finite values')
-    return covariance_matrix(vals, name)
+    cov = covariance_matrix(vals, name)
+    if (np.diag(cov) < 0).any():
+        raise ParameterError(name, v, 'a covariance: no negative variance on the diagonal')
+    return cov
 
 
 _CHECK = {'float': _float, 'bool': _bool, 'str': _str}
