@@ -218,3 +218,13 @@ def test_negative_variance_in_a_covariance_is_refused():
             '    initial_estimate_covariance: [' + ', '.join(['-1.0'] * 15) + ']\n')
     with pytest.raises(ParameterError, match='initial_estimate_covariance'):
         load_ekf_params(text)
+
+
+def test_ekf_yaml_with_empty_parameters_names_the_file(tmp_path):
+    """An ekf YAML whose ros__parameters are empty (attack case judge_ekf_empty_params): the error
+    names the configuration file, not the bag the judge then never initialised on."""
+    from vepd_ros.judge.graph import load_judge_params
+    path = tmp_path / 'ekf.yaml'
+    path.write_text('ekf_filter_node:\n  ros__parameters: {}\n')
+    with pytest.raises(ValueError, match=str(path)):
+        load_judge_params(path)

@@ -132,6 +132,10 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
             strip(v)
     strip(doc)
     params = load_ekf_params(doc, node_name)
+    if not params.sensors and not isinstance(source, Mapping):
+        where = 'the ekf configuration text' if '\n' in str(source) else str(source)
+        raise ValueError(f'{where}: no sensor (odom0 / pose0 / twist0 / imu0) in its ros__parameters: '
+                         'the judge would never initialise')
     if not use_control:
         return JudgeParams(params, None)
     ex = params.extra
