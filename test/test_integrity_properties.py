@@ -129,9 +129,10 @@ def test_navsat_fixes_never_raise_and_bad_ones_are_counted(fixes):
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         for j, (lat, lon, alt, var) in enumerate(fixes):
+            # a NaN position is ignored as upstream does, and counted like any other bad fix
             nan_pos = math.isnan(lat) or math.isnan(lon) or math.isnan(alt)
-            bad = not nan_pos and not (abs(lat) <= 90 and abs(lon) <= 180 and abs(alt) <= 1e7
-                                       and abs(var) <= 1e30)
+            bad = nan_pos or not (abs(lat) <= 90 and abs(lon) <= 180 and abs(alt) <= 1e7
+                                  and abs(var) <= 1e30)
             n_bad += bad
             nav.on_fix(10 ** 9 * (j + 1), lat, lon, alt, cov=[var, 0, 0, 0, var, 0, 0, 0, var])
     assert sum(nav.dropped.values()) == n_bad
