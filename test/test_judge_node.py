@@ -175,14 +175,18 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
     peer.destroy_node()
 
 
-def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_no_transform(ros_ctx, capfd):
+def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_no_transform(ros_ctx, capfd,
+                                                                                           monkeypatch):
     """publish_tf (robot_localization's, default true) needs tf2_msgs/TFMessage: a ROS 2 install has it and the
-    judge broadcasts world_frame -> base_link there; the pip runtime has not, and the judge says so by name."""
+    judge broadcasts world_frame -> base_link there; the pip runtime has not, and the judge says so by name,
+    once per process (vepd run composes one judge per chain)."""
     import importlib.util
 
     from rclpy.parameter import Parameter
 
+    from vepd_ros.nodes import judge_node as judge_module
     from vepd_ros.nodes.judge_node import JudgeNode
+    monkeypatch.setattr(judge_module, '_TF_WARNED', False)      # another test may have built a judge first
     judge = JudgeNode(context=ros_ctx, parameter_overrides=[
         Parameter('imu0', value='imu/data'), Parameter('imu0_config', value=[False] * 9 + [True] * 6)])
     try:
@@ -196,6 +200,11 @@ def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_n
             Parameter('publish_tf', value=False)])
         assert off.pub_tf is None and 'tf2_msgs' not in capfd.readouterr().err
         off.destroy_node()
+        if importlib.util.find_spec('tf2_msgs') is None:
+            again = JudgeNode(context=ros_ctx, node_name='judge_tf_again', parameter_overrides=[
+                Parameter('imu0', value='imu/data'), Parameter('imu0_config', value=[False] * 9 + [True] * 6)])
+            assert again.pub_tf is None and 'tf2_msgs is not installed' not in capfd.readouterr().err
+            again.destroy_node()
     finally:
         judge.destroy_node()
 

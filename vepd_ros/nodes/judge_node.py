@@ -40,6 +40,8 @@ reset, not a busy executor)."""
 _TYPES = {'odom': Odometry, 'imu': Imu, 'pose': PoseWithCovarianceStamped, 'twist': TwistWithCovarianceStamped}
 
 
+_TF_WARNED = False      # the missing-tf2_msgs warning was given in this process
+
 class JudgeNode(Node):
     def __init__(self, node_name: str = 'ekf_filter_node', **kwargs):
         kwargs.setdefault('allow_undeclared_parameters', True)
@@ -87,11 +89,14 @@ class JudgeNode(Node):
         """``publish_tf`` (robot_localization's, default true): world_frame -> base_link_frame_output on /tf, as
         ekf_node broadcasts it. The message type is tf2_msgs/TFMessage, which a ROS 2 install has and the pip
         runtime does not: there the judge says so once and publishes no transform."""
+        global _TF_WARNED
         try:
             from tf2_msgs.msg import TFMessage
         except ImportError:
-            self.get_logger().warning(
-                'publish_tf is true but tf2_msgs is not installed here (the pip runtime has no tf2): no '
+            # once per process: vepd run composes one judge per chain, and one line says it for all
+            log = self.get_logger().debug if _TF_WARNED else self.get_logger().warning
+            _TF_WARNED = True
+            log('publish_tf is true but tf2_msgs is not installed here (the pip runtime has no tf2): no '
                 f'{self.params.world_frame} -> {self.params.base_link_frame_output} transform on /tf. Install '
                 'ros-$ROS_DISTRO-tf2-msgs, or set publish_tf: false.')
             return None
