@@ -16,6 +16,7 @@ import numpy as np
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.filter import ScheduleResult, run_schedule, ticks_for
+from vepd_ros.csvio import check_row_lengths, nonblank_rows
 from vepd_ros.judge.measurements import MeasurementBuilder
 from vepd_ros.yamlio import quote
 
@@ -29,22 +30,13 @@ def read_csv(path: Path) -> dict:
     opener = gzip.open if str(path).endswith('.gz') else open
     try:
         with opener(path, 'rt', newline='', encoding='utf-8') as f:
-            reader = csv.reader(f)
-            # blank lines are skipped; messages name a row by its line in the file
-            rows, line_of = [], []
-            for r in reader:
-                if r:
-                    rows.append(r)
-                    line_of.append(reader.line_num)
+            rows, line_of = nonblank_rows(f)
     except (UnicodeDecodeError, OSError, EOFError, csv.Error) as exc:
         raise ValueError(f'{path}: not a readable CSV file ({str(exc)[:120]})') from None
     if not rows or any('\x00' in c for c in rows[0]):
         raise ValueError(f'{path}: empty or binary; expected a CSV file with a header row')
+    check_row_lengths(path, rows, line_of)
     head, body = rows[0], rows[1:]
-    for n, r in enumerate(body):
-        if len(r) != len(head):
-            raise ValueError(f'{path}, line {line_of[n + 1]}: {len(r)} values, expected '
-                             f'{len(head)} (the header\'s)')
     out = {}
     for j, name in enumerate(head):
         col = [r[j] for r in body]

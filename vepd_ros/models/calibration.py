@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vepd_ros.csvio import check_row_lengths, nonblank_rows
 from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.models.geodesy import geodetic_to_enu
 from vepd_ros.models.imu import BIAS_INSTABILITY_FACTOR, GM_ADEV_PEAK
@@ -192,13 +193,7 @@ def _read_csv(path: Path) -> dict:
         raise ValueError(f'{path}: binary content, expected a CSV log with a header row')
     try:
         with open(path, newline='', encoding='utf-8') as fh:
-            reader = csv.reader(fh)
-            # blank lines are skipped; messages name a row by its line in the file
-            rows, line_of = [], []
-            for r in reader:
-                if r:
-                    rows.append(r)
-                    line_of.append(reader.line_num)
+            rows, line_of = nonblank_rows(fh)
     except UnicodeDecodeError as exc:
         raise ValueError(f'{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); expected '
                          f'a CSV log '
@@ -210,11 +205,9 @@ def _read_csv(path: Path) -> dict:
     header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header):
         raise ValueError(f'{path}: duplicate column names in the header {quote(header)}')
+    check_row_lengths(path, rows, line_of)
     data = np.empty((len(rows) - 1, len(header)))
     for n, r in enumerate(rows[1:]):
-        if len(r) != len(header):
-            raise ValueError(f'{path}, line {line_of[n + 1]}: {len(r)} values, expected '
-                             f'{len(header)} (the header\'s)')
         for i, x in enumerate(r):
             try:
                 # a plain decimal number (runs.format's rule): float() reads '1_0' as 10

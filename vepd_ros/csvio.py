@@ -1,0 +1,30 @@
+"""Reading CSV text files whose errors name the line (no ROS import).
+
+Shared by the readers of CSV inputs that are not run files (the golden judge data, calibration logs):
+blank lines are skipped, and every kept row remembers its line in the file, so a message can say
+``FILE, line N`` as an editor shows it.
+"""
+from __future__ import annotations
+
+import csv
+from typing import Iterable
+
+
+def nonblank_rows(lines: Iterable[str]) -> tuple[list[list[str]], list[int]]:
+    """The non-blank rows of CSV text and each row's line number in the file (1-based)."""
+    reader = csv.reader(lines)
+    rows, line_of = [], []
+    for r in reader:
+        if r:
+            rows.append(r)
+            line_of.append(reader.line_num)
+    return rows, line_of
+
+
+def check_row_lengths(path, rows: list[list[str]], line_of: list[int]) -> None:
+    """ValueError naming the file and line of the first data row whose length is not the header's."""
+    width = len(rows[0])
+    for n, r in enumerate(rows[1:]):
+        if len(r) != width:
+            raise ValueError(f'{path}, line {line_of[n + 1]}: {len(r)} values, expected '
+                             f'{width} (the header\'s)')
