@@ -1,4 +1,8 @@
-"""ament_python package: builds with colcon on ROS 2 Humble/Jazzy and with `pip install .` (pip runtime)."""
+"""
+ament_python package: builds with colcon on ROS 2 Humble/Jazzy and with `pip install .` (pip
+runtime).
+"""
+
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -6,8 +10,16 @@ from setuptools import find_packages, setup
 PACKAGE = 'vepd_ros'
 
 # One console script per node (so `ros2 run vepd_ros <node>` works after colcon build) and the CLI.
-NODES = ['truth_node', 'gps_noise_node', 'imu_noise_node', 'judge_node', 'navsat_node',
-         'recorder_node', 'evaluator_node', 'bag_player_node']
+NODES = [
+    'truth_node',
+    'gps_noise_node',
+    'imu_noise_node',
+    'judge_node',
+    'navsat_node',
+    'recorder_node',
+    'evaluator_node',
+    'bag_player_node',
+]
 
 setup(
     name=PACKAGE,

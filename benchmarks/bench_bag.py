@@ -1,26 +1,36 @@
-"""``vepd bag`` throughput on an ART-layout ROS 2 bag of 100 Hz IMU + 10 Hz GPS (+ 25 Hz truth Odometry
-and SbgGpsVel), built from a simulated circle run. Target: ≥ 200× real time for the whole command
-(read + judge + write) in this process, imports done. Prints bag seconds per wall second for each storage
-(minimum and median of --repeat runs), the CPU seconds of the command (which other load on the shared box
-disturbs less than wall time), and the split: reading the bag alone, the judge alone
-(``bagrun.judge_segment`` on the read arrays), the rest (segments, run records, writing). Then, for
-information, a fresh ``python -m vepd_ros.cli bag`` process on the same bag: what a user's shell sees,
-interpreter start-up and imports included (``--no-fresh`` skips it).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd bag`` throughput on an ART-layout ROS 2 bag of 100 Hz IMU + 10 Hz GPS (+ 25 Hz truth
+Odometry and SbgGpsVel), built from a simulated circle run. Target: ≥ 200× real time for the whole
+command (read + judge + write) in this process, imports done. Prints bag seconds per wall second
+for each storage (minimum and median of --repeat runs), the CPU seconds of the command (which other
+load on the shared box disturbs less than wall time), and the split: reading the bag alone, the
+judge alone (``bagrun.judge_segment`` on the read arrays), the rest (segments, run records,
+writing). Then, for information, a fresh ``python -m vepd_ros.cli bag`` process on the same bag:
+what a user's shell sees, interpreter start-up and imports included (``--no-fresh`` skips it).
 
     .venv/bin/python benchmarks/bench_bag.py [--duration 120] [--repeat 3] [--no-fresh]
 """
+
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the working tree, not an installed copy
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # the working tree, not an installed copy
 
 from vepd_ros import pipeline  # noqa: E402
 from vepd_ros.cli import main as vepd  # noqa: E402
@@ -41,14 +51,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--duration', type=float, default=120.0)
     ap.add_argument('--repeat', type=int, default=3)
-    ap.add_argument('--no-fresh', dest='fresh', action='store_false', help='skip the fresh-process runs')
+    ap.add_argument(
+        '--no-fresh', dest='fresh', action='store_false', help='skip the fresh-process runs'
+    )
     a = ap.parse_args()
     sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, a.duration, 0)
     s = streams_from_sensor_run(sim.sensors)
     n_msgs = sum(len(v['t_ns']) for v in s.values())
-    print(f'bench_bag: {a.duration:g} s circle, {len(s["imu"]["t_ns"])} IMU + {len(s["fix"]["t_ns"])} GPS + '
-          f'{2 * len(s["odom"]["t_ns"])} truth messages ({n_msgs} in all); load average '
-          f'{os.getloadavg()[0]:.2f}')
+    print(
+        f'bench_bag: {a.duration:g} s circle, {len(s["imu"]["t_ns"])} IMU + '
+        f'{len(s["fix"]["t_ns"])} GPS + '
+        f'{2 * len(s["odom"]["t_ns"])} truth messages ({n_msgs} in all); load average '
+        f'{os.getloadavg()[0]:.2f}'
+    )
     ekf, navsat = pipeline._config_file('ekf.yaml'), pipeline._config_file('navsat.yaml')
     prof = get_profile('art')
     ok = True
@@ -57,34 +72,75 @@ def main() -> int:
             bag = write_bag(Path(d) / storage, s, storage=storage)
             reads, judges, totals, cpus = [], [], [], []
             for k in range(a.repeat):
-                t, _, streams = timed(lambda: read_bag_streams(bag, prof, truth_options=TruthOptions(
-                    **prof.truth_options)))
+                t, _, streams = timed(
+                    lambda: read_bag_streams(
+                        bag, prof, truth_options=TruthOptions(**prof.truth_options)
+                    )
+                )
                 reads.append(t)
-                judges.append(timed(lambda: judge_segment(streams.imu, streams.gps, ekf, navsat))[0])
-                t, c, rc = timed(lambda: vepd(['bag', str(bag), '--profile', 'art', '--out',
-                                               str(Path(d) / f'out_{storage}_{k}'), '--quiet']))
+                judges.append(
+                    timed(lambda: judge_segment(streams.imu, streams.gps, ekf, navsat))[0]
+                )
+                t, c, rc = timed(
+                    lambda: vepd(
+                        [
+                            'bag',
+                            str(bag),
+                            '--profile',
+                            'art',
+                            '--out',
+                            str(Path(d) / f'out_{storage}_{k}'),
+                            '--quiet',
+                        ]
+                    )
+                )
                 assert rc == 0
                 totals.append(t)
                 cpus.append(c)
             best, med = min(totals), statistics.median(totals)
             ratio = a.duration / best
             ok &= ratio >= 200
-            print(f'  {storage:7s}: vepd bag {best:.3f} s (median {med:.3f}) = {ratio:.0f}x real time '
-                  f'(median {a.duration / med:.0f}x), cpu {min(cpus):.3f} s = {a.duration / min(cpus):.0f}x   '
-                  f'[target >= 200x: {"met" if ratio >= 200 else "NOT met"}]')
-            print(f'           reading alone {min(reads):.3f} s (median {statistics.median(reads):.3f}) = '
-                  f'{n_msgs / min(reads):.0f} msg/s; judge alone {min(judges):.3f} s (median '
-                  f'{statistics.median(judges):.3f}); the rest ~{max(0.0, best - min(reads) - min(judges)):.3f} s')
+            print(
+                f'  {storage:7s}: vepd bag {best:.3f} s (median {med:.3f}) = {ratio:.0f}x real '
+                f'time '
+                f'(median {a.duration / med:.0f}x), cpu {min(cpus):.3f} s = '
+                f'{a.duration / min(cpus):.0f}x   '
+                f'[target >= 200x: {"met" if ratio >= 200 else "NOT met"}]'
+            )
+            print(
+                f'           reading alone {min(reads):.3f} s (median '
+                f'{statistics.median(reads):.3f}) = '
+                f'{n_msgs / min(reads):.0f} msg/s; judge alone {min(judges):.3f} s (median '
+                f'{statistics.median(judges):.3f}); the rest '
+                f'~{max(0.0, best - min(reads) - min(judges)):.3f} s'
+            )
             if a.fresh:
                 walls = []
                 for k in range(a.repeat):
                     t = time.perf_counter()
-                    subprocess.run([sys.executable, '-m', 'vepd_ros.cli', 'bag', str(bag), '--profile', 'art',
-                                    '--out', str(Path(d) / f'fresh_{storage}_{k}'), '--quiet'], check=True,
-                                   capture_output=True, cwd=Path(__file__).resolve().parents[1])
+                    subprocess.run(
+                        [
+                            sys.executable,
+                            '-m',
+                            'vepd_ros.cli',
+                            'bag',
+                            str(bag),
+                            '--profile',
+                            'art',
+                            '--out',
+                            str(Path(d) / f'fresh_{storage}_{k}'),
+                            '--quiet',
+                        ],
+                        check=True,
+                        capture_output=True,
+                        cwd=Path(__file__).resolve().parents[1],
+                    )
                     walls.append(time.perf_counter() - t)
-                print(f'           fresh process (start-up and imports included, for information): '
-                      f'{min(walls):.3f} s (median {statistics.median(walls):.3f}) = {a.duration / min(walls):.0f}x')
+                print(
+                    f'           fresh process (start-up and imports included, for information): '
+                    f'{min(walls):.3f} s (median {statistics.median(walls):.3f}) = '
+                    f'{a.duration / min(walls):.0f}x'
+                )
     return 0 if ok else 1
 
 

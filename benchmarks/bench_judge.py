@@ -1,21 +1,30 @@
-"""Built-in judge speed: sequential cost per step and throughput on a 30 s run of 100 Hz IMU + 10 Hz GPS
-(odometry/gps with zero covariance), ticks at 35 Hz; single run (K = 1) and a batch of K runs in one
-vectorised pass. Target: ≥ 200× real time per run on one core (K = 1 filter ≤ 0.15 s). Prints the
-minimum and the median of --repeat runs.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Built-in judge speed: sequential cost per step and throughput on a 30 s run of 100 Hz IMU + 10 Hz
+GPS (odometry/gps with zero covariance), ticks at 35 Hz; single run (K = 1) and a batch of K runs
+in one vectorised pass. Target: ≥ 200× real time per run on one core (K = 1 filter ≤ 0.15 s).
+Prints the minimum and the median of --repeat runs.
 
     .venv/bin/python benchmarks/bench_judge.py [--k 30] [--repeat 5]
 """
+
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the working tree, not an installed copy
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # the working tree, not an installed copy
 
 import numpy as np
-
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.ekf import Ekf
@@ -26,10 +35,15 @@ NS = 1_000_000_000
 T0 = 1_700_000_000 * NS
 DURATION = 30.0
 
-PARAMS = {'frequency': 35.0, 'two_d_mode': False,
-          'imu0': 'imu/data', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6,
-          'imu0_remove_gravitational_acceleration': True,
-          'odom0': 'odometry/gps', 'odom0_config': [True] * 3 + [False] * 12}
+PARAMS = {
+    'frequency': 35.0,
+    'two_d_mode': False,
+    'imu0': 'imu/data',
+    'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6,
+    'imu0_remove_gravitational_acceleration': True,
+    'odom0': 'odometry/gps',
+    'odom0_config': [True] * 3 + [False] * 12,
+}
 
 
 def build(k: int, seed: int = 0):
@@ -40,20 +54,35 @@ def build(k: int, seed: int = 0):
     tg = T0 + 7_000_000 + np.arange(n_gps, dtype=np.int64) * (NS // 10)
     t = (ti - T0) * 1e-9
     yaw = 0.2 * t
-    q = np.broadcast_to(quaternion_from_rpy(0 * t, 0 * t, yaw), (k, n_imu, 4)) + rng.normal(0, 1e-3, (k, n_imu, 4))
-    w = np.broadcast_to(np.stack([0 * t, 0 * t, 0 * t + 0.2], -1), (k, n_imu, 3)) + rng.normal(0, 0.01, (k, n_imu, 3))
-    a = np.broadcast_to(np.stack([0 * t, 2 * 0.2 + 0 * t, 9.80665 + 0 * t], -1), (k, n_imu, 3)) \
-        + rng.normal(0, 0.05, (k, n_imu, 3))
+    q = np.broadcast_to(quaternion_from_rpy(0 * t, 0 * t, yaw), (k, n_imu, 4)) + rng.normal(
+        0, 1e-3, (k, n_imu, 4)
+    )
+    w = np.broadcast_to(np.stack([0 * t, 0 * t, 0 * t + 0.2], -1), (k, n_imu, 3)) + rng.normal(
+        0, 0.01, (k, n_imu, 3)
+    )
+    a = np.broadcast_to(
+        np.stack([0 * t, 2 * 0.2 + 0 * t, 9.80665 + 0 * t], -1), (k, n_imu, 3)
+    ) + rng.normal(0, 0.05, (k, n_imu, 3))
     cov = np.broadcast_to(np.eye(3).ravel() * 1e-3, (k, n_imu, 9))
     tg_s = (tg - T0) * 1e-9
-    pos = np.stack([10 * np.sin(0.2 * tg_s), 10 * (1 - np.cos(0.2 * tg_s)), 0 * tg_s], -1) \
-        + rng.normal(0, 0.3, (k, n_gps, 3))
+    pos = np.stack(
+        [10 * np.sin(0.2 * tg_s), 10 * (1 - np.cos(0.2 * tg_s)), 0 * tg_s], -1
+    ) + rng.normal(0, 0.3, (k, n_gps, 3))
     qg = np.broadcast_to([0.0, 0.0, 0.0, 1.0], (k, n_gps, 4))
     zero = np.zeros((k, n_gps, 36))
     b = MeasurementBuilder(p)
-    series = b.imu_arrays('imu0', ti, q, w, a, cov, cov, cov) + \
-        b.odometry_arrays('odom0', tg, pos, qg, zero, np.zeros((k, n_gps, 3)), np.zeros((k, n_gps, 3)), zero,
-                          'odom', 'base_link')
+    series = b.imu_arrays('imu0', ti, q, w, a, cov, cov, cov) + b.odometry_arrays(
+        'odom0',
+        tg,
+        pos,
+        qg,
+        zero,
+        np.zeros((k, n_gps, 3)),
+        np.zeros((k, n_gps, 3)),
+        zero,
+        'odom',
+        'base_link',
+    )
     ticks = ticks_for(p, T0 + p.period_ns, int(DURATION * p.frequency) + 1)
     return p, series, ticks
 
@@ -84,7 +113,10 @@ def main(argv=None):
     z, R = np.zeros(15), np.eye(15) * 1e-3
     flags = [False] * 3 + [True] * 3 + [False] * 9
     t_corr = best(lambda: [ekf.correct(z, R, flags) for _ in range(n)], args.repeat) / n
-    print(f'sequential cost per step (K=1): predict {t_pred * 1e6:.1f} µs, correct (3 entries) {t_corr * 1e6:.1f} µs')
+    print(
+        f'sequential cost per step (K=1): predict {t_pred * 1e6:.1f} µs, correct (3 entries) '
+        f'{t_corr * 1e6:.1f} µs'
+    )
 
     for k in (1, args.k):
         p, series, ticks = build(k)
@@ -92,10 +124,12 @@ def main(argv=None):
         ts = timings(lambda: run_schedule(p, series, ticks), args.repeat)
         t, tmed = min(ts), float(np.median(ts))
         tb = best(lambda: build(k), 1)
-        print(f'K={k:3d}: 30 s run, {n_meas} measurements, {ticks.size} ticks: {t:.3f} s filter '
-              f'(median {tmed:.3f} s of {args.repeat}; {DURATION / t:.0f}x real time for the batch, '
-              f'{k * DURATION / t:.0f}x real time per run-second; {t / k * 1e3:.1f} ms per run); '
-              f'message layer {tb:.3f} s')
+        print(
+            f'K={k:3d}: 30 s run, {n_meas} measurements, {ticks.size} ticks: {t:.3f} s filter '
+            f'(median {tmed:.3f} s of {args.repeat}; {DURATION / t:.0f}x real time for the batch, '
+            f'{k * DURATION / t:.0f}x real time per run-second; {t / k * 1e3:.1f} ms per run); '
+            f'message layer {tb:.3f} s'
+        )
 
 
 if __name__ == '__main__':

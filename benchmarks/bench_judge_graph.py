@@ -1,23 +1,32 @@
-"""Judge graph speed (ekf_node + navsat_transform co-simulation, vepd_ros.judge.graph): a 30 s run of
-100 Hz IMU + 10 Hz GPS (all-zero NavSatFix covariance, as Chrono) through the ART config/ekf.yaml and
-config/navsat.yaml (35 Hz, two_d_mode, differential GPS, IMU gates, control block), single run and
-batches of K runs in one vectorised pass; also the bicycle judge. Prints throughput as multiples of
-real time (run-seconds judged per wall second, on one core).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Targets (issue #4): ≥ 200× real time on one core; the VEPD study (180 runs × 30 s) in < 5 s on 2 cores.
+"""
+Judge graph speed (ekf_node + navsat_transform co-simulation, vepd_ros.judge.graph): a 30 s run of
+100 Hz IMU + 10 Hz GPS (all-zero NavSatFix covariance, as Chrono) through the ART config/ekf.yaml
+and config/navsat.yaml (35 Hz, two_d_mode, differential GPS, IMU gates, control block), single run
+and batches of K runs in one vectorised pass; also the bicycle judge. Prints throughput as
+multiples of real time (run-seconds judged per wall second, on one core).
+
+Targets (issue #4): ≥ 200× real time on one core; the VEPD study (180 runs × 30 s) in < 5 s on 2
+cores.
 
     .venv/bin/python benchmarks/bench_judge_graph.py [--k 1 30 90 180] [--repeat 2]
 """
+
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))   # the working tree, not an installed copy
+sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
 from vepd_ros.judge.graph import circle_inputs, run_judge_batch  # noqa: E402
 from vepd_ros.judge.registry import get_judge  # noqa: E402
@@ -42,16 +51,20 @@ def main(argv=None) -> int:
     ap.add_argument('--k', type=int, nargs='+', default=[1, 30, 90, 180])
     ap.add_argument('--repeat', type=int, default=2)
     a = ap.parse_args(argv)
-    print(f'threads: OMP/OPENBLAS={os.environ.get("OPENBLAS_NUM_THREADS", "default")}; '
-          f'{DURATION:g} s of 100 Hz IMU + 10 Hz GPS per run, ART ekf.yaml + navsat.yaml')
+    print(
+        f'threads: OMP/OPENBLAS={os.environ.get("OPENBLAS_NUM_THREADS", "default")}; '
+        f'{DURATION:g} s of 100 Hz IMU + 10 Hz GPS per run, ART ekf.yaml + navsat.yaml'
+    )
     rows = []
     for k in a.k:
         imu, gps, _ = circle_inputs(k=k, duration_s=DURATION, gps_sigma=0.03, seed=k)
         dt, r = timed(lambda: run_judge_batch(EKF, NAVSAT, imu, gps), a.repeat)
         rate = k * DURATION / dt
         rows.append((k, dt, rate))
-        print(f'robot_localization  K={k:4d}: {dt:7.3f} s  -> {rate:8.0f}x real time '
-              f'({r["stamp_ns"].size} outputs/run, {r["gps_odom_stamp_ns"].size} odometry/gps)')
+        print(
+            f'robot_localization  K={k:4d}: {dt:7.3f} s  -> {rate:8.0f}x real time '
+            f'({r["stamp_ns"].size} outputs/run, {r["gps_odom_stamp_ns"].size} odometry/gps)'
+        )
     for k in a.k:
         imu, gps, _ = circle_inputs(k=k, duration_s=DURATION, gps_sigma=0.03, seed=k)
         dt, r = timed(lambda: get_judge('bicycle').batch(EKF, None, imu, gps), a.repeat)
@@ -61,8 +74,11 @@ def main(argv=None) -> int:
         print(f'single run: {single[2]:.0f}x real time (target >= 200x)')
     best = max(rows, key=lambda r: r[2])
     study = 180 * DURATION / best[2]
-    print(f'paper-sized study (180 runs x 30 s) at the best batch rate (K={best[0]}): {study:.1f} s on one core, '
-          f'~{study / 2:.1f} s on 2 cores (target < 5 s)')
+    print(
+        f'paper-sized study (180 runs x 30 s) at the best batch rate (K={best[0]}): {study:.1f} s '
+        f'on one core, '
+        f'~{study / 2:.1f} s on 2 cores (target < 5 s)'
+    )
     return 0
 
 

@@ -1,28 +1,43 @@
-"""Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the 30
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the 30
 reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on the 2-core box
 (≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the minimum and the median of
---repeat runs, and the CPU seconds (user + sys of every process) beside each wall time, for
+--repeat runs, and the CPU seconds (user + sys of every process) beside each wall time, for.
 
-* cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a fresh
-              interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user sees;
-* study       ``pipeline.run_study`` in-process on every core (imports done; otherwise what ``vepd study`` does);
-* sequential  the same with ``workers=1`` (one core, same chunks) — the baseline the issue asks for;
+* cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a
+  fresh interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user
+  sees;
+* study       ``pipeline.run_study`` in-process on every core (imports done; otherwise what ``vepd
+  study`` does);
+* sequential  the same with ``workers=1`` (one core, same chunks) — the baseline the issue asks
+  for;
 * sim+judge   ``simulate_and_judge`` alone on every core (no files, no evaluator);
 * evaluator   ``EvaluatorCore`` on the judged records (add_records + result, n_boot 1000);
-* with --unbatched also the study with one run per chunk on one core (every run filtered alone, K = 1).
+* with --unbatched also the study with one run per chunk on one core (every run filtered alone, K =
+  1).
 
     .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...] [--unbatched]
                                                [--cli-only] [--tree DIR | --installed]
 
-``--chunk 30 45 60 90`` times the in-process study for several chunk sizes (``pipeline.CHUNK_RUNS``).
-``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree`` of an older commit) for before/after
-figures; ``--installed`` the ``vepd`` console script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs / s. The box is shared: compare medians
-and minima of several repeats, and the CPU seconds, which other load disturbs less than wall time.
+``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
+(``pipeline.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree``
+of an older commit) for before/after figures; ``--installed`` the ``vepd`` console script of the
+venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs /
+s. The box is shared: compare medians and minima of several repeats, and the CPU seconds, which
+other load disturbs less than wall time.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import resource
 import shutil
 import statistics
@@ -30,10 +45,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))   # the working tree, not an installed copy
+sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
 from vepd_ros import pipeline  # noqa: E402
 
@@ -42,12 +56,29 @@ SCENARIOS = ['straight', 'circle', 'sine']
 RUNS, DURATION, REFERENCE, SEED = 10, 30.0, 'rtk', 1
 N_RUNS = (len(MODELS) + 1) * len(SCENARIOS) * RUNS
 SIM_SECONDS = N_RUNS * DURATION
-CLI_ARGS = ['study', '--models', ','.join(MODELS), '--scenarios', ','.join(SCENARIOS), '--runs', str(RUNS),
-            '--duration', f'{DURATION:g}', '--reference', REFERENCE, '--judge', 'builtin', '--seed', str(SEED)]
+CLI_ARGS = [
+    'study',
+    '--models',
+    ','.join(MODELS),
+    '--scenarios',
+    ','.join(SCENARIOS),
+    '--runs',
+    str(RUNS),
+    '--duration',
+    f'{DURATION:g}',
+    '--reference',
+    REFERENCE,
+    '--judge',
+    'builtin',
+    '--seed',
+    str(SEED),
+]
 
 
 def _cpu() -> float:
-    """User + sys seconds of this process and of its waited-for children (pool workers, subprocesses)."""
+    """
+    User + sys seconds of this process and of its waited-for children (pool workers, subprocesses).
+    """
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
@@ -69,42 +100,62 @@ def study(workers=None, chunk=None):
         pipeline.CHUNK_RUNS = chunk
     d = tempfile.mkdtemp(prefix='bench_study_')
     try:
-        pipeline.run_study(MODELS, SCENARIOS, RUNS, DURATION, REFERENCE, d, seed=SEED, fsync=True, workers=workers)
+        pipeline.run_study(
+            MODELS, SCENARIOS, RUNS, DURATION, REFERENCE, d, seed=SEED, fsync=True, workers=workers
+        )
     finally:
         pipeline.CHUNK_RUNS = old
         shutil.rmtree(d, ignore_errors=True)
 
 
 def cli(tree: Path | None):
-    """``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), or with ``tree`` None the
-    installed ``vepd`` console script beside this interpreter (run from a temporary directory); output discarded."""
+    """
+    ``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), or with
+    ``tree`` None the installed ``vepd`` console script beside this interpreter (run from a
+    temporary directory); output discarded.
+    """
     d = tempfile.mkdtemp(prefix='bench_study_cli_')
     try:
         if tree is None:
-            subprocess.run([str(Path(sys.executable).with_name('vepd')), *CLI_ARGS, '--out', d], cwd=d, check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [str(Path(sys.executable).with_name('vepd')), *CLI_ARGS, '--out', d],
+                cwd=d,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         else:
-            subprocess.run([sys.executable, '-m', 'vepd_ros.cli', *CLI_ARGS, '--out', d], cwd=tree, check=True,
-                           env=dict(os.environ, PYTHONPATH=str(tree)), stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, '-m', 'vepd_ros.cli', *CLI_ARGS, '--out', d],
+                cwd=tree,
+                check=True,
+                env=dict(os.environ, PYTHONPATH=str(tree)),
+                stdout=subprocess.DEVNULL,
+            )
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
 def specs():
     from vepd_ros.metrics.evaluator import REFERENCE as REF
-    jobs = [(REF, REFERENCE, s) for s in SCENARIOS] + [(m, m, s) for m in MODELS for s in SCENARIOS]
+
+    jobs = [(REF, REFERENCE, s) for s in SCENARIOS] + [
+        (m, m, s) for m in MODELS for s in SCENARIOS
+    ]
     return [(side, g, sc, j) for side, g, sc in jobs for j in range(1, RUNS + 1)]
 
 
 def sim_and_judge(workers=None):
     recs = []
-    for r in pipeline.simulate_and_judge(specs(), 'ch_drift_paper', DURATION, SEED, workers=workers):
+    for r in pipeline.simulate_and_judge(
+        specs(), 'ch_drift_paper', DURATION, SEED, workers=workers
+    ):
         recs += r
     return recs
 
 
 def evaluator(recs):
     from vepd_ros.metrics.evaluator import EvaluatorCore
+
     core = EvaluatorCore(k=RUNS, seed=SEED)
     by: dict = {}
     for r in recs:
@@ -115,36 +166,56 @@ def evaluator(recs):
 
 
 def line(name: str, mn: float, med: float, cpu: float, extra: str = '') -> None:
-    print(f'{name:<30s} {mn:6.2f} s min {med:6.2f} s median  cpu {cpu:5.2f} s  {SIM_SECONDS / mn:5.0f}x real time '
-          f'{N_RUNS / mn:5.1f} runs/s{extra}', flush=True)
+    print(
+        f'{name:<30s} {mn:6.2f} s min {med:6.2f} s median  cpu {cpu:5.2f} s  '
+        f'{SIM_SECONDS / mn:5.0f}x real time '
+        f'{N_RUNS / mn:5.1f} runs/s{extra}',
+        flush=True,
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--workers', type=int, default=None, help='default: all cores')
-    ap.add_argument('--chunk', type=int, nargs='*', default=None, help='also time these CHUNK_RUNS values')
-    ap.add_argument('--unbatched', action='store_true', help='also time one run per chunk on one core (slow)')
+    ap.add_argument(
+        '--chunk', type=int, nargs='*', default=None, help='also time these CHUNK_RUNS values'
+    )
+    ap.add_argument(
+        '--unbatched', action='store_true', help='also time one run per chunk on one core (slow)'
+    )
     ap.add_argument('--skip-sequential', action='store_true')
     ap.add_argument('--cli-only', action='store_true', help='time only the CLI command')
-    ap.add_argument('--tree', type=Path, default=ROOT, help='checkout whose CLI is timed (default this one)')
-    ap.add_argument('--installed', action='store_true',
-                    help='time the installed vepd console script instead of python -m vepd_ros.cli of --tree')
+    ap.add_argument(
+        '--tree', type=Path, default=ROOT, help='checkout whose CLI is timed (default this one)'
+    )
+    ap.add_argument(
+        '--installed',
+        action='store_true',
+        help='time the installed vepd console script instead of python -m vepd_ros.cli of --tree',
+    )
     a = ap.parse_args()
     if a.installed:
         a.tree = None
     cores = os.cpu_count()
-    print(f'paper-sized study: {N_RUNS} runs x {DURATION:.0f} s = {SIM_SECONDS:.0f} simulated s; '
-          f'{cores} cores, CHUNK_RUNS={pipeline.CHUNK_RUNS}, repeat {a.repeat}; load average '
-          f'{os.getloadavg()[0]:.2f}', flush=True)
-    print(f'cli: {"vepd" if a.tree is None else "python -m vepd_ros.cli"} {" ".join(CLI_ARGS)} --out DIR   '
-          f'({"installed copy" if a.tree is None else f"tree {a.tree}"})', flush=True)
-    cli(a.tree)                                           # warm-up (page cache)
+    print(
+        f'paper-sized study: {N_RUNS} runs x {DURATION:.0f} s = {SIM_SECONDS:.0f} simulated s; '
+        f'{cores} cores, CHUNK_RUNS={pipeline.CHUNK_RUNS}, repeat {a.repeat}; load average '
+        f'{os.getloadavg()[0]:.2f}',
+        flush=True,
+    )
+    print(
+        f'cli: {"vepd" if a.tree is None else "python -m vepd_ros.cli"} {" ".join(CLI_ARGS)} '
+        f'--out DIR   '
+        f'({"installed copy" if a.tree is None else f"tree {a.tree}"})',
+        flush=True,
+    )
+    cli(a.tree)  # warm-up (page cache)
     cm, cmed, ccpu = timed(lambda: cli(a.tree), a.repeat)
     line('cli (fresh interpreter)', cm, cmed, ccpu)
     if a.cli_only:
         return 0
-    study(a.workers)                                      # warm-up (imports)
+    study(a.workers)  # warm-up (imports)
     mn, med, cpu = timed(lambda: study(a.workers), a.repeat)
     line(f'study in-process (workers={a.workers or cores})', mn, med, cpu)
     if not a.skip_sequential:
@@ -154,7 +225,10 @@ def main() -> int:
     line('  sim+judge only (all cores)', jm, jmed, jcpu)
     recs = sim_and_judge(a.workers)
     em, emed, ecpu = timed(lambda: evaluator(recs), a.repeat)
-    print(f'{"  evaluator only (1 core)":<30s} {em:6.2f} s min {emed:6.2f} s median  cpu {ecpu:5.2f} s')
+    print(
+        f'{"  evaluator only (1 core)":<30s} {em:6.2f} s min {emed:6.2f} s median  cpu '
+        f'{ecpu:5.2f} s'
+    )
     for c in a.chunk or []:
         km, kmed, kcpu = timed(lambda: study(a.workers, c), a.repeat)
         line(f'study, CHUNK_RUNS={c}', km, kmed, kcpu)

@@ -1,4 +1,11 @@
-"""Test harness for rclpy over real DDS (loopback only).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Test harness for rclpy over real DDS (loopback only).
 
 - ``DomainLease`` (vepd_ros.nodes.domain): a ROS_DOMAIN_ID held exclusively (flock) for one
   test, so concurrent pytest runs, xdist workers and ``vepd run`` on this machine never see each
@@ -7,22 +14,27 @@
   seconds); never a fixed sleep.
 - ``ros_env``: the environment for node subprocesses (same domain, loopback discovery, local logs).
 """
+
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
-from vepd_ros.nodes.domain import DOMAIN_RANGE, LOCK_DIR, DomainLease  # noqa: F401 - one lease
+from vepd_ros.nodes.domain import DOMAIN_RANGE, DomainLease, LOCK_DIR  # noqa: F401 - one lease
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def ros_env(domain_id: int) -> dict:
     env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
-               ROS_LOG_DIR=str(REPO / '.ros_log'), PYTHONUNBUFFERED='1')
+    env.update(
+        ROS_DOMAIN_ID=str(domain_id),
+        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+        ROS_LOG_DIR=str(REPO / '.ros_log'),
+        PYTHONUNBUFFERED='1',
+    )
     env.pop('RMW_IMPLEMENTATION', None)
     env.pop('ROS_LOCALHOST_ONLY', None)
     return env
@@ -46,9 +58,12 @@ def spin_until(executor, predicate, timeout_s: float = 10.0, step_s: float = 0.0
 
 
 def wait_for_output(proc, text: str, timeout_s: float = 10.0) -> str:
-    """Read a subprocess's stdout (text mode) until a line containing ``text`` appears; returns what was read.
-    Raises AssertionError with the output on timeout or early exit."""
+    """
+    Read a subprocess's stdout (text mode) until a line containing ``text`` appears; returns what
+    was read. Raises AssertionError with the output on timeout or early exit.
+    """
     import selectors
+
     seen = []
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)

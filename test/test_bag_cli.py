@@ -1,44 +1,87 @@
-"""``vepd bag``: real test1.bag through the judge vs wheel odometry; ART-layout ROS 2 bags give the offline
-study's runs bit for bit; errors leave no run file; recorded estimate, ranges, hybrid, Chrono profile."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd bag``: real test1.bag through the judge vs wheel odometry; ART-layout ROS 2 bags give the
+offline study's runs bit for bit; errors leave no run file; recorded estimate, ranges, hybrid,
+Chrono profile.
+"""
+
 from __future__ import annotations
 
-import json
 from functools import lru_cache
+import json
 
 import numpy as np
 import pytest
-
 from vepd_ros import pipeline
 from vepd_ros.cli import main as vepd
 from vepd_ros.commands.bag import speed_rmse
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.runs.format import read_run
 
-# ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y z yaw pitch
-# roll, PROVENANCE.md) in our roll pitch yaw order
+# ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
+# z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
 TEST1_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
 
 
 def _files(root):
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob('*') if p.is_file()) if root.exists() else []
+    return (
+        sorted(p.relative_to(root).as_posix() for p in root.rglob('*') if p.is_file())
+        if root.exists()
+        else []
+    )
 
 
 def test_test1_bag_speed_against_wheel_odometry(shared_data, tmp_path, capsys):
-    """Real Husky data: /fix (2.5 Hz) + /imu/data (30 Hz) through the ART judge; truth = wheel odometry."""
+    """
+    Real Husky data: /fix (2.5 Hz) + /imu/data (30 Hz) through the ART judge; truth = wheel
+    odometry.
+    """
     bag = shared_data / 'robot_localization_tests' / 'test1.bag'
     out = tmp_path / 'out'
-    assert vepd(['bag', str(bag), '--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu/data',
-                 '--topic', 'truth=/husky_velocity_controller/odom', '--static-tf', TEST1_TF,
-                 '--out', str(out), '--scenario', 'husky']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'custom',
+                '--topic',
+                'gps=/fix',
+                '--topic',
+                'imu=/imu/data',
+                '--topic',
+                'truth=/husky_velocity_controller/odom',
+                '--static-tf',
+                TEST1_TF,
+                '--out',
+                str(out),
+                '--scenario',
+                'husky',
+            ]
+        )
+        == 0
+    )
     rec = read_run(out / 'Real' / 'husky_1.csv')
     meta = json.loads((out / 'Real' / 'husky_1.json').read_text())
     assert meta['truth_type'] == 'nav_msgs/msg/Odometry' and meta['message_counts']['gps'] == 989
-    assert rec.gt_t[-1] == pytest.approx(395.3, abs=0.5) and rec.se_t[-1] == pytest.approx(395.3, abs=0.5)
-    assert len(rec.se_t) == pytest.approx(395.3 * 30, rel=0.01)           # one publication per IMU-driven tick
+    assert rec.gt_t[-1] == pytest.approx(395.3, abs=0.5) and rec.se_t[-1] == pytest.approx(
+        395.3, abs=0.5
+    )
+    assert len(rec.se_t) == pytest.approx(
+        395.3 * 30, rel=0.01
+    )  # one publication per IMU-driven tick
     rmse = speed_rmse(rec)
-    print(f'\ntest1.bag: speed RMSE (built-in ART judge vs wheel odometry, 15 Hz grid) = {rmse:.3f} m/s; '
-          f'mean speed estimate {rec.se_v.mean():.3f}, odometry {rec.gt_v.mean():.3f} m/s')
-    assert rmse < 0.35                                   # measured 0.259 m/s (Husky at ~0.9 m/s)
+    print(
+        f'\ntest1.bag: speed RMSE (built-in ART judge vs wheel odometry, 15 Hz grid) = {rmse:.3f} '
+        f'm/s; '
+        f'mean speed estimate {rec.se_v.mean():.3f}, odometry {rec.gt_v.mean():.3f} m/s'
+    )
+    assert rmse < 0.35  # measured 0.259 m/s (Husky at ~0.9 m/s)
     assert rec.se_v.mean() == pytest.approx(rec.gt_v.mean(), rel=0.1)
 
 
@@ -52,17 +95,53 @@ def _sim(scenario='circle', gps='ch_gauss', duration=8.0, seed=3):
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
 def test_art_layout_bag_gives_the_offline_study_run(tmp_path, storage):
     sim, ref = _sim()
-    bag = write_bag(tmp_path / 'bag', streams_from_sensor_run(sim.sensors), storage=storage,
-                    topics={'odom': '/ground_truth/odometry'})
+    bag = write_bag(
+        tmp_path / 'bag',
+        streams_from_sensor_run(sim.sensors),
+        storage=storage,
+        topics={'odom': '/ground_truth/odometry'},
+    )
     out = tmp_path / 'out'
-    assert vepd(['bag', str(bag), '--profile', 'art', '--topic', 'truth=/ground_truth/odometry',
-                 '--out', str(out), '--scenario', 'circle', '--quiet']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'art',
+                '--topic',
+                'truth=/ground_truth/odometry',
+                '--out',
+                str(out),
+                '--scenario',
+                'circle',
+                '--quiet',
+            ]
+        )
+        == 0
+    )
     got = read_run(out / 'Real' / 'circle_1.csv')
     for k in ('se_t', 'se_v', 'gt_t', 'gt_v', 'se_vx', 'se_vy', 'gt_vx', 'gt_vy'):
         assert np.array_equal(getattr(got, k), getattr(ref, k)), k
-    # the ART default truth (/sbg/gps_vel, NED): same estimate, truth = horizontal speed, no body components
+    # the ART default truth (/sbg/gps_vel, NED): same estimate, truth = horizontal speed, no body
+    # components
     out2 = tmp_path / 'out2'
-    assert vepd(['bag', str(bag), '--profile', 'art', '--out', str(out2), '--scenario', 'circle', '--quiet']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'art',
+                '--out',
+                str(out2),
+                '--scenario',
+                'circle',
+                '--quiet',
+            ]
+        )
+        == 0
+    )
     sbg = read_run(out2 / 'Real' / 'circle_1.csv')
     assert np.array_equal(sbg.se_v, ref.se_v) and np.array_equal(sbg.gt_t, ref.gt_t)
     assert np.allclose(sbg.gt_v, ref.gt_v, atol=1e-12) and not sbg.has_components
@@ -71,20 +150,23 @@ def test_art_layout_bag_gives_the_offline_study_run(tmp_path, storage):
 def test_errors_leave_no_run_file(tmp_path, capsys):
     sim, _ = _sim()
     s = streams_from_sensor_run(sim.sensors, truth=('odom',))
-    bag = write_bag(tmp_path / 'bag', s, storage='sqlite3')                 # no /sbg/gps_vel
+    bag = write_bag(tmp_path / 'bag', s, storage='sqlite3')  # no /sbg/gps_vel
     out = tmp_path / 'out'
     assert vepd(['bag', str(bag), '--profile', 'art', '--out', str(out)]) == 2
     err = capsys.readouterr().err
     assert '/sbg/gps_vel not in the bag' in err and str(bag) in err
     assert _files(out) == []
     # truth topic of a type without an adapter
-    assert vepd(['bag', str(bag), '--profile', 'art', '--topic', 'truth=/imu', '--out', str(out)]) == 2
+    assert (
+        vepd(['bag', str(bag), '--profile', 'art', '--topic', 'truth=/imu', '--out', str(out)])
+        == 2
+    )
     assert 'sensor_msgs/msg/Imu' in capsys.readouterr().err and _files(out) == []
     # a good bag followed by a truncated one: nothing is written for either
     good = write_bag(tmp_path / 'good', streams_from_sensor_run(sim.sensors), storage='mcap')
     bad = write_bag(tmp_path / 'bad', streams_from_sensor_run(sim.sensors), storage='mcap')
     f = next(bad.glob('*.mcap'))
-    f.write_bytes(f.read_bytes()[:f.stat().st_size // 2])
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
     assert vepd(['bag', str(good), str(bad), '--profile', 'art', '--out', str(out)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and 'truncated or corrupt' in err
@@ -95,19 +177,63 @@ def test_recorded_estimate_and_ranges(tmp_path):
     sim, _ = _sim()
     s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
     t = s['gps_vel']['t_ns']
-    s['odom'] = {'t_ns': t, 'twist_linear': np.column_stack([np.full(len(t), 0.5), np.zeros(len(t)), np.zeros(len(t))])}
+    s['odom'] = {
+        't_ns': t,
+        'twist_linear': np.column_stack(
+            [np.full(len(t), 0.5), np.zeros(len(t)), np.zeros(len(t))]
+        ),
+    }
     bag = write_bag(tmp_path / 'bag', s, storage='sqlite3')
     ranges = tmp_path / 'runs.csv'
     ranges.write_text('start,end,scenario\n0,3.5,circle\n4,7.5,sine\n')
     out = tmp_path / 'out'
-    assert vepd(['bag', str(bag), '--profile', 'art', '--estimate', 'recorded', '--split', 'ranges',
-                 '--ranges', str(ranges), '--out', str(out), '--quiet']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'art',
+                '--estimate',
+                'recorded',
+                '--split',
+                'ranges',
+                '--ranges',
+                str(ranges),
+                '--out',
+                str(out),
+                '--quiet',
+            ]
+        )
+        == 0
+    )
     a, b = read_run(out / 'Real' / 'circle_1.csv'), read_run(out / 'Real' / 'sine_1.csv')
     assert np.all(a.se_v == 0.5) and a.gt_t[-1] <= 3.5 + 1e-9 and b.gt_t[0] == 0.0
-    assert json.loads((out / 'Real' / 'sine_1.json').read_text())['segment']['start_s_from_bag_start'] == 4.0
+    assert (
+        json.loads((out / 'Real' / 'sine_1.json').read_text())['segment']['start_s_from_bag_start']
+        == 4.0
+    )
     # numbering continues: the same command again makes circle_2 / sine_2
-    assert vepd(['bag', str(bag), '--profile', 'art', '--estimate', 'recorded', '--split', 'ranges',
-                 '--ranges', str(ranges), '--out', str(out), '--quiet']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'art',
+                '--estimate',
+                'recorded',
+                '--split',
+                'ranges',
+                '--ranges',
+                str(ranges),
+                '--out',
+                str(out),
+                '--quiet',
+            ]
+        )
+        == 0
+    )
     assert (out / 'Real' / 'circle_2.csv').is_file() and (out / 'Real' / 'sine_2.csv').is_file()
 
 
@@ -117,9 +243,30 @@ def test_hybrid_sim_imu_real_gps_is_seeded(tmp_path):
     outs = []
     for k in range(2):
         out = tmp_path / f'out{k}'
-        assert vepd(['bag', str(bag), '--profile', 'art', '--side', 'sim', '--label', 'sim_imu',
-                     '--replace', 'imu=ch_drift_paper', '--seed', '7', '--out', str(out), '--scenario', 'circle',
-                     '--quiet']) == 0
+        assert (
+            vepd(
+                [
+                    'bag',
+                    str(bag),
+                    '--profile',
+                    'art',
+                    '--side',
+                    'sim',
+                    '--label',
+                    'sim_imu',
+                    '--replace',
+                    'imu=ch_drift_paper',
+                    '--seed',
+                    '7',
+                    '--out',
+                    str(out),
+                    '--scenario',
+                    'circle',
+                    '--quiet',
+                ]
+            )
+            == 0
+        )
         outs.append(read_run(out / 'Sim' / 'sim_imu' / 'circle_1.csv'))
     assert np.array_equal(outs[0].se_v, outs[1].se_v)
     meta = json.loads((tmp_path / 'out0' / 'Sim' / 'sim_imu' / 'circle_1.json').read_text())
@@ -135,32 +282,93 @@ def test_chrono_profile_merges_accel_and_gyro(tmp_path):
     s = streams_from_sensor_run(sim.sensors, truth=())
     imu = s.pop('imu')
     tr = sim.sensors.truth
-    streams = {'fix': s['fix'],
-               'accel': {'t_ns': imu['t_ns'], 'frame_id': 'base_link', 'accel': imu['accel'],
-                         'orientation': imu['orientation'], 'accel_cov': imu['accel_cov']},
-               'gyro': {'t_ns': imu['t_ns'], 'frame_id': 'base_link', 'gyro': imu['gyro'], 'gyro_cov': imu['gyro_cov'],
-                        'orientation': imu['orientation']},
-               'body': {'t_ns': np.round(sim.sensors.truth_t_s * 1e9).astype(np.int64), 'position': tr.position_enu,
-                        'orientation': tr.quaternion, 'v_world': tr.velocity_enu}}
-    bag = write_bag(tmp_path / 'bag', streams, storage='mcap', topics={'fix': '/chrono_ros_node/output/gps/gps1'})
+    streams = {
+        'fix': s['fix'],
+        'accel': {
+            't_ns': imu['t_ns'],
+            'frame_id': 'base_link',
+            'accel': imu['accel'],
+            'orientation': imu['orientation'],
+            'accel_cov': imu['accel_cov'],
+        },
+        'gyro': {
+            't_ns': imu['t_ns'],
+            'frame_id': 'base_link',
+            'gyro': imu['gyro'],
+            'gyro_cov': imu['gyro_cov'],
+            'orientation': imu['orientation'],
+        },
+        'body': {
+            't_ns': np.round(sim.sensors.truth_t_s * 1e9).astype(np.int64),
+            'position': tr.position_enu,
+            'orientation': tr.quaternion,
+            'v_world': tr.velocity_enu,
+        },
+    }
+    bag = write_bag(
+        tmp_path / 'bag',
+        streams,
+        storage='mcap',
+        topics={'fix': '/chrono_ros_node/output/gps/gps1'},
+    )
     out = tmp_path / 'out'
-    assert vepd(['bag', str(bag), '--profile', 'chrono', '--out', str(out), '--scenario', 'circle', '--quiet']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'chrono',
+                '--out',
+                str(out),
+                '--scenario',
+                'circle',
+                '--quiet',
+            ]
+        )
+        == 0
+    )
     got = read_run(out / 'Real' / 'circle_1.csv')
     assert np.allclose(got.gt_v, ref.gt_v, atol=1e-9) and got.has_components
     assert speed_rmse(got) == pytest.approx(speed_rmse(ref), abs=0.05)
 
 
 def test_split_stationary_from_the_command(tmp_path):
-    """Stop-go truth: two motion stretches separated by 4 s standstills become two labelled runs."""
+    """
+    Stop-go truth: two motion stretches separated by 4 s standstills become two labelled runs.
+    """
     t = np.arange(0, 30, 0.04)
     v = np.where(((t > 3) & (t < 11)) | ((t > 15) & (t < 26)), 1.2, 0.0)
     tn = 1_700_000_000_000_000_000 + np.round(t * 1e9).astype(np.int64)
     vel = np.column_stack([v, np.zeros_like(v), np.zeros_like(v)])
-    bag = write_bag(tmp_path / 'bag', {'gps_vel': {'t_ns': tn, 'v_enu': vel},
-                                       'odom': {'t_ns': tn, 'twist_linear': vel}}, storage='mcap')
+    bag = write_bag(
+        tmp_path / 'bag',
+        {'gps_vel': {'t_ns': tn, 'v_enu': vel}, 'odom': {'t_ns': tn, 'twist_linear': vel}},
+        storage='mcap',
+    )
     out = tmp_path / 'out'
-    assert vepd(['bag', str(bag), '--profile', 'art', '--estimate', 'recorded', '--split', 'stationary',
-                 '--scenarios', 'straight,circle', '--pad', '0.5', '--out', str(out), '--quiet']) == 0
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                '--profile',
+                'art',
+                '--estimate',
+                'recorded',
+                '--split',
+                'stationary',
+                '--scenarios',
+                'straight,circle',
+                '--pad',
+                '0.5',
+                '--out',
+                str(out),
+                '--quiet',
+            ]
+        )
+        == 0
+    )
     a = json.loads((out / 'Real' / 'straight_1.json').read_text())['segment']
     b = json.loads((out / 'Real' / 'circle_1.json').read_text())['segment']
     assert a['start_s_from_bag_start'] == pytest.approx(3.0 - 0.5, abs=0.05)

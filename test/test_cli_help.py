@@ -1,13 +1,21 @@
-"""`vepd --help` and the offline commands' --help show a worked example; a closed pipe ends
-quietly."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+`vepd --help` and the offline commands' --help show a worked example; a closed pipe ends
+quietly.
+"""
+
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from vepd_ros.cli import main
 from vepd_ros.runs.synthetic import write_synthetic_root
 
@@ -22,8 +30,8 @@ def test_help_has_a_worked_example(argv, capsys):
     text = capsys.readouterr().out
     assert 'Example' in text
     example = text.split('Example', 1)[1]
-    assert f"vepd {argv[0] if argv else 'study'} " in example        # the example uses the command
-    assert '%%' not in text                                 # no argparse escape shown literally
+    assert f'vepd {argv[0] if argv else "study"} ' in example  # the example uses the command
+    assert '%%' not in text  # no argparse escape shown literally
     assert all(len(line) <= 110 for line in text.splitlines())
 
 
@@ -31,19 +39,28 @@ def test_evaluate_help_states_the_interval_and_its_seed(capsys):
     with pytest.raises(SystemExit):
         main(['evaluate', '--help'])
     text = capsys.readouterr().out
-    assert '95 % interval' in text and "study seed" in text
+    assert '95 % interval' in text and 'study seed' in text
 
 
 @pytest.mark.parametrize('argv', [['sensors', 'models'], ['sensors', 'models', 'ch_rw']])
 def test_closed_pipe_ends_quietly_for_any_command(argv):
-    """`vepd sensors models | head`: the pipe is closed before the command writes (main() covers
-    every subcommand, not only evaluate)."""
+    """
+    `vepd sensors models | head`: the pipe is closed before the command writes (main() covers
+    every subcommand, not only evaluate).
+    """
     import os
+
     r, w = os.pipe()
     os.close(r)
     try:
-        p = subprocess.run([sys.executable, '-m', 'vepd_ros.cli', *argv], cwd=REPO, stdout=w,
-                           stderr=subprocess.PIPE, text=True, timeout=120)
+        p = subprocess.run(
+            [sys.executable, '-m', 'vepd_ros.cli', *argv],
+            cwd=REPO,
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.close(w)
     assert p.returncode == 1
@@ -51,26 +68,42 @@ def test_closed_pipe_ends_quietly_for_any_command(argv):
 
 
 def test_an_unwritable_output_is_exit_2_naming_it(tmp_path, capsys):
-    """An OSError (here --out under a regular file) is one line naming the path, not a
-    traceback."""
+    """
+    An OSError (here --out under a regular file) is one line naming the path, not a
+    traceback.
+    """
     blocker = tmp_path / 'afile'
     blocker.write_text('')
     out = blocker / 'sim'
-    assert main(['sensors', 'simulate', '--scenario', 'circle', '--duration', '2',
-                 '--out', str(out)]) == 2
+    assert (
+        main(['sensors', 'simulate', '--scenario', 'circle', '--duration', '2', '--out', str(out)])
+        == 2
+    )
     err = capsys.readouterr().err
     assert str(out) in err and 'Traceback' not in err
 
 
 def test_closed_pipe_ends_without_a_traceback(tmp_path):
-    """`vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is
-    written."""
-    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0,
-                                models=('AirSim_results',))
-    cmd = [sys.executable, '-m', 'vepd_ros.cli', 'evaluate', str(root), '--json', '--runs',
-           '--n-boot', '50']
+    """
+    `vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is
+    written.
+    """
+    root = write_synthetic_root(
+        tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('AirSim_results',)
+    )
+    cmd = [
+        sys.executable,
+        '-m',
+        'vepd_ros.cli',
+        'evaluate',
+        str(root),
+        '--json',
+        '--runs',
+        '--n-boot',
+        '50',
+    ]
     p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdout.close()                     # as `head` does once it has its lines
+    p.stdout.close()  # as `head` does once it has its lines
     err = p.stderr.read().decode()
     p.stderr.close()
     assert p.wait(timeout=120) == 1

@@ -15,13 +15,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.copyright
 @pytest.mark.linter
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason='the tree is not yet ament-conformant (issue 12)')
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason='the tree is not yet ament-conformant (issue 12)'
+)
 def test_copyright(monkeypatch):
     """Every .py file carries the BSD-3-Clause notice of LICENSE (ament's bsd_3clause)."""
     main = pytest.importorskip(
-        'ament_copyright.main', reason='ament_copyright not installed (make venv installs it '
-        'from ../shared/ros2_tooling/lint; a ROS 2 install has it)').main
+        'ament_copyright.main',
+        reason='ament_copyright not installed (make venv installs it '
+        'from ../shared/ros2_tooling/lint; a ROS 2 install has it)',
+    ).main
     monkeypatch.chdir(REPO)
     rc = main(argv=['.', 'test'])
     assert rc == 0, 'Found errors'

@@ -1,6 +1,14 @@
-"""`vepd demo` (what `make demo` runs) on a shared, busy machine: two demos at once, and a demo
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+`vepd demo` (what `make demo` runs) on a shared, busy machine: two demos at once, and a demo
 while a CPU hog keeps both cores busy, each finish with exit 0 and the table. No wall budget is
-asserted (timings are noisy); the wall times are printed (`pytest -s`) for the README."""
+asserted (timings are noisy); the wall times are printed (`pytest -s`) for the README.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,6 @@ import sys
 import time
 
 import pytest
-
 from ros_helpers import REPO
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -38,7 +45,9 @@ def _check(proc, out) -> int:
     stdout, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 0, stderr[-3000:]
     assert 'Table I' in stdout and 'Ch:RW' in stdout and (out / 'result.json').is_file()
-    assert 'not a complete result' not in stderr and 'stalled: ' not in stderr  # run.py's stall error
+    assert (
+        'not a complete result' not in stderr and 'stalled: ' not in stderr
+    )  # run.py's stall error
     return int(re.search(r'DDS domain (\d+)', stderr).group(1))
 
 

@@ -1,11 +1,20 @@
-"""`vepd study`: truth → models → built-in judge → runs → VEPD, offline, seeded, re-evaluable from disk."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+`vepd study`: truth → models → built-in judge → runs → VEPD, offline, seeded, re-evaluable from
+disk.
+"""
+
 from __future__ import annotations
 
 import json
 
 import numpy as np
 import pytest
-
 from vepd_ros.cli import main
 from vepd_ros.metrics import evaluate_root
 from vepd_ros.pipeline import judge_batch, run_study, simulate_batch
@@ -15,15 +24,27 @@ from vepd_ros.runs import read_run
 @pytest.fixture(scope='module')
 def study(tmp_path_factory):
     out = tmp_path_factory.mktemp('study')
-    res = run_study(['ch_gauss', 'ch_rw'], ['straight', 'circle'], runs=3, duration_s=6.0, reference='rtk', out_dir=out,
-                    seed=5, n_boot=100, fsync=False)
+    res = run_study(
+        ['ch_gauss', 'ch_rw'],
+        ['straight', 'circle'],
+        runs=3,
+        duration_s=6.0,
+        reference='rtk',
+        out_dir=out,
+        seed=5,
+        n_boot=100,
+        fsync=False,
+    )
     return out, res
 
 
 def test_study_writes_runs_and_a_result_that_disk_reproduces(study):
     out, res = study
-    assert res['k'] == {'real': {'straight': 3, 'circle': 3}, 'ch_gauss': {'straight': 3, 'circle': 3},
-                        'ch_rw': {'straight': 3, 'circle': 3}}
+    assert res['k'] == {
+        'real': {'straight': 3, 'circle': 3},
+        'ch_gauss': {'straight': 3, 'circle': 3},
+        'ch_rw': {'straight': 3, 'circle': 3},
+    }
     assert [e['display_name'] for e in res['models'].values()] == ['Ch:Gauss', 'Ch:RW']
     again = evaluate_root(out, n_boot=100, seed=5)
     for m, e in res['models'].items():
@@ -31,32 +52,71 @@ def test_study_writes_runs_and_a_result_that_disk_reproduces(study):
     assert json.loads((out / 'result.json').read_text())['study']['reference'] == 'rtk'
     r = read_run(out / 'Sim' / 'ch_rw' / 'circle_2.csv')
     assert r.meta['model'] == 'ch_rw' and r.meta['judge'] == 'builtin' and r.meta['j'] == 2
-    assert 180 < len(r.se_t) < 230 and len(r.gt_t) == 151           # 35 Hz filter output, 25 Hz truth, 6 s
+    assert 180 < len(r.se_t) < 230 and len(r.gt_t) == 151  # 35 Hz filter output, 25 Hz truth, 6 s
     assert np.all(np.diff(r.se_t) > 0) and r.gt_v.max() > 0.5
     # the same truth for every model (seeded by scenario and run), different sensor noise
     g = read_run(out / 'Sim' / 'ch_gauss' / 'circle_2.csv')
     np.testing.assert_array_equal(g.gt_v, r.gt_v)
-    assert r.meta['seeds']['truth'] == g.meta['seeds']['truth'] and r.meta['seeds']['gps'] != g.meta['seeds']['gps']
+    assert (
+        r.meta['seeds']['truth'] == g.meta['seeds']['truth']
+        and r.meta['seeds']['gps'] != g.meta['seeds']['gps']
+    )
 
 
 def test_study_is_seeded(study, tmp_path):
     out, res = study
-    res2 = run_study(['ch_rw'], ['circle'], runs=3, duration_s=6.0, reference='rtk', out_dir=tmp_path, seed=5,
-                     n_boot=0, fsync=False)
+    res2 = run_study(
+        ['ch_rw'],
+        ['circle'],
+        runs=3,
+        duration_s=6.0,
+        reference='rtk',
+        out_dir=tmp_path,
+        seed=5,
+        n_boot=0,
+        fsync=False,
+    )
     a = read_run(out / 'Sim' / 'ch_rw' / 'circle_3.csv')
     b = read_run(tmp_path / 'Sim' / 'ch_rw' / 'circle_3.csv')
     np.testing.assert_array_equal(a.se_v, b.se_v)
-    assert res2['models']['ch_rw']['per_scenario']['circle']['VEPD'] == \
-        res['models']['ch_rw']['per_scenario']['circle']['VEPD']
+    assert (
+        res2['models']['ch_rw']['per_scenario']['circle']['VEPD']
+        == res['models']['ch_rw']['per_scenario']['circle']['VEPD']
+    )
 
 
 def test_reference_directory_and_cli(study, tmp_path, capsys):
     out, _ = study
-    assert main(['study', '--models', 'airsim', '--scenarios', 'circle,straight', '--runs', '3', '--duration', '6',
-                 '--reference', str(out), '--seed', '5', '--n-boot', '0', '--out', str(tmp_path / 's'), '--json']) == 0
+    assert (
+        main(
+            [
+                'study',
+                '--models',
+                'airsim',
+                '--scenarios',
+                'circle,straight',
+                '--runs',
+                '3',
+                '--duration',
+                '6',
+                '--reference',
+                str(out),
+                '--seed',
+                '5',
+                '--n-boot',
+                '0',
+                '--out',
+                str(tmp_path / 's'),
+                '--json',
+            ]
+        )
+        == 0
+    )
     res = json.loads(capsys.readouterr().out)
     assert list(res['models']) == ['airsim'] and res['k']['real'] == {'straight': 3, 'circle': 3}
-    assert (tmp_path / 's' / 'Real' / 'circle_1.csv').is_file()       # reference copied: OUT is self-contained
+    assert (
+        tmp_path / 's' / 'Real' / 'circle_1.csv'
+    ).is_file()  # reference copied: OUT is self-contained
 
 
 def test_bad_arguments(tmp_path, capsys):
@@ -78,31 +138,46 @@ def test_judge_step_alone():
 
 def test_shared_truth_gives_the_same_sensor_runs():
     from vepd_ros.pipeline import simulate_run, truth_samples
+
     shared = truth_samples('sine', 2, 4.0, seed=3)
     for label, model in (('ch_rw', 'ch_rw'), ('real', 'rtk')):
         a = simulate_run(label, model, 'ch_drift_paper', 'sine', 2, 4.0, 3)
         b = simulate_run(label, model, 'ch_drift_paper', 'sine', 2, 4.0, 3, truth=shared)
-        for x, y in ((a.sensors.gps.position_enu, b.sensors.gps.position_enu), (a.sensors.gps_lla, b.sensors.gps_lla),
-                     (a.sensors.imu.linear_acceleration, b.sensors.imu.linear_acceleration),
-                     (a.sensors.imu.orientation, b.sensors.imu.orientation),
-                     (a.sensors.truth_t_s, b.sensors.truth_t_s)):
+        for x, y in (
+            (a.sensors.gps.position_enu, b.sensors.gps.position_enu),
+            (a.sensors.gps_lla, b.sensors.gps_lla),
+            (a.sensors.imu.linear_acceleration, b.sensors.imu.linear_acceleration),
+            (a.sensors.imu.orientation, b.sensors.imu.orientation),
+            (a.sensors.truth_t_s, b.sensors.truth_t_s),
+        ):
             assert x.tobytes() == y.tobytes()
-    assert not shared.truth_t_s.flags.writeable            # shared between models: read-only
+    assert not shared.truth_t_s.flags.writeable  # shared between models: read-only
 
 
 def test_truth_order_groups_runs_by_truth_and_keeps_each_labels_order():
     from vepd_ros.pipeline import truth_order
-    specs = [(lb, lb, sc, j) for lb in ('real', 'a', 'b') for sc in ('straight', 'circle') for j in (1, 2)]
+
+    specs = [
+        (lb, lb, sc, j)
+        for lb in ('real', 'a', 'b')
+        for sc in ('straight', 'circle')
+        for j in (1, 2)
+    ]
     got = [specs[i] for i in truth_order(specs)]
-    assert [(s[2], s[3]) for s in got[:3]] == [('straight', 1)] * 3 and [s[0] for s in got[:3]] == ['real', 'a', 'b']
+    assert [(s[2], s[3]) for s in got[:3]] == [('straight', 1)] * 3 and [
+        s[0] for s in got[:3]
+    ] == ['real', 'a', 'b']
     for lb in ('real', 'a', 'b'):
         assert [s for s in got if s[0] == lb] == [s for s in specs if s[0] == lb]
 
 
 def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
-    """Workers write the runs; the bytes on disk (runs, sidecars, index.json) and result.json are the same for
-    one process with small chunks and for the default pool."""
+    """
+    Workers write the runs; the bytes on disk (runs, sidecars, index.json) and result.json are the
+    same for one process with small chunks and for the default pool.
+    """
     import vepd_ros.pipeline as pl
+
     args = (['ch_gauss', 'ch_rw'], ['straight', 'circle'], 2, 4.0, 'rtk')
     pl.run_study(*args, tmp_path / 'a', seed=4, n_boot=50)
     monkeypatch.setattr(pl, 'CHUNK_RUNS', 5)

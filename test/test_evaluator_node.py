@@ -1,10 +1,19 @@
-"""evaluator_node over DDS: fed /vepd/runs events for runs on disk, it publishes on /vepd/result exactly what
-``vepd evaluate`` (``evaluate_root``) computes for the same directory, and writes result.json."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+evaluator_node over DDS: fed /vepd/runs events for runs on disk, it publishes on /vepd/result
+exactly what ``vepd evaluate`` (``evaluate_root``) computes for the same directory, and writes
+result.json.
+"""
+
 import json
 
 import numpy as np
 import pytest
-
 from ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
@@ -16,16 +25,30 @@ LABELS = ('ch_gauss', 'ch_rw')
 def _write_batches(root):
     from vepd_ros.runs.layout import BatchWriter
     from vepd_ros.runs.synthetic import synthetic_run
+
     rng = np.random.default_rng(11)
     events = []
-    for side, label, noise in [('real', None, 0.04), ('sim', 'ch_gauss', 0.12), ('sim', 'ch_rw', 0.05)]:
+    for side, label, noise in [
+        ('real', None, 0.04),
+        ('sim', 'ch_gauss', 0.12),
+        ('sim', 'ch_rw', 0.05),
+    ]:
         w = BatchWriter(root, side, label, fsync=False)
         for sc in ('straight', 'circle'):
             for j in range(1, K + 1):
                 rec = synthetic_run(rng, sc, duration_s=8.0, noise=noise)
                 path = w.write(rec, sc, {'model': label or 'real'}, j=j)
-                events.append({'status': 'written', 'side': side, 'label': w.label, 'scenario': sc, 'j': j,
-                               'path': str(path), 'model': label or ''})
+                events.append(
+                    {
+                        'status': 'written',
+                        'side': side,
+                        'label': w.label,
+                        'scenario': sc,
+                        'j': j,
+                        'path': str(path),
+                        'model': label or '',
+                    }
+                )
     return events
 
 
@@ -33,34 +56,58 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     import rclpy
     from rclpy.parameter import Parameter
     from std_msgs.msg import String
-
     from vepd_ros.metrics.evaluator import evaluate_root
     from vepd_ros.nodes.base import EVENT_QOS
-    from vepd_ros.nodes.evaluator_node import RESULT_TOPIC, EvaluatorNode
+    from vepd_ros.nodes.evaluator_node import EvaluatorNode, RESULT_TOPIC
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
 
     root = tmp_path / 'batches'
     events = _write_batches(root)
     out = tmp_path / 'out'
-    node = EvaluatorNode(context=ros_ctx, parameter_overrides=[
-        Parameter('k', value=K), Parameter('expected_labels', value=','.join(LABELS)),
-        Parameter('output_dir', value=str(out)), Parameter('report', value=False)])
+    node = EvaluatorNode(
+        context=ros_ctx,
+        parameter_overrides=[
+            Parameter('k', value=K),
+            Parameter('expected_labels', value=','.join(LABELS)),
+            Parameter('output_dir', value=str(out)),
+            Parameter('report', value=False),
+        ],
+    )
     test = rclpy.create_node('runs_src', context=ros_ctx)
     pub = test.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
     results = []
-    test.create_subscription(String, RESULT_TOPIC, lambda m: results.append(json.loads(m.data)), EVENT_QOS)
+    test.create_subscription(
+        String, RESULT_TOPIC, lambda m: results.append(json.loads(m.data)), EVENT_QOS
+    )
     for n in (node, test):
         executor.add_node(n)
-    assert spin_until(executor, lambda: pub.get_subscription_count() and test.count_publishers(RESULT_TOPIC), 10)
+    assert spin_until(
+        executor, lambda: pub.get_subscription_count() and test.count_publishers(RESULT_TOPIC), 10
+    )
 
-    # the reference last but one run: nothing is evaluated before every batch holds K runs of every scenario
+    # the reference last but one run: nothing is evaluated before every batch holds K runs of every
+    # scenario
     events.append(events.pop(K - 1))
-    pub.publish(String(data=json.dumps({'status': 'discarded', 'side': 'sim', 'label': 'ch_rw', 'scenario': 'circle',
-                                        'reason': 'short run'})))
+    pub.publish(
+        String(
+            data=json.dumps(
+                {
+                    'status': 'discarded',
+                    'side': 'sim',
+                    'label': 'ch_rw',
+                    'scenario': 'circle',
+                    'reason': 'short run',
+                }
+            )
+        )
+    )
     for ev in events[:-1]:
         pub.publish(String(data=json.dumps(ev)))
-    assert spin_until(executor, lambda: sum(len(v) for b in node.batches.values() for v in b.values())
-                      == len(events) - 1, 10)
+    assert spin_until(
+        executor,
+        lambda: sum(len(v) for b in node.batches.values() for v in b.values()) == len(events) - 1,
+        10,
+    )
     assert node.evaluations == 0 and not results and not (out / 'result.json').exists()
     pub.publish(String(data=json.dumps(events[-1])))
     assert spin_until(executor, lambda: results, 15), 'no /vepd/result'
@@ -76,9 +123,15 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
         assert set(g['per_scenario']) == set(w['per_scenario']) == {'straight', 'circle'}
         for sc, ws in w['per_scenario'].items():
             for key in ('W1', 'W2', 'VEPD'):
-                assert g['per_scenario'][sc][key] == pytest.approx(ws[key], rel=0, abs=1e-12), (label, sc, key)
+                assert g['per_scenario'][sc][key] == pytest.approx(ws[key], rel=0, abs=1e-12), (
+                    label,
+                    sc,
+                    key,
+                )
         assert w['VEPD'] > 0
-    assert got['models']['ch_gauss']['VEPD'] > got['models']['ch_rw']['VEPD']      # the noisier model is farther
+    assert (
+        got['models']['ch_gauss']['VEPD'] > got['models']['ch_rw']['VEPD']
+    )  # the noisier model is farther
     written = json.loads((out / 'result.json').read_text())
     assert written['models'] == got['models']
     assert node.evaluations == 1

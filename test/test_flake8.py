@@ -15,15 +15,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.flake8
 @pytest.mark.linter
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason='the tree is not yet ament-conformant (issue 12)')
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason='the tree is not yet ament-conformant (issue 12)'
+)
 def test_flake8(monkeypatch):
     """No flake8 error under ament_flake8.ini (99 columns, single quotes, google import order)."""
     main_with_errors = pytest.importorskip(
-        'ament_flake8.main', reason='ament_flake8 not installed (make venv installs it from '
-        '../shared/ros2_tooling/lint; a ROS 2 install has it)').main_with_errors
+        'ament_flake8.main',
+        reason='ament_flake8 not installed (make venv installs it from '
+        '../shared/ros2_tooling/lint; a ROS 2 install has it)',
+    ).main_with_errors
     pytest.importorskip('flake8_quotes', reason='flake8 plugins missing (requirements-dev.txt)')
-    monkeypatch.chdir(REPO)    # ament_flake8 walks the working directory for its excludes
+    monkeypatch.chdir(REPO)  # ament_flake8 walks the working directory for its excludes
     rc, errors = main_with_errors(argv=[])
-    assert rc == 0, \
-        'Found %d code style errors / warnings:\n' % len(errors) + '\n'.join(errors)
+    assert rc == 0, 'Found %d code style errors / warnings:\n' % len(errors) + '\n'.join(errors)

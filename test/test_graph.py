@@ -1,10 +1,22 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """The graph description that the launch files and `vepd run` share."""
+
 import ast
 from pathlib import Path
 
 import pytest
-
-from vepd_ros.graph import GRAPH_ARGS, build_graph, label_namespace, node_params_from_yaml, typed_args
+from vepd_ros.graph import (
+    build_graph,
+    GRAPH_ARGS,
+    label_namespace,
+    node_params_from_yaml,
+    typed_args,
+)
 from vepd_ros.params import ParameterError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -13,11 +25,16 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def rl_yaml(tmp_path):
     ekf = tmp_path / 'ekf.yaml'
-    ekf.write_text('ekf_filter_node:\n  ros__parameters:\n    frequency: 35.0\n    two_d_mode: true\n'
-                   '    odom0: odometry/gps\n    imu0: imu/data\n')
+    ekf.write_text(
+        'ekf_filter_node:\n  ros__parameters:\n    frequency: 35.0\n    two_d_mode: true\n'
+        '    odom0: odometry/gps\n    imu0: imu/data\n'
+    )
     navsat = tmp_path / 'navsat.yaml'
-    navsat.write_text('/**:\n  ros__parameters:\n    zero_altitude: true\nnavsat_transform:\n  ros__parameters:\n'
-                      '    use_odometry_yaw: true\n')
+    navsat.write_text(
+        '/**:\n  ros__parameters:\n    zero_altitude: true\nnavsat_transform:\n  '
+        'ros__parameters:\n'
+        '    use_odometry_yaw: true\n'
+    )
     return {'ekf_config': str(ekf), 'navsat_config': str(navsat), 'judge': 'builtin'}
 
 
@@ -40,7 +57,9 @@ def test_accelerated_graph_runs_on_sim_time_and_truth_drives_the_clock(rl_yaml):
     truth = nodes[0].parameters[0]
     assert truth['time_scale'] == 5.0 and truth['publish_clock'] is True
     for n in nodes[1:]:
-        assert any(isinstance(p, dict) and p.get('use_sim_time') is True for p in n.parameters), n.name
+        assert any(isinstance(p, dict) and p.get('use_sim_time') is True for p in n.parameters), (
+            n.name
+        )
 
 
 def test_judge_parameters_come_from_the_rl_yaml_even_inside_a_namespace(rl_yaml):
@@ -69,12 +88,16 @@ def test_bad_arguments_name_themselves(rl_yaml):
 
 
 def test_launch_style_strings_are_typed_by_default():
-    assert typed_args('sim_judge', {'k': '2', 'time_scale': '5', 'models': 'ch_gauss,ch_rw', 'use_truth_node': 'false'}) \
-        == {'k': 2, 'time_scale': 5, 'models': 'ch_gauss,ch_rw', 'use_truth_node': False}
+    assert typed_args(
+        'sim_judge',
+        {'k': '2', 'time_scale': '5', 'models': 'ch_gauss,ch_rw', 'use_truth_node': 'false'},
+    ) == {'k': 2, 'time_scale': 5, 'models': 'ch_gauss,ch_rw', 'use_truth_node': False}
 
 
 def test_label_namespaces_are_ros_names():
-    assert label_namespace('ch_gauss+airsim') == 'ch_gauss_airsim' and label_namespace('1x') == 'm_1x'
+    assert (
+        label_namespace('ch_gauss+airsim') == 'ch_gauss_airsim' and label_namespace('1x') == 'm_1x'
+    )
 
 
 @pytest.mark.parametrize('graph', sorted(GRAPH_ARGS))
@@ -85,11 +108,20 @@ def test_launch_files_are_thin_and_name_their_graph(graph):
     assert funcs == ['generate_launch_description']
     assert f"launch_description('{graph}')" in src
     support = ast.parse((REPO / 'vepd_ros' / 'launch_support.py').read_text())
-    imported = {a.name for n in ast.walk(support) if isinstance(n, ast.ImportFrom) for a in n.names}
-    assert {'LaunchDescription', 'DeclareLaunchArgument', 'OpaqueFunction', 'Node', 'build_graph'} <= imported
+    imported = {
+        a.name for n in ast.walk(support) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    assert {
+        'LaunchDescription',
+        'DeclareLaunchArgument',
+        'OpaqueFunction',
+        'Node',
+        'build_graph',
+    } <= imported
 
 
 def test_reference_label_is_the_evaluators_reference_side():
     from vepd_ros.graph import REFERENCE_LABEL
     from vepd_ros.metrics.evaluator import REFERENCE
+
     assert REFERENCE_LABEL == REFERENCE

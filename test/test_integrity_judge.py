@@ -1,43 +1,62 @@
-"""The judge's message layer under bad input (issue 17): a bad message is dropped and counted per
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+The judge's message layer under bad input (issue 17): a bad message is dropped and counted per
 reason, never raised, never carried into a NaN state, and no numpy warning escapes; valid input is
-unchanged."""
+unchanged.
+"""
+
 import copy
 import math
 import warnings
 
 import numpy as np
 import pytest
-
 from test_judge_core_msgs import imu_msg, odom_msg
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import RosFilter
 from vepd_ros.judge.measurements import MeasurementBuilder
 from vepd_ros.judge.navsat import NavSatCore
 
-CFG = {'ekf_filter_node': {'ros__parameters': {
-    'frequency': 30.0, 'two_d_mode': False,
-    'imu0': '/imu',
-    'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
-    'imu0_remove_gravitational_acceleration': True,
-    'odom0': '/odom', 'odom0_config': [True] * 3 + [False] * 3 + [True] * 3 + [False] * 6}}}
+CFG = {
+    'ekf_filter_node': {
+        'ros__parameters': {
+            'frequency': 30.0,
+            'two_d_mode': False,
+            'imu0': '/imu',
+            'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
+            'imu0_remove_gravitational_acceleration': True,
+            'odom0': '/odom',
+            'odom0_config': [True] * 3 + [False] * 3 + [True] * 3 + [False] * 6,
+        }
+    }
+}
 
 
-T0 = 100 * 10 ** 9
+T0 = 100 * 10**9
 
 
 def _stream(n=40):
-    return [('imu0', imu_msg(T0 + i * 10 ** 7)) if i % 2 else
-            ('odom0', odom_msg(T0 + i * 10 ** 7, v=(1.0, 0.0, 0.0))) for i in range(n)]
+    return [
+        ('imu0', imu_msg(T0 + i * 10**7))
+        if i % 2
+        else ('odom0', odom_msg(T0 + i * 10**7, v=(1.0, 0.0, 0.0)))
+        for i in range(n)
+    ]
 
 
 def _run(msgs):
     f = RosFilter(load_ekf_params(CFG))
     out = None
     with warnings.catch_warnings():
-        warnings.simplefilter('error')                  # no numpy RuntimeWarning may escape
+        warnings.simplefilter('error')  # no numpy RuntimeWarning may escape
         for i, (sensor, m) in enumerate(msgs):
             f.feed(sensor, m)
-            out = f.tick(T0 + i * 10 ** 7 + 1) or out        # ticks at arrival (the stamp may lie)
+            out = f.tick(T0 + i * 10**7 + 1) or out  # ticks at arrival (the stamp may lie)
     return f, out
 
 
@@ -50,19 +69,31 @@ CASES = {
     'quaternion 1e-200': (21, lambda m: _q(m, (1e-200, 0.0, 0.0, 0.0)), 'quaternion'),
     'quaternion NaN': (21, lambda m: setattr(m.orientation, 'w', math.nan), 'quaternion'),
     'quaternion 1e200': (21, lambda m: setattr(m.orientation, 'x', 1e200), 'quaternion'),
-    'accel covariance NaN': (21, lambda m: m.linear_acceleration_covariance.__setitem__(
-        4, math.nan), 'covariance'),
-    'gyro covariance Inf': (21, lambda m: m.angular_velocity_covariance.__setitem__(0, math.inf),
-                            'covariance'),
+    'accel covariance NaN': (
+        21,
+        lambda m: m.linear_acceleration_covariance.__setitem__(4, math.nan),
+        'covariance',
+    ),
+    'gyro covariance Inf': (
+        21,
+        lambda m: m.angular_velocity_covariance.__setitem__(0, math.inf),
+        'covariance',
+    ),
     'accel 1e300': (21, lambda m: setattr(m.linear_acceleration, 'x', 1e300), 'beyond'),
     'gyro 1e300': (21, lambda m: setattr(m.angular_velocity, 'z', 1e300), 'beyond'),
     'gyro Inf': (21, lambda m: setattr(m.angular_velocity, 'z', math.inf), 'non-finite'),
     'odom position 1e300': (20, lambda m: setattr(m.pose.pose.position, 'x', 1e300), 'beyond'),
-    'odom covariance NaN': (20, lambda m: m.pose.covariance.__setitem__(0, math.nan),
-                            'covariance'),
+    'odom covariance NaN': (
+        20,
+        lambda m: m.pose.covariance.__setitem__(0, math.nan),
+        'covariance',
+    ),
     'odom covariance 1e300': (20, lambda m: m.pose.covariance.__setitem__(0, 1e300), 'covariance'),
-    'odom velocity NaN': (20, lambda m: setattr(m.twist.twist.linear, 'x', math.nan),
-                          'non-finite'),
+    'odom velocity NaN': (
+        20,
+        lambda m: setattr(m.twist.twist.linear, 'x', math.nan),
+        'non-finite',
+    ),
 }
 
 
@@ -92,8 +123,10 @@ def test_zero_quaternion_is_identity_as_upstream():
 
 
 def test_batch_path_tiny_quaternion_dropped_and_counted():
-    """The array path (K runs at once) drops the same sample with the same count, without
-    warnings."""
+    """
+    The array path (K runs at once) drops the same sample with the same count, without
+    warnings.
+    """
     b = MeasurementBuilder(load_ekf_params(CFG))
     n, k = 5, 3
     q = np.tile([0.0, 0.0, 0.0, 1.0], (k, n, 1))
@@ -101,30 +134,43 @@ def test_batch_path_tiny_quaternion_dropped_and_counted():
     cov = np.tile(np.eye(3).ravel() * 1e-4, (k, n, 1))
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        series = b.imu_arrays('imu0', np.arange(1, n + 1) * 10 ** 8, q, np.zeros((k, n, 3)),
-                              np.tile([0.0, 0.0, 9.8], (k, n, 1)), cov, cov, cov)
+        series = b.imu_arrays(
+            'imu0',
+            np.arange(1, n + 1) * 10**8,
+            q,
+            np.zeros((k, n, 3)),
+            np.tile([0.0, 0.0, 9.8], (k, n, 1)),
+            cov,
+            cov,
+            cov,
+        )
     pose = [s for s in series if s.topic == 'imu0_pose'][0]
     assert len(pose) == n - 1 and np.isfinite(pose.z).all()
-    assert b.dropped == {'/imu: orientation quaternion not finite or of near-zero norm': 1,
-                         'imu0_acceleration: no usable orientation to remove gravity with': 1}
+    assert b.dropped == {
+        '/imu: orientation quaternion not finite or of near-zero norm': 1,
+        'imu0_acceleration: no usable orientation to remove gravity with': 1,
+    }
 
 
 def test_out_of_order_imu_stamp_dropped_and_counted():
     msgs = _stream()
     m = msgs[21][1]
-    t = m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec - 5 * 10 ** 9
-    m.header.stamp.sec, m.header.stamp.nanosec = t // 10 ** 9, t % 10 ** 9
+    t = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - 5 * 10**9
+    m.header.stamp.sec, m.header.stamp.nanosec = t // 10**9, t % 10**9
     f, out = _run(msgs)
     # pose, twist, acceleration parts
     assert sum(v for k, v in f.dropped.items() if 'older' in k) == 3
     last = msgs[-1][1].header.stamp
-    assert out.stamp_ns == last.sec * 10 ** 9 + last.nanosec
+    assert out.stamp_ns == last.sec * 10**9 + last.nanosec
 
 
 def test_update_that_would_go_non_finite_is_refused_and_counted():
-    """A covariance that is finite but makes the gain overflow: the EKF keeps its state and counts
-    it."""
+    """
+    A covariance that is finite but makes the gain overflow: the EKF keeps its state and counts
+    it.
+    """
     from vepd_ros.judge.ekf import Ekf, index_set
+
     e = Ekf()
     e.initialise(0, np.zeros(15), np.eye(15), [True] * 15)
     e.P = np.full((1, 15, 15), 1e200)
@@ -135,8 +181,9 @@ def test_update_that_would_go_non_finite_is_refused_and_counted():
         warnings.filterwarnings('ignore', category=RuntimeWarning)
         assert not e.correct_k1_checked(s, [1e9, 1e9, 1e9], np.eye(3) * 1e-9)
     assert e.x.tobytes() == x0.tobytes() and e.P.tobytes() == P0.tobytes()
-    assert e.drops == {'update refused: the state would not be finite': 1} or \
-        e.drops == {'update refused: singular innovation covariance': 1}
+    assert e.drops == {'update refused: the state would not be finite': 1} or e.drops == {
+        'update refused: singular innovation covariance': 1
+    }
 
 
 def test_navsat_counts_bad_fixes():
@@ -149,18 +196,23 @@ def test_navsat_counts_bad_fixes():
         # upstream's "no fix": ignored as upstream does, and counted (issue 17: a NaN latitude
         # in a bag left judge replay's `dropped` empty)
         nav.on_fix(4, math.nan, -89.0, 260.0)
-    assert nav.dropped == {'fix: position_covariance not finite or out of range': 1,
-                           'fix: latitude/longitude/altitude out of range or infinite': 2,
-                           'fix: latitude/longitude/altitude not a number (ignored, as upstream)': 1}
+    assert nav.dropped == {
+        'fix: position_covariance not finite or out of range': 1,
+        'fix: latitude/longitude/altitude out of range or infinite': 2,
+        'fix: latitude/longitude/altitude not a number (ignored, as upstream)': 1,
+    }
     assert not nav.gps_updated.any()
 
 
 @pytest.mark.parametrize('case', ['quaternion', 'acceleration', 'latitude', 'longitude'])
 def test_graph_batch_path_drops_and_counts(case):
-    """run_judge_batch (vepd bag, the offline study): the same bad values give a finite state, a
+    """
+    run_judge_batch (vepd bag, the offline study): the same bad values give a finite state, a
     counted drop and no numpy warning (gravity removal before the message layer, UTM projection of
-    a bad fix)."""
+    a bad fix).
+    """
     from vepd_ros.judge.graph import circle_inputs, run_judge_batch
+
     imu, gps, _ = circle_inputs(k=1, duration_s=10.0, gps_sigma=0.03, seed=1)
     if case == 'quaternion':
         imu['orientation'][0, 100] = (1e-200, 0.0, 0.0, 0.0)
@@ -174,15 +226,22 @@ def test_graph_batch_path_drops_and_counts(case):
         warnings.simplefilter('error')
         r = run_judge_batch('config/ekf.yaml', 'config/navsat.yaml', imu, gps)
     assert np.isfinite(r['state']).all()
-    reason = {'quaternion': 'quaternion', 'acceleration': 'beyond', 'latitude': 'out of range',
-              'longitude': 'out of range'}[case]
+    reason = {
+        'quaternion': 'quaternion',
+        'acceleration': 'beyond',
+        'latitude': 'out of range',
+        'longitude': 'out of range',
+    }[case]
     assert any(reason in k for k in r['dropped']), r['dropped']
 
 
 def test_stamp_far_outside_the_recording_is_an_error_not_a_huge_grid():
-    """One fix stamped 1e9 s late: the filter's time grid would be 3.5e10 cycles (261 GiB); the
-    replay refuses with a ValueError naming the span (judge.graph.MAX_TICKS) before allocating."""
-    from vepd_ros.judge.graph import MAX_TICKS, SpanError, circle_inputs, run_judge_batch
+    """
+    One fix stamped 1e9 s late: the filter's time grid would be 3.5e10 cycles (261 GiB); the
+    replay refuses with a ValueError naming the span (judge.graph.MAX_TICKS) before allocating.
+    """
+    from vepd_ros.judge.graph import circle_inputs, MAX_TICKS, run_judge_batch, SpanError
+
     imu, gps, _ = circle_inputs(k=1, duration_s=2.0, seed=1)
     gps['stamp_ns'] = np.array(gps['stamp_ns'], np.int64)
     gps['stamp_ns'][-1] += 10**18
@@ -194,6 +253,7 @@ def test_stamp_far_outside_the_recording_is_an_error_not_a_huge_grid():
 
 def _golden_copy(shared_data, tmp_path):
     import shutil
+
     src = shared_data / 'rl_golden' / 's1_circle2d_odom_imu_gps'
     if not src.is_dir():
         pytest.skip('rl_golden data not available')
@@ -202,20 +262,30 @@ def _golden_copy(shared_data, tmp_path):
     return d
 
 
-@pytest.mark.parametrize('mutate, words', [
-    (lambda sc: {**sc, 'ros_parameters': [1, 2]}, 'ros_parameters'),
-    (lambda sc: [sc], 'expected an object'),
-    (lambda sc: {**sc, 'emulation': {**sc['emulation'], 'n_ticks': 10 ** 30}}, 'n_ticks'),
-    (lambda sc: {**sc, 'emulation': {**sc['emulation'], 'first_tick_ns': 'x'}}, 'first_tick_ns'),
-    (lambda sc: {k: v for k, v in sc.items() if k != 'emulation'}, 'emulation'),
-])
-def test_judge_check_bad_scenario_json_names_file_and_field(shared_data, tmp_path, capsys, mutate,
-                                                            words):
-    """`vepd judge check` on a scenario.json of the wrong shape: exit 2 naming the file and the
-    field, not an AttributeError / TypeError / KeyError traceback."""
+@pytest.mark.parametrize(
+    'mutate, words',
+    [
+        (lambda sc: {**sc, 'ros_parameters': [1, 2]}, 'ros_parameters'),
+        (lambda sc: [sc], 'expected an object'),
+        (lambda sc: {**sc, 'emulation': {**sc['emulation'], 'n_ticks': 10**30}}, 'n_ticks'),
+        (
+            lambda sc: {**sc, 'emulation': {**sc['emulation'], 'first_tick_ns': 'x'}},
+            'first_tick_ns',
+        ),
+        (lambda sc: {k: v for k, v in sc.items() if k != 'emulation'}, 'emulation'),
+    ],
+)
+def test_judge_check_bad_scenario_json_names_file_and_field(
+    shared_data, tmp_path, capsys, mutate, words
+):
+    """
+    `vepd judge check` on a scenario.json of the wrong shape: exit 2 naming the file and the
+    field, not an AttributeError / TypeError / KeyError traceback.
+    """
     import json
 
     from vepd_ros.cli import main as vepd
+
     d = _golden_copy(shared_data, tmp_path)
     f = d / 'scenario.json'
     f.write_text(json.dumps(mutate(json.loads(f.read_text()))))
@@ -226,6 +296,7 @@ def test_judge_check_bad_scenario_json_names_file_and_field(shared_data, tmp_pat
 
 def test_judge_check_raw_csv_with_header_only_names_the_file(shared_data, tmp_path, capsys):
     from vepd_ros.cli import main as vepd
+
     d = _golden_copy(shared_data, tmp_path)
     raw = sorted(d.glob('raw_*.csv'))[0]
     raw.write_text(raw.read_text().splitlines()[0] + '\n')
@@ -234,12 +305,19 @@ def test_judge_check_raw_csv_with_header_only_names_the_file(shared_data, tmp_pa
 
 
 def test_graph_batch_path_counts_a_nan_fix():
-    """run_judge_batch (vepd bag, judge replay): a NaN-latitude fix is ignored as upstream and
-    counted in `dropped`, so the run is flagged rather than silently short of a fix."""
+    """
+    run_judge_batch (vepd bag, judge replay): a NaN-latitude fix is ignored as upstream and
+    counted in `dropped`, so the run is flagged rather than silently short of a fix.
+    """
     from vepd_ros.judge.graph import circle_inputs, run_judge_batch
+
     imu, gps, _ = circle_inputs(k=1, duration_s=5.0, seed=1)
     gps['latitude'][0, 10] = math.nan
     r = run_judge_batch('config/ekf.yaml', 'config/navsat.yaml', imu, gps)
     assert np.isfinite(r['state']).all()
-    assert r['dropped'].get('navsat fix: latitude/longitude/altitude not a number (ignored, as upstream)') \
-        == 1, r['dropped']
+    assert (
+        r['dropped'].get(
+            'navsat fix: latitude/longitude/altitude not a number (ignored, as upstream)'
+        )
+        == 1
+    ), r['dropped']

@@ -1,23 +1,41 @@
-"""Issue 17, metrics: a non-finite input or result is an error, never NaN/Infinity in a result; and
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Issue 17, metrics: a non-finite input or result is an error, never NaN/Infinity in a result; and
 a property-based suite (hypothesis, bounded and derandomized: the same examples every run) over the
-run readers, the metric functions and the bootstrap."""
+run readers, the metric functions and the bootstrap.
+"""
+
 from __future__ import annotations
 
 import json
 
+from hypothesis import given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from vepd_ros.metrics.core import (RunDataError, batch_metrics, moving_average, run_metrics,
-                                   spectral_flatness)
+from vepd_ros.metrics.core import (
+    batch_metrics,
+    moving_average,
+    run_metrics,
+    RunDataError,
+    spectral_flatness,
+)
 from vepd_ros.metrics.evaluator import EvaluatorCore
 from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd
-from vepd_ros.runs.format import RunFileError, RunRecord, read_run, write_run
+from vepd_ros.runs.format import read_run, RunFileError, RunRecord, write_run
 
-PROPS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+PROPS = settings(
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def _run(n=60, scale=1.0, seed=0):
@@ -111,11 +129,17 @@ def test_reading_any_csv_bytes_gives_a_run_or_a_run_file_error(tmp_path_factory,
 
 
 @PROPS
-@given(side=st.binary(max_size=200) | st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(['se_len', 'gt_len', 'x']),
-                                                        c, max_size=3),
-    max_leaves=8).map(lambda o: json.dumps(o).encode()))
+@given(
+    side=st.binary(max_size=200)
+    | st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(st.sampled_from(['se_len', 'gt_len', 'x']), c, max_size=3)
+        ),
+        max_leaves=8,
+    ).map(lambda o: json.dumps(o).encode())
+)
 def test_reading_any_sidecar_gives_a_run_or_a_run_file_error(tmp_path_factory, side):
     d = tmp_path_factory.mktemp('side')
     rec = RunRecord(np.arange(5.0), np.ones(5), np.arange(3.0), np.ones(3))
@@ -161,8 +185,12 @@ def test_finite_input_gives_finite_metrics_or_a_run_data_error(run):
 
 
 @PROPS
-@given(run=_runs(), where=st.integers(0, 3), i=st.integers(0, 100),
-       bad=st.sampled_from([np.nan, np.inf, -np.inf]))
+@given(
+    run=_runs(),
+    where=st.integers(0, 3),
+    i=st.integers(0, 100),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+)
 def test_non_finite_input_is_always_an_error(run, where, i, bad):
     run = [np.array(x, float) for x in run]
     run[where][i % run[where].size] = bad
@@ -176,7 +204,7 @@ _vals = st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=12)
 
 
 @PROPS
-@given(rE=_vals, sE=_vals, seed=st.integers(0, 2 ** 32 - 1))
+@given(rE=_vals, sE=_vals, seed=st.integers(0, 2**32 - 1))
 def test_bootstrap_interval_is_finite_and_ordered(rE, sE, seed):
     rS, sS = list(reversed(rE)), list(reversed(sE))
     rg, sg = np.zeros(len(rE)), np.zeros(len(sE))
@@ -185,7 +213,7 @@ def test_bootstrap_interval_is_finite_and_ordered(rE, sE, seed):
     v = vepd(rE, rS, sE, sS)
     assert all(np.isfinite(x) and x >= 0 for x in v.values())
     again = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
-    assert again == (lo, hi)                                            # seeded: same bits
+    assert again == (lo, hi)  # seeded: same bits
 
 
 @PROPS
@@ -197,4 +225,3 @@ def test_bootstrap_refuses_non_finite(rE, i, bad):
         bootstrap_vepd(rE, rE, np.zeros(len(rE)), sE, rE, np.zeros(len(sE)), n_boot=5)
     with pytest.raises(ValueError):
         vepd(rE, rE, sE, rE)
-

@@ -1,19 +1,27 @@
-"""Issue 17, outputs: nothing of the user's is replaced without --overwrite, nothing is written
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Issue 17, outputs: nothing of the user's is replaced without --overwrite, nothing is written
 outside --out (names that become paths are one safe component), and a killed study's workers die
-with it."""
+with it.
+"""
+
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-
 from vepd_ros import pipeline
 from vepd_ros.cli import main as vepd
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
@@ -21,29 +29,69 @@ from vepd_ros.params import ParameterError
 from vepd_ros.runs.atomic import is_temp_name
 from vepd_ros.runs.layout import BatchWriter
 from vepd_ros.runs.recorder import RecorderCore
-from vepd_ros.runs.safety import (MARKER_NAME, OutputDirError, check_output_dir,
-                                  prepare_output_dir, safe_component)
+from vepd_ros.runs.safety import (
+    check_output_dir,
+    MARKER_NAME,
+    OutputDirError,
+    prepare_output_dir,
+    safe_component,
+)
 from vepd_ros.runs.synthetic import synthetic_run
 
 REPO = Path(__file__).resolve().parents[1]
-STUDY = ['study', '--models', 'ch_rw', '--scenarios', 'circle', '--runs', '2', '--duration', '4',
-         '--reference', 'rtk', '--n-boot', '0']
+STUDY = [
+    'study',
+    '--models',
+    'ch_rw',
+    '--scenarios',
+    'circle',
+    '--runs',
+    '2',
+    '--duration',
+    '4',
+    '--reference',
+    'rtk',
+    '--n-boot',
+    '0',
+]
 
 
 def _snapshot(root: Path) -> dict:
     """Every file under root (but a killed writer's hidden temporary) with its bytes and mtime."""
-    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(root.rglob('*')) if p.is_file() and not is_temp_name(p.name)}
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob('*'))
+        if p.is_file() and not is_temp_name(p.name)
+    }
 
 
-@pytest.mark.parametrize('value', ['ch_rw', 'ch_gauss+airsim', 'chNormal_AirSim', 'circle',
-                                   'run.2', 'A-1'])
+@pytest.mark.parametrize(
+    'value', ['ch_rw', 'ch_gauss+airsim', 'chNormal_AirSim', 'circle', 'run.2', 'A-1']
+)
 def test_safe_component_keeps_names(value):
     assert safe_component('label', value) == value
 
 
-@pytest.mark.parametrize('value', ['', '.', '..', '../../X', '/abs/dir', 'a/b', 'a\\b', 'a\x00b',
-                                   '-rf', '.hidden', 'x' * 101, 'ü', 'a b', None, 3])
+@pytest.mark.parametrize(
+    'value',
+    [
+        '',
+        '.',
+        '..',
+        '../../X',
+        '/abs/dir',
+        'a/b',
+        'a\\b',
+        'a\x00b',
+        '-rf',
+        '.hidden',
+        'x' * 101,
+        'ü',
+        'a b',
+        None,
+        3,
+    ],
+)
 def test_safe_component_refuses_paths_and_odd_names(value):
     with pytest.raises(ParameterError, match='label'):
         safe_component('label', value)
@@ -73,8 +121,8 @@ def test_output_dir_policy(tmp_path):
     (out / 'other.txt').write_text('2')
     prepare_output_dir(out, command='study', replaces=['Sim'])
     assert not (out / 'Sim').exists()
-    assert (out / 'other.txt').read_text() == '2'                      # only what it owns
-    with pytest.raises(OutputDirError, match="vepd study"):
+    assert (out / 'other.txt').read_text() == '2'  # only what it owns
+    with pytest.raises(OutputDirError, match='vepd study'):
         check_output_dir(out, command='bag')
     # --overwrite: the owned entries replaced, the user's other files untouched
     prepare_output_dir(user, command='study', overwrite=True, replaces=['Sim', 'result.json'])
@@ -92,7 +140,7 @@ def test_study_refuses_a_user_directory_and_replaces_its_own_output(tmp_path, ca
     assert vepd(STUDY + ['--out', str(out)]) == 2
     err = capsys.readouterr().err
     assert str(out) in err and '--overwrite' in err and 'Traceback' not in err
-    assert _snapshot(out) == before                                    # nothing replaced
+    assert _snapshot(out) == before  # nothing replaced
     assert vepd(STUDY + ['--out', str(out), '--overwrite']) == 0
     assert not (out / 'Real' / 'straight_1.csv').exists()
     assert (out / 'Real' / 'circle_1.csv').is_file()
@@ -136,17 +184,35 @@ def test_bag_names_never_leave_out(tmp_path, capsys):
     out = work / 'a' / 'b' / 'c' / 'out'
     before = _snapshot(tmp_path)
     outside = tmp_path / 'abs_target'
-    attempts = [['--scenario', '../../../X'], ['--side', 'sim', '--label', str(outside)],
-                ['--side', 'sim', '--label', '..'], ['--scenario', '/etc/x'],
-                ['--split', 'stationary', '--scenarios', 'circle,../../Y']]
+    attempts = [
+        ['--scenario', '../../../X'],
+        ['--side', 'sim', '--label', str(outside)],
+        ['--side', 'sim', '--label', '..'],
+        ['--scenario', '/etc/x'],
+        ['--split', 'stationary', '--scenarios', 'circle,../../Y'],
+    ]
     for extra in attempts:
         assert vepd(['bag', str(bag), *BAG, '--out', str(out), *extra]) == 2, extra
         err = capsys.readouterr().err
         assert 'Traceback' not in err and ('scenario' in err or 'label' in err), err
     ranges = tmp_path / 'ranges.csv'
     ranges.write_text('start,end,scenario\n0,3.5,circle\n4,7.5,../../../X\n')
-    assert vepd(['bag', str(bag), *BAG, '--split', 'ranges', '--ranges', str(ranges),
-                 '--out', str(out)]) == 2
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                *BAG,
+                '--split',
+                'ranges',
+                '--ranges',
+                str(ranges),
+                '--out',
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert 'scenario' in capsys.readouterr().err
     after = _snapshot(tmp_path)
     assert after.keys() - before.keys() == {'ranges.csv'}  # nothing written anywhere, not half
@@ -165,11 +231,15 @@ def test_bag_output_policy(tmp_path, capsys):
     # a previous output: runs are added (circle_2)
     assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
     assert (out / 'Real' / 'circle_2.csv').is_file()
-    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle',
-                 '--overwrite']) == 0
+    assert (
+        vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle', '--overwrite'])
+        == 0
+    )
     assert sorted(p.name for p in (out / 'Real').glob('*.csv')) == ['circle_1.csv']  # replaced
-    assert vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle',
-                 '--overwrite']) == 0
+    assert (
+        vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle', '--overwrite'])
+        == 0
+    )
     assert (mine / 'thesis.tex').read_text() == 'x' and (mine / 'Real' / 'circle_1.csv').is_file()
 
 
@@ -188,13 +258,13 @@ def test_writers_refuse_unsafe_names(tmp_path):
     assert sorted(p.name for p in tmp_path.rglob('*') if p.is_file()) == []
 
 
-KILL_SCRIPT = textwrap.dedent('''
+KILL_SCRIPT = textwrap.dedent("""
     import sys
     from vepd_ros.pipeline import run_study
     run_study(['ch_gauss', 'ch_rw', 'airsim'], ['straight', 'circle', 'sine'], runs=12,
               duration_s=10.0, reference='rtk', out_dir=sys.argv[1], n_boot=0, workers=2,
               fsync=False)
-''')
+""")
 
 
 @pytest.mark.slow
@@ -202,15 +272,19 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
     psutil = pytest.importorskip('psutil')
     out = tmp_path / 'out'
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, '-c', KILL_SCRIPT, str(out)], env=env,
-                            cwd=str(tmp_path), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, '-c', KILL_SCRIPT, str(out)],
+        env=env,
+        cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         parent = psutil.Process(proc.pid)
         deadline = time.monotonic() + 120
         workers = []
         while time.monotonic() < deadline and proc.poll() is None:  # the first chunk is on disk
-            workers = [c for c in parent.children(recursive=True)]
+            workers = list(parent.children(recursive=True))
             if len(workers) >= 2 and list(out.rglob('*.csv')):
                 break
             time.sleep(0.02)
@@ -233,12 +307,16 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
 
 
 def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, capsys):
-    """`vepd evaluate ROOT --out DIR` follows contract C3 like study and report: a folder holding
+    """
+    `vepd evaluate ROOT --out DIR` follows contract C3 like study and report: a folder holding
     the user's files is refused before anything is computed or written; its own output is
-    rewritten."""
+    rewritten.
+    """
     from vepd_ros.runs.synthetic import write_synthetic_root
-    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0,
-                                models=('AirSim_results',))
+
+    root = write_synthetic_root(
+        tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('AirSim_results',)
+    )
     user = tmp_path / 'user'
     user.mkdir()
     (user / 'result.json').write_text('{"mine": 1}')
@@ -254,12 +332,15 @@ def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, c
 
 
 def test_parameter_error_crosses_a_process_boundary():
-    """A ParameterError raised in a study worker reaches the parent: it pickles with its fields
-    (a pool whose worker error cannot be unpickled waits forever)."""
+    """
+    A ParameterError raised in a study worker reaches the parent: it pickles with its fields
+    (a pool whose worker error cannot be unpickled waits forever).
+    """
     import multiprocessing as mp
     import pickle
 
     from vepd_ros.models.imu import make_imu_model
+
     err = pickle.loads(pickle.dumps(ParameterError('model', 'zzz', 'an IMU model')))
     assert (err.name, err.value, err.expected) == ('model', 'zzz', 'an IMU model')
     assert str(err) == str(ParameterError('model', 'zzz', 'an IMU model'))
@@ -269,14 +350,21 @@ def test_parameter_error_crosses_a_process_boundary():
             res.get(timeout=60)
 
 
-@pytest.mark.parametrize('extra, named', [(['--imu', 'zzz'], 'zzz'),
-                                          (['--models', 'ch_rw', '--reference', 'zzz'], 'zzz'),
-                                          (['--runs', '1000000000'], 'runs'),
-                                          (['--duration', '1e-9'], 'duration'),
-                                          (['--duration', 'nan'], 'duration')])
+@pytest.mark.parametrize(
+    'extra, named',
+    [
+        (['--imu', 'zzz'], 'zzz'),
+        (['--models', 'ch_rw', '--reference', 'zzz'], 'zzz'),
+        (['--runs', '1000000000'], 'runs'),
+        (['--duration', '1e-9'], 'duration'),
+        (['--duration', 'nan'], 'duration'),
+    ],
+)
 def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, extra, named):
-    """Models are built, and K and the duration checked against stated bounds, in the parent:
-    exit 2 naming the value, OUT never created, no worker started."""
+    """
+    Models are built, and K and the duration checked against stated bounds, in the parent:
+    exit 2 naming the value, OUT never created, no worker started.
+    """
     out = tmp_path / 'out'
     assert vepd(STUDY + extra + ['--out', str(out)]) == 2
     err = capsys.readouterr().err
@@ -287,19 +375,24 @@ def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, ex
 _BOOT_CMDS = [['study'] + STUDY[1:] + ['--out', 'OUT'], ['evaluate', 'ROOT'], ['report', 'ROOT']]
 
 
-@pytest.mark.parametrize('cmd, opt, value',
-                         [(c, '--seed', '-1') for c in _BOOT_CMDS
-                          + [['sensors', 'simulate', '--out', 'OUT'],
-                             ['bag', 'B.mcap', '--out', 'OUT']]]
-                         + [(c, '--n-boot', v) for c in _BOOT_CMDS
-                            for v in ('-1', '1000000000000')])
+@pytest.mark.parametrize(
+    'cmd, opt, value',
+    [
+        (c, '--seed', '-1')
+        for c in _BOOT_CMDS
+        + [['sensors', 'simulate', '--out', 'OUT'], ['bag', 'B.mcap', '--out', 'OUT']]
+    ]
+    + [(c, '--n-boot', v) for c in _BOOT_CMDS for v in ('-1', '1000000000000')],
+)
 def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, opt, value):
-    """A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
-    the bound, before anything is read or written."""
+    """
+    A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
+    the bound, before anything is read or written.
+    """
     cmd = [str(tmp_path / c) if c in ('OUT', 'ROOT') else c for c in cmd]
     if '--n-boot' in cmd:
         i = cmd.index('--n-boot')
-        del cmd[i:i + 2]
+        del cmd[i: i + 2]
     with pytest.raises(SystemExit) as exc:
         vepd(cmd + [opt, value])
     assert exc.value.code == 2
@@ -309,8 +402,10 @@ def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, op
 
 
 def test_sensors_simulate_output_policy(tmp_path, capsys):
-    """`vepd sensors simulate --out DIR` keeps a user's own truth.csv/gps.csv: refused before
-    simulating unless --overwrite; a re-run into its own previous output replaces its CSVs."""
+    """
+    `vepd sensors simulate --out DIR` keeps a user's own truth.csv/gps.csv: refused before
+    simulating unless --overwrite; a re-run into its own previous output replaces its CSVs.
+    """
     out = tmp_path / 'out'
     out.mkdir()
     for name in ('truth.csv', 'gps.csv', 'notes.txt'):
@@ -323,8 +418,8 @@ def test_sensors_simulate_output_policy(tmp_path, capsys):
     assert _snapshot(out) == before
     assert vepd(sim + ['--overwrite']) == 0
     assert (out / 'truth.csv').read_text() != 'mine'
-    assert (out / 'notes.txt').read_text() == 'mine'             # not one of its files: kept
-    assert vepd(sim + ['--seed', '3']) == 0                      # its own output: re-run allowed
+    assert (out / 'notes.txt').read_text() == 'mine'  # not one of its files: kept
+    assert vepd(sim + ['--seed', '3']) == 0  # its own output: re-run allowed
     assert (out / 'imu.csv').is_file()
     (tmp_path / 'file').write_text('mine')
     assert vepd(['sensors', 'simulate', '--duration', '2', '--out', str(tmp_path / 'file')]) == 2
@@ -333,10 +428,13 @@ def test_sensors_simulate_output_policy(tmp_path, capsys):
 
 @pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
 def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
-    """`vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
+    """
+    `vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
     any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
-    refused before anything is written."""
+    refused before anything is written.
+    """
     from vepd_ros.runs.layout import is_reference_label
+
     assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
     bag = _small_bag(tmp_path)
     out = tmp_path / 'out'

@@ -1,4 +1,14 @@
-"""vepd_ros.io.bags: ROS 1 and ROS 2 (sqlite3, mcap) reading, arrival order, type resolution, clear errors."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+vepd_ros.io.bags: ROS 1 and ROS 2 (sqlite3, mcap) reading, arrival order, type resolution, clear
+errors.
+"""
+
 from __future__ import annotations
 
 import os
@@ -7,7 +17,6 @@ import sqlite3
 
 import numpy as np
 import pytest
-
 from vepd_ros.io import bags as B
 from vepd_ros.io.write_bag import write_bag
 
@@ -18,9 +27,19 @@ def _streams(n=600):
     tn = T0 + np.arange(n, dtype=np.int64) * 10_000_000
     rng = np.random.default_rng(1)
     return {
-        'fix': {'t_ns': tn[::10], 'lat': 43.07 + 1e-6 * np.arange(n // 10), 'lon': -89.4, 'alt': 260.0,
-                'cov': [1e-4, 1e-4, 4e-4], 'status': 2},
-        'imu': {'t_ns': tn, 'gyro': rng.normal(size=(n, 3)), 'accel': rng.normal(size=(n, 3)) + [0, 0, 9.8]},
+        'fix': {
+            't_ns': tn[::10],
+            'lat': 43.07 + 1e-6 * np.arange(n // 10),
+            'lon': -89.4,
+            'alt': 260.0,
+            'cov': [1e-4, 1e-4, 4e-4],
+            'status': 2,
+        },
+        'imu': {
+            't_ns': tn,
+            'gyro': rng.normal(size=(n, 3)),
+            'accel': rng.normal(size=(n, 3)) + [0, 0, 9.8],
+        },
         'gps_vel': {'t_ns': tn[::20], 'v_enu': np.tile([1.0, 2.0, -0.5], (n // 20, 1))},
     }
 
@@ -28,7 +47,9 @@ def _streams(n=600):
 @pytest.fixture(params=['sqlite3', 'mcap'])
 def art_bag(request, tmp_path):
     s = _streams()
-    return write_bag(tmp_path / request.param, s, storage=request.param, latency_s={'imu': 0.002}), s
+    return write_bag(
+        tmp_path / request.param, s, storage=request.param, latency_s={'imu': 0.002}
+    ), s
 
 
 def test_ros1_test1_bag_counts_order_and_fields(shared_data):
@@ -37,29 +58,40 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
         info = bag.info()
         assert info.format == 'ros1'
         assert {(t.name, t.msgtype, t.count) for t in info.topics} == {
-            ('/fix', 'sensor_msgs/msg/NavSatFix', 989), ('/imu/data', 'sensor_msgs/msg/Imu', 11865),
-            ('/husky_velocity_controller/odom', 'nav_msgs/msg/Odometry', 3952)}
+            ('/fix', 'sensor_msgs/msg/NavSatFix', 989),
+            ('/imu/data', 'sensor_msgs/msg/Imu', 11865),
+            ('/husky_velocity_controller/odom', 'nav_msgs/msg/Odometry', 3952),
+        }
         arr, topics = [], set()
         for t_ns, topic, msgtype, msg in bag.messages(['/fix', '/imu/data']):
             arr.append(t_ns)
             topics.add(topic)
-        assert topics == {'/fix', '/imu/data'}            # only the selected topics
+        assert topics == {'/fix', '/imu/data'}  # only the selected topics
         assert len(arr) == 989 + 11865
-        assert np.all(np.diff(arr) >= 0)                   # arrival order across topics
+        assert np.all(np.diff(arr) >= 0)  # arrival order across topics
         fix = next(m for _, t, _, m in bag.messages(['/fix']))
-        assert abs(fix.latitude - 42.3758) < 1e-3 and fix.position_covariance[0] == pytest.approx(0.81)
+        assert abs(fix.latitude - 42.3758) < 1e-3 and fix.position_covariance[0] == pytest.approx(
+            0.81
+        )
 
 
 def test_calibration_windows_from_test1(shared_data):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     g = B.read_gps_arrays(path, '/fix', 0.0, 10.0)
-    assert 20 <= len(g.t) <= 30 and np.all(g.arrival_t <= 10.0 + 1e-9)      # 2.5 Hz for 10 s
-    assert g.sigma_h == pytest.approx(np.full(len(g.t), 0.9))                   # sqrt(0.81)
+    assert 20 <= len(g.t) <= 30 and np.all(g.arrival_t <= 10.0 + 1e-9)  # 2.5 Hz for 10 s
+    assert g.sigma_h == pytest.approx(np.full(len(g.t), 0.9))  # sqrt(0.81)
     i = B.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
     assert 290 <= len(i.t) <= 310
-    assert np.linalg.norm(i.accel, axis=1).mean() == pytest.approx(9.8, abs=0.2)   # gravity, sensor frame
+    assert np.linalg.norm(i.accel, axis=1).mean() == pytest.approx(
+        9.8, abs=0.2
+    )  # gravity, sensor frame
     # the helpers the calibration module calls
-    rows = B.read_messages(path, ['/fix'], start_ns=B.bag_info(path).start_ns, stop_ns=B.bag_info(path).start_ns + B.NS)
+    rows = B.read_messages(
+        path,
+        ['/fix'],
+        start_ns=B.bag_info(path).start_ns,
+        stop_ns=B.bag_info(path).start_ns + B.NS,
+    )
     assert rows and all(isinstance(B.stamp_s(m), float) for _, m in rows)
 
 
@@ -73,12 +105,14 @@ def test_ros2_roundtrip_fields_and_arrival(art_bag):
     arr = [t for t, *_ in items]
     assert arr == sorted(arr)
     imu = [(t, m) for t, topic, _, m in items if topic == '/imu']
-    assert imu[0][0] - B.stamp_ns(imu[0][1]) == 2_000_000                  # 2 ms latency = arrival - stamp
+    assert imu[0][0] - B.stamp_ns(imu[0][1]) == 2_000_000  # 2 ms latency = arrival - stamp
     assert [B.stamp_ns(m) for _, m in imu] == list(s['imu']['t_ns'])
-    got = np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for _, m in imu])
+    got = np.array(
+        [[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for _, m in imu]
+    )
     assert np.array_equal(got, s['imu']['gyro'])
     vel = [m for _, topic, _, m in items if topic == '/sbg/gps_vel'][0]
-    assert (vel.velocity.x, vel.velocity.y, vel.velocity.z) == (2.0, 1.0, 0.5)   # written in NED
+    assert (vel.velocity.x, vel.velocity.y, vel.velocity.z) == (2.0, 1.0, 0.5)  # written in NED
     fix = [m for _, topic, _, m in items if topic == '/fix'][0]
     assert fix.status.status == 2 and fix.position_covariance[8] == pytest.approx(4e-4)
 
@@ -92,7 +126,9 @@ def _drop_definitions(bag_dir):
 
 
 def test_sqlite3_bag_without_definitions_uses_bundled_sbg_types(tmp_path):
-    """Humble-era sqlite3 bags (like ART's) carry no definitions: the bundled .msg files decode them."""
+    """
+    Humble-era sqlite3 bags (like ART's) carry no definitions: the bundled .msg files decode them.
+    """
     path = write_bag(tmp_path / 'b', _streams(), storage='sqlite3')
     _drop_definitions(path)
     with B.Bag(path) as bag:
@@ -103,7 +139,8 @@ def test_sqlite3_bag_without_definitions_uses_bundled_sbg_types(tmp_path):
 
 def test_unknown_type_names_file_topic_and_type(tmp_path):
     from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    from rosbags.typesys import get_types_from_msg, get_typestore, Stores
+
     ts = get_typestore(Stores.ROS2_KILTED)
     ts.register(get_types_from_msg('float64 value\nstring note', 'acme_msgs/msg/Thing'))
     path = tmp_path / 'acme'
@@ -111,7 +148,7 @@ def test_unknown_type_names_file_topic_and_type(tmp_path):
         c = w.add_connection('/thing', 'acme_msgs/msg/Thing', typestore=ts)
         msg = ts.types['acme_msgs/msg/Thing'](value=1.5, note='x')
         w.write(c, T0, ts.serialize_cdr(msg, 'acme_msgs/msg/Thing'))
-    with B.Bag(path) as bag:                        # the bag's own definition decodes it
+    with B.Bag(path) as bag:  # the bag's own definition decodes it
         assert [m.value for _, _, _, m in bag.messages(['/thing'])] == [1.5]
     _drop_definitions(path)
     with B.Bag(path) as bag, pytest.raises(B.UnknownTypeError) as ei:
@@ -119,7 +156,9 @@ def test_unknown_type_names_file_topic_and_type(tmp_path):
     text = str(ei.value)
     assert str(path) in text and '/thing' in text and 'acme_msgs/msg/Thing' in text
     # a caller can supply the definition
-    with B.Bag(path, extra_types=get_types_from_msg('float64 value\nstring note', 'acme_msgs/msg/Thing')) as bag:
+    with B.Bag(
+        path, extra_types=get_types_from_msg('float64 value\nstring note', 'acme_msgs/msg/Thing')
+    ) as bag:
         assert [m.note for _, _, _, m in bag.messages(['/thing'])] == ['x']
 
 
@@ -127,7 +166,11 @@ def test_missing_topic_lists_what_is_there(art_bag):
     path, _ = art_bag
     with B.Bag(path) as bag, pytest.raises(B.MissingTopicError) as ei:
         list(bag.messages(['/gps/fix']))
-    assert str(path) in str(ei.value) and '/gps/fix' in str(ei.value) and '/sbg/gps_vel' in str(ei.value)
+    assert (
+        str(path) in str(ei.value)
+        and '/gps/fix' in str(ei.value)
+        and '/sbg/gps_vel' in str(ei.value)
+    )
 
 
 def _copy(src, dst):
@@ -141,7 +184,7 @@ def test_truncated_ros2_bags_fail_naming_the_file(art_bag, tmp_path, frac):
     bad = _copy(path, tmp_path / 'truncated')
     f = next(p for p in bad.iterdir() if p.suffix in ('.db3', '.mcap'))
     data = f.read_bytes()
-    f.write_bytes(data[:int(len(data) * frac)])
+    f.write_bytes(data[: int(len(data) * frac)])
     with pytest.raises(B.BagError) as ei:
         with B.Bag(bad) as bag:
             list(bag.messages(['/imu', '/fix']))
@@ -154,7 +197,9 @@ def test_corrupted_records_fail_naming_the_file(art_bag, tmp_path):
     f = next(p for p in bad.iterdir() if p.suffix in ('.db3', '.mcap'))
     data = bytearray(f.read_bytes())
     n = len(data)
-    data[n // 3:n // 3 + 4000] = np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes()
+    data[n // 3: n // 3 + 4000] = (
+        np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes()
+    )
     f.write_bytes(bytes(data))
     with pytest.raises(B.BagError) as ei:
         with B.Bag(bad) as bag:
@@ -165,7 +210,7 @@ def test_corrupted_records_fail_naming_the_file(art_bag, tmp_path):
 def test_truncated_ros1_bag(shared_data, tmp_path):
     src = shared_data / 'robot_localization_tests' / 'test1.bag'
     bad = tmp_path / 'half.bag'
-    bad.write_bytes(src.read_bytes()[:src.stat().st_size // 2])
+    bad.write_bytes(src.read_bytes()[: src.stat().st_size // 2])
     with pytest.raises(B.BagOpenError, match='half.bag'):
         B.Bag(bad).open()
 
@@ -197,12 +242,26 @@ def _imu_fix_msgs(ts, frame):
     """A rosbags Imu and NavSatFix with random values and the given frame_id."""
     rng = np.random.default_rng(len(frame))
     T = ts.types
-    hdr = T['std_msgs/msg/Header'](T['builtin_interfaces/msg/Time'](1_700_000_123, 456_789_012), frame)
-    v3 = lambda: T['geometry_msgs/msg/Vector3'](*rng.normal(size=3))   # noqa: E731
-    imu = T['sensor_msgs/msg/Imu'](hdr, T['geometry_msgs/msg/Quaternion'](*rng.normal(size=4)), rng.normal(size=9),
-                                   v3(), rng.normal(size=9), v3(), rng.normal(size=9))
-    fix = T['sensor_msgs/msg/NavSatFix'](hdr, T['sensor_msgs/msg/NavSatStatus'](int(rng.integers(-1, 3)), 13),
-                                         *rng.normal(size=3), rng.normal(size=9), 2)
+    hdr = T['std_msgs/msg/Header'](
+        T['builtin_interfaces/msg/Time'](1_700_000_123, 456_789_012), frame
+    )
+    v3 = lambda: T['geometry_msgs/msg/Vector3'](*rng.normal(size=3))  # noqa: E731
+    imu = T['sensor_msgs/msg/Imu'](
+        hdr,
+        T['geometry_msgs/msg/Quaternion'](*rng.normal(size=4)),
+        rng.normal(size=9),
+        v3(),
+        rng.normal(size=9),
+        v3(),
+        rng.normal(size=9),
+    )
+    fix = T['sensor_msgs/msg/NavSatFix'](
+        hdr,
+        T['sensor_msgs/msg/NavSatStatus'](int(rng.integers(-1, 3)), 13),
+        *rng.normal(size=3),
+        rng.normal(size=9),
+        2,
+    )
     return imu, fix
 
 
@@ -215,17 +274,23 @@ def _norm(v):
     return v
 
 
-@pytest.mark.parametrize('frame', ['', 'a', 'ab', 'imu', 'base_link', 'gps_antenna_frame_xyz', 'é1'])
+@pytest.mark.parametrize(
+    'frame', ['', 'a', 'ab', 'imu', 'base_link', 'gps_antenna_frame_xyz', 'é1']
+)
 def test_flat_decoders_equal_the_typestore(frame):
-    """flat_imu / flat_navsatfix read the same numbers as rosbags' deserialiser at every string length
-    (CDR alignment after frame_id) and with trailing padding; big-endian CDR and other sizes go back to
-    the typestore (None)."""
-    from rosbags.typesys import Stores, get_typestore
+    """
+    flat_imu / flat_navsatfix read the same numbers as rosbags' deserialiser at every string length
+    (CDR alignment after frame_id) and with trailing padding; big-endian CDR and other sizes go
+    back to the typestore (None).
+    """
+    from rosbags.typesys import get_typestore, Stores
 
     ts = get_typestore(Stores.ROS2_KILTED)
     imu, fix = _imu_fix_msgs(ts, frame)
-    for msg, flat, obj in ((imu, B.flat_imu, B.flat_imu_from_message),
-                           (fix, B.flat_navsatfix, B.flat_navsatfix_from_message)):
+    for msg, flat, obj in (
+        (imu, B.flat_imu, B.flat_imu_from_message),
+        (fix, B.flat_navsatfix, B.flat_navsatfix_from_message),
+    ):
         raw = bytes(ts.serialize_cdr(msg, msg.__msgtype__))
         dec = ts.deserialize_cdr(raw, msg.__msgtype__)
         want = obj(dec)
@@ -238,13 +303,16 @@ def test_flat_decoders_equal_the_typestore(frame):
 
 
 def test_flat_reading_equals_message_objects(art_bag, monkeypatch):
-    """read_bag_streams with the flat decoders gives the arrays the message objects give, bit for bit."""
+    """
+    read_bag_streams with the flat decoders gives the arrays the message objects give, bit for bit.
+    """
     from vepd_ros.io.bagrun import read_bag_streams
     from vepd_ros.io.profiles import get_profile
+
     bag, _ = art_bag
     prof = get_profile('art')
     fast = read_bag_streams(bag, prof)
-    monkeypatch.setattr(B, '_FLAT', {})                                  # no flat decoder: objects
+    monkeypatch.setattr(B, '_FLAT', {})  # no flat decoder: objects
     slow = read_bag_streams(bag, prof)
     for name in ('imu', 'gps'):
         a, b = getattr(fast, name), getattr(slow, name)
@@ -262,21 +330,33 @@ def test_typestore_has_only_what_the_topics_need_and_is_kept(art_bag):
     with B.Bag(bag_path) as bag:
         ts = bag.typestore(['/fix', '/imu'])
         assert bag.typestore(['/fix', '/imu']) is ts
-        assert {'sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix', 'std_msgs/msg/Header'} <= set(ts.types)
+        assert {'sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix', 'std_msgs/msg/Header'} <= set(
+            ts.types
+        )
         assert len(ts.types) < 15 and 'nav_msgs/msg/Odometry' not in ts.types
         msgs = [m for _, _, _, m in bag.messages(['/fix', '/imu'], flat=['/imu'])]
-        assert len(msgs) > 100 and any(type(m) is tuple for m in msgs) and any(type(m) is not tuple for m in msgs)
+        assert (
+            len(msgs) > 100
+            and any(type(m) is tuple for m in msgs)
+            and any(type(m) is not tuple for m in msgs)
+        )
 
 
 def test_no_flat_decoder_for_a_definition_that_is_not_the_stock_one():
-    """A bag that defines sensor_msgs/Imu (or a type inside it) differently is decoded by its typestore."""
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    """
+    A bag that defines sensor_msgs/Imu (or a type inside it) differently is decoded by its
+    typestore.
+    """
+    from rosbags.typesys import get_types_from_msg, get_typestore, Stores
+
     stock = get_typestore(Stores.ROS2_KILTED)
     assert B._flat_decoder(stock, 'sensor_msgs/msg/Imu') is B.flat_imu
     assert B._flat_decoder(stock, 'sensor_msgs/msg/NavSatFix') is B.flat_navsatfix
     assert B._flat_decoder(stock, 'nav_msgs/msg/Odometry') is None
-    for name, text in (('sensor_msgs/msg/Imu', 'std_msgs/Header header\nfloat64 x\n'),
-                       ('std_msgs/msg/Header', 'builtin_interfaces/Time stamp\nstring frame_id\nuint32 seq\n')):
+    for name, text in (
+        ('sensor_msgs/msg/Imu', 'std_msgs/Header header\nfloat64 x\n'),
+        ('std_msgs/msg/Header', 'builtin_interfaces/Time stamp\nstring frame_id\nuint32 seq\n'),
+    ):
         ts = get_typestore(Stores.EMPTY)
         ts.register({k: v for k, v in stock.fielddefs.items() if k != name})
         ts.register(get_types_from_msg(text, name))

@@ -1,9 +1,18 @@
-"""vepd_ros.io.split and io.profiles: time ranges (YAML/CSV), standstill gaps, one run per bag; topic roles."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+vepd_ros.io.split and io.profiles: time ranges (YAML/CSV), standstill gaps, one run per bag; topic
+roles.
+"""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from vepd_ros.io import profiles as P
 from vepd_ros.io import split as S
 
@@ -13,20 +22,33 @@ B0 = 1_000 * NS
 
 def test_ranges_yaml_and_csv(tmp_path):
     y = tmp_path / 'r.yaml'
-    y.write_text('runs:\n  - {start: 0, end: 20, scenario: straight}\n  - {start: 35.5, end: 55.5}\n')
+    y.write_text(
+        'runs:\n  - {start: 0, end: 20, scenario: straight}\n  - {start: 35.5, end: 55.5}\n'
+    )
     segs = S.read_ranges(y, bag_start_ns=B0, default_scenario='circle')
-    assert segs == [S.Segment(B0, B0 + 20 * NS, 'straight'), S.Segment(B0 + 35_500_000_000, B0 + 55_500_000_000, 'circle')]
+    assert segs == [
+        S.Segment(B0, B0 + 20 * NS, 'straight'),
+        S.Segment(B0 + 35_500_000_000, B0 + 55_500_000_000, 'circle'),
+    ]
     c = tmp_path / 'r.csv'
     c.write_text('# comment\nstart,end,scenario\n1000,1010,sine\n')
-    assert S.read_ranges(c, bag_start_ns=B0, time_base='absolute') == [S.Segment(1000 * NS, 1010 * NS, 'sine')]
+    assert S.read_ranges(c, bag_start_ns=B0, time_base='absolute') == [
+        S.Segment(1000 * NS, 1010 * NS, 'sine')
+    ]
     y2 = tmp_path / 'abs.yaml'
     y2.write_text('time_base: absolute\nruns: [{start: 1000, end: 1001}]\n')
     assert S.read_ranges(y2, bag_start_ns=0)[0].start_ns == 1000 * NS
 
 
-@pytest.mark.parametrize('text,match', [('runs: [{start: 5, end: 1}]', 'must be after'),
-                                        ('runs: [{start: a, end: 1}]', 'start: expected a number'),
-                                        ('runs: 3', 'expected a list'), ('runs: []', 'no runs')])
+@pytest.mark.parametrize(
+    'text,match',
+    [
+        ('runs: [{start: 5, end: 1}]', 'must be after'),
+        ('runs: [{start: a, end: 1}]', 'start: expected a number'),
+        ('runs: 3', 'expected a list'),
+        ('runs: []', 'no runs'),
+    ],
+)
 def test_bad_ranges_name_the_file(tmp_path, text, match):
     y = tmp_path / 'bad.yaml'
     y.write_text(text)
@@ -38,16 +60,18 @@ def test_bad_ranges_name_the_file(tmp_path, text, match):
 def _profile():
     t = np.arange(0, 60, 0.1)
     v = np.zeros_like(t)
-    v[(t >= 5) & (t < 20)] = 1.0          # run 1
-    v[(t >= 30) & (t < 31)] = 1.0         # too short: dropped
-    v[(t >= 40) & (t < 55)] = 1.5         # run 2
-    v[(t >= 12) & (t < 12.5)] = 0.0       # brief stop inside run 1: not a gap (< min_gap)
+    v[(t >= 5) & (t < 20)] = 1.0  # run 1
+    v[(t >= 30) & (t < 31)] = 1.0  # too short: dropped
+    v[(t >= 40) & (t < 55)] = 1.5  # run 2
+    v[(t >= 12) & (t < 12.5)] = 0.0  # brief stop inside run 1: not a gap (< min_gap)
     return B0 + np.round(t * NS).astype(np.int64), v
 
 
 def test_stationary_gaps_make_runs_with_padding():
     t, v = _profile()
-    segs = S.split_stationary(t, v, threshold=0.05, min_gap_s=2.0, min_run_s=3.0, pad_s=1.0, scenarios=['a', 'b'])
+    segs = S.split_stationary(
+        t, v, threshold=0.05, min_gap_s=2.0, min_run_s=3.0, pad_s=1.0, scenarios=['a', 'b']
+    )
     assert [s.scenario for s in segs] == ['a', 'b']
     assert (segs[0].start_ns - B0) / NS == pytest.approx(4.9 - 1.0)
     assert (segs[0].end_ns - B0) / NS == pytest.approx(20.0 + 1.0)
@@ -62,12 +86,22 @@ def test_whole():
 
 def test_profiles_and_overrides():
     art = P.get_profile('art')
-    assert (art.topic('gps'), art.topic('imu'), art.topic('truth'), art.topic('odom')) == \
-        ('/fix', '/imu', '/sbg/gps_vel', '/odometry/filtered')
+    assert (art.topic('gps'), art.topic('imu'), art.topic('truth'), art.topic('odom')) == (
+        '/fix',
+        '/imu',
+        '/sbg/gps_vel',
+        '/odometry/filtered',
+    )
     ch = P.get_profile('chrono')
-    assert ch.imu_topics() == ['/chrono_ros_node/output/accelerometer/data', '/chrono_ros_node/output/gyroscope/data']
+    assert ch.imu_topics() == [
+        '/chrono_ros_node/output/accelerometer/data',
+        '/chrono_ros_node/output/gyroscope/data',
+    ]
     assert ch.topic('truth') == '/chrono_ros_node/output/vehicle/state'
-    ov = P.get_profile('chrono', P.parse_topic_overrides(['imu=/imu', 'gps=/chrono_ros_node/output/gps/gps3_airsim']))
+    ov = P.get_profile(
+        'chrono',
+        P.parse_topic_overrides(['imu=/imu', 'gps=/chrono_ros_node/output/gps/gps3_airsim']),
+    )
     assert ov.imu_topics() == ['/imu'] and ov.topic('gps').endswith('gps3_airsim')
     assert P.get_profile('custom').topic('gps') == ''
     with pytest.raises(ValueError, match="unknown role 'lidar'"):

@@ -1,6 +1,15 @@
-"""robot_localization's own bag regression tests, replayed through `vepd judge replay`
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+robot_localization's own bag regression tests, replayed through `vepd judge replay`
 (shared/data/robot_localization_tests/PROVENANCE.md): the final /odometry/filtered position must be
-within the upstream tolerance of the upstream expected value."""
+within the upstream tolerance of the upstream expected value.
+"""
+
 from __future__ import annotations
 
 import argparse
@@ -9,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from vepd_ros.judge.replay import add_replay_arguments, run_replay
 
-# ekf bag1 (test1.bag, Husky): frequency 30, odom0 vx vy vz, imu0 roll pitch yaw vroll vpitch ax ay az
+# ekf bag1 (test1.bag, Husky): frequency 30, odom0 vx vy vz, imu0 roll pitch yaw vroll vpitch ax ay
+# az
 BAG1_YAML = """
 ekf_filter_node:
   ros__parameters:
@@ -27,7 +36,8 @@ ekf_filter_node:
     imu0_remove_gravitational_acceleration: true
     process_noise_covariance: [0.05, 0.05, 0.06, 0.03, 0.03, 0.06, 0.025, 0.025, 0.04, 0.01, 0.01, 0.02, 0.01, 0.01, 0.015]
 """
-# ekf bag2 (test2.bag, Jackal): frequency 50, odom0 vx vy vz vyaw, imu0 roll pitch yaw vroll vpitch vyaw ax ay az
+# ekf bag2 (test2.bag, Jackal): frequency 50, odom0 vx vy vz vyaw, imu0 roll pitch yaw vroll vpitch
+# vyaw ax ay az
 BAG2_YAML = """
 ekf_filter_node:
   ros__parameters:
@@ -40,8 +50,8 @@ ekf_filter_node:
     imu0_remove_gravitational_acceleration: true
     process_noise_covariance: [0.03, 0.03, 0.04, 0.03, 0.03, 0.06, 0.025, 0.025, 0.05, 0.002, 0.002, 0.004, 0.01, 0.01, 0.01]
 """
-# the ROS 1 test's transform, `static_transform_publisher 0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link`
-# (x y z yaw pitch roll), as roll pitch yaw
+# the ROS 1 test's transform, `static_transform_publisher 0 -0.3 0.52 -1.570796327 0 1.570796327
+# base_link imu_link` (x y z yaw pitch roll), as roll pitch yaw
 BAG1_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
 
 
@@ -50,7 +60,7 @@ def _final(out: Path):
         rows = list(csv.DictReader(fh))
     assert rows, 'no odometry/filtered rows written'
     stamps = np.array([int(r['stamp_ns']) for r in rows])
-    assert np.all(np.diff(stamps) > 0)                    # published only when the stamp moves forward
+    assert np.all(np.diff(stamps) > 0)  # published only when the stamp moves forward
     return np.array([float(rows[-1][c]) for c in ('x', 'y', 'z')]), len(rows)
 
 
@@ -62,15 +72,25 @@ def _replay_args(argv):
 
 def test_ekf_bag2_through_the_cli(shared_data, tmp_path, capsys):
     from vepd_ros.cli import main
+
     cfg = tmp_path / 'ekf_bag2.yaml'
     cfg.write_text(BAG2_YAML)
     out = tmp_path / 'bag2.csv'
-    rc = main(['judge', 'replay', '--ekf-config', str(cfg), str(shared_data / 'robot_localization_tests' / 'test2.bag'),
-               '--out', str(out)])
+    rc = main(
+        [
+            'judge',
+            'replay',
+            '--ekf-config',
+            str(cfg),
+            str(shared_data / 'robot_localization_tests' / 'test2.bag'),
+            '--out',
+            str(out),
+        ]
+    )
     assert rc == 0
     final, n = _final(out)
     assert np.linalg.norm(final - [1.0206, 3.4292, 0.7419]) < 0.1383
-    assert n > 50 * 55                                     # ~50 Hz over the 61 s bag
+    assert n > 50 * 55  # ~50 Hz over the 61 s bag
     assert 'final position' in capsys.readouterr().out
 
 
@@ -78,8 +98,17 @@ def test_ekf_bag1_rotated_imu(shared_data, tmp_path):
     cfg = tmp_path / 'ekf_bag1.yaml'
     cfg.write_text(BAG1_YAML)
     out = tmp_path / 'bag1.csv'
-    args = _replay_args(['--ekf-config', str(cfg), str(shared_data / 'robot_localization_tests' / 'test1.bag'),
-                         '--out', str(out), '--static-tf', BAG1_TF])
+    args = _replay_args(
+        [
+            '--ekf-config',
+            str(cfg),
+            str(shared_data / 'robot_localization_tests' / 'test1.bag'),
+            '--out',
+            str(out),
+            '--static-tf',
+            BAG1_TF,
+        ]
+    )
     assert run_replay(args) == 0
     final, n = _final(out)
     err = np.linalg.norm(final - [-40.0454, -76.9988, -2.6974])
@@ -88,32 +117,61 @@ def test_ekf_bag1_rotated_imu(shared_data, tmp_path):
 
 def test_ekf_bag1_through_the_cli(shared_data, tmp_path):
     from vepd_ros.cli import build_parser, main
+
     help_text = build_parser()._subparsers._group_actions[0].choices['judge'].format_help()
-    replay_parser = build_parser()._subparsers._group_actions[0].choices['judge']._subparsers._group_actions[0].choices['replay']
+    replay_parser = (
+        build_parser()
+        ._subparsers._group_actions[0]
+        .choices['judge']
+        ._subparsers._group_actions[0]
+        .choices['replay']
+    )
     if not any('--static-tf' in a.option_strings for a in replay_parser._actions):
-        pytest.skip('`vepd judge replay` has no --static-tf yet: commands/judge.py should register its options '
-                    'with vepd_ros.judge.replay.add_replay_arguments')
+        pytest.skip(
+            '`vepd judge replay` has no --static-tf yet: commands/judge.py should register its '
+            'options '
+            'with vepd_ros.judge.replay.add_replay_arguments'
+        )
     assert 'replay' in help_text
     cfg = tmp_path / 'ekf_bag1.yaml'
     cfg.write_text(BAG1_YAML)
     out = tmp_path / 'bag1.csv'
-    assert main(['judge', 'replay', '--ekf-config', str(cfg), str(shared_data / 'robot_localization_tests' / 'test1.bag'),
-                 '--out', str(out), '--static-tf', BAG1_TF]) == 0
+    assert (
+        main(
+            [
+                'judge',
+                'replay',
+                '--ekf-config',
+                str(cfg),
+                str(shared_data / 'robot_localization_tests' / 'test1.bag'),
+                '--out',
+                str(out),
+                '--static-tf',
+                BAG1_TF,
+            ]
+        )
+        == 0
+    )
     final, _ = _final(out)
     assert np.linalg.norm(final - [-40.0454, -76.9988, -2.6974]) < 1.0452
 
 
 def test_bag1_gps_through_navsat(shared_data, tmp_path):
-    """test1.bag's real /fix through navsat_transform, fed by the filter's own output (the judge graph):
-    one odometry/gps per fix after the datum, z = 0 (zero_altitude), and the UTM → odom map is rigid:
-    horizontal distances between fixes are kept to the millimetre."""
+    """
+    test1.bag's real /fix through navsat_transform, fed by the filter's own output (the judge
+    graph): one odometry/gps per fix after the datum, z = 0 (zero_altitude), and the UTM → odom map
+    is rigid: horizontal distances between fixes are kept to the millimetre.
+    """
     from vepd_ros.judge.navsat import utm_forward
     from vepd_ros.judge.replay import read_bag, replay
+
     cfg = tmp_path / 'ekf_bag1.yaml'
     cfg.write_text(BAG1_YAML)
     nav = tmp_path / 'navsat.yaml'
-    nav.write_text('navsat_transform:\n  ros__parameters:\n    frequency: 10.0\n    zero_altitude: true\n'
-                   '    use_odometry_yaw: true\n')
+    nav.write_text(
+        'navsat_transform:\n  ros__parameters:\n    frequency: 10.0\n    zero_altitude: true\n'
+        '    use_odometry_yaw: true\n'
+    )
     bag = shared_data / 'robot_localization_tests' / 'test1.bag'
     r = replay(cfg, bag, navsat_config=nav, static_tf=[BAG1_TF])
     g = r['gps_odom_position'][0]
@@ -124,14 +182,35 @@ def test_bag1_gps_through_navsat(shared_data, tmp_path):
     d_utm = np.hypot(np.diff(x), np.diff(y))
     d_odom = np.hypot(*np.diff(g[:, :2], axis=0).T)
     np.testing.assert_allclose(d_odom, d_utm, atol=1e-3)
-    assert np.linalg.norm(g[0, :2]) < 1.0                  # the datum fix sits at the filter's pose
+    assert np.linalg.norm(g[0, :2]) < 1.0  # the datum fix sits at the filter's pose
 
 
 def test_replay_errors(tmp_path):
     cfg = tmp_path / 'e.yaml'
     cfg.write_text(BAG2_YAML)
     with pytest.raises(FileNotFoundError):
-        run_replay(_replay_args(['--ekf-config', str(cfg), str(tmp_path / 'missing.bag'), '--out', str(tmp_path / 'o.csv')]))
+        run_replay(
+            _replay_args(
+                [
+                    '--ekf-config',
+                    str(cfg),
+                    str(tmp_path / 'missing.bag'),
+                    '--out',
+                    str(tmp_path / 'o.csv'),
+                ]
+            )
+        )
     with pytest.raises(ValueError, match='static transform'):
-        run_replay(_replay_args(['--ekf-config', str(cfg), str(tmp_path), '--out', str(tmp_path / 'o.csv'),
-                                 '--static-tf', 'base_link imu 1 2']))
+        run_replay(
+            _replay_args(
+                [
+                    '--ekf-config',
+                    str(cfg),
+                    str(tmp_path),
+                    '--out',
+                    str(tmp_path / 'o.csv'),
+                    '--static-tf',
+                    'base_link imu 1 2',
+                ]
+            )
+        )

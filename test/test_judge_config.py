@@ -1,9 +1,15 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """robot_localization YAML parsing: layouts, covariance forms, defaults, discovery, rejection."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.params import ParameterError
 
@@ -32,9 +38,26 @@ def test_node_yaml_defaults_and_discovery(tmp_path):
     assert p.frequency == 35.0 and p.sensor_timeout == pytest.approx(1 / 35.0)
     assert p.period_ns == 28571428
     assert p.world_frame == 'odom' and p.base_link_frame_output == 'base_link'
-    np.testing.assert_array_equal(np.diag(p.process_noise_covariance),
-                                  [0.05, 0.05, 0.06, 0.03, 0.03, 0.06, 0.025, 0.025, 0.04, 0.01, 0.01, 0.02,
-                                   0.01, 0.01, 0.015])
+    np.testing.assert_array_equal(
+        np.diag(p.process_noise_covariance),
+        [
+            0.05,
+            0.05,
+            0.06,
+            0.03,
+            0.03,
+            0.06,
+            0.025,
+            0.025,
+            0.04,
+            0.01,
+            0.01,
+            0.02,
+            0.01,
+            0.01,
+            0.015,
+        ],
+    )
     np.testing.assert_array_equal(p.initial_estimate_covariance, 1e-9 * np.eye(15))
     names = [st.name for st in p.subtopics()]
     assert names == ['odom0_pose', 'imu0_pose', 'imu0_twist', 'imu0_acceleration']
@@ -50,26 +73,35 @@ def test_discovery_stops_at_gap_and_unknown_is_named():
 
 def test_wildcard_and_225_form():
     full = np.diag(np.arange(1, 16) * 0.01)
-    doc = {'/**': {'ros__parameters': {'frequency': 20.0}},
-           'ekf_filter_node': {'ros__parameters': {'process_noise_covariance': full.ravel().tolist(),
-                                                   'initial_estimate_covariance': [1e-3] * 15}}}
+    doc = {
+        '/**': {'ros__parameters': {'frequency': 20.0}},
+        'ekf_filter_node': {
+            'ros__parameters': {
+                'process_noise_covariance': full.ravel().tolist(),
+                'initial_estimate_covariance': [1e-3] * 15,
+            }
+        },
+    }
     p = load_ekf_params(doc)
     assert p.frequency == 20.0
     np.testing.assert_array_equal(p.process_noise_covariance, full)
     np.testing.assert_array_equal(p.initial_estimate_covariance, 1e-3 * np.eye(15))
 
 
-@pytest.mark.parametrize('params,name', [
-    ({'frequency': 'fast'}, 'frequency'),
-    ({'two_d_mode': 1}, 'two_d_mode'),
-    ({'process_noise_covariance': [0.1] * 14}, 'process_noise_covariance'),
-    ({'odom0': 'x', 'odom0_config': [True] * 14}, 'odom0_config'),
-    ({'odom0': 'x', 'odom0_pose_rejection_threshold': 'a'}, 'odom0_pose_rejection_threshold'),
-    ({'frequncy': 30.0}, 'frequncy'),
-    ({'use_control': True}, 'use_control'),
-    ({'smooth_lagged_data': True}, 'smooth_lagged_data'),
-    ({'frequency': 0.0}, 'frequency'),
-])
+@pytest.mark.parametrize(
+    'params,name',
+    [
+        ({'frequency': 'fast'}, 'frequency'),
+        ({'two_d_mode': 1}, 'two_d_mode'),
+        ({'process_noise_covariance': [0.1] * 14}, 'process_noise_covariance'),
+        ({'odom0': 'x', 'odom0_config': [True] * 14}, 'odom0_config'),
+        ({'odom0': 'x', 'odom0_pose_rejection_threshold': 'a'}, 'odom0_pose_rejection_threshold'),
+        ({'frequncy': 30.0}, 'frequncy'),
+        ({'use_control': True}, 'use_control'),
+        ({'smooth_lagged_data': True}, 'smooth_lagged_data'),
+        ({'frequency': 0.0}, 'frequency'),
+    ],
+)
 def test_bad_parameters_rejected_by_name(params, name):
     with pytest.raises(ParameterError) as exc:
         load_ekf_params({'ekf_filter_node': {'ros__parameters': params}})

@@ -1,15 +1,24 @@
-"""EKF core and node loop: reference §2-§5 and each numbered consequence of §11 (rl_golden-independent)."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+EKF core and node loop: reference §2-§5 and each numbered consequence of §11
+(rl_golden-independent).
+"""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
-
+from test_judge_core_msgs import imu_msg, odom_msg
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.ekf import Ekf, wrap
 from vepd_ros.judge.filter import RosFilter
-from test_judge_core_msgs import imu_msg, odom_msg
 
 NS = 1_000_000_000
 T0 = 1_000 * NS
@@ -20,12 +29,16 @@ def test_wrap_matches_normalize_angle():
     assert wrap(math.pi) == pytest.approx(math.pi)
     assert wrap(-math.pi) == pytest.approx(math.pi)
     assert wrap(3 * math.pi / 2) == pytest.approx(-math.pi / 2)
-    np.testing.assert_allclose(wrap(np.array([0.1, 7.0, -7.0])), [0.1, 7.0 - 2 * math.pi, -7.0 + 2 * math.pi])
+    np.testing.assert_allclose(
+        wrap(np.array([0.1, 7.0, -7.0])), [0.1, 7.0 - 2 * math.pi, -7.0 + 2 * math.pi]
+    )
 
 
 def test_upstream_test_ekf_two_measurements():
-    """upstream test_ekf.cpp: first full measurement initialises x, P exactly; after the second,
-    every entry is within 1e-3 of the measurement."""
+    """
+    Upstream test_ekf.cpp: first full measurement initialises x, P exactly; after the second,
+    every entry is within 1e-3 of the measurement.
+    """
     ekf = Ekf()
     z = np.arange(15) * 0.1
     R = 1e-9 * np.eye(15)
@@ -43,7 +56,7 @@ def test_c1_zero_covariance_initialises_exact_zero_and_fuses_at_1e9():
     flags = [True, True] + [False] * 13
     ekf.process(T0, np.zeros(15), np.zeros((15, 15)), flags)
     assert ekf.P[0, 0, 0] == 0.0 and ekf.P[0, 1, 1] == 0.0
-    ekf.P[0, 0, 0] = 1.0                       # make the clamp visible: gain = 1/(1+1e-9)
+    ekf.P[0, 0, 0] = 1.0  # make the clamp visible: gain = 1/(1+1e-9)
     ekf.correct(np.full(15, 2.0), np.zeros((15, 15)), [True] + [False] * 14)
     assert ekf.x[0, 0] == pytest.approx(2.0 * 1.0 / (1.0 + 1e-9), rel=1e-15)
 
@@ -72,7 +85,7 @@ def test_dynamic_process_noise_scales_pose_block():
     """Same prior, dynamic on vs off: P differs by dt·(‖x[6:12]‖² − 1)·Q on the pose block only."""
     e1, e2 = Ekf(dynamic_process_noise=True), Ekf()
     x = np.zeros(15)
-    x[6], x[11] = 2.0, 1.0                                   # ‖v‖² = 5
+    x[6], x[11] = 2.0, 1.0  # ‖v‖² = 5
     for e in (e1, e2):
         e.process(T0, x, np.eye(15), FULL)
         e.predict(0.5)
@@ -101,9 +114,9 @@ def test_mahalanobis_gate_rejects_whole_and_threshold_semantics():
     ekf.process(T0, np.zeros(15), np.eye(15), FULL)
     x0, P0 = ekf.x.copy(), ekf.P.copy()
     z = np.zeros(15)
-    z[0], z[1] = 3.0, 0.0                                     # d² = 9/2 = 4.5 with S = 2
+    z[0], z[1] = 3.0, 0.0  # d² = 9/2 = 4.5 with S = 2
     flags = [True, True] + [False] * 13
-    acc = ekf.correct(z, np.eye(15), flags, threshold=math.sqrt(4.5))   # d² ≥ thr² → reject
+    acc = ekf.correct(z, np.eye(15), flags, threshold=math.sqrt(4.5))  # d² ≥ thr² → reject
     assert not acc[0]
     np.testing.assert_array_equal(ekf.x, x0)
     np.testing.assert_array_equal(ekf.P, P0)
@@ -111,25 +124,37 @@ def test_mahalanobis_gate_rejects_whole_and_threshold_semantics():
 
 
 def test_c5_two_d_mode_pseudo_measurements_change_gate():
-    """§11.5: a two_d_mode measurement carries Z/ROLL/PITCH/... = 0, var 1e-6; they join the gate."""
-    params = load_ekf_params({'two_d_mode': True, 'odom0': 'o', 'odom0_config': [True] + [False] * 14,
-                              'odom0_pose_rejection_threshold': 3.0})
+    """
+    §11.5: a two_d_mode measurement carries Z/ROLL/PITCH/... = 0, var 1e-6; they join the gate.
+    """
+    params = load_ekf_params(
+        {
+            'two_d_mode': True,
+            'odom0': 'o',
+            'odom0_config': [True] + [False] * 14,
+            'odom0_pose_rejection_threshold': 3.0,
+        }
+    )
     f = RosFilter(params)
     f.feed('odom0', odom_msg(T0, x=0.0))
     f.tick(T0)
-    f.ekf.x[0, 2] = 0.01                         # z off by 10 σ of the pseudo-measurement (σ = 1e-3)
+    f.ekf.x[0, 2] = 0.01  # z off by 10 σ of the pseudo-measurement (σ = 1e-3)
     f.ekf.P[0, 2, 2] = 0.0
     f.feed('odom0', odom_msg(T0 + 1, x=0.0))
     seen = []
     f.on_update = lambda topic, t, st, now: seen.append(int(st[0]))
     f.tick(T0 + NS)
-    assert seen == [0]                            # rejected because of the pseudo z entry
+    assert seen == [0]  # rejected because of the pseudo z entry
 
 
 def test_c6_imu_triple_shares_stamp_with_zero_delta():
-    params = load_ekf_params({'imu0': 'imu', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6})
+    params = load_ekf_params(
+        {'imu0': 'imu', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6}
+    )
     updates = []
-    f = RosFilter(params, on_update=lambda topic, t, st, now: updates.append((topic, t, f.ekf.last_time_ns)))
+    f = RosFilter(
+        params, on_update=lambda topic, t, st, now: updates.append((topic, t, f.ekf.last_time_ns))
+    )
     f.feed('imu0', imu_msg(T0))
     f.feed('imu0', imu_msg(T0 + NS // 50))
     f.tick(T0 + NS)
@@ -147,7 +172,9 @@ def test_c7_nan_entry_dropped_rest_fused():
 
 
 def test_batched_runs_equal_single_runs():
-    """K runs filtered together equal each run filtered alone (incl. a NaN in one run and a gate)."""
+    """
+    K runs filtered together equal each run filtered alone (incl. a NaN in one run and a gate).
+    """
     rng = np.random.default_rng(1)
     K = 4
     zs = rng.normal(size=(30, K, 15))
@@ -165,7 +192,8 @@ def test_batched_runs_equal_single_runs():
         np.testing.assert_allclose(batch.P[k], e.P[0], atol=1e-12)
 
 
-# ---------------------------------------------------------------------------------------------- K = 1 fast paths
+# ---------------------------------------------------------------------------------------------- K
+# = 1 fast paths
 def _random_pair(rng, dynamic=False):
     x = rng.normal(size=15)
     x[3:6] = rng.uniform(-math.pi, math.pi, 3)
@@ -193,12 +221,29 @@ def test_k1_predict_equals_batch_path(dynamic):
         np.testing.assert_allclose(fast.P, ref.P, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize('idx', [(0,), (5,), (0, 1), (3, 5), (0, 1, 2), (3, 4, 5), (3, 9, 12), (12, 13, 14),
-                                 (0, 1, 2, 3, 4, 5), tuple(range(15))])
+@pytest.mark.parametrize(
+    'idx',
+    [
+        (0,),
+        (5,),
+        (0, 1),
+        (3, 5),
+        (0, 1, 2),
+        (3, 4, 5),
+        (3, 9, 12),
+        (12, 13, 14),
+        (0, 1, 2, 3, 4, 5),
+        tuple(range(15)),
+    ],
+)
 def test_k1_correct_equals_batch_path(idx):
-    """Closed-form S⁻¹ (m ≤ 3), slices for contiguous sets, scalar gate: same x, P, decision as the batch
-    path on random states, full (non-diagonal) R, angle innovations across ±π and a gate near d²."""
+    """
+    Closed-form S⁻¹ (m ≤ 3), slices for contiguous sets, scalar gate: same x, P, decision as the
+    batch path on random states, full (non-diagonal) R, angle innovations across ±π and a gate near
+    d².
+    """
     from vepd_ros.judge.ekf import clamp_variances, index_set
+
     rng = np.random.default_rng(len(idx) * 100 + idx[0])
     s = index_set([i in idx for i in range(15)])
     m = len(idx)
@@ -219,21 +264,39 @@ def test_k1_correct_equals_batch_path(idx):
 
 
 def _schedule_case(seed=3, gates=True):
-    """A schedule exercising every branch of the node loop: IMU triple with a pose gate, a second IMU
-    without orientation (state-dependent gravity term) behind a lever arm (twist / acceleration lever
-    terms), GPS-like odometry with NaN entries, late arrivals (δ < 0) and sensor-timeout ticks."""
+    """
+    A schedule exercising every branch of the node loop: IMU triple with a pose gate, a second IMU
+    without orientation (state-dependent gravity term) behind a lever arm (twist / acceleration
+    lever terms), GPS-like odometry with NaN entries, late arrivals (δ < 0) and sensor-timeout
+    ticks.
+    """
     from vepd_ros.frames import quaternion_from_rpy
     from vepd_ros.judge.filter import ticks_for
     from vepd_ros.judge.measurements import MeasurementBuilder
     from vepd_ros.judge.transforms import StaticTransforms
-    p = load_ekf_params({
-        'frequency': 30.0, 'sensor_timeout': 0.05,
-        'imu0': 'imu/a', 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6,
-        'imu0_remove_gravitational_acceleration': True,
-        'imu1': 'imu/b', 'imu1_config': [False] * 9 + [True] * 6, 'imu1_remove_gravitational_acceleration': True,
-        'odom0': 'gps', 'odom0_config': [True] * 3 + [False] * 12,
-        **({'imu0_pose_rejection_threshold': 1.5, 'odom0_pose_rejection_threshold': 4.0} if gates else {})})
-    tf = StaticTransforms().add('base_link', 'imu_b', translation=(0.3, -0.1, 0.2), rpy=(0.0, 0.0, 0.4))
+
+    p = load_ekf_params(
+        {
+            'frequency': 30.0,
+            'sensor_timeout': 0.05,
+            'imu0': 'imu/a',
+            'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6,
+            'imu0_remove_gravitational_acceleration': True,
+            'imu1': 'imu/b',
+            'imu1_config': [False] * 9 + [True] * 6,
+            'imu1_remove_gravitational_acceleration': True,
+            'odom0': 'gps',
+            'odom0_config': [True] * 3 + [False] * 12,
+            **(
+                {'imu0_pose_rejection_threshold': 1.5, 'odom0_pose_rejection_threshold': 4.0}
+                if gates
+                else {}
+            ),
+        }
+    )
+    tf = StaticTransforms().add(
+        'base_link', 'imu_b', translation=(0.3, -0.1, 0.2), rpy=(0.0, 0.0, 0.4)
+    )
     rng = np.random.default_rng(seed)
     n, ng = 150, 12
     ti = T0 + 1_000_000 + np.arange(n, dtype=np.int64) * (NS // 50)
@@ -243,39 +306,55 @@ def _schedule_case(seed=3, gates=True):
     a = np.stack([0 * t, 0.5 + 0 * t, 9.80665 + 0 * t], -1) + rng.normal(0, 0.1, (n, 3))
     cov = np.tile(np.eye(3).ravel() * 1e-3, (n, 1))
     ocov_b = cov.copy()
-    ocov_b[:, 0] = -1.0                                     # imu1: no orientation
+    ocov_b[:, 0] = -1.0  # imu1: no orientation
     b = MeasurementBuilder(p, tf)
     series = b.imu_arrays('imu0', ti, q, w, a, cov, cov, cov)
-    series += b.imu_arrays('imu1', ti[::3], q[::3], w[::3], a[::3], ocov_b[::3], cov[::3], cov[::3],
-                           frame_id='imu_b')
+    series += b.imu_arrays(
+        'imu1', ti[::3], q[::3], w[::3], a[::3], ocov_b[::3], cov[::3], cov[::3], frame_id='imu_b'
+    )
     tg = T0 + 7_000_000 + np.arange(ng, dtype=np.int64) * (NS // 4)
     pos = rng.normal(0, 1.0, (ng, 3))
     pos[4, 1] = np.nan
     pos[7] = np.nan
     pcov = np.zeros((ng, 36))
     pcov[:, [0, 7, 14]] = 0.5
-    gps = b.odometry_arrays('odom0', tg, pos, np.tile([0, 0, 0, 1.0], (ng, 1)), pcov, np.zeros((ng, 3)),
-                            np.zeros((ng, 3)), np.zeros((ng, 36)), 'odom', 'base_link',
-                            arrivals=tg + rng.integers(0, 3 * NS // 10, ng))   # late: δ < 0 at times
+    gps = b.odometry_arrays(
+        'odom0',
+        tg,
+        pos,
+        np.tile([0, 0, 0, 1.0], (ng, 1)),
+        pcov,
+        np.zeros((ng, 3)),
+        np.zeros((ng, 3)),
+        np.zeros((ng, 36)),
+        'odom',
+        'base_link',
+        arrivals=tg + rng.integers(0, 3 * NS // 10, ng),
+    )  # late: δ < 0 at times
     for s in series:
         s.arrivals = s.stamps
     series += gps
     assert any(s.state_terms is not None for s in series)
-    ticks = ticks_for(p, T0 + p.period_ns, 120)              # runs past the data: timeout predictions
+    ticks = ticks_for(p, T0 + p.period_ns, 120)  # runs past the data: timeout predictions
     return p, series, ticks
 
 
 @pytest.mark.parametrize('full', [False, True])
 @pytest.mark.parametrize('gates', [True, False])
 def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
-    """The K = 1 loop (with and without fusing same-stamp ungated parts) equals the general loop:
-    same accept/reject statuses in the same order, same output rows, x and P to 1e-12."""
+    """
+    The K = 1 loop (with and without fusing same-stamp ungated parts) equals the general loop:
+    same accept/reject statuses in the same order, same output rows, x and P to 1e-12.
+    """
     import functools
+
     import vepd_ros.judge.filter as flt
+
     p, series, ticks = _schedule_case(gates=gates)
     fused_groups = []
 
     class CountingFuser(flt._Fuser):
+
         def __call__(self, group, t, Rc3):
             fused_groups.append(tuple(j for j, _, _ in group))
             return super().__call__(group, t, Rc3)
@@ -286,11 +365,20 @@ def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
     for loop in (k1, functools.partial(k1, fuse_parts=False), flt._loop_batch):
         monkeypatch.setattr(flt, '_loop_k1', loop)
         seen = []
-        res = flt.run_schedule(p, series, ticks, full_covariance=full,
-                               on_update=lambda j, t, st, now: seen.append((j, t, st.tolist(), now)))
+        res = flt.run_schedule(
+            p,
+            series,
+            ticks,
+            full_covariance=full,
+            on_update=lambda j, t, st, now: seen.append((j, t, st.tolist(), now)),
+        )
         runs.append((res, seen))
     # imu0 twist + acceleration are always fused; the pose part only when imu0 has no gate
-    assert (0, 1, 2) in fused_groups if not gates else (1, 2) in fused_groups and (0, 1, 2) not in fused_groups
+    assert (
+        (0, 1, 2) in fused_groups
+        if not gates
+        else (1, 2) in fused_groups and (0, 1, 2) not in fused_groups
+    )
     ref, sref = runs[-1]
     statuses = [s[2][0] for s in sref]
     assert statuses.count(1) > 0 and statuses.count(2) == 1 and (statuses.count(0) > 0) == gates
@@ -304,9 +392,12 @@ def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
 
 
 def test_message_with_lever_arm_state_terms_single_run():
-    """A single-run message whose measurement needs the state (IMU behind a lever arm) is prepared
-    with the (1, 15) filter state (regression: z without a run axis did not broadcast)."""
+    """
+    A single-run message whose measurement needs the state (IMU behind a lever arm) is prepared
+    with the (1, 15) filter state (regression: z without a run axis did not broadcast).
+    """
     from vepd_ros.judge.transforms import StaticTransforms
+
     p = load_ekf_params({'imu0': 'imu', 'imu0_config': [False] * 9 + [True] * 6})
     tf = StaticTransforms().add('base_link', 'imu_b', translation=(0.3, -0.1, 0.2))
     f = RosFilter(p, tf)
@@ -318,7 +409,8 @@ def test_message_with_lever_arm_state_terms_single_run():
     assert out is not None and np.isfinite(out.x).all() and out.x.shape == (1, 15)
 
 
-# ---------------------------------------------------------------------------------------------- K > 1 batch paths
+# ---------------------------------------------------------------------------------------------- K
+# > 1 batch paths
 def _random_batch(rng, k, dynamic=False):
     x = rng.normal(size=(k, 15))
     x[:, 3:6] = rng.uniform(-math.pi, math.pi, (k, 3))
@@ -331,7 +423,7 @@ def _random_batch(rng, k, dynamic=False):
     singles = []
     for i in range(k):
         s = Ekf(dynamic_process_noise=dynamic)
-        s.x, s.P = x[i:i + 1].copy(), P[i:i + 1].copy()
+        s.x, s.P = x[i: i + 1].copy(), P[i: i + 1].copy()
         s.initialized, s.last_time_ns = True, T0
         singles.append(s)
     return e, singles
@@ -339,7 +431,10 @@ def _random_batch(rng, k, dynamic=False):
 
 @pytest.mark.parametrize('dynamic', [False, True])
 def test_batch_predict_equals_dense_single_runs(dynamic):
-    """_predict_batch (J P Jᵀ on rows/cols 0–8, entries from u = R w) equals the dense K = 1 prediction."""
+    """
+    _predict_batch (J P Jᵀ on rows/cols 0–8, entries from u = R w) equals the dense K = 1
+    prediction.
+    """
     rng = np.random.default_rng(11)
     for _ in range(20):
         e, singles = _random_batch(rng, 5, dynamic)
@@ -353,9 +448,15 @@ def test_batch_predict_equals_dense_single_runs(dynamic):
 
 def test_batch_controlled_predict_equals_single_runs():
     """Control in the batch prediction, x⁺ = A(x)(x + δ), equals the K = 1 form A x + A δ."""
-    from vepd_ros.judge.graph import ControlParams, _ControlledEkf
-    ctl = ControlParams((True, False, False, False, False, True), (1.3, 0, 0, 0, 0, 3.4), (0.8, 0, 0, 0, 0, 0.9),
-                        (1.3, 0, 0, 0, 0, 4.5), (1.0, 0, 0, 0, 0, 1.0))
+    from vepd_ros.judge.graph import _ControlledEkf, ControlParams
+
+    ctl = ControlParams(
+        (True, False, False, False, False, True),
+        (1.3, 0, 0, 0, 0, 3.4),
+        (0.8, 0, 0, 0, 0, 0.9),
+        (1.3, 0, 0, 0, 0, 4.5),
+        (1.0, 0, 0, 0, 0, 1.0),
+    )
     rng = np.random.default_rng(12)
     x = rng.normal(size=(4, 15))
     x[:, 4] = rng.uniform(-1.3, 1.3, 4)
@@ -364,7 +465,7 @@ def test_batch_controlled_predict_equals_single_runs():
     singles = []
     for i in range(4):
         s = _ControlledEkf(ctl, k=1)
-        s.x = x[i:i + 1].copy()
+        s.x = x[i: i + 1].copy()
         singles.append(s)
     for dt in (0.01, 0.1, 0.03):
         b.predict(dt)
@@ -374,12 +475,17 @@ def test_batch_controlled_predict_equals_single_runs():
             np.testing.assert_allclose(b.P[i], s.P[0], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize('idx', [(3, 5), (2, 3, 4, 8, 9, 10, 11, 14), (2, 3, 4, 8, 9, 10, 12, 13, 14),
-                                 (0, 1, 2, 3, 4, 5)])
+@pytest.mark.parametrize(
+    'idx',
+    [(3, 5), (2, 3, 4, 8, 9, 10, 11, 14), (2, 3, 4, 8, 9, 10, 12, 13, 14), (0, 1, 2, 3, 4, 5)],
+)
 def test_batch_correct_equals_single_runs_with_mixed_gates(idx):
-    """Gate by solve, gain and Joseph form on the accepted runs only: every run equals its own K = 1 update
-    (same decision; rejected runs unchanged bit for bit), also through ``rows``."""
+    """
+    Gate by solve, gain and Joseph form on the accepted runs only: every run equals its own K = 1
+    update (same decision; rejected runs unchanged bit for bit), also through ``rows``.
+    """
     from vepd_ros.judge.ekf import clamp_variances, index_set
+
     rng = np.random.default_rng(len(idx))
     s = index_set([i in idx for i in range(15)])
     m = len(idx)
@@ -410,22 +516,27 @@ def test_batch_correct_equals_single_runs_with_mixed_gates(idx):
     assert seen == {True, False}
 
 
-@pytest.mark.parametrize('idx', [(2, 3, 4, 8, 9, 10, 11, 14), (2, 3, 4, 8, 9, 10, 12, 13, 14), (3, 5, 11)])
+@pytest.mark.parametrize(
+    'idx', [(2, 3, 4, 8, 9, 10, 11, 14), (2, 3, 4, 8, 9, 10, 12, 13, 14), (3, 5, 11)]
+)
 def test_early_gate_decides_as_the_full_distance(idx):
-    """The one-entry rejection (ν_k² ≥ thr²·S_kk, R positive definite) gives the verdict and the state of the
-    full Mahalanobis computation — also a hair either side of the threshold — and is skipped (full
-    computation) when R is not diagonally dominant."""
+    """
+    The one-entry rejection (ν_k² ≥ thr²·S_kk, R positive definite) gives the verdict and the state
+    of the full Mahalanobis computation — also a hair either side of the threshold — and is skipped
+    (full computation) when R is not diagonally dominant.
+    """
     from vepd_ros.judge.ekf import clamp_variances, gate_bound_variances, index_set
+
     rng = np.random.default_rng(sum(idx))
     s = index_set([i in idx for i in range(15)])
     m = len(idx)
     verdicts, early = set(), 0
     for trial in range(120):
         _, (a, b) = _random_batch(rng, 2)
-        b.x, b.P = a.x.copy(), a.P.copy()                      # the same filter twice
-        if trial % 3 == 0:                                     # diagonal R
+        b.x, b.P = a.x.copy(), a.P.copy()  # the same filter twice
+        if trial % 3 == 0:  # diagonal R
             R = np.diag(rng.uniform(1e-3, 1.0, m))
-        else:                                                  # full SPD R; diagonally dominant or not
+        else:  # full SPD R; diagonally dominant or not
             B = rng.normal(size=(m, m)) * (0.05 if trial % 3 == 1 else 1.0)
             R = B @ B.T + np.eye(m) * (0.5 if trial % 3 == 1 else 1e-3)
         R = clamp_variances(R)
@@ -436,15 +547,17 @@ def test_early_gate_decides_as_the_full_distance(idx):
         nu = rng.normal(size=m)
         S = a.P[0][np.ix_(idx, idx)] + R
         d2 = float(nu @ np.linalg.solve(S, nu))
-        nu *= math.sqrt(thr2 / d2) * (1.0 + (rng.uniform(-1e-9, 1e-9) if trial % 2 else rng.uniform(-0.9, 2.0)))
-        if trial % 4 == 3:                                     # diagonal S, one entry: d² is the bound itself,
-            a.P[0] = b.P[0] = np.diag(np.diag(a.P[0]))         # a millionth either side of the threshold
+        nu *= math.sqrt(thr2 / d2) * (
+            1.0 + (rng.uniform(-1e-9, 1e-9) if trial % 2 else rng.uniform(-0.9, 2.0))
+        )
+        if trial % 4 == 3:  # diagonal S, one entry: d² is the bound itself,
+            a.P[0] = b.P[0] = np.diag(np.diag(a.P[0]))  # a millionth either side of the threshold
             S = a.P[0][np.ix_(idx, idx)] + R
             k = int(rng.integers(m))
             nu = np.zeros(m)
             nu[k] = math.sqrt(thr2 * S[k, k] * (1.0 + (1e-6 if trial % 8 == 3 else -1e-6)))
         z = (a.x[0][list(idx)] + nu).tolist()
-        one_entry = rd is not None and (nu ** 2 / np.diag(S)).max() >= thr2 * (1 + 1e-9)
+        one_entry = rd is not None and (nu**2 / np.diag(S)).max() >= thr2 * (1 + 1e-9)
         got = a._correct_k1(s, z, R, thr2, rd)
         want = b._correct_k1(s, z, R, thr2, None)
         assert got == want and not (one_entry and got)
@@ -456,18 +569,22 @@ def test_early_gate_decides_as_the_full_distance(idx):
 
 def test_clamp_variances_on_the_diagonal_view():
     from vepd_ros.judge.ekf import clamp_variances
+
     R = np.array([[[-2.0, 0.5], [-0.5, 1e-12]], [[np.nan, -3.0], [1.0, -0.0]]])
     out = clamp_variances(R)
     np.testing.assert_array_equal(out, [[[2.0, 0.5], [-0.5, 1e-9]], [[np.nan, -3.0], [1.0, 1e-9]]])
-    assert R[0, 0, 0] == -2.0                                   # input untouched
+    assert R[0, 0, 0] == -2.0  # input untouched
     F = np.asfortranarray(np.array([[-1.0, 2.0], [3.0, 0.0]]))
     np.testing.assert_array_equal(clamp_variances(F), [[1.0, 2.0], [3.0, 1e-9]])
 
 
 def _controlled_predict_k1_array_form(e, dt):
-    """The K = 1 controlled prediction as it was written with (1,)-arrays (the reference the scalar form
-    must reproduce bit for bit): base prediction, then A·δ with numpy's sin/cos/tan."""
+    """
+    The K = 1 controlled prediction as it was written with (1,)-arrays (the reference the scalar
+    form must reproduce bit for bit): base prediction, then A·δ with numpy's sin/cos/tan.
+    """
     from vepd_ros.judge.ekf import Ekf
+
     x = e.x
     delta = np.zeros_like(x)
     c = e.ctl
@@ -494,30 +611,51 @@ def _controlled_predict_k1_array_form(e, dt):
     out[:, 3] += d[:, 9] * dt + d[:, 10] * sr * tp * dt + d[:, 11] * cr * tp * dt
     out[:, 4] += d[:, 10] * cr * dt - d[:, 11] * sr * dt
     out[:, 5] += d[:, 10] * sr * cpi * dt + d[:, 11] * cr * cpi * dt
-    R = np.stack([np.stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr], -1),
-                  np.stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], -1),
-                  np.stack([-sp, cp * sr, cp * cr], -1)], -2)
+    R = np.stack(
+        [
+            np.stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr], -1),
+            np.stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], -1),
+            np.stack([-sp, cp * sr, cp * cr], -1),
+        ],
+        -2,
+    )
     out[:, 0:3] += h * np.einsum('kij,kj->ki', R, d[:, 12:15])
     out[:, 6:9] += dt * d[:, 12:15]
     out[:, 3:6] = wrap(out[:, 3:6])
 
 
 def _same_bits(a, b) -> bool:
-    """Bit for bit, except that a NaN may carry another sign/payload (NaN in, NaN out either way)."""
+    """
+    Bit for bit, except that a NaN may carry another sign/payload (NaN in, NaN out either way).
+    """
     a, b = np.asarray(a), np.asarray(b)
     differ = a.view(np.int64) != b.view(np.int64)
     return a.shape == b.shape and bool(np.all(np.isnan(a[differ]) & np.isnan(b[differ])))
 
 
-@pytest.mark.parametrize('axes', [(False,) * 5 + (True,), (True, False, False, False, False, True),
-                                  (True, True, False, True, True, True)])
+@pytest.mark.parametrize(
+    'axes',
+    [
+        (False,) * 5 + (True,),
+        (True, False, False, False, False, True),
+        (True, True, False, True, True, True),
+    ],
+)
 def test_k1_controlled_predict_is_the_array_form_bit_for_bit(axes):
-    """The scalar K = 1 control (δ, then A·δ after the base prediction) gives the same bits as the array
-    form it replaced — random states, zero and signed-zero rates and positions, large pitch; a NaN state
-    stays NaN (its sign bit is not defined by either form)."""
-    from vepd_ros.judge.graph import ControlParams, _ControlledEkf
-    ctl = ControlParams(axes, (1.3, 0.5, 0.7, 0.4, 0.3, 3.4), (0.8, 0.6, 0.5, 0.9, 0.9, 0.9),
-                        (1.3, 0.6, 0.8, 0.5, 0.4, 4.5), (1.0, 0.7, 0.6, 1.0, 1.0, 1.0))
+    """
+    The scalar K = 1 control (δ, then A·δ after the base prediction) gives the same bits as the
+    array form it replaced — random states, zero and signed-zero rates and positions, large pitch;
+    a NaN state stays NaN (its sign bit is not defined by either form).
+    """
+    from vepd_ros.judge.graph import _ControlledEkf, ControlParams
+
+    ctl = ControlParams(
+        axes,
+        (1.3, 0.5, 0.7, 0.4, 0.3, 3.4),
+        (0.8, 0.6, 0.5, 0.9, 0.9, 0.9),
+        (1.3, 0.6, 0.8, 0.5, 0.4, 4.5),
+        (1.0, 0.7, 0.6, 1.0, 1.0, 1.0),
+    )
     rng = np.random.default_rng(21)
     for trial in range(300):
         x = rng.normal(size=(1, 15)) * rng.choice([1e-3, 1.0, 30.0])
@@ -540,11 +678,15 @@ def test_k1_controlled_predict_is_the_array_form_bit_for_bit(axes):
 
 
 def test_k1_inverse_is_numpys_bit_for_bit_and_raises_like_it():
-    """_inv: LAPACK's inverse as np.linalg.inv calls it (same bits), LinAlgError for a singular S even with
-    warnings as errors; the gate's d² by np.dot equals nu @ Si @ nu; S by one gather equals P[idx, idx]."""
+    """
+    _inv: LAPACK's inverse as np.linalg.inv calls it (same bits), LinAlgError for a singular S even
+    with warnings as errors; the gate's d² by np.dot equals nu @ Si @ nu; S by one gather equals
+    P[idx, idx].
+    """
     import warnings
 
     from vepd_ros.judge.ekf import _inv, index_set
+
     rng = np.random.default_rng(4)
     for m in (4, 7, 8, 9, 15):
         for _ in range(200):
@@ -567,6 +709,6 @@ def test_k1_inverse_is_numpys_bit_for_bit_and_raises_like_it():
     e.initialise(0, np.zeros(15), np.zeros((15, 15)), [True] * 15)
     e.P = np.zeros((1, 15, 15))
     zero = np.zeros((8, 8))
-    for thr2 in (0.64, math.inf):                  # a singular S in the gated and the ungated m > 3 update
+    for thr2 in (0.64, math.inf):  # a singular S in the gated and the ungated m > 3 update
         with pytest.raises(np.linalg.LinAlgError):
             e._correct_k1(s, [1.0] * 8, zero, thr2)

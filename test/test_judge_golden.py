@@ -1,4 +1,11 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """Parity with the compiled upstream robot_localization core (shared/data/rl_golden)."""
+
 from __future__ import annotations
 
 import heapq
@@ -7,8 +14,7 @@ import math
 
 import numpy as np
 import pytest
-
-from vepd_ros.judge.ekf import STATE_NAMES, Ekf
+from vepd_ros.judge.ekf import Ekf, STATE_NAMES
 from vepd_ros.judge.golden import read_csv, run_scenario, scenario_params
 
 SCENARIOS = ['s1_circle2d_odom_imu_gps', 's2_gps_zero_cov_imu_3d']
@@ -29,7 +35,9 @@ def test_ticks_from_raw_messages_match(scenario_dir):
     g = read_csv(scenario_dir / 'golden_ticks.csv')
     x, P = rep.result.x[0], rep.result.P[0]
     for i, name in enumerate(STATE_NAMES):
-        np.testing.assert_allclose(x[:, i], g[f'x_{name}'], rtol=0, atol=1e-8 if i < 3 else 1e-9, err_msg=name)
+        np.testing.assert_allclose(
+            x[:, i], g[f'x_{name}'], rtol=0, atol=1e-8 if i < 3 else 1e-9, err_msg=name
+        )
         np.testing.assert_allclose(P[:, i], g[f'p_{name}'], rtol=1e-9, atol=0, err_msg=name)
     assert rep.ok
 
@@ -39,17 +47,22 @@ def test_full_covariance_matches(scenario_dir):
     g = read_csv(scenario_dir / 'golden_full_covariance.csv')
     rows = np.searchsorted(rep.result.tick_ns, g['tick_ns'])
     assert np.all(rep.result.tick_ns[rows] == g['tick_ns'])
-    gold = np.stack([g[f'P_{i}_{j}'] for i in range(15) for j in range(15)], -1).reshape(-1, 15, 15)
+    gold = np.stack([g[f'P_{i}_{j}'] for i in range(15) for j in range(15)], -1).reshape(
+        -1, 15, 15
+    )
     mine = rep.result.P[0][rows]
-    # rtol 1e-9 relative to the entry's natural scale sqrt(P_ii P_jj) (off-diagonals can cancel to ~0)
+    # rtol 1e-9 relative to the entry's natural scale sqrt(P_ii P_jj) (off-diagonals can cancel to
+    # ~0)
     d = np.sqrt(np.abs(np.diagonal(gold, axis1=1, axis2=2)))
     scale = d[:, :, None] * d[:, None, :]
     assert np.max(np.abs(mine - gold) / np.where(scale > 0, scale, 1.0)) < 1e-9
 
 
 def test_core_reproduces_golden_updates(scenario_dir):
-    """Measurement level: golden measurements.csv.gz through Ekf.process in the README's delivery and
-    tick order gives golden_updates.csv.gz row by row (status, last time, x, diag P)."""
+    """
+    Measurement level: golden measurements.csv.gz through Ekf.process in the README's delivery and
+    tick order gives golden_updates.csv.gz row by row (status, last time, x, diag P).
+    """
     sc = json.loads((scenario_dir / 'scenario.json').read_text())
     params = scenario_params(sc)
     em = sc['emulation']
@@ -81,8 +94,16 @@ def test_core_reproduces_golden_updates(scenario_dir):
                 _, _, i = heapq.heappop(queue)
                 t = thr[i] if math.isfinite(thr[i]) else math.inf
                 st = ekf.process(int(m['stamp_ns'][i]), Zm[i], np.diag(Rd[i]), U[i], t)
-                out.append((int(m['id'][i]), tick, int(st[0]), ekf.last_time_ns, ekf.x[0].copy(),
-                            np.diag(ekf.P[0]).copy()))
+                out.append(
+                    (
+                        int(m['id'][i]),
+                        tick,
+                        int(st[0]),
+                        ekf.last_time_ns,
+                        ekf.x[0].copy(),
+                        np.diag(ekf.P[0]).copy(),
+                    )
+                )
         elif ekf.initialized and tick - ekf.last_time_ns >= em['sensor_timeout_ns']:
             ekf.predict_to(tick)
     assert len(out) == gu['id'].size
@@ -97,8 +118,11 @@ def test_core_reproduces_golden_updates(scenario_dir):
 
 
 def test_message_layer_reproduces_golden_measurements(scenario_dir):
-    """raw_*.csv through the array path equal measurements.csv.gz (stamps, flags, values, diag R)."""
+    """
+    raw_*.csv through the array path equal measurements.csv.gz (stamps, flags, values, diag R).
+    """
     from vepd_ros.judge.golden import build_series
+
     sc = json.loads((scenario_dir / 'scenario.json').read_text())
     params = scenario_params(sc)
     series = build_series(params, scenario_dir)
@@ -112,5 +136,9 @@ def test_message_layer_reproduces_golden_measurements(scenario_dir):
         assert np.all(m['stamp_ns'][rows] == s.stamps)
         assert (U[rows] == np.array(s.update_vector)).all(), s.topic
         idx = s.idx
-        np.testing.assert_allclose(s.z[:, idx], Zm[rows][:, idx], atol=1e-12, rtol=0, err_msg=s.topic)
-        np.testing.assert_allclose(np.diagonal(s.Rsub, axis1=-2, axis2=-1), Rd[rows][:, idx], atol=1e-15)
+        np.testing.assert_allclose(
+            s.z[:, idx], Zm[rows][:, idx], atol=1e-12, rtol=0, err_msg=s.topic
+        )
+        np.testing.assert_allclose(
+            np.diagonal(s.Rsub, axis1=-2, axis2=-1), Rd[rows][:, idx], atol=1e-15
+        )

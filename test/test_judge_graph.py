@@ -1,35 +1,76 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """The offline judge graph (vepd_ros.judge.graph): ekf_node + navsat_transform co-simulation."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import run_schedule
-from vepd_ros.judge.graph import (JudgeParams, _ControlledEkf, circle_inputs, load_judge_params, run_graph,
-                                  run_judge_batch)
+from vepd_ros.judge.graph import (
+    _ControlledEkf,
+    circle_inputs,
+    JudgeParams,
+    load_judge_params,
+    run_graph,
+    run_judge_batch,
+)
 from vepd_ros.judge.measurements import MeasurementBuilder
 
 REPO = Path(__file__).resolve().parents[1]
 EKF_YAML = REPO / 'config' / 'ekf.yaml'
 NAVSAT_YAML = REPO / 'config' / 'navsat.yaml'
 
-IMU_ONLY = {'frequency': 30.0, 'sensor_timeout': 0.1, 'two_d_mode': True,
-            'imu0': '/imu/data', 'imu0_config': [False, False, False, True, True, True, False, False, False,
-                                                 True, True, True, True, True, False],
-            'imu0_remove_gravitational_acceleration': True}
+IMU_ONLY = {
+    'frequency': 30.0,
+    'sensor_timeout': 0.1,
+    'two_d_mode': True,
+    'imu0': '/imu/data',
+    'imu0_config': [
+        False,
+        False,
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        True,
+        True,
+        True,
+        True,
+        True,
+        False,
+    ],
+    'imu0_remove_gravitational_acceleration': True,
+}
 
 
 def test_art_config_loads_with_its_control_block():
     jp = load_judge_params(EKF_YAML)
     p = jp.ekf
-    assert p.frequency == 35.0 and p.two_d_mode and p.sensor_timeout == 0.1 and p.world_frame == 'odom'
+    assert (
+        p.frequency == 35.0
+        and p.two_d_mode
+        and p.sensor_timeout == 0.1
+        and p.world_frame == 'odom'
+    )
     odom0 = next(s for s in p.sensors if s.name == 'odom0')
     assert odom0.differential and odom0.relative and odom0.topic == '/odometry/gps'
     imu0 = next(s for s in p.sensors if s.name == 'imu0')
-    assert imu0.relative and imu0.remove_gravitational_acceleration and imu0.thresholds['pose_rejection_threshold'] == 0.8
+    assert (
+        imu0.relative
+        and imu0.remove_gravitational_acceleration
+        and imu0.thresholds['pose_rejection_threshold'] == 0.8
+    )
     # control_config [vx, vyaw]; vx control is switched off because imu0 measures ax
     assert jp.control is not None and jp.control.update_vector == (False,) * 5 + (True,)
 
@@ -51,19 +92,36 @@ def _imu_series(params, imu, k=None):
     kk = imu['angular_velocity'].shape[0]
     n = imu['stamp_ns'].size
     z9 = np.zeros((kk, n, 9))
-    return b.imu_arrays(s, imu['stamp_ns'], imu['orientation'], imu['angular_velocity'], imu['linear_acceleration'],
-                        z9 + np.eye(3).ravel() * 1e-4, z9 + np.eye(3).ravel() * 1e-4, z9 + np.eye(3).ravel() * 1e-2,
-                        frame_id='base_link', arrivals=imu['stamp_ns'])
+    return b.imu_arrays(
+        s,
+        imu['stamp_ns'],
+        imu['orientation'],
+        imu['angular_velocity'],
+        imu['linear_acceleration'],
+        z9 + np.eye(3).ravel() * 1e-4,
+        z9 + np.eye(3).ravel() * 1e-4,
+        z9 + np.eye(3).ravel() * 1e-2,
+        frame_id='base_link',
+        arrivals=imu['stamp_ns'],
+    )
 
 
 def test_graph_without_navsat_matches_the_filter_loop():
-    """With no navsat, the graph's EKF loop is robot_localization's node loop (filter.run_schedule)."""
+    """
+    With no navsat, the graph's EKF loop is robot_localization's node loop (filter.run_schedule).
+    """
     params = load_ekf_params(IMU_ONLY)
     imu, _, _ = circle_inputs(k=2, duration_s=3.0)
     imu['angular_velocity'][1] *= 1.1
     t_end = int(imu['stamp_ns'][-1])
-    res = run_graph(JudgeParams(params), _imu_series(params, imu), 2, t_start_ns=0, t_end_ns=t_end,
-                    keep_unpublished=True)
+    res = run_graph(
+        JudgeParams(params),
+        _imu_series(params, imu),
+        2,
+        t_start_ns=0,
+        t_end_ns=t_end,
+        keep_unpublished=True,
+    )
     ticks = np.arange(params.period_ns, t_end + 1, params.period_ns)
     ref = run_schedule(params, _imu_series(params, imu), ticks, k=2)
     np.testing.assert_array_equal(res.tick_ns, ref.tick_ns)
@@ -73,15 +131,17 @@ def test_graph_without_navsat_matches_the_filter_loop():
 
 
 def test_art_judge_on_a_circle():
-    """ART ekf.yaml + navsat.yaml, noise-free GPS with all-zero covariance: output ≤ 35 Hz with
-    increasing stamps, one odometry/gps per fix once the datum exists, speed close to the truth."""
+    """
+    ART ekf.yaml + navsat.yaml, noise-free GPS with all-zero covariance: output ≤ 35 Hz with
+    increasing stamps, one odometry/gps per fix once the datum exists, speed close to the truth.
+    """
     imu, gps, truth = circle_inputs(k=1, duration_s=10.0, speed=1.5)
     r = run_judge_batch(EKF_YAML, NAVSAT_YAML, imu, gps)
     st = r['stamp_ns']
     assert np.all(np.diff(st) > 0)
     assert st.size <= 10.0 * 35 + 1 and st.size > 10.0 * 35 * 0.95
     g = r['gps_odom_stamp_ns']
-    assert np.all(np.diff(g) == 100_000_000) and g.size >= 97          # every fix after the datum
+    assert np.all(np.diff(g) == 100_000_000) and g.size >= 97  # every fix after the datum
     assert np.all(np.isin(g, gps['stamp_ns']))
     late = st > 3e9
     assert np.abs(r['speed'][0, late] - 1.5).max() < 0.1
@@ -94,8 +154,14 @@ def test_batch_equals_single_runs():
     imu['angular_velocity'] = imu['angular_velocity'] * np.array([1.0, 1.02, 0.97])[:, None, None]
     rb = run_judge_batch(EKF_YAML, NAVSAT_YAML, imu, gps)
     for i in range(K):
-        imu1 = {k: (v[i:i + 1] if isinstance(v, np.ndarray) and v.ndim >= 2 else v) for k, v in imu.items()}
-        gps1 = {k: (v[i:i + 1] if isinstance(v, np.ndarray) and v.ndim == 2 else v) for k, v in gps.items()}
+        imu1 = {
+            k: (v[i: i + 1] if isinstance(v, np.ndarray) and v.ndim >= 2 else v)
+            for k, v in imu.items()
+        }
+        gps1 = {
+            k: (v[i: i + 1] if isinstance(v, np.ndarray) and v.ndim == 2 else v)
+            for k, v in gps.items()
+        }
         r1 = run_judge_batch(EKF_YAML, NAVSAT_YAML, imu1, gps1)
         np.testing.assert_array_equal(r1['stamp_ns'], rb['stamp_ns'])
         np.testing.assert_allclose(r1['state'][0], rb['state'][i], rtol=0, atol=1e-9)
@@ -127,6 +193,7 @@ def _variant(**changes) -> dict:
     import copy
 
     import yaml
+
     doc = yaml.safe_load(EKF_YAML.read_text())
     p = copy.deepcopy(doc)['ekf_filter_node']['ros__parameters']
     for k, v in changes.items():
@@ -147,22 +214,44 @@ def _bytes(r: dict) -> dict:
     return out
 
 
-_NO_GATES = dict(imu0_pose_rejection_threshold=None, imu0_twist_rejection_threshold=None,
-                 imu0_linear_acceleration_rejection_threshold=None)
+_NO_GATES = {
+    'imu0_pose_rejection_threshold': None,
+    'imu0_twist_rejection_threshold': None,
+    'imu0_linear_acceleration_rejection_threshold': None,
+}
 
 
-@pytest.mark.parametrize('case', ['art', 'art_base_link_gravity', 'no_orientation', 'late_and_shuffled',
-                                  'no_control', 'no_gates', 'no_two_d', 'dynamic_noise_predict_to_now',
-                                  'vx_control', 'full_covariance_unpublished'])
+@pytest.mark.parametrize(
+    'case',
+    [
+        'art',
+        'art_base_link_gravity',
+        'no_orientation',
+        'late_and_shuffled',
+        'no_control',
+        'no_gates',
+        'no_two_d',
+        'dynamic_noise_predict_to_now',
+        'vx_control',
+        'full_covariance_unpublished',
+    ],
+)
 def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
-    """The K = 1 graph runs filter._loop_k1 (navsat as a second timer, state terms once per tick, the
+    """
+    The K = 1 graph runs filter._loop_k1 (navsat as a second timer, state terms once per tick, the
     scalar update); it must give exactly what the general loop gives message by message through
-    _process (the K = 1 path before it): every output array equal bit for bit."""
+    _process (the K = 1 path before it): every output array equal bit for bit.
+    """
     import vepd_ros.judge.graph as graph
+
     imu, gps, _ = circle_inputs(k=1, duration_s=6.0, gps_sigma=0.4, seed=7)
     rng = np.random.default_rng(3)
-    imu['angular_velocity'] = imu['angular_velocity'] + rng.normal(0, 0.02, imu['angular_velocity'].shape)
-    imu['linear_acceleration'] = imu['linear_acceleration'] + rng.normal(0, 0.3, imu['linear_acceleration'].shape)
+    imu['angular_velocity'] = imu['angular_velocity'] + rng.normal(
+        0, 0.02, imu['angular_velocity'].shape
+    )
+    imu['linear_acceleration'] = imu['linear_acceleration'] + rng.normal(
+        0, 0.3, imu['linear_acceleration'].shape
+    )
     n = imu['stamp_ns'].size
     imu['angular_velocity_covariance'] = np.eye(3).ravel() * 1e-4
     imu['linear_acceleration_covariance'] = np.eye(3).ravel() * 1e-2
@@ -170,9 +259,9 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
     ekf, kw = EKF_YAML, {}
     if case == 'art_base_link_gravity':
         kw['gravity_frame'] = 'base_link'
-    elif case == 'no_orientation':                        # like a Chrono/sim bag: gravity from the filter state
+    elif case == 'no_orientation':  # like a Chrono/sim bag: gravity from the filter state
         imu['orientation_covariance'] = np.r_[-1.0, np.zeros(8)]
-    elif case == 'late_and_shuffled':                     # arrivals out of stamp order, late fixes
+    elif case == 'late_and_shuffled':  # arrivals out of stamp order, late fixes
         imu['orientation_covariance'] = np.r_[-1.0, np.zeros(8)]
         imu['arrival_ns'] = imu['stamp_ns'] + rng.integers(0, 60_000_000, n)
         gps['arrival_ns'] = gps['stamp_ns'] + rng.integers(0, 150_000_000, gps['stamp_ns'].size)
@@ -184,9 +273,26 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
         ekf = _variant(two_d_mode=False)
     elif case == 'dynamic_noise_predict_to_now':
         ekf = _variant(dynamic_process_noise_covariance=True, predict_to_current_time=True)
-    elif case == 'vx_control':                            # imu0 without ax: control on vx too (δ on x[12])
-        ekf = _variant(imu0_config=[False, False, False, True, True, False, False, False, False,
-                                    True, True, True, False, True, True])
+    elif case == 'vx_control':  # imu0 without ax: control on vx too (δ on x[12])
+        ekf = _variant(
+            imu0_config=[
+                False,
+                False,
+                False,
+                True,
+                True,
+                False,
+                False,
+                False,
+                False,
+                True,
+                True,
+                True,
+                False,
+                True,
+                True,
+            ]
+        )
     elif case == 'full_covariance_unpublished':
         ekf = _variant(permit_corrected_publication=True, **_NO_GATES)
         kw['full_covariance'] = True
@@ -198,10 +304,13 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
 
 
 def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
-    """run_graph's options through the K = 1 loop: keep_unpublished rows and gps/filtered (built only when
-    recorded) equal the general loop's."""
+    """
+    run_graph's options through the K = 1 loop: keep_unpublished rows and gps/filtered (built only
+    when recorded) equal the general loop's.
+    """
     import vepd_ros.judge.graph as graph
     from vepd_ros.judge.navsat import load_navsat_params
+
     imu, gps, _ = circle_inputs(k=1, duration_s=4.0, gps_sigma=0.3, seed=2)
     jp = load_judge_params(EKF_YAML)
     p = jp.ekf
@@ -209,13 +318,42 @@ def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
 
     def go():
         b = MeasurementBuilder(p)
-        series = b.imu_arrays('imu0', imu['stamp_ns'], imu['orientation'], imu['angular_velocity'],
-                              imu['linear_acceleration'], z9, z9, z9, frame_id='base_link', arrivals=imu['stamp_ns'])
-        nav_in = graph.NavsatInputs(gps['stamp_ns'], gps['stamp_ns'], gps['latitude'], gps['longitude'],
-                                    gps['altitude'], np.zeros((1, gps['stamp_ns'].size, 9)),
-                                    np.zeros((1, gps['stamp_ns'].size)), 'gps')
-        return run_graph(jp, series, 1, load_navsat_params(NAVSAT_YAML), nav_in, None, b, t_start_ns=0,
-                         t_end_ns=int(imu['stamp_ns'][-1]), keep_unpublished=True, record_filtered_gps=True)
+        series = b.imu_arrays(
+            'imu0',
+            imu['stamp_ns'],
+            imu['orientation'],
+            imu['angular_velocity'],
+            imu['linear_acceleration'],
+            z9,
+            z9,
+            z9,
+            frame_id='base_link',
+            arrivals=imu['stamp_ns'],
+        )
+        nav_in = graph.NavsatInputs(
+            gps['stamp_ns'],
+            gps['stamp_ns'],
+            gps['latitude'],
+            gps['longitude'],
+            gps['altitude'],
+            np.zeros((1, gps['stamp_ns'].size, 9)),
+            np.zeros((1, gps['stamp_ns'].size)),
+            'gps',
+        )
+        return run_graph(
+            jp,
+            series,
+            1,
+            load_navsat_params(NAVSAT_YAML),
+            nav_in,
+            None,
+            b,
+            t_start_ns=0,
+            t_end_ns=int(imu['stamp_ns'][-1]),
+            keep_unpublished=True,
+            record_filtered_gps=True,
+        )
+
     fast = go()
     monkeypatch.setattr(graph, 'K1_LOOP', False)
     ref = go()

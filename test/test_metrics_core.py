@@ -1,9 +1,18 @@
-"""Per-run E and S, W1/W2/VEPD and ranks equal design.md §6 (the authors' computeEPD.py algorithm).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-The reference below restates §6 step by step on plain lists, independently of the package, and reads the
-authors' files the way their script does — except that it strips only trailing zero padding (their
-reader dropped every 0.0; we check separately that this difference matters and that we don't copy it).
 """
+Per-run E and S, W1/W2/VEPD and ranks equal design.md §6 (the authors' computeEPD.py algorithm).
+
+The reference below restates §6 step by step on plain lists, independently of the package, and
+reads the authors' files the way their script does — except that it strips only trailing zero
+padding (their reader dropped every 0.0; we check separately that this difference matters and that
+we don't copy it).
+"""
+
 from __future__ import annotations
 
 import csv
@@ -12,14 +21,23 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import wasserstein_distance
-
-from vepd_ros.metrics import (RunDataError, batch_metrics, bootstrap_vepd, rank, resample_run, run_metrics,
-                              spectral_flatness, vepd, wasserstein_weighted_batch)
-from vepd_ros.metrics.evaluator import EvaluatorCore, evaluate_root
+from vepd_ros.metrics import (
+    batch_metrics,
+    bootstrap_vepd,
+    rank,
+    resample_run,
+    run_metrics,
+    RunDataError,
+    spectral_flatness,
+    vepd,
+    wasserstein_weighted_batch,
+)
+from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
 from vepd_ros.runs.synthetic import AUTHORS_FOLDERS, synthetic_run, write_synthetic_root
 
 
-# ------------------------------------------------------------------------------------------ reference
+# ------------------------------------------------------------------------------------------
+# reference
 def ref_read(path):
     with open(path) as f:
         rows = list(csv.DictReader(f))
@@ -42,9 +60,12 @@ def ref_E_S(se_time, gt_time, se_vel, gt_vel):
 
     def sf(x):
         X = np.fft.fft(x)
-        if np.mean(np.abs(X)) == 0:      # all-zero truth at rest: the script divides by zero; we define 1.0
+        if (
+            np.mean(np.abs(X)) == 0
+        ):  # all-zero truth at rest: the script divides by zero; we define 1.0
             return 1.0
         return np.exp(np.mean(np.log(np.abs(X) + 1e-10))) / np.mean(np.abs(X))
+
     return E, abs(sf(gt) - sf(se))
 
 
@@ -60,15 +81,22 @@ def test_every_intermediate_equals_the_reference_on_authors_layout(authors_root)
     assert res['combined_scenarios'] == ['path', 'circle', 'sine']
     assert res['excluded_from_combined'] == ['rest']
     ref = {}
-    for side, folder in [('real', authors_root / 'Real')] + [(f[:-8], authors_root / 'Sim' / f) for f in AUTHORS_FOLDERS]:
+    for side, folder in [('real', authors_root / 'Real')] + [
+        (f[:-8], authors_root / 'Sim' / f) for f in AUTHORS_FOLDERS
+    ]:
         for sc in ('rest', 'path', 'circle', 'sine'):
             es = np.array([ref_E_S(*ref_read(folder / f'{sc}_{j}.csv')) for j in range(1, 11)])
             ref[side, sc] = es
             got = res['runs'][side][sc]
             np.testing.assert_allclose(got['E'], es[:, 0], rtol=1e-12, atol=0)
             np.testing.assert_allclose(got['S'], es[:, 1], rtol=1e-9, atol=1e-15)
-    names = {'chNormal': 'Ch:Gauss', 'chWalk': 'Ch:RW', 'AirSim': 'AirSim', 'chNormal_AirSim': 'Ch:Gauss+AirSim',
-             'chWalk_AirSim': 'Ch:RW+AirSim'}
+    names = {
+        'chNormal': 'Ch:Gauss',
+        'chWalk': 'Ch:RW',
+        'AirSim': 'AirSim',
+        'chNormal_AirSim': 'Ch:Gauss+AirSim',
+        'chWalk_AirSim': 'Ch:RW+AirSim',
+    }
     assert list(res['models']) == list(names)
     per_vepd = {sc: {} for sc in ('path', 'circle', 'sine')}
     for m, e in res['models'].items():
@@ -91,23 +119,28 @@ def test_every_intermediate_equals_the_reference_on_authors_layout(authors_root)
         assert e['VEPD'] == pytest.approx((e['W1'] + e['W2']) / 2, rel=1e-15)
         lo, hi = e['ci95']
         assert 0 <= lo <= hi
-    for sc, d in per_vepd.items():       # ranks: 1 = lowest VEPD (pandas rank of the authors)
+    for sc, d in per_vepd.items():  # ranks: 1 = lowest VEPD (pandas rank of the authors)
         order = sorted(d, key=d.get)
         for r, m in enumerate(order, 1):
             assert res['models'][m]['per_scenario'][sc]['rank'] == r
-    assert res['k'] == {side: {sc: 10 for sc in ('rest', 'path', 'circle', 'sine')}
-                        for side in ['real'] + list(names)}
+    assert res['k'] == {
+        side: dict.fromkeys(('rest', 'path', 'circle', 'sine'), 10)
+        for side in ['real'] + list(names)
+    }
     assert res['warnings'] == []
 
 
 def test_their_reader_bug_is_not_reproduced(tmp_path):
-    """A run whose truth has true zero speeds at the start (parked) and a stop mid-run: dropping every
-    0.0 (the authors' reader) desynchronises times and speeds; we keep every true sample."""
+    """
+    A run whose truth has true zero speeds at the start (parked) and a stop mid-run: dropping every
+    0.0 (the authors' reader) desynchronises times and speeds; we keep every true sample.
+    """
     from vepd_ros.runs import read_run
     from vepd_ros.runs.synthetic import write_authors_csv
+
     rng = np.random.default_rng(0)
     rec = synthetic_run(rng, 'path', 10.0)
-    rec.gt_v[100:110] = 0.0                      # stops mid-run too
+    rec.gt_v[100:110] = 0.0  # stops mid-run too
     p = write_authors_csv(tmp_path / 'path_1.csv', rec)
     back = read_run(p)
     np.testing.assert_array_equal(back.gt_t, rec.gt_t)
@@ -119,26 +152,38 @@ def test_their_reader_bug_is_not_reproduced(tmp_path):
         rows = list(csv.DictReader(f))
     bug_t = [float(r['gt_time']) for r in rows if float(r['gt_time']) != 0.0]
     bug_v = [float(r['gt_vel']) for r in rows if float(r['gt_vel']) != 0.0]
-    assert len(bug_t) != len(bug_v)             # their lists no longer pair up
+    assert len(bug_t) != len(bug_v)  # their lists no longer pair up
 
 
 def test_batch_equals_single_run_for_ragged_real_and_complex_signals():
     rng = np.random.default_rng(7)
-    runs = [synthetic_run(rng, sc, d, se_rate_hz=r1, gt_rate_hz=r2)
-            for sc, d, r1, r2 in [('circle', 5.0, 35, 25), ('sine', 7.3, 30, 5), ('path', 3.1, 50, 100),
-                                  ('rest', 4.0, 35, 10)] * 5]
-    gap = synthetic_run(rng, 'sine', 9.0)           # irregular stamps: a 3 s dropout and a burst
+    runs = [
+        synthetic_run(rng, sc, d, se_rate_hz=r1, gt_rate_hz=r2)
+        for sc, d, r1, r2 in [
+            ('circle', 5.0, 35, 25),
+            ('sine', 7.3, 30, 5),
+            ('path', 3.1, 50, 100),
+            ('rest', 4.0, 35, 10),
+        ]
+        * 5
+    ]
+    gap = synthetic_run(rng, 'sine', 9.0)  # irregular stamps: a 3 s dropout and a burst
     keep = (gap.gt_t < 2.0) | (gap.gt_t > 5.0)
     for f in ('gt_t', 'gt_v', 'gt_vx', 'gt_vy'):
         setattr(gap, f, getattr(gap, f)[keep])
     burst = np.sort(np.r_[gap.se_t, np.linspace(1.0, 1.01, 50)])
-    gap.se_vx, gap.se_vy = np.interp(burst, gap.se_t, gap.se_vx), np.interp(burst, gap.se_t, gap.se_vy)
+    gap.se_vx, gap.se_vy = (
+        np.interp(burst, gap.se_t, gap.se_vx),
+        np.interp(burst, gap.se_t, gap.se_vy),
+    )
     gap.se_v, gap.se_t = np.hypot(gap.se_vx, gap.se_vy), burst
     runs.insert(3, gap)
     for velocity in ('speed', 'vx', 'vector'):
         for pre in ('paper', 'unsmoothed'):
             sig = [r.signal(velocity) for r in runs]
-            E, S = batch_metrics(*[[s[i] for s in sig] for i in range(4)], preprocessing=pre, chunk_samples=600)
+            E, S = batch_metrics(
+                *[[s[i] for s in sig] for i in range(4)], preprocessing=pre, chunk_samples=600
+            )
             ref = np.array([run_metrics(*s, preprocessing=pre) for s in sig])
             np.testing.assert_allclose(E, ref[:, 0], rtol=1e-12)
             np.testing.assert_allclose(S, ref[:, 1], rtol=1e-9, atol=1e-15)
@@ -162,37 +207,52 @@ def test_grid_and_smoothing_follow_the_paper():
     gt_t = np.array([0.0, 0.25, 0.4])
     gt_v = np.array([0.0, 1.0, 2.0])
     grid, se, gt = resample_run(se_t, se_v, gt_t, gt_v)
-    np.testing.assert_array_equal(grid, np.arange(0, 0.4, 1 / 15))       # end excluded
+    np.testing.assert_array_equal(grid, np.arange(0, 0.4, 1 / 15))  # end excluded
     # smoothed estimate: stamps (0.05, 0.15, 0.25, 0.4), values (2, 4, 6, 8); held before 0.05
     np.testing.assert_allclose(se, np.interp(grid, [0.05, 0.15, 0.25, 0.4], [2, 4, 6, 8]))
     np.testing.assert_allclose(gt, np.interp(grid, gt_t, gt_v))
 
 
 def test_spectral_flatness():
-    assert spectral_flatness(np.zeros(64)) == 1.0          # defined (the script divides by zero)
+    assert spectral_flatness(np.zeros(64)) == 1.0  # defined (the script divides by zero)
     x = np.ones(64)
-    assert spectral_flatness(x) == pytest.approx(math.exp((math.log(64) + 63 * math.log(1e-10)) / 64) / 1.0)
+    assert spectral_flatness(x) == pytest.approx(
+        math.exp((math.log(64) + 63 * math.log(1e-10)) / 64) / 1.0
+    )
     rng = np.random.default_rng(0)
-    assert 0.7 < spectral_flatness(rng.standard_normal(4096)) < 0.95    # white noise: flat spectrum
+    assert 0.7 < spectral_flatness(rng.standard_normal(4096)) < 0.95  # white noise: flat spectrum
 
 
-@pytest.mark.parametrize('bad, msg', [
-    (dict(se_t=[0.0, 1.0]), 'at least 3'),
-    (dict(gt_t=[0.0], gt_v=[1.0]), 'at least 2'),
-    (dict(gt_v=[0.0, np.nan, 1.0, 1.0]), 'not finite'),
-    (dict(gt_t=[0.0, 0.5, 0.4, 1.0]), 'backwards'),
-    (dict(se_t=[0.0, 0.01, 0.02, 0.05], se_v=[1, 1, 1, 1.0]), 'grid point'),
-])
+@pytest.mark.parametrize(
+    'bad, msg',
+    [
+        ({'se_t': [0.0, 1.0]}, 'at least 3'),
+        ({'gt_t': [0.0], 'gt_v': [1.0]}, 'at least 2'),
+        ({'gt_v': [0.0, np.nan, 1.0, 1.0]}, 'not finite'),
+        ({'gt_t': [0.0, 0.5, 0.4, 1.0]}, 'backwards'),
+        ({'se_t': [0.0, 0.01, 0.02, 0.05], 'se_v': [1, 1, 1, 1.0]}, 'grid point'),
+    ],
+)
 def test_bad_runs_raise_clear_errors(bad, msg):
-    a = dict(se_t=np.linspace(0, 2, 10), se_v=np.ones(10), gt_t=[0.0, 0.5, 1.0, 2.0], gt_v=[0.0, 1, 1, 1.0])
+    a = {
+        'se_t': np.linspace(0, 2, 10),
+        'se_v': np.ones(10),
+        'gt_t': [0.0, 0.5, 1.0, 2.0],
+        'gt_v': [0.0, 1, 1, 1.0],
+    }
     a.update(bad)
     if 'se_t' in bad and 'se_v' not in bad:
         a['se_v'] = np.ones(len(bad['se_t']))
     with pytest.raises(RunDataError, match=msg):
         run_metrics(a['se_t'], a['se_v'], a['gt_t'], a['gt_v'], name='X.csv')
     with pytest.raises(RunDataError, match=msg):
-        batch_metrics([np.asarray(a['se_t'], float)], [np.asarray(a['se_v'], float)],
-                      [np.asarray(a['gt_t'], float)], [np.asarray(a['gt_v'], float)], names=['X.csv'])
+        batch_metrics(
+            [np.asarray(a['se_t'], float)],
+            [np.asarray(a['se_v'], float)],
+            [np.asarray(a['gt_t'], float)],
+            [np.asarray(a['gt_v'], float)],
+            names=['X.csv'],
+        )
 
 
 def test_vepd_and_rank():
@@ -204,24 +264,37 @@ def test_vepd_and_rank():
 def test_weighted_wasserstein_matches_scipy_and_bootstrap_is_seeded():
     rng = np.random.default_rng(5)
     u, v = rng.random(30), rng.random(20) + 0.1
-    wu, wv = rng.integers(0, 4, (7, 30)).astype(float) + 0.5, rng.integers(0, 4, (7, 20)).astype(float)
+    wu, wv = (
+        rng.integers(0, 4, (7, 30)).astype(float) + 0.5,
+        rng.integers(0, 4, (7, 20)).astype(float),
+    )
     got = wasserstein_weighted_batch(u, v, wu, wv)
     want = [wasserstein_distance(u, v, wu[b], wv[b]) for b in range(7)]
     np.testing.assert_allclose(got, want, rtol=1e-12)
     g = np.repeat([0, 1, 2], 10)
-    a = bootstrap_vepd(u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1)
-    b = bootstrap_vepd(u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1)
+    a = bootstrap_vepd(
+        u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1
+    )
+    b = bootstrap_vepd(
+        u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1
+    )
     assert a == b and a[0] < a[1]
     # the resampling counts route: unit weights reproduce the point estimate exactly
     from vepd_ros.metrics.vepd import _scaled_counts, _support, _w1_counts
-    assert _w1_counts(_support(u, v), *_scaled_counts(np.ones((1, 30), np.int32), np.ones((1, 20), np.int32)))[0] \
-        == pytest.approx(wasserstein_distance(u, v), rel=1e-12)
+
+    assert _w1_counts(
+        _support(u, v), *_scaled_counts(np.ones((1, 30), np.int32), np.ones((1, 20), np.int32))
+    )[0] == pytest.approx(wasserstein_distance(u, v), rel=1e-12)
 
 
 def test_per_group_intervals_come_from_the_pooled_resamples():
-    """bootstrap_vepd_groups: the pooled interval is bootstrap_vepd's exactly; group g's interval is the percentile
-    of VEPD between the real and sim runs of g in each pooled resample (replayed here by brute force)."""
+    """
+    bootstrap_vepd_groups: the pooled interval is bootstrap_vepd's exactly; group g's interval is
+    the percentile of VEPD between the real and sim runs of g in each pooled resample (replayed
+    here by brute force).
+    """
     from vepd_ros.metrics.vepd import _resample_counts, bootstrap_vepd_groups
+
     rng = np.random.default_rng(1)
     rE, rS, sE, sS = rng.random(12), rng.random(12), rng.random(10) + 0.1, rng.random(10)
     rg, sg = np.repeat(['circle', 'sine'], [5, 7]), np.repeat(['circle', 'sine'], [4, 6])
@@ -233,9 +306,14 @@ def test_per_group_intervals_come_from_the_pooled_resamples():
     cs = _resample_counts(replay, np.unique(sg, return_inverse=True)[1], 200)
     for g in ('circle', 'sine'):
         r, s = rg == g, sg == g
-        vals = [0.5 * (wasserstein_distance(np.repeat(sE[s], cs[b, s]), np.repeat(rE[r], cr[b, r]))
-                       + wasserstein_distance(np.repeat(sS[s], cs[b, s]), np.repeat(rS[r], cr[b, r])))
-                for b in range(200)]
+        vals = [
+            0.5
+            * (
+                wasserstein_distance(np.repeat(sE[s], cs[b, s]), np.repeat(rE[r], cr[b, r]))
+                + wasserstein_distance(np.repeat(sS[s], cs[b, s]), np.repeat(rS[r], cr[b, r]))
+            )
+            for b in range(200)
+        ]
         np.testing.assert_allclose(per[g], np.percentile(vals, [2.5, 97.5]), rtol=1e-12)
 
 
@@ -251,7 +329,10 @@ def test_evaluator_core_streams_runs_and_reports_readiness():
             core.add_run('ch_rw', sc, synthetic_run(rng, sc, 4.0))
     assert core.ready()
     res = core.result()
-    assert res['k'] == {'ch_rw': {'straight': 3, 'circle': 3}, 'real': {'straight': 3, 'circle': 3}}
+    assert res['k'] == {
+        'ch_rw': {'straight': 3, 'circle': 3},
+        'real': {'straight': 3, 'circle': 3},
+    }
     assert res['models']['ch_rw']['display_name'] == 'Ch:RW'
     assert set(res['models']['ch_rw']['per_scenario']) == {'straight', 'circle'}
 

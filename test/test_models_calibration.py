@@ -1,9 +1,18 @@
-"""Calibration on the real logs in ../shared/data/real and on synthetic data; the sensors CLI end to end."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Calibration on the real logs in ../shared/data/real and on synthetic data; the sensors CLI end to
+end.
+"""
+
 import csv
 
 import numpy as np
 import pytest
-
 from vepd_ros.cli import main as vepd
 from vepd_ros.models import calibration as C
 from vepd_ros.models.gps import make_gps_model
@@ -15,12 +24,17 @@ def test_gps_fit_on_real_rtk_fixed_nmea(shared_data):
     assert np.all(log.quality == 4) and 0.47 <= np.nanmin(log.hdop) and np.nanmax(log.hdop) <= 0.51
     fit = C.fit_gps(log)
     # values quoted in docs/models.md
-    np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], [0.0802, 0.0704, 0.0318], atol=5e-4)
-    assert fit['ch_rw']['rw_sigma'] == pytest.approx(0.00815, abs=5e-5)          # m/s², from 2 Hz fixes
+    np.testing.assert_allclose(
+        fit['ch_gauss']['gauss_sigma_m'], [0.0802, 0.0704, 0.0318], atol=5e-4
+    )
+    assert fit['ch_rw']['rw_sigma'] == pytest.approx(0.00815, abs=5e-5)  # m/s², from 2 Hz fixes
     assert fit['ch_rw']['rw_p_max_m'] == pytest.approx(0.207, abs=1e-3)
     assert fit['ch_rw']['rw_max_velocity'] == pytest.approx(0.0132, abs=1e-4)
     assert fit['ch_rw']['rw_max_acceleration'] == pytest.approx(0.0208, abs=1e-4)
-    assert fit['airsim']['hdop_final'] == pytest.approx(0.50, abs=0.01) and fit['airsim']['hdop_tau_s'] is None
+    assert (
+        fit['airsim']['hdop_final'] == pytest.approx(0.50, abs=0.01)
+        and fit['airsim']['hdop_tau_s'] is None
+    )
 
 
 def test_gps_fit_on_real_ubx_m8(shared_data):
@@ -35,7 +49,7 @@ def test_gps_fit_on_real_ubx_m8(shared_data):
 def test_imu_fit_on_real_xio_static_segment(shared_data):
     log = C.read_imu_log(shared_data / 'real/xio_imu_handheld/sensor_data.csv')
     assert log.gyro.shape == (13514, 3)
-    assert np.median(log.acc[:500, 2]) == pytest.approx(9.8, abs=0.1)          # g → m/s², at rest
+    assert np.median(log.acc[:500, 2]) == pytest.approx(9.8, abs=0.1)  # g → m/s², at rest
     fit = C.fit_imu(log)
     assert fit['segment_s'][0] == pytest.approx(118.0, abs=0.5)
     # ARW ≈ 1.8e-4 rad/s/√Hz (0.0103 °/s/√Hz), VRW ≈ 2.6e-3 m/s²/√Hz; 17 s cannot resolve B or K
@@ -47,14 +61,22 @@ def test_hdop_fit_recovers_the_airsim_law():
     t = np.arange(0, 60, 0.1)
     h = make_gps_model('airsim', 0).sample(t, np.zeros((len(t), 3))).hdop
     fit = C.fit_hdop(t, h + np.random.default_rng(0).normal(0, 0.01, len(t)))
-    assert fit['hdop_final'] == pytest.approx(0.85, abs=0.02) and fit['hdop_tau_s'] == pytest.approx(12.4, rel=0.02)
+    assert fit['hdop_final'] == pytest.approx(0.85, abs=0.02) and fit[
+        'hdop_tau_s'
+    ] == pytest.approx(12.4, rel=0.02)
 
 
 def test_rw_fit_from_a_simulated_standstill_log(tmp_path):
-    """Chrono's walk at 1 Hz: the fitted σ of the second derivative is the per-step spread the paper measures."""
+    """
+    Chrono's walk at 1 Hz: the fitted σ of the second derivative is the per-step spread the paper
+    measures.
+    """
     t = np.arange(0, 3600.0, 1.0)
-    s = make_gps_model('ch_gauss', 3, gauss_sigma_m=[0.02, 0.02, 0.02]).sample(t, np.zeros((len(t), 3)))
+    s = make_gps_model('ch_gauss', 3, gauss_sigma_m=[0.02, 0.02, 0.02]).sample(
+        t, np.zeros((len(t), 3))
+    )
     from vepd_ros.models.geodesy import enu_to_geodetic
+
     lat, lon, alt = enu_to_geodetic(s.position_enu)
     path = tmp_path / 'fix.csv'
     with open(path, 'w', newline='') as fh:
@@ -64,7 +86,9 @@ def test_rw_fit_from_a_simulated_standstill_log(tmp_path):
             w.writerow([repr(float(x)) for x in row])
     fit = C.fit_gps(C.read_gps_log(path))
     np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], 0.02, rtol=0.05)
-    assert fit['ch_rw']['rw_sigma'] == pytest.approx(0.02 * np.sqrt(6), rel=0.05)   # Δ² of white noise
+    assert fit['ch_rw']['rw_sigma'] == pytest.approx(
+        0.02 * np.sqrt(6), rel=0.05
+    )  # Δ² of white noise
     out = tmp_path / 'gps.yaml'
     assert vepd(['calibrate', 'gps', str(path), '--model', 'ch_gauss', '--out', str(out)]) == 0
     assert C.read_node_params(out, 'gps_noise_node')['model'] == 'ch_gauss'
@@ -83,12 +107,45 @@ def test_bag_without_reader_gives_a_clear_error(tmp_path):
 def test_sensors_simulate_cli_writes_the_library_numbers(tmp_path):
     from vepd_ros.models.sensors import simulate_sensors
     from vepd_ros.truth import generate
-    assert vepd(['sensors', 'simulate', '--scenario', 'sine', '--gps', 'ch_gauss+airsim', '--imu', 'ch_drift',
-                 '--duration', '4', '--seed', '5', '--out', str(tmp_path)]) == 0
+
+    assert (
+        vepd(
+            [
+                'sensors',
+                'simulate',
+                '--scenario',
+                'sine',
+                '--gps',
+                'ch_gauss+airsim',
+                '--imu',
+                'ch_drift',
+                '--duration',
+                '4',
+                '--seed',
+                '5',
+                '--out',
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     with open(tmp_path / 'gps.csv') as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ['t', 'lat', 'lon', 'alt', 'east', 'north', 'up', 'cov_e', 'cov_n', 'cov_u', 'status',
-                             'sats', 'hdop']
+    assert list(rows[0]) == [
+        't',
+        'lat',
+        'lon',
+        'alt',
+        'east',
+        'north',
+        'up',
+        'cov_e',
+        'cov_n',
+        'cov_u',
+        'status',
+        'sats',
+        'hdop',
+    ]
     lib = simulate_sensors(generate('sine', 4.0, seed=5), 'ch_gauss+airsim', 'ch_drift', seed=5)
     assert len(rows) == len(lib.gps) == 41
     np.testing.assert_array_equal([float(r['east']) for r in rows], lib.gps.position_enu[:, 0])
@@ -101,11 +158,15 @@ def test_sensors_simulate_cli_writes_the_library_numbers(tmp_path):
 
 
 def test_gps_calibration_on_a_bag_standstill_window(shared_data, tmp_path):
-    """`vepd calibrate gps BAG --topic /fix --segment A B`: a bag and a standstill time range (test1.bag's /fix)."""
+    """
+    `vepd calibrate gps BAG --topic /fix --segment A B`: a bag and a standstill time range
+    (test1.bag's /fix).
+    """
     from vepd_ros.models.calibration import fit_gps, read_gps_log
+
     log = read_gps_log(shared_data / 'robot_localization_tests' / 'test1.bag', '/fix')
     win = log.window(0.0, 20.0)
-    assert 40 <= len(win.t_s) <= 52 and win.t_s[-1] - win.t_s[0] <= 20.0     # 2.5 Hz for 20 s
+    assert 40 <= len(win.t_s) <= 52 and win.t_s[-1] - win.t_s[0] <= 20.0  # 2.5 Hz for 20 s
     fit = fit_gps(win)
     assert fit['n_fixes'] == len(win.t_s)
     with pytest.raises(ValueError, match='only 0 fixes'):

@@ -1,19 +1,33 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """Geodesy and satellite geometry: round trips, DOP against hand-computed geometry, occlusion."""
+
 import math
 
 import numpy as np
 import pytest
-
 from vepd_ros.models import satellites as S
-from vepd_ros.models.geodesy import (DEFAULT_DATUM, check_datum, enu_rotation, enu_to_geodetic, geodetic_to_ecef,
-                                     geodetic_to_enu)
+from vepd_ros.models.geodesy import (
+    check_datum,
+    DEFAULT_DATUM,
+    enu_rotation,
+    enu_to_geodetic,
+    geodetic_to_ecef,
+    geodetic_to_enu,
+)
 
 
 @pytest.mark.parametrize('conversion', ['wgs84', 'chrono_spherical', 'usarsim_flat'])
 def test_enu_geodetic_round_trip(conversion):
     enu = np.array([[0.0, 0.0, 0.0], [100.0, -50.0, 3.0], [-2000.0, 1500.0, -10.0]])
     lat, lon, alt = enu_to_geodetic(enu, DEFAULT_DATUM, conversion)
-    np.testing.assert_allclose(geodetic_to_enu(lat, lon, alt, DEFAULT_DATUM, conversion), enu, atol=1e-6)
+    np.testing.assert_allclose(
+        geodetic_to_enu(lat, lon, alt, DEFAULT_DATUM, conversion), enu, atol=1e-6
+    )
 
 
 def test_wgs84_scale_at_the_datum():
@@ -25,7 +39,9 @@ def test_wgs84_scale_at_the_datum():
     m = a * (1 - e2) / (1 - e2 * math.sin(phi) ** 2) ** 1.5
     n = a / math.sqrt(1 - e2 * math.sin(phi) ** 2)
     assert math.radians(lat[0] - 43.07) * (m + 260.0) == pytest.approx(1.0, rel=1e-6)
-    assert math.radians(lon[1] + 89.4) * (n + 260.0) * math.cos(phi) == pytest.approx(1.0, rel=1e-6)
+    assert math.radians(lon[1] + 89.4) * (n + 260.0) * math.cos(phi) == pytest.approx(
+        1.0, rel=1e-6
+    )
 
 
 def test_datum_out_of_range_names_the_field():
@@ -49,9 +65,14 @@ def _sats_at(az_el_deg, datum=DEFAULT_DATUM, dist=2.0e7):
 
 
 def test_dop_against_hand_computed_geometry():
-    """Zenith plus three satellites at 30° elevation, 120° apart: GᵀG = [[9/8,0,0,0],[0,9/8,0,0],[0,0,7/4,−5/2],
-    [0,0,−5/2,4]] ⇒ HDOP = √(16/9) = 4/3, VDOP = √(4/0.75), TDOP = √(1.75/0.75)."""
-    g = S.sky_geometry(_sats_at([(0, 90), (0, 30), (120, 30), (240, 30)]), np.zeros((1, 3)), DEFAULT_DATUM)
+    """
+    Zenith plus three satellites at 30° elevation, 120° apart: GᵀG =
+    [[9/8,0,0,0],[0,9/8,0,0],[0,0,7/4,−5/2], [0,0,−5/2,4]] ⇒ HDOP = √(16/9) = 4/3, VDOP =
+    √(4/0.75), TDOP = √(1.75/0.75).
+    """
+    g = S.sky_geometry(
+        _sats_at([(0, 90), (0, 30), (120, 30), (240, 30)]), np.zeros((1, 3)), DEFAULT_DATUM
+    )
     assert g.n_visible[0] == 4
     np.testing.assert_allclose(np.degrees(g.elevation[0]), [90, 30, 30, 30], atol=1e-6)
     d = S.dops(S.dop_matrix(g))
@@ -62,7 +83,9 @@ def test_dop_against_hand_computed_geometry():
 
 
 def test_elevation_mask_and_fewer_than_four():
-    g = S.sky_geometry(_sats_at([(0, 90), (0, 4), (120, 30), (240, 30)]), np.zeros((1, 3)), DEFAULT_DATUM, 5.0)
+    g = S.sky_geometry(
+        _sats_at([(0, 90), (0, 4), (120, 30), (240, 30)]), np.zeros((1, 3)), DEFAULT_DATUM, 5.0
+    )
     assert g.n_visible[0] == 3
     assert np.isnan(S.dops(S.dop_matrix(g))['HDOP'][0])
 
@@ -71,12 +94,15 @@ def test_satellite_behind_a_box_is_lost():
     sats = _sats_at([(0, 90), (90, 20), (200, 40), (300, 60)])
     free = S.sky_geometry(sats, np.zeros((1, 3)), DEFAULT_DATUM)
     assert free.visible[0].tolist() == [True] * 4
-    # a 20 m high wall 10 m east of the receiver hides the satellite at azimuth 90°, elevation 20° only
+    # a 20 m high wall 10 m east of the receiver hides the satellite at azimuth 90°, elevation 20°
+    # only
     wall = S.parse_obstacles([{'type': 'box', 'min': [10, -5, 0], 'max': [11, 5, 20]}])
     g = S.sky_geometry(sats, np.zeros((1, 3)), DEFAULT_DATUM, obstacles=wall)
     assert g.visible[0].tolist() == [True, False, True, True]
     # the same as an extruded polygon (YAML text)
-    poly = S.parse_obstacles('[{type: polygon, vertices: [[10, -5], [11, -5], [11, 5], [10, 5]], z_min: 0, z_max: 20}]')
+    poly = S.parse_obstacles(
+        '[{type: polygon, vertices: [[10, -5], [11, -5], [11, 5], [10, 5]], z_min: 0, z_max: 20}]'
+    )
     g2 = S.sky_geometry(sats, np.zeros((1, 3)), DEFAULT_DATUM, obstacles=poly)
     assert g2.visible[0].tolist() == [True, False, True, True]
     # a wall too low (2 m) does not hide it (ray at 20° is 3.6 m up at 10 m)
@@ -100,9 +126,11 @@ def test_nominal_constellation_at_madison_matches_the_reference_check():
 def test_tle_constellation_with_sgp4(tmp_path):
     # a synthetic GPS-like element set (i 55.5°, 2.0057 rev/day), written for this test
     tle = tmp_path / 'gps.tle'
-    tle.write_text('GPS BIIR-2 (PRN 13)\n'
-                   '1 24876U 97035A   24037.50000000  .00000000  00000-0  00000-0 0  9990\n'
-                   '2 24876  55.5000 100.0000 0040000  50.0000 310.0000  2.00565000 10001\n')
+    tle.write_text(
+        'GPS BIIR-2 (PRN 13)\n'
+        '1 24876U 97035A   24037.50000000  .00000000  00000-0  00000-0 0  9990\n'
+        '2 24876  55.5000 100.0000 0040000  50.0000 310.0000  2.00565000 10001\n'
+    )
     c = S.TleConstellation(tle)
     r = np.linalg.norm(c.ecef(np.array([1707264000.0])), axis=-1)
     assert 2.5e7 < r[0, 0] < 2.7e7

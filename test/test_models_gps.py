@@ -1,10 +1,16 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """GPS models: each test states the law the model must follow."""
+
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
-
 from vepd_ros.models import gps as G
 from vepd_ros.models.gps import GPS_MODEL_PARAMS, GPS_MODELS, make_gps_model
 from vepd_ros.params import ParameterError
@@ -20,10 +26,12 @@ def test_ch_gauss_sigma_within_confidence_interval():
     s = make_gps_model('ch_gauss', seed=7).sample(t, x)
     for axis in range(3):
         v = np.var(s.error_enu[:, axis], ddof=1)
-        lo, hi = stats.chi2.ppf([0.0005, 0.9995], n - 1) * 0.03 ** 2 / (n - 1)
+        lo, hi = stats.chi2.ppf([0.0005, 0.9995], n - 1) * 0.03**2 / (n - 1)
         assert lo < v < hi
     assert np.all(s.covariance_enu == 0) and np.all(s.covariance_type == G.COV_UNKNOWN)
-    assert abs(stats.pearsonr(s.error_enu[:-1, 0], s.error_enu[1:, 0])[0]) < 4 / math.sqrt(n)   # white
+    assert abs(stats.pearsonr(s.error_enu[:-1, 0], s.error_enu[1:, 0])[0]) < 4 / math.sqrt(
+        n
+    )  # white
 
 
 @pytest.mark.parametrize('name', GPS_MODELS)
@@ -34,7 +42,15 @@ def test_chunked_calls_are_bit_identical(name):
     m = make_gps_model(name, seed=3)
     parts = [m.sample(t[a:b], x[a:b]) for a, b in ((0, 1), (1, 37), (37, 38), (38, 400))]
     chunked = G.GpsSamples.concat(parts)
-    for f in ('error_enu', 'covariance_enu', 'status', 'satellites', 'published', 'stamp_s', 'publish_s'):
+    for f in (
+        'error_enu',
+        'covariance_enu',
+        'status',
+        'satellites',
+        'published',
+        'stamp_s',
+        'publish_s',
+    ):
         np.testing.assert_array_equal(getattr(whole, f), getattr(chunked, f), err_msg=f)
     np.testing.assert_array_equal(whole.hdop, chunked.hdop)
 
@@ -48,30 +64,49 @@ def test_same_seed_same_output_other_seed_differs():
 
 
 def test_ch_rw_chrono_is_white_in_the_second_derivative_with_the_restoring_mean():
-    """Unclamped, Chrono's walk obeys Δ²p/h² = −g·σ·p_prev + σ·z exactly: regress and check the residual is white."""
+    """
+    Unclamped, Chrono's walk obeys Δ²p/h² = −g·σ·p_prev + σ·z exactly: regress and check the
+    residual is white.
+    """
     sig, rate = 0.047, 100.0
-    m = make_gps_model('ch_rw', seed=5, rw_sigma=sig, rw_rate_hz=rate, rw_max_velocity=1e6, rw_max_acceleration=1e6,
-                       rw_chrono_gain=5.0)
+    m = make_gps_model(
+        'ch_rw',
+        seed=5,
+        rw_sigma=sig,
+        rw_rate_hz=rate,
+        rw_max_velocity=1e6,
+        rw_max_acceleration=1e6,
+        rw_chrono_gain=5.0,
+    )
     t, x = _static(30000, rate=rate)
     p = m.sample(t, x).error_enu[:, 0]
-    y = np.diff(p, 2) * rate ** 2
+    y = np.diff(p, 2) * rate**2
     prev = p[1:-1]
     slope = np.dot(prev, y) / np.dot(prev, prev)
     assert slope == pytest.approx(-5.0 * sig, rel=0.05)
     r = y - slope * prev
     n = len(r)
     lo, hi = stats.chi2.ppf([0.0005, 0.9995], n - 1) / (n - 1)
-    assert lo < np.var(r) / sig ** 2 < hi
+    assert lo < np.var(r) / sig**2 < hi
     for lag in (1, 2, 5):
         assert abs(np.corrcoef(r[:-lag], r[lag:])[0, 1]) < 4 / math.sqrt(n)
 
 
 def test_ch_rw_paper_variant_second_difference_is_ma1():
-    """The appendix update p += v·dt + ½a·dt² makes Δ²p/dt² the mean of two consecutive accelerations:
-    lag-one autocorrelation ½ and σ/√2 around the concentration-gradient mean −p/p_max."""
+    """
+    The appendix update p += v·dt + ½a·dt² makes Δ²p/dt² the mean of two consecutive accelerations:
+    lag-one autocorrelation ½ and σ/√2 around the concentration-gradient mean −p/p_max.
+    """
     sig = 0.047
-    m = make_gps_model('ch_rw', seed=9, rw_variant='paper', rw_sigma=sig, rw_max_velocity=1e6,
-                       rw_max_acceleration=1e6, rw_p_max_m=1e3)
+    m = make_gps_model(
+        'ch_rw',
+        seed=9,
+        rw_variant='paper',
+        rw_sigma=sig,
+        rw_max_velocity=1e6,
+        rw_max_acceleration=1e6,
+        rw_p_max_m=1e3,
+    )
     t, x = _static(30000, rate=100.0)
     p = m.sample(t, x).error_enu[:, 1]
     y = np.diff(p, 2) * 1e4
@@ -82,13 +117,13 @@ def test_ch_rw_paper_variant_second_difference_is_ma1():
 
 
 def test_ch_rw_paper_settings_bounded_and_mean_reverting():
-    t, x = _static(18000)    # 30 min at 10 Hz
+    t, x = _static(18000)  # 30 min at 10 Hz
     m = make_gps_model('ch_rw', seed=11)
     e = m.sample(t, x).error_enu
     speed = np.linalg.norm(np.diff(e, axis=0), axis=1) / 0.1
-    assert speed.max() <= 0.016 * (1 + 1e-9)                  # 3-D speed cap, exact
-    assert np.abs(np.diff(e, 2, axis=0)).max() <= 2 * 0.152 * 0.1 ** 2 + 1e-12   # |Δv| ≤ amax·dt
-    assert np.abs(e).max() < 0.5                              # bounded (reference: |p|max ≈ 0.3 m)
+    assert speed.max() <= 0.016 * (1 + 1e-9)  # 3-D speed cap, exact
+    assert np.abs(np.diff(e, 2, axis=0)).max() <= 2 * 0.152 * 0.1**2 + 1e-12  # |Δv| ≤ amax·dt
+    assert np.abs(e).max() < 0.5  # bounded (reference: |p|max ≈ 0.3 m)
     # mean reversion: started 0.3 m off, the ensemble mean returns toward 0 within a minute
     ens = []
     for seed in range(40):
@@ -102,10 +137,17 @@ def test_ch_rw_paper_settings_bounded_and_mean_reverting():
 
 def test_tr_widths_parameterisation():
     p = G.rw_params_from_widths(1.0, 0.2, 0.1, 0.01)
-    assert p == {'rw_variant': 'tr', 'rw_p_max_m': 0.5, 'rw_max_velocity': 0.1, 'rw_max_acceleration': 0.05,
-                 'rw_sigma': 0.01}
+    assert p == {
+        'rw_variant': 'tr',
+        'rw_p_max_m': 0.5,
+        'rw_max_velocity': 0.1,
+        'rw_max_acceleration': 0.05,
+        'rw_sigma': 0.01,
+    }
     e = make_gps_model('ch_rw', seed=1, **p).sample(*_static(2000)).error_enu
-    assert np.abs(np.diff(e, axis=0)).max() <= 10 * 0.1 + 0.05 * 10 + 1e-9   # 10 internal steps per sample
+    assert (
+        np.abs(np.diff(e, axis=0)).max() <= 10 * 0.1 + 0.05 * 10 + 1e-9
+    )  # 10 internal steps per sample
 
 
 def test_airsim_hdop_low_pass_and_covariance():
@@ -118,7 +160,9 @@ def test_airsim_hdop_low_pass_and_covariance():
     np.testing.assert_allclose(s.covariance_enu[:, 2, 2], (0.04 * h) ** 2, rtol=1e-12)
     assert np.all(s.covariance_enu[:, 0, 1] == 0) and np.all(s.error_enu == 0)
     assert np.all(s.covariance_type == G.COV_APPROXIMATED)
-    d = make_gps_model('airsim_default', seed=0, cov_up_per_hdop=0.08).sample(t, np.zeros((600, 3)))
+    d = make_gps_model('airsim_default', seed=0, cov_up_per_hdop=0.08).sample(
+        t, np.zeros((600, 3))
+    )
     np.testing.assert_allclose(d.hdop, 0.1 + 99.9 * np.exp(-(t - 5.0) / 0.9), rtol=1e-12)
     np.testing.assert_allclose(d.covariance_enu[:, 2, 2], (0.08 * d.hdop) ** 2, rtol=1e-12)
     # the recursion the authors' handler runs per message gives the same series
@@ -133,9 +177,13 @@ def test_airsim_hdop_low_pass_and_covariance():
 
 def test_airsim_fix_type_option():
     t = np.arange(600) / 10.0
-    s = make_gps_model('airsim_default', seed=0, airsim_fix_type=True).sample(t, np.zeros((600, 3)))
-    assert np.all(s.status[s.hdop > 4.0] == G.STATUS_NO_FIX) and np.all(s.status[s.hdop <= 4.0] == G.STATUS_FIX)
-    assert 2.8 < t[np.argmax(s.status == 0)] < 3.1        # 0.9·ln(99.9/3.9) ≈ 2.9 s
+    s = make_gps_model('airsim_default', seed=0, airsim_fix_type=True).sample(
+        t, np.zeros((600, 3))
+    )
+    assert np.all(s.status[s.hdop > 4.0] == G.STATUS_NO_FIX) and np.all(
+        s.status[s.hdop <= 4.0] == G.STATUS_FIX
+    )
+    assert 2.8 < t[np.argmax(s.status == 0)] < 3.1  # 0.9·ln(99.9/3.9) ≈ 2.9 s
 
 
 def test_combinations_add_error_to_airsim_covariance():
@@ -144,13 +192,19 @@ def test_combinations_add_error_to_airsim_covariance():
     assert np.std(g.error_enu[:, 0]) == pytest.approx(0.03, rel=0.1)
     assert np.all(g.covariance_type == G.COV_APPROXIMATED)
     r = make_gps_model('ch_rw+airsim', seed=4).sample(t, x)
-    np.testing.assert_array_equal(r.error_enu, make_gps_model('ch_rw', seed=4).sample(t, x).error_enu)
+    np.testing.assert_array_equal(
+        r.error_enu, make_gps_model('ch_rw', seed=4).sample(t, x).error_enu
+    )
 
 
 def test_gauss_markov_stationary_sigma_and_correlation_time():
     sig, tau = 0.5, 2.0
     t, x = _static(60000)
-    e = make_gps_model('gauss_markov', seed=2, gm_sigma_m=[sig, sig, sig], gm_tau_s=tau).sample(t, x).error_enu[:, 0]
+    e = (
+        make_gps_model('gauss_markov', seed=2, gm_sigma_m=[sig, sig, sig], gm_tau_s=tau)
+        .sample(t, x)
+        .error_enu[:, 0]
+    )
     assert np.std(e) == pytest.approx(sig, rel=0.08)
     lag = int(tau * 10)
     assert np.corrcoef(e[:-lag], e[lag:])[0, 1] == pytest.approx(math.exp(-1), abs=0.04)
@@ -165,11 +219,17 @@ def test_usarsim_sigma_linear_in_satellites_and_no_fix_below_four():
     sel = s.satellites == sats
     want = (2.5 - (2.5 - 0.75) * (sats - 4) / 8) / 3
     assert np.std(s.error_enu[sel, 0]) == pytest.approx(want, rel=0.1)
-    assert np.all(s.error_enu[:, 2] == 0)                      # USARSim outputs no altitude
-    np.testing.assert_allclose(s.covariance_enu[sel, 0, 0], want ** 2)
-    boxed = make_gps_model('usarsim', seed=1, obstacles='[{type: box, min: [-5, -5, -1], max: [5, 5, 1]}]')
+    assert np.all(s.error_enu[:, 2] == 0)  # USARSim outputs no altitude
+    np.testing.assert_allclose(s.covariance_enu[sel, 0, 0], want**2)
+    boxed = make_gps_model(
+        'usarsim', seed=1, obstacles='[{type: box, min: [-5, -5, -1], max: [5, 5, 1]}]'
+    )
     b = boxed.sample(t[:10], x[:10])
-    assert np.all(b.satellites == 0) and np.all(b.status == G.STATUS_NO_FIX) and np.all(b.error_enu == 0)
+    assert (
+        np.all(b.satellites == 0)
+        and np.all(b.status == G.STATUS_NO_FIX)
+        and np.all(b.error_enu == 0)
+    )
 
 
 def test_dop_model_covariance_is_sigma_squared_q_and_error_follows_it():
@@ -185,18 +245,27 @@ def test_dop_model_covariance_is_sigma_squared_q_and_error_follows_it():
 def test_modifiers_cold_start_outage_latency():
     t, x = _static(600)
     s = make_gps_model('ch_gauss+cold_start', seed=0, ttff_s=26.0).sample(t, x)
-    assert np.all(s.status[t < 26.0] == G.STATUS_NO_FIX) and np.all(s.status[t >= 26.0] == G.STATUS_FIX)
-    d = make_gps_model('ch_gauss+cold_start', seed=0, ttff_s=5.0, cold_start_mode='drop').sample(t, x)
+    assert np.all(s.status[t < 26.0] == G.STATUS_NO_FIX) and np.all(
+        s.status[t >= 26.0] == G.STATUS_FIX
+    )
+    d = make_gps_model('ch_gauss+cold_start', seed=0, ttff_s=5.0, cold_start_mode='drop').sample(
+        t, x
+    )
     assert not d.published[t < 5.0].any() and d.published[t >= 5.0].all()
-    w = make_gps_model('ch_gauss+outage', seed=0, outage_mtbf_s=0.0, outage_windows=[10.0, 12.0]).sample(t, x)
+    w = make_gps_model(
+        'ch_gauss+outage', seed=0, outage_mtbf_s=0.0, outage_windows=[10.0, 12.0]
+    ).sample(t, x)
     assert np.array_equal(w.status == G.STATUS_NO_FIX, (t >= 10.0) & (t < 12.0))
     tt, xx = _static(100000)
-    r = make_gps_model('ch_gauss+outage', seed=5, outage_mtbf_s=20.0,
-                       outage_mean_s=5.0).sample(tt, xx)
+    r = make_gps_model('ch_gauss+outage', seed=5, outage_mtbf_s=20.0, outage_mean_s=5.0).sample(
+        tt, xx
+    )
     assert np.mean(r.status == -1) == pytest.approx(5.0 / 25.0, abs=0.05)
     lat = make_gps_model('ch_gauss+latency', seed=0, latency_s=0.2, jitter_s=0.01).sample(t, x)
     assert np.all(lat.publish_s >= t + 0.2) and np.all(lat.stamp_s == t)
-    arr = make_gps_model('ch_gauss+latency', seed=0, latency_s=0.2, stamp_mode='arrival').sample(t, x)
+    arr = make_gps_model('ch_gauss+latency', seed=0, latency_s=0.2, stamp_mode='arrival').sample(
+        t, x
+    )
     np.testing.assert_allclose(arr.stamp_s, t + 0.2)
 
 
@@ -226,7 +295,12 @@ def test_param_specs_exposed_with_preset_defaults():
     d = {p.name: p.default for p in GPS_MODEL_PARAMS['airsim_default']}
     assert d['hdop_final'] == 0.1 and d['hdop_tau_s'] == 0.9
     d = {p.name: p.default for p in GPS_MODEL_PARAMS['ch_rw']}
-    assert (d['rw_sigma'], d['rw_rate_hz'], d['rw_max_velocity'], d['rw_max_acceleration'], d['rw_p_max_m']) == \
-        (0.047, 100.0, 0.016, 0.152, 0.06)
+    assert (
+        d['rw_sigma'],
+        d['rw_rate_hz'],
+        d['rw_max_velocity'],
+        d['rw_max_acceleration'],
+        d['rw_p_max_m'],
+    ) == (0.047, 100.0, 0.016, 0.152, 0.06)
     assert {p.name: p.default for p in GPS_MODEL_PARAMS['ch_gauss']}['gauss_sigma_m'] == [0.03] * 3
     assert set(G.PAPER_TABLE_I.values()) <= set(GPS_MODELS)

@@ -1,28 +1,44 @@
-"""Node front ends: ``--help`` prints the node's parameters (its ``Param`` specs) and exits 0 without starting;
-``/diagnostics`` says ERROR and names the input while a watched input has never arrived."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Node front ends: ``--help`` prints the node's parameters (its ``Param`` specs) and exits 0 without
+starting; ``/diagnostics`` says ERROR and names the input while a watched input has never arrived.
+"""
+
 from __future__ import annotations
 
 import subprocess
 
 import pytest
 from ros_helpers import console_script, ros_env, spin_until
-
 from vepd_ros.nodes.recorder_node import RECORDER_PARAMS
 
 
 def test_help_lists_every_parameter_with_default_and_description_and_starts_nothing(domain_id):
-    proc = subprocess.run([console_script('recorder_node'), '--help'], env=ros_env(domain_id),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [console_script('recorder_node'), '--help'],
+        env=ros_env(domain_id),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith('usage: ros2 run vepd_ros recorder_node')
     for p in RECORDER_PARAMS:
-        assert f'  {p.name} ({type(p.default).__name__}, default {p.default!r})' in proc.stdout, p.name
+        assert f'  {p.name} ({type(p.default).__name__}, default {p.default!r})' in proc.stdout, (
+            p.name
+        )
         assert p.description[:40] in proc.stdout, p.name
-    assert '[INFO]' not in proc.stdout + proc.stderr           # no node was created
+    assert '[INFO]' not in proc.stdout + proc.stderr  # no node was created
 
 
 def test_help_after_ros_args_is_not_the_nodes_own():
     from vepd_ros.nodes.base import wants_help
+
     assert wants_help(['truth_node', '--help']) and wants_help(['truth_node', '-h', '--ros-args'])
     assert not wants_help(['truth_node', '--ros-args', '--help'])
     assert not wants_help(['truth_node'])
@@ -30,48 +46,64 @@ def test_help_after_ros_args_is_not_the_nodes_own():
 
 @pytest.mark.ros
 def test_diagnostics_error_names_an_input_that_never_arrives(ros_ctx, executor, tmp_path):
-    import rclpy
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    import rclpy
     from rclpy.parameter import Parameter
-
     from vepd_ros.nodes.recorder_node import RecorderNode
-    node = RecorderNode(context=ros_ctx, parameter_overrides=[
-        Parameter('output_dir', value=str(tmp_path)), Parameter('topic_timeout_s', value=2.5),
-        Parameter('truth_topic', value='/nothing/truth')])
+
+    node = RecorderNode(
+        context=ros_ctx,
+        parameter_overrides=[
+            Parameter('output_dir', value=str(tmp_path)),
+            Parameter('topic_timeout_s', value=2.5),
+            Parameter('truth_topic', value='/nothing/truth'),
+        ],
+    )
     executor.add_node(node)
     listener = rclpy.create_node('diag_listener', context=ros_ctx)
     seen = []
-    listener.create_subscription(DiagnosticArray, '/diagnostics', lambda m: seen.extend(m.status), 50)
+    listener.create_subscription(
+        DiagnosticArray, '/diagnostics', lambda m: seen.extend(m.status), 50
+    )
     executor.add_node(listener)
     ok = spin_until(executor, lambda: any(s.level == DiagnosticStatus.ERROR for s in seen), 15)
     assert ok, [(s.level, s.message) for s in seen]
     err = next(s for s in seen if s.level == DiagnosticStatus.ERROR)
     assert 'no message on /nothing/truth' in err.message and 'odometry/filtered' in err.message
-    assert [s.level for s in seen][0] == DiagnosticStatus.OK     # before the timeout: OK
+    assert [s.level for s in seen][0] == DiagnosticStatus.OK  # before the timeout: OK
 
 
 def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_instead():
-    """The pip runtime has no sbg_driver messages: live_eval's default truth_type is refused before any node
-    starts, naming the package to install and the truth types that work here."""
-    from vepd_ros.graph import TRUTH_TYPES_KNOWN, build_graph, message_package_installed
+    """
+    The pip runtime has no sbg_driver messages: live_eval's default truth_type is refused before
+    any node starts, naming the package to install and the truth types that work here.
+    """
+    from vepd_ros.graph import build_graph, message_package_installed, TRUTH_TYPES_KNOWN
     from vepd_ros.nodes.recorder_node import TRUTH_TYPES
     from vepd_ros.params import ParameterError
-    assert tuple(TRUTH_TYPES) == TRUTH_TYPES_KNOWN            # one list of truth types, two views of it
+
+    assert tuple(TRUTH_TYPES) == TRUTH_TYPES_KNOWN  # one list of truth types, two views of it
     if message_package_installed('sbg_driver/msg/SbgGpsVel'):
         pytest.skip('sbg_driver is installed here')
     with pytest.raises(ParameterError) as err:
         build_graph('live_eval', {'judge': 'builtin'})
     text = str(err.value)
     assert 'ros-$ROS_DISTRO-sbg-driver' in text and 'geometry_msgs/msg/TwistStamped' in text
-    assert build_graph('live_eval', {'judge': 'builtin', 'truth_type': 'geometry_msgs/msg/TwistStamped'})
+    assert build_graph(
+        'live_eval', {'judge': 'builtin', 'truth_type': 'geometry_msgs/msg/TwistStamped'}
+    )
 
 
 def _odom(t_ns, vx):
     from nav_msgs.msg import Odometry
-
     from vepd_ros.nodes.base import ns_to_stamp
+
     m = Odometry()
-    m.header.stamp, m.header.frame_id, m.child_frame_id = ns_to_stamp(int(t_ns)), 'odom', 'base_link'
+    m.header.stamp, m.header.frame_id, m.child_frame_id = (
+        ns_to_stamp(int(t_ns)),
+        'odom',
+        'base_link',
+    )
     m.twist.twist.linear.x = float(vx)
     return m
 
@@ -79,32 +111,57 @@ def _odom(t_ns, vx):
 @pytest.mark.ros
 @pytest.mark.slow
 @pytest.mark.parametrize('signals', [('SIGINT',), ('SIGINT', 'SIGINT'), ('SIGTERM', 'SIGTERM')])
-def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(signals, ros_ctx, executor, domain_id,
-                                                                       tmp_path):
-    """The bag_replay recorder (segmentation single) under Ctrl-C/SIGTERM, once or twice: the run is written
-    whole, the process exits 0, and nothing is published on the dead context (that crashed with 'publisher's
-    context is invalid')."""
+def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(
+    signals, ros_ctx, executor, domain_id, tmp_path
+):
+    """
+    The bag_replay recorder (segmentation single) under Ctrl-C/SIGTERM, once or twice: the run is
+    written whole, the process exits 0, and nothing is published on the dead context (that crashed
+    with 'publisher's context is invalid').
+    """
     import signal
     import time
 
-    import rclpy
     from nav_msgs.msg import Odometry
+    import rclpy
     from rclpy.qos import QoSProfile
+
     peer = rclpy.create_node('sig_peer', context=ros_ctx)
     pub_est = peer.create_publisher(Odometry, '/sig/odometry/filtered', QoSProfile(depth=100))
     pub_gt = peer.create_publisher(Odometry, '/sig/truth', QoSProfile(depth=100))
     executor.add_node(peer)
-    proc = subprocess.Popen([console_script('recorder_node'), '--ros-args', '-p', 'segmentation:=single',
-                             '-p', 'side:=real', '-p', f'output_dir:={tmp_path}', '-p', 'scenario:=path',
-                             '-p', 'estimate_topic:=/sig/odometry/filtered', '-p', 'truth_topic:=/sig/truth'],
-                            env=ros_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            console_script('recorder_node'),
+            '--ros-args',
+            '-p',
+            'segmentation:=single',
+            '-p',
+            'side:=real',
+            '-p',
+            f'output_dir:={tmp_path}',
+            '-p',
+            'scenario:=path',
+            '-p',
+            'estimate_topic:=/sig/odometry/filtered',
+            '-p',
+            'truth_topic:=/sig/truth',
+        ],
+        env=ros_env(domain_id),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
-        assert spin_until(executor, lambda: pub_est.get_subscription_count() and pub_gt.get_subscription_count(),
-                          30)
+        assert spin_until(
+            executor,
+            lambda: pub_est.get_subscription_count() and pub_gt.get_subscription_count(),
+            30,
+        )
         for k in range(50):
             pub_est.publish(_odom(1_000_000_000 + k * 20_000_000, 1.0))
             pub_gt.publish(_odom(1_000_000_000 + k * 20_000_000 + 5_000_000, 1.0))
-        spin_until(executor, lambda: False, 1.5)                    # delivered
+        spin_until(executor, lambda: False, 1.5)  # delivered
         for name in signals:
             proc.send_signal(getattr(signal, name))
             time.sleep(0.05)
@@ -118,7 +175,14 @@ def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(signals
     runs = sorted(tmp_path.rglob('path_*.csv'))
     assert [p.name for p in runs] == ['path_1.csv'], out[-3000:]
     import json
+
     from vepd_ros.runs.format import read_run
+
     run = read_run(runs[0])
-    cov = run.meta['coverage']     # the run as it arrived (discovery may cost the first message or two)
-    assert cov['estimates']['received'] == len(run.se_t) >= 45 and cov['truth']['received'] == len(run.gt_t) >= 45
+    cov = run.meta[
+        'coverage'
+    ]  # the run as it arrived (discovery may cost the first message or two)
+    assert (
+        cov['estimates']['received'] == len(run.se_t) >= 45
+        and cov['truth']['received'] == len(run.gt_t) >= 45
+    )

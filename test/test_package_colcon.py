@@ -40,9 +40,23 @@ def setuptools_dir(version, tmp_path):
     if version is None:
         return None
     target = tmp_path / f'setuptools-{version}'
-    pip = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps',
-                          '--disable-pip-version-check', '--target', str(target),
-                          f'setuptools=={version}'], capture_output=True, text=True, timeout=300)
+    pip = subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'pip',
+            'install',
+            '-q',
+            '--no-deps',
+            '--disable-pip-version-check',
+            '--target',
+            str(target),
+            f'setuptools=={version}',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if pip.returncode != 0:
         pytest.skip(f'setuptools {version} not installable here (no index?): {pip.stderr[-300:]}')
     return target
@@ -61,11 +75,18 @@ def test_colcon_build_gives_a_complete_install_space(tmp_path, flavour):
     if extra is not None:
         env['PYTHONPATH'] = str(extra)
         probe = 'import setuptools; print(setuptools.__version__)'
-        used = subprocess.run([sys.executable, '-c', probe], env=env, capture_output=True,
-                              text=True, check=True).stdout.strip()
+        used = subprocess.run(
+            [sys.executable, '-c', probe], env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert used == SETUPTOOLS[flavour]
-    build = subprocess.run([str(COLCON), 'build', '--event-handlers', 'console_direct-'],
-                           cwd=ws, env=env, capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [str(COLCON), 'build', '--event-handlers', 'console_direct-'],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
 
     prefix = ws / 'install' / 'vepd_ros'
@@ -80,33 +101,62 @@ def test_colcon_build_gives_a_complete_install_space(tmp_path, flavour):
     marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / 'vepd_ros'
     assert marker.is_file()
     site = next(prefix.glob('lib/python3*/site-packages'))
-    msgdefs = sorted(p.relative_to(REPO / 'vepd_ros')
-                     for p in (REPO / 'vepd_ros').glob('io/msgdefs/*/*.msg'))
+    msgdefs = sorted(
+        p.relative_to(REPO / 'vepd_ros') for p in (REPO / 'vepd_ros').glob('io/msgdefs/*/*.msg')
+    )
     assert msgdefs and all((site / 'vepd_ros' / m).is_file() for m in msgdefs)
 
     # The install space runs on its own: its package first on the path, found by the ament index.
     run_env = dict(os.environ, PYTHONPATH=str(site), AMENT_PREFIX_PATH=str(prefix))
-    probe = ('import vepd_ros; from ament_index_python.packages import '
-             'get_package_share_directory as share; '
-             'print(vepd_ros.__file__); print(share("vepd_ros"))')
-    out = subprocess.run([sys.executable, '-c', probe], env=run_env, cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout.split()
+    probe = (
+        'import vepd_ros; from ament_index_python.packages import '
+        'get_package_share_directory as share; '
+        'print(vepd_ros.__file__); print(share("vepd_ros"))'
+    )
+    out = subprocess.run(
+        [sys.executable, '-c', probe],
+        env=run_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out == [str(site / 'vepd_ros' / '__init__.py'), str(share)]
-    cli = subprocess.run([str(prefix / 'lib' / 'vepd_ros' / 'vepd'), '--help'], env=run_env,
-                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    cli = subprocess.run(
+        [str(prefix / 'lib' / 'vepd_ros' / 'vepd'), '--help'],
+        env=run_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout.startswith('usage: vepd')
 
     if flavour == 'venv':
         # colcon test runs pytest (setup.py's test extra) on the ament linters and on the
         # executables of the install space it puts first on AMENT_PREFIX_PATH (xfail: skipped).
-        tests = ['test/test_copyright.py', 'test/test_flake8.py', 'test/test_pep257.py',
-                 'test/test_package_executables.py']
+        tests = [
+            'test/test_copyright.py',
+            'test/test_flake8.py',
+            'test/test_pep257.py',
+            'test/test_package_executables.py',
+        ]
         colcon_test = subprocess.run(
             [str(COLCON), 'test', '--event-handlers', 'console_direct-', '--pytest-args', *tests],
-            cwd=ws, env=env, capture_output=True, text=True, timeout=600)
-        assert colcon_test.returncode == 0, (colcon_test.stdout[-3000:]
-                                             + colcon_test.stderr[-3000:])
-        result = subprocess.run([str(COLCON), 'test-result', '--all'], cwd=ws, env=env,
-                                capture_output=True, text=True, timeout=60)
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert colcon_test.returncode == 0, colcon_test.stdout[-3000:] + colcon_test.stderr[-3000:]
+        result = subprocess.run(
+            [str(COLCON), 'test-result', '--all'],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert 'Summary: 5 tests, 0 errors, 0 failures' in result.stdout, result.stdout

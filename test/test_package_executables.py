@@ -11,6 +11,7 @@ That is <prefix>/lib/vepd_ros/, where `ros2 run vepd_ros <exe>` and launch_ros's
 executables (colcon installs them there through setup.cfg); pip alone puts console scripts only in
 <prefix>/bin.
 """
+
 import ast
 import os
 from pathlib import Path
@@ -22,8 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 def setup_py_nodes():
     """setup.py's NODES: the one list of node executables."""
     tree = ast.parse((REPO / 'setup.py').read_text())
-    nodes = next(n for n in ast.walk(tree)
-                 if isinstance(n, ast.Assign) and getattr(n.targets[0], 'id', '') == 'NODES')
+    nodes = next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], 'id', '') == 'NODES'
+    )
     return [ast.literal_eval(e) for e in nodes.value.elts]
 
 
@@ -44,7 +48,8 @@ def test_every_node_is_an_executable_in_the_ament_prefix():
 
 
 def test_the_executable_in_the_prefix_runs_the_installed_package():
-    out = subprocess.run([str(ament_lib() / 'vepd'), '--help'], capture_output=True, text=True,
-                         timeout=60, cwd='/')
+    out = subprocess.run(
+        [str(ament_lib() / 'vepd'), '--help'], capture_output=True, text=True, timeout=60, cwd='/'
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith('usage: vepd')

@@ -15,13 +15,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.linter
 @pytest.mark.pep257
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason='the tree is not yet ament-conformant (issue 12)')
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason='the tree is not yet ament-conformant (issue 12)'
+)
 def test_pep257(monkeypatch):
     """Every docstring follows PEP 257 as ament configures pydocstyle."""
     main = pytest.importorskip(
-        'ament_pep257.main', reason='ament_pep257 not installed (make venv installs it from '
-        '../shared/ros2_tooling/lint; a ROS 2 install has it)').main
+        'ament_pep257.main',
+        reason='ament_pep257 not installed (make venv installs it from '
+        '../shared/ros2_tooling/lint; a ROS 2 install has it)',
+    ).main
     monkeypatch.chdir(REPO)
     rc = main(argv=['.', 'test'])
     assert rc == 0, 'Found code style errors / warnings'

@@ -1,4 +1,11 @@
-"""Every command in README.md's tables, run as a new user would (parsed from the README, so the
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Every command in README.md's tables, run as a new user would (parsed from the README, so the
 test follows it).
 
 Placeholders (DIR, STUDY, FILE, ...) become temporary directories, a small study made first, or
@@ -19,7 +26,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ros_helpers import REPO
 
 README = REPO / 'README.md'
@@ -48,8 +54,10 @@ def _cells(line: str) -> list[str]:
 
 
 def readme_commands() -> list[str]:
-    """The commands in the `command` column of the README's tables, in order, each once (a cell's
-    `a` / `b` alternatives apart)."""
+    """
+    The commands in the `command` column of the README's tables, in order, each once (a cell's
+    `a` / `b` alternatives apart).
+    """
     out: list[str] = []
     column = None
     lines = README.read_text().splitlines()
@@ -78,7 +86,8 @@ def _synopsis(words: list[str]) -> bool:
 
 @pytest.fixture(scope='module')
 def study(tmp_path_factory):
-    """A small study directory for STUDY/ROOT (the layout `vepd evaluate` and `vepd report` read).
+    """
+    A small study directory for STUDY/ROOT (the layout `vepd evaluate` and `vepd report` read).
     """
     out = tmp_path_factory.mktemp('study') / 'study'
     proc = subprocess.run(
@@ -179,10 +188,10 @@ def test_readme_command(command, tmp_path, request):
         )
     if words[0] in ('pytest', 'python', 'make'):
         pytest.skip(f'{words[0]} {words[1]}: run by make test / make bench, not here')
-    words = [w for w in re.sub(r'\[[^\]]*\]', '', command).split()]  # optional parts left out
+    words = list(re.sub(r'\[[^\]]*\]', '', command).split())  # optional parts left out
     if _synopsis(words):
         graph_words = [w for w in words[1:3] if '|' not in w and not w.startswith(('[', '.'))]
-        for alt in (words[2].split('|') if '|' in words[2] else [None]):
+        for alt in words[2].split('|') if '|' in words[2] else [None]:
             cmd = _vepd([*graph_words, *([alt] if alt else []), '--help'])
             proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
             assert proc.returncode == 0 and 'usage' in proc.stdout, (cmd, proc.stderr[-1500:])

@@ -1,6 +1,15 @@
-"""Results that explain themselves: the closest model and whether its interval is separated from
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Results that explain themselves: the closest model and whether its interval is separated from
 the next, the simulated reference named, the K warning, C2 exclusions shown, the same interval from
-`vepd study`, `vepd evaluate` and `vepd report`, and the CSV tables beside result.json."""
+`vepd study`, `vepd evaluate` and `vepd report`, and the CSV tables beside result.json.
+"""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,18 +17,23 @@ import csv
 import io
 import itertools
 import json
-import re
 from math import comb
 from pathlib import Path
+import re
 
 import pytest
-
 from vepd_ros.cli import main
 from vepd_ros.commands.evaluate import format_tables
 from vepd_ros.metrics.core import run_metrics
-from vepd_ros.report.explain import (MIN_K_FOR_INTERVALS, PAPER_TABLE_I, bootstrap_seed,
-                                     closest_model, explanation_lines, k_warning,
-                                     reference_name)
+from vepd_ros.report.explain import (
+    bootstrap_seed,
+    closest_model,
+    explanation_lines,
+    k_warning,
+    MIN_K_FOR_INTERVALS,
+    PAPER_TABLE_I,
+    reference_name,
+)
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.synthetic import write_synthetic_root
 
@@ -29,12 +43,32 @@ PAPER = Path(__file__).resolve().parents[2] / 'shared' / 'seeds' / '000_c8a51eac
 
 @pytest.fixture(scope='module')
 def study(tmp_path_factory):
-    """A small real study (rtk reference, seed 3: the bootstrap seed is not the default 0) and its
-    report: (root, the study's --json stdout, its stderr)."""
+    """
+    A small real study (rtk reference, seed 3: the bootstrap seed is not the default 0) and its
+    report: (root, the study's --json stdout, its stderr).
+    """
     root = tmp_path_factory.mktemp('study') / 's'
-    argv = ['study', '--models', 'ch_gauss,ch_rw,airsim', '--scenarios', 'straight,circle',
-            '--runs', '5', '--duration', '8', '--reference', 'rtk', '--seed', '3',
-            '--n-boot', '300', '--quiet', '--json', '--out', str(root)]
+    argv = [
+        'study',
+        '--models',
+        'ch_gauss,ch_rw,airsim',
+        '--scenarios',
+        'straight,circle',
+        '--runs',
+        '5',
+        '--duration',
+        '8',
+        '--reference',
+        'rtk',
+        '--seed',
+        '3',
+        '--n-boot',
+        '300',
+        '--quiet',
+        '--json',
+        '--out',
+        str(root),
+    ]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         assert main(argv) == 0
@@ -49,9 +83,9 @@ def _run(argv, capsys):
 
 def test_same_interval_from_study_evaluate_and_report(study, capsys):
     root, out, err = study
-    s = json.loads(out[:out.index('\n}\n') + 2])
-    assert f"{root / 'result.json'}" in err and 'table1.csv' in err     # says where things went
-    assert f"report: {root / 'report' / 'report.html'}" in out
+    s = json.loads(out[: out.index('\n}\n') + 2])
+    assert f'{root / "result.json"}' in err and 'table1.csv' in err  # says where things went
+    assert f'report: {root / "report" / "report.html"}' in out
     e = json.loads(_run(['evaluate', str(root), '--json', '--n-boot', '300'], capsys).out)
     r = json.loads((root / 'report' / 'result.json').read_text())
     assert s['bootstrap']['seed'] == e['bootstrap']['seed'] == r['bootstrap']['seed'] == 3
@@ -70,8 +104,9 @@ def test_same_interval_from_study_evaluate_and_report(study, capsys):
 
 
 def test_authors_files_default_seed_and_real_reference(tmp_path, capsys):
-    root = write_synthetic_root(tmp_path / 'a', 'authors', k=5, duration_s=5.0,
-                                models=('chWalk_results', 'AirSim_results'))
+    root = write_synthetic_root(
+        tmp_path / 'a', 'authors', k=5, duration_s=5.0, models=('chWalk_results', 'AirSim_results')
+    )
     assert bootstrap_seed(root) == (0, 'default')
     text = _run(['evaluate', str(root), '--n-boot', '100'], capsys).out
     assert 'simulated reference' not in text.lower() and 'Reference: the real runs' in text
@@ -87,22 +122,41 @@ def test_terminal_names_the_simulated_reference_and_the_closest_model(study, cap
     name = res['models'][best]['display_name']
     assert f'Closest to the simulated reference (`rtk`): {name}, VEPD' in text
     assert 'W1 in m/s, W2 unitless' in text and 'lower is better' in text
-    assert '**' not in text                        # Markdown emphasis dropped in the terminal
-    assert all(len(line) <= 99 for line in text.splitlines()[-30:])   # the explanation is wrapped
+    assert '**' not in text  # Markdown emphasis dropped in the terminal
+    assert all(len(line) <= 99 for line in text.splitlines()[-30:])  # the explanation is wrapped
 
 
 def _res(cis: dict, k=10, n_boot=1000) -> dict:
     """A minimal result: models with VEPD = the interval's midpoint."""
-    models = {m: {'display_name': m.upper(), 'VEPD': None if ci is None else sum(ci) / 2,
-                  'ci95': ci, 'W1': 0.0, 'W2': 0.0, 'rank': None, 'per_scenario': {}}
-              for m, ci in cis.items()}
-    return {'models': models, 'k': {'real': {'circle': k}, **{m: {'circle': k} for m in cis}},
-            'bootstrap': {'n_boot': n_boot}, 'velocity': 'speed', 'reference': 'real'}
+    models = {
+        m: {
+            'display_name': m.upper(),
+            'VEPD': None if ci is None else sum(ci) / 2,
+            'ci95': ci,
+            'W1': 0.0,
+            'W2': 0.0,
+            'rank': None,
+            'per_scenario': {},
+        }
+        for m, ci in cis.items()
+    }
+    return {
+        'models': models,
+        'k': {'real': {'circle': k}, **{m: {'circle': k} for m in cis}},
+        'bootstrap': {'n_boot': n_boot},
+        'velocity': 'speed',
+        'reference': 'real',
+    }
 
 
-@pytest.mark.parametrize('b_ci, c_ci, separated', [((0.01, 0.02), (0.03, 0.05), True),
-                                                   ((0.01, 0.035), (0.03, 0.05), False),
-                                                   ((0.01, 0.03), (0.03, 0.05), False)])
+@pytest.mark.parametrize(
+    'b_ci, c_ci, separated',
+    [
+        ((0.01, 0.02), (0.03, 0.05), True),
+        ((0.01, 0.035), (0.03, 0.05), False),
+        ((0.01, 0.03), (0.03, 0.05), False),
+    ],
+)
 def test_closest_is_separated_exactly_when_the_intervals_do_not_overlap(b_ci, c_ci, separated):
     c = closest_model(_res({'b': b_ci, 'c': c_ci, 'worst': (0.5, 0.6)}))
     assert (c['best'], c['next'], c['separated']) == ('b', 'c', separated)
@@ -122,24 +176,38 @@ def test_k_warning_below_five_and_its_resample_count():
         assert len(draws) == comb(2 * k - 1, k)
     assert k_warning(_res({'b': (0.1, 0.2)}, k=2)).count('3 distinct') == 1
     assert k_warning(_res({'b': (0.1, 0.2)}, k=5)) is None
-    assert k_warning(_res({'b': (0.1, 0.2)}, k=2, n_boot=0)) is None   # no interval, no warning
+    assert k_warning(_res({'b': (0.1, 0.2)}, k=2, n_boot=0)) is None  # no interval, no warning
 
 
 def test_excluded_runs_and_incomplete_batches_are_shown(study, capsys):
     root = study[0]
     res = json.loads((root / 'result.json').read_text())
-    res.update({'complete': False, 'min_coverage': 0.9,
-                'excluded_runs': [{'path': 'Sim/ch_rw/circle_4.csv', 'label': 'ch_rw',
-                                   'scenario': 'circle', 'reason': 'estimates 41 % of expected'}],
-                'incomplete_batches': [{'label': 'ch_rw', 'scenario': 'circle', 'have': 4,
-                                        'k': 5}]})
+    res.update(
+        {
+            'complete': False,
+            'min_coverage': 0.9,
+            'excluded_runs': [
+                {
+                    'path': 'Sim/ch_rw/circle_4.csv',
+                    'label': 'ch_rw',
+                    'scenario': 'circle',
+                    'reason': 'estimates 41 % of expected',
+                }
+            ],
+            'incomplete_batches': [{'label': 'ch_rw', 'scenario': 'circle', 'have': 4, 'k': 5}],
+        }
+    )
     text = format_tables(res)
     assert 'Incomplete result' in text
-    assert ('excluded run `Sim/ch_rw/circle_4.csv` (ch_rw / circle): estimates 41 % of expected'
-            in text)
+    assert (
+        'excluded run `Sim/ch_rw/circle_4.csv` (ch_rw / circle): estimates 41 % of expected'
+        in text
+    )
     assert 'incomplete batch ch_rw / circle: 4 of K = 5 runs' in text
-    assert not any('excluded run' in x or 'Incomplete' in x for x in explanation_lines(
-        json.loads((root / 'result.json').read_text())))
+    assert not any(
+        'excluded run' in x or 'Incomplete' in x
+        for x in explanation_lines(json.loads((root / 'result.json').read_text()))
+    )
 
 
 def test_reading_paragraph_quotes_the_paper():
@@ -152,8 +220,8 @@ def test_reading_paragraph_quotes_the_paper():
         pytest.skip(f'the paper is not at {PAPER}')
     paper = PAPER.read_text()
     start = paper.index('TABLE I: VEPD values')
-    table = paper[start:paper.index('TABLE II', start)]
-    for name, v in PAPER_TABLE_I:            # each quoted VEPD is the paper's, for that model
+    table = paper[start: paper.index('TABLE II', start)]
+    for name, v in PAPER_TABLE_I:  # each quoted VEPD is the paper's, for that model
         row = rf'^{re.escape(name)} [0-9.]+ [0-9.]+ {re.escape(str(v))}$'
         assert re.search(row, table, re.M), name
     for v in ('0.0211', '0.0796', '0.0867'):
@@ -180,18 +248,20 @@ def test_csv_tables_beside_result_json(study, capsys, tmp_path):
         assert float(r['VEPD']) == res['models'][r['label']]['per_scenario'][r['scenario']]['VEPD']
     runs = _rows(tmp_path / 'ev' / 'runs.csv')
     assert len(runs) == sum(n for v in res['k'].values() for n in v.values())
-    for r in runs[:: max(1, len(runs) // 6)]:   # each row's E and S are those of the file it names
+    for r in runs[:: max(1, len(runs) // 6)]:  # each row's E and S are those of the file it names
         E, S = run_metrics(*read_run(r['path']).signal('speed'))
         assert (float(r['E_mps']), float(r['S'])) == pytest.approx((E, S), rel=1e-12, abs=1e-15)
     assert {r['model'] for r in runs if r['side'] == 'real'} == {reference_name(res)}
-    for name in ('table1.csv', 'table2.csv', 'runs.csv'):   # the study and the report write them
+    for name in ('table1.csv', 'table2.csv', 'runs.csv'):  # the study and the report write them
         assert (root / name).is_file() and (root / 'report' / name).is_file()
     assert (root / 'table1.csv').read_text() == (tmp_path / 'ev' / 'table1.csv').read_text()
 
 
 def test_a_result_without_provenance_is_not_called_real():
-    """A result that does not record where its reference came from (e.g. the graph evaluator's)
-    names it neutrally instead of claiming real data."""
+    """
+    A result that does not record where its reference came from (e.g. the graph evaluator's)
+    names it neutrally instead of claiming real data.
+    """
     res = _res({'b': (0.1, 0.2)})
     assert reference_name(res) == 'Reference' and 'does not record' in explanation_lines(res)[0]
     assert reference_name({**res, 'reference_model': None}) == 'Real'

@@ -1,16 +1,25 @@
-"""The package under the real ROS 2 tooling (Jazzy and Humble ``launch``/``launch_ros``/``ros2cli``, unchanged
-upstream wheels from ../shared/ros2_tooling; see test/ros2_tooling.py), as a robotics user starts it.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-- ``ros2 launch vepd_ros sim_judge.launch.py ...`` ends by itself with status 0 once the evaluator has its
-  result, every node exits cleanly, and the result equals ``vepd run``'s for the same arguments and seeds
-  (the tolerance of test_sim_judge_graph.py's graph-vs-study test: W1, W2 within 2 % + 0.002). Separate
-  processes are paced by truth_node (``/vepd/progress``), so no run loses estimates: every run's coverage
-  is complete.
-- Ctrl-C (SIGINT to the whole process group, twice) in the middle of the runs: exit 0, no traceback, only
-  complete runs on disk.
-- ``ros2 pkg executables vepd_ros`` lists every node; ``ros2 run vepd_ros <node> --help`` prints its
-  parameters and exits 0 without starting.
 """
+The package under the real ROS 2 tooling (Jazzy and Humble ``launch``/``launch_ros``/``ros2cli``,
+unchanged upstream wheels from ../shared/ros2_tooling; see test/ros2_tooling.py), as a robotics
+user starts it.
+
+- ``ros2 launch vepd_ros sim_judge.launch.py ...`` ends by itself with status 0 once the evaluator
+  has its result, every node exits cleanly, and the result equals ``vepd run``'s for the same
+  arguments and seeds (the tolerance of test_sim_judge_graph.py's graph-vs-study test: W1, W2
+  within 2 % + 0.002). Separate processes are paced by truth_node (``/vepd/progress``), so no run
+  loses estimates: every run's coverage is complete.
+- Ctrl-C (SIGINT to the whole process group, twice) in the middle of the runs: exit 0, no
+  traceback, only complete runs on disk.
+- ``ros2 pkg executables vepd_ros`` lists every node; ``ros2 run vepd_ros <node> --help`` prints
+  its parameters and exits 0 without starting.
+"""
+
 from __future__ import annotations
 
 import json
@@ -26,20 +35,49 @@ from ros_helpers import DomainLease, ros_env
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-NODES = ('bag_player_node', 'evaluator_node', 'gps_noise_node', 'imu_noise_node', 'judge_node', 'navsat_node',
-         'recorder_node', 'truth_node')
-ARGS = dict(k=2, models='ch_rw', duration_s=5.0, scenarios='straight', judge='builtin', time_scale=2.0)
+NODES = (
+    'bag_player_node',
+    'evaluator_node',
+    'gps_noise_node',
+    'imu_noise_node',
+    'judge_node',
+    'navsat_node',
+    'recorder_node',
+    'truth_node',
+)
+ARGS = {
+    'k': 2,
+    'models': 'ch_rw',
+    'duration_s': 5.0,
+    'scenarios': 'straight',
+    'judge': 'builtin',
+    'time_scale': 2.0,
+}
 
 
 @pytest.fixture(scope='module')
 def vepd_run_result(tmp_path_factory):
-    """``vepd run sim_judge`` (one process, lockstep) for ARGS: the result the launch must reproduce."""
+    """
+    ``vepd run sim_judge`` (one process, lockstep) for ARGS: the result the launch must reproduce.
+    """
     out = tmp_path_factory.mktemp('vepd_run')
     lease = DomainLease()
     try:
-        cmd = [sys.executable, '-m', 'vepd_ros.cli', 'run', 'sim_judge', *[f'{k}:={v}' for k, v in ARGS.items()],
-               f'output_dir:={out}', '--json', '--timeout', '300']
-        proc = subprocess.run(cmd, env=ros_env(lease.domain_id), capture_output=True, text=True, timeout=400)
+        cmd = [
+            sys.executable,
+            '-m',
+            'vepd_ros.cli',
+            'run',
+            'sim_judge',
+            *[f'{k}:={v}' for k, v in ARGS.items()],
+            f'output_dir:={out}',
+            '--json',
+            '--timeout',
+            '300',
+        ]
+        proc = subprocess.run(
+            cmd, env=ros_env(lease.domain_id), capture_output=True, text=True, timeout=400
+        )
     finally:
         lease.release()
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -47,50 +85,80 @@ def vepd_run_result(tmp_path_factory):
 
 
 # Separate processes are paced (truth_node waits for the slowest recorder on /vepd/progress), not
-# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates, which
-# the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full launch.
+# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates,
+# which the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full
+# launch.
 @pytest.mark.flaky(reruns=2, reruns_delay=5)
 @pytest.mark.parametrize('distro', DISTROS)
-def test_sim_judge_launch_ends_itself_and_equals_vepd_run(distro, domain_id, tmp_path, vepd_run_result):
+def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
+    distro, domain_id, tmp_path, vepd_run_result
+):
     package_executables_ready()
     out = tmp_path / 'out'
-    cmd = ros2_cmd('launch', 'vepd_ros', 'sim_judge.launch.py', *[f'{k}:={v}' for k, v in ARGS.items()],
-                   f'output_dir:={out}')
-    proc = subprocess.run(cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300)
+    cmd = ros2_cmd(
+        'launch',
+        'vepd_ros',
+        'sim_judge.launch.py',
+        *[f'{k}:={v}' for k, v in ARGS.items()],
+        f'output_dir:={out}',
+    )
+    proc = subprocess.run(
+        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
-    assert log.count('process has finished cleanly') == 12, log[-4000:]     # 2 chains x 5 + truth + evaluator
+    assert log.count('process has finished cleanly') == 12, log[
+        -4000:
+    ]  # 2 chains x 5 + truth + evaluator
     result = json.loads((out / 'result.json').read_text())
     for label, ref in vepd_run_result['models'].items():
         got = result['models'][label]
         for key in ('W1', 'W2'):
-            assert abs(got[key] - ref[key]) <= 0.002 + 0.02 * ref[key], (label, key, got[key], ref[key])
+            assert abs(got[key] - ref[key]) <= 0.002 + 0.02 * ref[key], (
+                label,
+                key,
+                got[key],
+                ref[key],
+            )
     sidecars = sorted(p for p in out.rglob('straight_*.json'))
     assert len(sidecars) == 4
-    for p in sidecars:        # paced: no run lost estimates or truth
+    for p in sidecars:  # paced: no run lost estimates or truth
         cov = json.loads(p.read_text())['coverage']
         for stream in ('estimates', 'truth'):
             assert cov[stream]['received'] >= cov[stream]['expected'] - 1, (p, cov)
             assert cov[stream]['max_gap_s'] < 5 / cov[stream]['rate_hz'], (p, cov)
 
 
-def test_ctrl_c_in_the_middle_exits_0_without_traceback_and_leaves_only_complete_runs(domain_id, tmp_path):
+def test_ctrl_c_in_the_middle_exits_0_without_traceback_and_leaves_only_complete_runs(
+    domain_id, tmp_path
+):
     package_executables_ready()
     out = tmp_path / 'out'
     args = {**ARGS, 'duration_s': 4.0, 'k': 3}
-    cmd = ros2_cmd('launch', 'vepd_ros', 'sim_judge.launch.py', *[f'{k}:={v}' for k, v in args.items()],
-                   f'output_dir:={out}')
-    proc = subprocess.Popen(cmd, env=ros2_env('jazzy', domain_id), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    cmd = ros2_cmd(
+        'launch',
+        'vepd_ros',
+        'sim_judge.launch.py',
+        *[f'{k}:={v}' for k, v in args.items()],
+        f'output_dir:={out}',
+    )
+    proc = subprocess.Popen(
+        cmd,
+        env=ros2_env('jazzy', domain_id),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not list(out.rglob('straight_1.csv')):
             time.sleep(0.2)
         assert list(out.rglob('straight_1.csv')), 'no run finished within 120 s'
-        os.killpg(proc.pid, signal.SIGINT)          # a terminal's Ctrl-C: the whole group
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole group
         time.sleep(0.3)
-        os.killpg(proc.pid, signal.SIGINT)          # and again, impatiently
+        os.killpg(proc.pid, signal.SIGINT)  # and again, impatiently
         log, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -99,8 +167,10 @@ def test_ctrl_c_in_the_middle_exits_0_without_traceback_and_leaves_only_complete
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log and 'KeyboardInterrupt' not in log, log[-4000:]
     assert 'exit code' not in log or 'exit code 0' in log, log[-4000:]
-    assert not [p for p in out.rglob('*') if p.name.startswith('.') or p.suffix in ('.tmp', '.part')]
-    for csv in out.rglob('straight_*.csv'):          # every run on disk is whole: it has its sidecar
+    assert not [
+        p for p in out.rglob('*') if p.name.startswith('.') or p.suffix in ('.tmp', '.part')
+    ]
+    for csv in out.rglob('straight_*.csv'):  # every run on disk is whole: it has its sidecar
         meta = json.loads(csv.with_suffix('.json').read_text())
         assert meta['coverage']['truth']['received'] >= meta['coverage']['truth']['expected'] - 1
 
@@ -109,48 +179,85 @@ def test_ctrl_c_in_the_middle_exits_0_without_traceback_and_leaves_only_complete
 def test_ros2_pkg_executables_and_ros2_run_help(distro, domain_id):
     package_executables_ready()
     env = ros2_env(distro, domain_id)
-    proc = subprocess.run(ros2_cmd('pkg', 'executables', 'vepd_ros'), env=env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        ros2_cmd('pkg', 'executables', 'vepd_ros'),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     # every node, and the vepd CLI (colcon's setup.cfg and make venv both put it in lib/vepd_ros)
     assert sorted(line.split()[1] for line in proc.stdout.splitlines()) == sorted([*NODES, 'vepd'])
     for node in NODES:
-        proc = subprocess.run(ros2_cmd('run', 'vepd_ros', node, '--help'), env=env, capture_output=True,
-                              text=True, timeout=60)
+        proc = subprocess.run(
+            ros2_cmd('run', 'vepd_ros', node, '--help'),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0, (node, proc.stderr)
-        assert proc.stdout.startswith(f'usage: ros2 run vepd_ros {node}'), (node, proc.stdout[:300])
+        assert proc.stdout.startswith(f'usage: ros2 run vepd_ros {node}'), (
+            node,
+            proc.stdout[:300],
+        )
         if node not in ('judge_node', 'navsat_node'):
             assert 'parameters:' in proc.stdout and 'default' in proc.stdout, (node, proc.stdout)
-    text = subprocess.run(ros2_cmd('run', 'vepd_ros', 'truth_node', '--help'), env=env, capture_output=True,
-                          text=True, timeout=60).stdout
+    text = subprocess.run(
+        ros2_cmd('run', 'vepd_ros', 'truth_node', '--help'),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert 'time_scale (float, default 1.0)' in text and 'pace_nodes (int, default 0)' in text
 
 
 # Separate processes are paced (truth_node waits for the slowest recorder on /vepd/progress), not
-# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates, which
-# the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full launch.
+# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates,
+# which the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full
+# launch.
 @pytest.mark.flaky(reruns=2, reruns_delay=5)
 @pytest.mark.parametrize('distro', DISTROS)
 def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
-    """A 12 s bag in the ART layout (/fix, /imu, an Odometry truth) split into runs of 5 s, against a stored
-    simulated batch: the launch plays it (bag_player_node where rosbag2 is absent), scores the two complete
-    runs, and ends by itself with status 0."""
+    """
+    A 12 s bag in the ART layout (/fix, /imu, an Odometry truth) split into runs of 5 s, against a
+    stored simulated batch: the launch plays it (bag_player_node where rosbag2 is absent), scores
+    the two complete runs, and ends by itself with status 0.
+    """
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
-
     from vepd_ros.pipeline import run_study, simulate_run
+
     package_executables_ready()
     bag = tmp_path / 'art_bag'
     _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
     ref = tmp_path / 'ref'
     run_study(['ch_rw'], ['circle'], 2, 5.0, 'rtk', ref, seed=3, workers=1)
-    shutil.rmtree(ref / 'Real')                # the real side is the bag's
+    shutil.rmtree(ref / 'Real')  # the real side is the bag's
     out = tmp_path / 'out'
-    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', f'bag:={bag}', 'gps_topic:=/fix', 'imu_topic:=/imu',
-                   'truth_topic:=/truth', 'truth_type:=nav_msgs/msg/Odometry', 'scenario:=circle', 'rate:=3.0',
-                   'run_duration_s:=5.0', 'k:=2', f'reference_dir:={ref}', 'judge:=builtin', f'output_dir:={out}')
-    proc = subprocess.run(cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300)
+    cmd = ros2_cmd(
+        'launch',
+        'vepd_ros',
+        'bag_replay.launch.py',
+        f'bag:={bag}',
+        'gps_topic:=/fix',
+        'imu_topic:=/imu',
+        'truth_topic:=/truth',
+        'truth_type:=nav_msgs/msg/Odometry',
+        'scenario:=circle',
+        'rate:=3.0',
+        'run_duration_s:=5.0',
+        'k:=2',
+        f'reference_dir:={ref}',
+        'judge:=builtin',
+        f'output_dir:={out}',
+    )
+    proc = subprocess.run(
+        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
@@ -162,13 +269,16 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
 
 
 def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(domain_id, tmp_path):
-    """live_eval as documented: fed live topics (here a bag player on its /clock), it scores every new window of
-    k runs; it runs until Ctrl-C, which ends it with status 0 and no traceback, finished runs on disk."""
+    """
+    live_eval as documented: fed live topics (here a bag player on its /clock), it scores every new
+    window of k runs; it runs until Ctrl-C, which ends it with status 0 and no traceback, finished
+    runs on disk.
+    """
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
-
     from vepd_ros.pipeline import run_study, simulate_run
+
     package_executables_ready()
     bag = tmp_path / 'art_bag'
     _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
@@ -178,22 +288,58 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     out = tmp_path / 'out'
     env = ros2_env('jazzy', domain_id)
     launch = subprocess.Popen(
-        ros2_cmd('launch', 'vepd_ros', 'live_eval.launch.py', 'gps_topic:=/fix', 'imu_topic:=/imu',
-                 'truth_topic:=/truth', 'truth_type:=nav_msgs/msg/Odometry', 'scenario:=circle', 'use_sim_time:=true',
-                 'run_duration_s:=4.0', 'k:=2', f'reference_dir:={ref}', 'judge:=builtin', f'output_dir:={out}'),
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        ros2_cmd(
+            'launch',
+            'vepd_ros',
+            'live_eval.launch.py',
+            'gps_topic:=/fix',
+            'imu_topic:=/imu',
+            'truth_topic:=/truth',
+            'truth_type:=nav_msgs/msg/Odometry',
+            'scenario:=circle',
+            'use_sim_time:=true',
+            'run_duration_s:=4.0',
+            'k:=2',
+            f'reference_dir:={ref}',
+            'judge:=builtin',
+            f'output_dir:={out}',
+        ),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     player = subprocess.Popen(
-        ros2_cmd('run', 'vepd_ros', 'bag_player_node', '--ros-args', '-p', f'bag:={bag}', '-p', 'rate:=3.0',
-                 '-p', 'topics:=[/fix, /imu, /truth]', '-p', 'wait_for_subscribers:=3', '-p',
-                 'shutdown_when_done:=true'), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        ros2_cmd(
+            'run',
+            'vepd_ros',
+            'bag_player_node',
+            '--ros-args',
+            '-p',
+            f'bag:={bag}',
+            '-p',
+            'rate:=3.0',
+            '-p',
+            'topics:=[/fix, /imu, /truth]',
+            '-p',
+            'wait_for_subscribers:=3',
+            '-p',
+            'shutdown_when_done:=true',
+        ),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         player_log, _ = player.communicate(timeout=120)
         assert player.returncode == 0, player_log[-3000:]
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not (out / 'result.json').is_file():
             time.sleep(0.2)
-        assert launch.poll() is None                      # the rolling window runs on by design
-        os.killpg(launch.pid, signal.SIGINT)              # ... until Ctrl-C
+        assert launch.poll() is None  # the rolling window runs on by design
+        os.killpg(launch.pid, signal.SIGINT)  # ... until Ctrl-C
         log, _ = launch.communicate(timeout=60)
     finally:
         for p in (player, launch):
@@ -204,22 +350,37 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     assert 'Traceback' not in log, log[-4000:]
     result = json.loads((out / 'result.json').read_text())
     assert result['k']['real'] == {'circle': 2} and 'ch_rw' in result['models']
-    assert sorted(p.name for p in (out / 'Real').glob('circle_*.csv')) == ['circle_1.csv', 'circle_2.csv']
+    assert sorted(p.name for p in (out / 'Real').glob('circle_*.csv')) == [
+        'circle_1.csv',
+        'circle_2.csv',
+    ]
 
 
-def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing_data(domain_id, tmp_path):
-    """time_scale 100 with two chains of five processes on two shared cores: truth_node holds /clock back
-    (pacing, counted in its last log line) and no run comes short of the evaluator's coverage threshold
-    (C2's default 0.9). Pacing is by window, not lockstep: under this load a judge tick can still find its
-    IMU sample not yet delivered (seen: 137-141 of 140 estimates per run, gaps of two ticks); each run's
-    sidecar says so (coverage), nothing is lost silently."""
+def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing_data(
+    domain_id, tmp_path
+):
+    """
+    time_scale 100 with two chains of five processes on two shared cores: truth_node holds /clock
+    back (pacing, counted in its last log line) and no run comes short of the evaluator's coverage
+    threshold (C2's default 0.9). Pacing is by window, not lockstep: under this load a judge tick
+    can still find its IMU sample not yet delivered (seen: 137-141 of 140 estimates per run, gaps
+    of two ticks); each run's sidecar says so (coverage), nothing is lost silently.
+    """
     import re
+
     package_executables_ready()
     out = tmp_path / 'out'
     args = {**ARGS, 'time_scale': 100.0, 'duration_s': 4.0}
-    cmd = ros2_cmd('launch', 'vepd_ros', 'sim_judge.launch.py', *[f'{k}:={v}' for k, v in args.items()],
-                   f'output_dir:={out}')
-    proc = subprocess.run(cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300)
+    cmd = ros2_cmd(
+        'launch',
+        'vepd_ros',
+        'sim_judge.launch.py',
+        *[f'{k}:={v}' for k, v in args.items()],
+        f'output_dir:={out}',
+    )
+    proc = subprocess.run(
+        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
     held = re.search(r'\((\d+) steps held back by pacing\)', log)

@@ -1,6 +1,14 @@
-"""`vepd run` on a domain shared with a stranger: a second publisher on the graph's truth or /clock
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+`vepd run` on a domain shared with a stranger: a second publisher on the graph's truth or /clock
 topic stops the run at once with an error naming the topic, the other node and the fix; the domain
-lease is exclusive; the stall limit and the result check name what went wrong."""
+lease is exclusive; the stall limit and the result check name what went wrong.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +18,8 @@ import sys
 import time
 
 import pytest
-
 from ros_helpers import REPO, ros_env
-
-from vepd_ros.commands.run import RunError, _Monitor, result_problems
+from vepd_ros.commands.run import _Monitor, result_problems, RunError
 from vepd_ros.nodes.domain import DomainLease
 
 
@@ -27,8 +33,8 @@ def vepd(*args) -> list[str]:
 @pytest.mark.parametrize('topic', ['/ground_truth/odometry', '/clock'])
 def test_foreign_publisher_stops_the_run(topic, ros_ctx, domain_id, tmp_path):
     from nav_msgs.msg import Odometry
-    from rosgraph_msgs.msg import Clock
     import rclpy
+    from rosgraph_msgs.msg import Clock
 
     node = rclpy.create_node('stranger', namespace='/other_graph', context=ros_ctx)
     pub = node.create_publisher(Clock if topic == '/clock' else Odometry, topic, 10)
@@ -117,12 +123,27 @@ def test_result_problems_name_the_cause():
     assert result_problems(ok) == []
     nan = {'models': {'ch_rw': {'display_name': 'Ch:RW', 'W1': math.nan, 'W2': 0.2, 'VEPD': 0.15}}}
     assert result_problems(nan) == ['model Ch:RW: a W1, W2 or VEPD is NaN']
-    rest_only = {'models': {'ch_rw': {'display_name': 'Ch:RW', 'VEPD': None,
-                                      'per_scenario': {'rest': {'VEPD': 0.01}}}}}
-    assert result_problems(rest_only) == []     # no combined score by design, scored per scenario
-    nan_scenario = {'models': {'ch_rw': {
-        'display_name': 'Ch:RW', 'W1': 0.1, 'W2': 0.2, 'VEPD': 0.15,
-        'per_scenario': {'circle': {'VEPD': math.nan}}}}}
+    rest_only = {
+        'models': {
+            'ch_rw': {
+                'display_name': 'Ch:RW',
+                'VEPD': None,
+                'per_scenario': {'rest': {'VEPD': 0.01}},
+            }
+        }
+    }
+    assert result_problems(rest_only) == []  # no combined score by design, scored per scenario
+    nan_scenario = {
+        'models': {
+            'ch_rw': {
+                'display_name': 'Ch:RW',
+                'W1': 0.1,
+                'W2': 0.2,
+                'VEPD': 0.15,
+                'per_scenario': {'circle': {'VEPD': math.nan}},
+            }
+        }
+    }
     assert result_problems(nan_scenario) == ['model Ch:RW: a W1, W2 or VEPD is NaN']
     none = {'models': {'ch_rw': {'display_name': 'Ch:RW', 'W1': None, 'W2': None, 'VEPD': None}}}
     assert 'model Ch:RW: no VEPD' in result_problems(none)[0]
@@ -189,11 +210,11 @@ def test_help_has_a_worked_example(cmd):
 
 @pytest.mark.ros
 def test_a_node_on_its_own_stops_on_a_second_publisher_of_its_input(ros_ctx, executor):
-    """Under launch each node checks its inputs: two publishing nodes on its truth topic stop it.
     """
-    import rclpy
+    Under launch each node checks its inputs: two publishing nodes on its truth topic stop it.
+    """
     from nav_msgs.msg import Odometry
-
+    import rclpy
     from ros_helpers import spin_until
     from vepd_ros.nodes.guard import watch_inputs
 
@@ -219,12 +240,14 @@ def test_a_node_on_its_own_stops_on_a_second_publisher_of_its_input(ros_ctx, exe
 
 @pytest.mark.ros
 def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
-    """A domain can be free of vepd_ros locks and still be in use (a robot, another tool): the
+    """
+    A domain can be free of vepd_ros locks and still be in use (a robot, another tool): the
     runner looks for participants before it starts there, and moves to another leased domain when
-    it finds one."""
+    it finds one.
+    """
     import rclpy
+    from vepd_ros.commands.run import _init_on_domain, Domain
 
-    from vepd_ros.commands.run import Domain, _init_on_domain
     lease = DomainLease()
     busy = lease.domain_id
     ctx = rclpy.context.Context()
@@ -246,17 +269,22 @@ def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
 @pytest.mark.slow
 def test_a_node_executable_exits_1_on_a_second_truth_publisher(ros_ctx, domain_id):
     """The launch path: a noise node started as its own process stops with exit 1 and says why."""
-    import rclpy
     from nav_msgs.msg import Odometry
-
+    import rclpy
     from ros_helpers import console_script
+
     ours = rclpy.create_node('truth_node', context=ros_ctx)
     ours.create_publisher(Odometry, '/ground_truth/odometry', 10)
     theirs = rclpy.create_node('truth_node', namespace='/other_demo', context=ros_ctx)
     theirs.create_publisher(Odometry, '/ground_truth/odometry', 10)
-    proc = subprocess.run([console_script('gps_noise_node'), '--ros-args', '-p', 'model:=ch_rw'],
-                          env=ros_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [console_script('gps_noise_node'), '--ros-args', '-p', 'model:=ch_rw'],
+        env=ros_env(domain_id),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert 'stopping: /ground_truth/odometry' in proc.stdout
     assert '/other_demo/truth_node' in proc.stdout

@@ -1,19 +1,28 @@
-"""Run files: exact round trip, padding rules, bad files named, layout scanning, atomic writes under SIGKILL."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Run files: exact round trip, padding rules, bad files named, layout scanning, atomic writes under
+SIGKILL.
+"""
+
 from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-
 from vepd_ros.metrics.evaluator import evaluate_root
-from vepd_ros.runs import BatchWriter, RunFileError, RunRecord, read_run, scan_root, write_run
+from vepd_ros.runs import BatchWriter, read_run, RunFileError, RunRecord, scan_root, write_run
 from vepd_ros.runs.format import trailing_padding_start
 from vepd_ros.runs.synthetic import synthetic_run, write_authors_csv, write_synthetic_root
 
@@ -22,9 +31,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _rec(n_se=50, n_gt=20, seed=0):
     rng = np.random.default_rng(seed)
-    return RunRecord.from_components(np.sort(rng.random(n_se)) * 5, rng.standard_normal(n_se), rng.standard_normal(n_se),
-                                     np.r_[0.0, np.sort(rng.random(n_gt - 1)) * 5], np.r_[0.0, rng.random(n_gt - 1)],
-                                     np.zeros(n_gt))
+    return RunRecord.from_components(
+        np.sort(rng.random(n_se)) * 5,
+        rng.standard_normal(n_se),
+        rng.standard_normal(n_se),
+        np.r_[0.0, np.sort(rng.random(n_gt - 1)) * 5],
+        np.r_[0.0, rng.random(n_gt - 1)],
+        np.zeros(n_gt),
+    )
 
 
 @pytest.mark.parametrize('n_se, n_gt', [(50, 20), (20, 50), (30, 30)])
@@ -44,7 +58,10 @@ def test_round_trip_is_bit_exact_and_paper_columns_come_first(tmp_path, n_se, n_
 
 
 def test_sidecar_lengths_win_over_heuristics(tmp_path):
-    """A truth stream that ends parked keeps its zeros; a sidecar disagreeing with the file is an error."""
+    """
+    A truth stream that ends parked keeps its zeros; a sidecar disagreeing with the file is an
+    error.
+    """
     rec = _rec(40, 10)
     rec.gt_v[-3:] = 0.0
     rec.gt_vx[-3:] = 0.0
@@ -64,9 +81,11 @@ def test_sidecar_lengths_win_over_heuristics(tmp_path):
 def test_trailing_padding_rule():
     t = np.array([0.0, 0.1, 0.2, 0.0, 0.0])
     v = np.array([0.0, 0.0, 0.0, 0.0, 0.0])
-    assert trailing_padding_start(t, v) == 3          # true zero speeds kept, padding stripped
+    assert trailing_padding_start(t, v) == 3  # true zero speeds kept, padding stripped
     assert trailing_padding_start(np.array([0.0]), np.array([0.0])) == 1
-    assert trailing_padding_start(np.array([0.0, 0.1, 0.0]), np.array([1.0, 1.0, 2.0])) == 3   # not padding
+    assert (
+        trailing_padding_start(np.array([0.0, 0.1, 0.0]), np.array([1.0, 1.0, 2.0])) == 3
+    )  # not padding
 
 
 def test_authors_files_with_pandas_index_and_empty_cells(tmp_path):
@@ -75,7 +94,7 @@ def test_authors_files_with_pandas_index_and_empty_cells(tmp_path):
     back = read_run(p)
     np.testing.assert_array_equal(back.gt_v, rec.gt_v)
     assert back.se_vx is None
-    with pytest.raises(RunFileError, match="needs the columns"):
+    with pytest.raises(RunFileError, match='needs the columns'):
         back.signal('vx')
     q = tmp_path / 'circle_2.csv'
     q.write_text('se_time,gt_time,se_vel,gt_vel\n0.0,0.0,1.0,0.0\n0.1,0.1,1.0,0.5\n0.2,,1.1,\n')
@@ -83,14 +102,17 @@ def test_authors_files_with_pandas_index_and_empty_cells(tmp_path):
     assert (len(b.se_t), len(b.gt_t)) == (3, 2)
 
 
-@pytest.mark.parametrize('text, msg', [
-    ('', 'empty file'),
-    ('a,b,c\n1,2,3\n', 'missing column'),
-    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,nan,1,1\n0.2,0.2,1,1\n', 'not finite'),
-    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,,1,1\n0.2,0.2,1,1\n', 'empty or not finite'),
-    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,0.5,1,1\n0.2,0.3,1,1\n', 'backwards'),
-    ('se_time,gt_time,se_vel,gt_vel\n0,0,1,x\n', 'not a number'),
-])
+@pytest.mark.parametrize(
+    'text, msg',
+    [
+        ('', 'empty file'),
+        ('a,b,c\n1,2,3\n', 'missing column'),
+        ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,nan,1,1\n0.2,0.2,1,1\n', 'not finite'),
+        ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,,1,1\n0.2,0.2,1,1\n', 'empty or not finite'),
+        ('se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,0.5,1,1\n0.2,0.3,1,1\n', 'backwards'),
+        ('se_time,gt_time,se_vel,gt_vel\n0,0,1,x\n', 'not a number'),
+    ],
+)
 def test_bad_files_are_named(tmp_path, text, msg):
     p = tmp_path / 'sine_3.csv'
     p.write_text(text)
@@ -100,7 +122,9 @@ def test_bad_files_are_named(tmp_path, text, msg):
 
 
 def test_layout_errors_and_warnings(tmp_path):
-    root = write_synthetic_root(tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('chWalk_results',))
+    root = write_synthetic_root(
+        tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('chWalk_results',)
+    )
     (root / 'Real' / 'notes.txt').write_text('x')
     (root / 'Real' / 'circle_2.csv').unlink()
     (root / 'Sim' / 'chWalk_results' / 'sine_9.json').write_text('{}')
@@ -109,9 +133,11 @@ def test_layout_errors_and_warnings(tmp_path):
     assert 'notes.txt' in w and 'miss j = 2' in w and 'sidecar without its run file' in w
     assert list(lay.models) == ['chWalk'] and lay.models['chWalk'].display_name == 'Ch:RW'
     res = evaluate_root(root, n_boot=0)
-    assert any('K differs' in x for x in res['warnings']) and any('notes.txt' in x for x in res['warnings'])
+    assert any('K differs' in x for x in res['warnings']) and any(
+        'notes.txt' in x for x in res['warnings']
+    )
     (root / 'Real' / 'zigzag_1.csv').write_text('se_time,gt_time,se_vel,gt_vel\n')
-    with pytest.raises(ValueError, match="unknown scenario name.*zigzag"):
+    with pytest.raises(ValueError, match='unknown scenario name.*zigzag'):
         scan_root(root)
     assert scan_root(root, scenarios=['zigzag']).real.runs['zigzag']
     (root / 'Real' / 'zigzag_1.csv').unlink()
@@ -130,20 +156,35 @@ def test_batch_writer_index_and_next_index(tmp_path):
     w.write(_rec(seed=1), 'circle')
     assert w.next_index('circle') == 3 and w.next_index('sine') == 1
     idx = json.loads((tmp_path / 'Sim' / 'ch_rw' / 'index.json').read_text())
-    assert [r['file'] for r in idx['runs']] == ['circle_1.csv', 'circle_2.csv'] and idx['display_name'] == 'Ch:RW'
-    w2 = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)      # reopened: continues numbering
+    assert [r['file'] for r in idx['runs']] == ['circle_1.csv', 'circle_2.csv'] and idx[
+        'display_name'
+    ] == 'Ch:RW'
+    w2 = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)  # reopened: continues numbering
     assert w2.next_index('circle') == 3
 
 
 def test_write_runs_batch_equals_single_writes_and_index_lists_them(tmp_path):
-    """write_runs (the study's workers) writes the same bytes as write_run; add_to_index lists runs written
-    elsewhere in order, a rewritten run moving to the end, exactly as BatchWriter.write does."""
+    """
+    write_runs (the study's workers) writes the same bytes as write_run; add_to_index lists runs
+    written elsewhere in order, a rewritten run moving to the end, exactly as BatchWriter.write
+    does.
+    """
     from vepd_ros.runs.format import write_runs
+
     recs = [_rec(seed=s) for s in range(4)]
     single = BatchWriter(tmp_path / 'a', 'sim', 'ch_rw', fsync=False)
     for j, r in enumerate(recs, 1):
-        single.write(RunRecord(**{k: getattr(r, k) for k in ('se_t', 'se_v', 'gt_t', 'gt_v', 'se_vx', 'se_vy',
-                                                               'gt_vx', 'gt_vy')}, meta=dict(r.meta)), 'circle', j=j)
+        single.write(
+            RunRecord(
+                **{
+                    k: getattr(r, k)
+                    for k in ('se_t', 'se_v', 'gt_t', 'gt_v', 'se_vx', 'se_vy', 'gt_vx', 'gt_vy')
+                },
+                meta=dict(r.meta),
+            ),
+            'circle',
+            j=j,
+        )
     batch = BatchWriter(tmp_path / 'b', 'sim', 'ch_rw', fsync=False)
     items = [(*batch.run_file('circle', j), r) for j, r in enumerate(recs, 1)]
     paths = write_runs([(p, r, m) for p, m, r in items], fsync=True)
@@ -153,17 +194,22 @@ def test_write_runs_batch_equals_single_writes_and_index_lists_them(tmp_path):
     assert sorted(x.name for x in da.iterdir()) == sorted(x.name for x in db.iterdir())
     for f in da.iterdir():
         assert f.read_bytes() == (db / f.name).read_bytes(), f.name
-    batch.add_to_index([recs[1]])                                   # rewritten: moves to the end
+    batch.add_to_index([recs[1]])  # rewritten: moves to the end
     idx = json.loads((db / 'index.json').read_text())
-    assert [r['file'] for r in idx['runs']] == ['circle_1.csv', 'circle_3.csv', 'circle_4.csv', 'circle_2.csv']
-    with pytest.raises(ValueError, match='stamps'):                 # validated before anything is written
+    assert [r['file'] for r in idx['runs']] == [
+        'circle_1.csv',
+        'circle_3.csv',
+        'circle_4.csv',
+        'circle_2.csv',
+    ]
+    with pytest.raises(ValueError, match='stamps'):  # validated before anything is written
         bad = _rec()
         bad.se_v = bad.se_v[:-1]
         write_runs([(db / 'sine_1.csv', bad, {})])
     assert not (db / 'sine_1.csv').exists() and not (db / 'sine_1.json').exists()
 
 
-_WRITER = r'''
+_WRITER = r"""
 import sys, numpy as np
 from vepd_ros.runs import BatchWriter, RunRecord
 root = sys.argv[1]
@@ -176,12 +222,14 @@ for j in range(1, 10_000):
                                     np.zeros(n // 2))
     w.write(rec, 'circle', {'seed': j}, j=j)
     print(j, flush=True)
-'''
+"""
 
 
 def test_sigkill_mid_batch_loses_no_completed_run(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, '-c', _WRITER, str(tmp_path)], stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-c', _WRITER, str(tmp_path)], stdout=subprocess.PIPE, env=env, text=True
+    )
     done = 0
     deadline = time.monotonic() + 120
     while done < 3 and time.monotonic() < deadline:
@@ -189,7 +237,7 @@ def test_sigkill_mid_batch_loses_no_completed_run(tmp_path):
         if not line:
             break
         done = int(line)
-    time.sleep(0.05 + 0.1 * (done % 3))     # land somewhere inside the next write
+    time.sleep(0.05 + 0.1 * (done % 3))  # land somewhere inside the next write
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
@@ -197,7 +245,7 @@ def test_sigkill_mid_batch_loses_no_completed_run(tmp_path):
     folder = tmp_path / 'Sim' / 'ch_rw'
     finals = sorted(folder.glob('circle_*.csv'))
     assert len(finals) >= done
-    for p in finals:                        # every file under a final name is a complete run
+    for p in finals:  # every file under a final name is a complete run
         j = int(p.stem.split('_')[1])
         rec = read_run(p)
         assert len(rec.se_t) == 60_000 and len(rec.gt_t) == 30_000
@@ -208,8 +256,13 @@ def test_sigkill_mid_batch_loses_no_completed_run(tmp_path):
     assert {r['file'] for r in idx['runs']} <= {p.name for p in finals}
     assert len(idx['runs']) >= done
     # leftovers are only hidden temp files, which a new writer removes
-    others = [p.name for p in folder.iterdir() if p.name not in {q.name for q in finals}
-              and p.name != 'index.json' and not p.name.endswith('.json')]
+    others = [
+        p.name
+        for p in folder.iterdir()
+        if p.name not in {q.name for q in finals}
+        and p.name != 'index.json'
+        and not p.name.endswith('.json')
+    ]
     assert all(n.startswith('.') and '.tmp-' in n for n in others), others
     w = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)
     assert not [p for p in folder.iterdir() if '.tmp-' in p.name]

@@ -1,8 +1,16 @@
-"""The ``vepd`` command: one entry, one subcommand per module in ``vepd_ros.commands``.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Each module there defines ``register(subparsers)`` that adds its parser and sets ``func(args) -> int``.
-Modules are discovered, so each area (sensors, judge, study, bag, ...) owns its own file.
 """
+The ``vepd`` command: one entry, one subcommand per module in ``vepd_ros.commands``.
+
+Each module there defines ``register(subparsers)`` that adds its parser and sets ``func(args) ->
+int``. Modules are discovered, so each area (sensors, judge, study, bag, ...) owns its own file.
+"""
+
 from __future__ import annotations
 
 import argparse
@@ -13,7 +21,6 @@ import sys
 
 from vepd_ros import __version__, commands
 from vepd_ros.params import ParameterError
-
 
 EPILOG = """\
 Example (the offline study at the paper's size, then its report; about 10 s):
@@ -27,10 +34,13 @@ Example (the offline study at the paper's size, then its report; about 10 s):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog='vepd', formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        prog='vepd',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
         description='VEPD: quantify how realistic simulated GPS and IMU sensors are, by running '
-                    'real and\nsimulated data through the same state estimator (the judge) and '
-                    'comparing how its\nvelocity estimate errs (arXiv 2403.11000).')
+        'real and\nsimulated data through the same state estimator (the judge) and '
+        'comparing how its\nvelocity estimate errs (arXiv 2403.11000).',
+    )
     parser.add_argument('--version', action='version', version=f'vepd_ros {__version__}')
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -43,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     try:
         code = _main(argv)
-        sys.stdout.flush()      # a closed pipe shows here, inside the try, not at interpreter exit
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:
         # The reader went away (`vepd evaluate ROOT --json | head`): stop quietly, as a command
@@ -69,7 +79,7 @@ def _main(argv=None) -> int:
         print(f'vepd {args.command}: error: {exc}', file=sys.stderr)
         return 2
     except BrokenPipeError:
-        raise                           # the reader went away: main() stops quietly
+        raise  # the reader went away: main() stops quietly
     except OSError as exc:
         # a file the command reads or writes cannot be opened (an --out under a file, a full disk,
         # no permission): one line naming the file, not a traceback

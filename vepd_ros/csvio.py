@@ -1,9 +1,17 @@
-"""Reading CSV text files whose errors name the line (no ROS import).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Shared by the readers of CSV inputs that are not run files (the golden judge data, calibration logs):
-blank lines are skipped, and every kept row remembers its line in the file, so a message can say
-``FILE, line N`` as an editor shows it.
 """
+Reading CSV text files whose errors name the line (no ROS import).
+
+Shared by the readers of CSV inputs that are not run files (the golden judge data, calibration
+logs): blank lines are skipped, and every kept row remembers its line in the file, so a message can
+say ``FILE, line N`` as an editor shows it.
+"""
+
 from __future__ import annotations
 
 import csv
@@ -22,9 +30,12 @@ def nonblank_rows(lines: Iterable[str]) -> tuple[list[list[str]], list[int]]:
 
 
 def check_row_lengths(path, rows: list[list[str]], line_of: list[int]) -> None:
-    """ValueError naming the file and line of the first data row whose length is not the header's."""
+    """
+    ValueError naming the file and line of the first data row whose length is not the header's.
+    """
     width = len(rows[0])
     for n, r in enumerate(rows[1:]):
         if len(r) != width:
-            raise ValueError(f'{path}, line {line_of[n + 1]}: {len(r)} values, expected '
-                             f'{width} (the header\'s)')
+            raise ValueError(
+                f"{path}, line {line_of[n + 1]}: {len(r)} values, expected {width} (the header's)"
+            )

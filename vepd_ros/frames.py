@@ -1,9 +1,17 @@
-"""Frames, rotations and time stamps shared by every core (REP-103: ENU world, FLU body, SI units).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Frames, rotations and time stamps shared by every core (REP-103: ENU world, FLU body, SI units).
 
 Quaternions are (x, y, z, w) as in geometry_msgs. Euler angles are fixed-axis roll-pitch-yaw,
 R = Rz(yaw)·Ry(pitch)·Rx(roll) (body → world), the convention of tf2 and robot_localization.
 All functions accept scalars or arrays with the angle/quaternion axis last.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,10 +33,15 @@ def quaternion_from_rpy(roll, pitch, yaw):
     """Quaternion (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll)."""
     hr, hp, hy = 0.5 * np.asarray(roll), 0.5 * np.asarray(pitch), 0.5 * np.asarray(yaw)
     cr, sr, cp, sp, cy, sy = np.cos(hr), np.sin(hr), np.cos(hp), np.sin(hp), np.cos(hy), np.sin(hy)
-    return np.stack([sr * cp * cy - cr * sp * sy,
-                     cr * sp * cy + sr * cp * sy,
-                     cr * cp * sy - sr * sp * cy,
-                     cr * cp * cy + sr * sp * sy], axis=-1)
+    return np.stack(
+        [
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy,
+        ],
+        axis=-1,
+    )
 
 
 def rotation_matrix_from_rpy(roll, pitch, yaw):
@@ -37,8 +50,16 @@ def rotation_matrix_from_rpy(roll, pitch, yaw):
     cp, sp = np.cos(pitch), np.sin(pitch)
     cy, sy = np.cos(yaw), np.sin(yaw)
     R = np.empty(np.broadcast_shapes(np.shape(roll), np.shape(pitch), np.shape(yaw)) + (3, 3))
-    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
-    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = (
+        cy * cp,
+        cy * sp * sr - sy * cr,
+        cy * sp * cr + sy * sr,
+    )
+    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = (
+        sy * cp,
+        sy * sp * sr + cy * cr,
+        sy * sp * cr - cy * sr,
+    )
     R[..., 2, 0], R[..., 2, 1], R[..., 2, 2] = -sp, cp * sr, cp * cr
     return R
 
@@ -48,11 +69,14 @@ def rotation_matrix_from_quaternion(q):
     q = np.asarray(q, dtype=float)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
-    ], axis=-2)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
+            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
+            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=-2,
+    )
 
 
 def rpy_from_rotation_matrix(m):
@@ -60,14 +84,23 @@ def rpy_from_rotation_matrix(m):
     m = np.asarray(m, dtype=float)
     m20 = m[..., 2, 0]
     gimbal = np.abs(m20) >= 1.0
-    if not gimbal.any():                # the common case: the non-gimbal branch alone (|m20| < 1: no clip)
+    if not gimbal.any():  # the common case: the non-gimbal branch alone (|m20| < 1: no clip)
         pitch = -np.arcsin(m20)
         cp = np.cos(pitch)
-        return (np.arctan2(m[..., 2, 1] / cp, m[..., 2, 2] / cp), pitch,
-                np.arctan2(m[..., 1, 0] / cp, m[..., 0, 0] / cp))
-    pitch = np.where(gimbal, np.where(m20 < 0, np.pi / 2, -np.pi / 2), -np.arcsin(np.clip(m20, -1, 1)))
+        return (
+            np.arctan2(m[..., 2, 1] / cp, m[..., 2, 2] / cp),
+            pitch,
+            np.arctan2(m[..., 1, 0] / cp, m[..., 0, 0] / cp),
+        )
+    pitch = np.where(
+        gimbal, np.where(m20 < 0, np.pi / 2, -np.pi / 2), -np.arcsin(np.clip(m20, -1, 1))
+    )
     cp = np.where(gimbal, 1.0, np.cos(pitch))
-    roll = np.where(gimbal, np.arctan2(m[..., 0, 1], m[..., 0, 2]), np.arctan2(m[..., 2, 1] / cp, m[..., 2, 2] / cp))
+    roll = np.where(
+        gimbal,
+        np.arctan2(m[..., 0, 1], m[..., 0, 2]),
+        np.arctan2(m[..., 2, 1] / cp, m[..., 2, 2] / cp),
+    )
     yaw = np.where(gimbal, 0.0, np.arctan2(m[..., 1, 0] / cp, m[..., 0, 0] / cp))
     return roll, pitch, yaw
 

@@ -1,12 +1,20 @@
-"""The three ROS graphs of vepd_ros, described once (no ROS import).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-``launch/*.launch.py`` turn a graph into launch_ros ``Node`` actions on a real ROS 2 install; ``vepd run``
-composes the same graph in one process (or spawns it) through the pip runtime. Tests exercise this
-description, so what the launch files start is what the tests ran.
+"""
+The three ROS graphs of vepd_ros, described once (no ROS import).
 
-A graph is built from validated arguments (``GRAPH_ARGS[name]``, ``name:=value`` as in ``ros2 launch``)
-into a list of ``NodeSpec``. Each ``NodeSpec`` carries the package/executable for launch_ros and the
-``--ros-args`` (parameters, params files, remappings, namespace) that rclpy also accepts as ``cli_args``.
+``launch/*.launch.py`` turn a graph into launch_ros ``Node`` actions on a real ROS 2 install;
+``vepd run`` composes the same graph in one process (or spawns it) through the pip runtime. Tests
+exercise this description, so what the launch files start is what the tests ran.
+
+A graph is built from validated arguments (``GRAPH_ARGS[name]``, ``name:=value`` as in ``ros2
+launch``) into a list of ``NodeSpec``. Each ``NodeSpec`` carries the package/executable for
+launch_ros and the ``--ros-args`` (parameters, params files, remappings, namespace) that rclpy also
+accepts as ``cli_args``.
 
 sim_judge — one truth source feeding one chain per label, each in its own namespace:
     truth_node ─► /ground_truth/{odometry,imu}
@@ -18,25 +26,29 @@ sim_judge — one truth source feeding one chain per label, each in its own name
 The reference chain (label ``real``, side real) uses the ``reference`` sensor preset unless
 ``reference`` names a directory of real runs.
 """
+
 from __future__ import annotations
 
-import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+import re
+import sys
 from typing import Any
 
 from vepd_ros.params import Param, ParameterError, validate_params
 
 PACKAGE = 'vepd_ros'
-REFERENCE_LABEL = 'real'          # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
+REFERENCE_LABEL = 'real'  # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
 JUDGES = ('auto', 'robot_localization', 'builtin')
 
 
 def share_dir() -> Path:
-    """share/vepd_ros: the ament index when available, else the source tree (an uninstalled checkout)."""
+    """
+    share/vepd_ros: the ament index when available, else the source tree (an uninstalled checkout).
+    """
     try:
         from ament_index_python.packages import get_package_share_directory
+
         return Path(get_package_share_directory(PACKAGE))
     except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
         for cand in (Path(sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
@@ -56,6 +68,7 @@ def config_file(name: str) -> Path:
 def robot_localization_available() -> bool:
     try:
         from ament_index_python.packages import get_package_share_directory
+
         get_package_share_directory('robot_localization')
         return True
     except Exception:  # noqa: BLE001
@@ -66,7 +79,9 @@ def resolve_judge(judge: str) -> str:
     if judge == 'auto':
         return 'robot_localization' if robot_localization_available() else 'builtin'
     if judge == 'robot_localization' and not robot_localization_available():
-        raise ParameterError('judge', judge, "'builtin' or 'auto': robot_localization is not installed here")
+        raise ParameterError(
+            'judge', judge, "'builtin' or 'auto': robot_localization is not installed here"
+        )
     return judge
 
 
@@ -79,13 +94,14 @@ def label_namespace(label: str) -> str:
 @dataclass
 class NodeSpec:
     """One node of a graph, in the terms of both launch_ros and ``--ros-args``."""
+
     package: str
     executable: str
     name: str
     namespace: str = ''
-    parameters: list = field(default_factory=list)      # dicts and YAML file paths, in order
-    remappings: list = field(default_factory=list)      # (from, to)
-    role: str = ''                                      # truth, gps, imu, navsat, ekf, recorder, evaluator, bag
+    parameters: list = field(default_factory=list)  # dicts and YAML file paths, in order
+    remappings: list = field(default_factory=list)  # (from, to)
+    role: str = ''  # truth, gps, imu, navsat, ekf, recorder, evaluator, bag
 
     def ros_args(self) -> list[str]:
         """The ``--ros-args`` list that configures this node like its launch_ros counterpart."""
@@ -109,7 +125,13 @@ def _yaml_value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return '[' + ', '.join(_yaml_value(x) for x in v) + ']'
     if isinstance(v, str):
-        return v if v and re.fullmatch(r'[A-Za-z_/][A-Za-z0-9_./+,:-]*', v) and v not in ('true', 'false') else repr(v)
+        return (
+            v
+            if v
+            and re.fullmatch(r'[A-Za-z_/][A-Za-z0-9_./+,:-]*', v)
+            and v not in ('true', 'false')
+            else repr(v)
+        )
     return repr(v)
 
 
@@ -118,9 +140,12 @@ def _csv(v: str) -> bool:
 
 
 def _component(v: str) -> bool:
-    """One safe path component (runs.safety.safe_component: a scenario or label becomes a file
-    name)."""
+    """
+    One safe path component (runs.safety.safe_component: a scenario or label becomes a file
+    name).
+    """
     from vepd_ros.runs.safety import safe_component
+
     try:
         safe_component('name', v)
     except ValueError:
@@ -136,54 +161,126 @@ _COMPONENT_MSG = "one path component (letters, digits, _ . + -; no '/', '..')"
 
 
 COMMON_ARGS = [
-    Param('judge', 'auto', 'robot_localization (ekf_node + navsat_transform_node), builtin, or auto', choices=JUDGES),
-    Param('ekf_config', '', 'robot_localization ekf YAML (default: share/vepd_ros/config/ekf.yaml)'),
-    Param('navsat_config', '', 'robot_localization navsat_transform YAML (default: share/vepd_ros/config/navsat.yaml)'),
-    Param('output_dir', 'vepd_out', 'root of the batch layout (Real/, Sim/<label>/) and the report'),
+    Param(
+        'judge',
+        'auto',
+        'robot_localization (ekf_node + navsat_transform_node), builtin, or auto',
+        choices=JUDGES,
+    ),
+    Param(
+        'ekf_config', '', 'robot_localization ekf YAML (default: share/vepd_ros/config/ekf.yaml)'
+    ),
+    Param(
+        'navsat_config',
+        '',
+        'robot_localization navsat_transform YAML (default: share/vepd_ros/config/navsat.yaml)',
+    ),
+    Param(
+        'output_dir', 'vepd_out', 'root of the batch layout (Real/, Sim/<label>/) and the report'
+    ),
     Param('k', 10, 'runs per scenario and label that complete a batch', low=2),
     Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
     Param('use_sim_time', False, 'run every node on /clock'),
 ]
 
 GRAPH_ARGS: dict[str, list[Param]] = {
-    'sim_judge': COMMON_ARGS + [
-        Param('models', 'ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim', 'GPS models under test (comma list)',
-              check=_csv, check_msg='a comma-separated list'),
-        Param('imu_model', 'ch_drift_paper', 'IMU model of every chain (the paper\'s experiments: ch_drift_paper)'),
-        Param('reference', 'rtk', "real side: a sensor preset run through the graph (e.g. 'rtk'), or a directory "
-              'of real runs'),
-        Param('reference_imu_model', '', 'IMU model of the reference chain when it is simulated (empty: imu_model, '
-              'as the offline study does)'),
-        Param('scenarios', 'straight,circle,sine', 'manoeuvres (comma list)', check=_components,
-              check_msg='a comma-separated list of ' + _COMPONENT_MSG),
+    'sim_judge': COMMON_ARGS
+    + [
+        Param(
+            'models',
+            'ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim',
+            'GPS models under test (comma list)',
+            check=_csv,
+            check_msg='a comma-separated list',
+        ),
+        Param(
+            'imu_model',
+            'ch_drift_paper',
+            "IMU model of every chain (the paper's experiments: ch_drift_paper)",
+        ),
+        Param(
+            'reference',
+            'rtk',
+            "real side: a sensor preset run through the graph (e.g. 'rtk'), or a directory "
+            'of real runs',
+        ),
+        Param(
+            'reference_imu_model',
+            '',
+            'IMU model of the reference chain when it is simulated (empty: imu_model, '
+            'as the offline study does)',
+        ),
+        Param(
+            'scenarios',
+            'straight,circle,sine',
+            'manoeuvres (comma list)',
+            check=_components,
+            check_msg='a comma-separated list of ' + _COMPONENT_MSG,
+        ),
         Param('duration_s', 30.0, 'length of one run (s)', low=0.0, low_open=True),
-        Param('time_scale', 1.0, 'sim seconds per wall second; != 1 puts the graph on /clock', low=0.0, low_open=True),
-        Param('seed', 0, 'study seed (truth and sensor-noise seeds derive from it by name)', low=0),
+        Param(
+            'time_scale',
+            1.0,
+            'sim seconds per wall second; != 1 puts the graph on /clock',
+            low=0.0,
+            low_open=True,
+        ),
+        Param(
+            'seed', 0, 'study seed (truth and sensor-noise seeds derive from it by name)', low=0
+        ),
         Param('use_truth_node', True, 'false: an external simulator publishes the truth topics'),
-        Param('truth_odom_topic', '/ground_truth/odometry', 'truth Odometry (remap to Chrono::ROS or Gazebo topics)'),
+        Param(
+            'truth_odom_topic',
+            '/ground_truth/odometry',
+            'truth Odometry (remap to Chrono::ROS or Gazebo topics)',
+        ),
         Param('truth_imu_topic', '/ground_truth/imu', 'truth Imu (noise-free)'),
     ],
-    'bag_replay': COMMON_ARGS + [
-        Param('bag', '', 'path of the recorded bag (ros2 bag play input)', check=bool, check_msg='a bag path'),
+    'bag_replay': COMMON_ARGS
+    + [
+        Param(
+            'bag',
+            '',
+            'path of the recorded bag (ros2 bag play input)',
+            check=bool,
+            check_msg='a bag path',
+        ),
         Param('rate', 1.0, 'playback rate', low=0.0, low_open=True),
         Param('gps_topic', '/fix', 'NavSatFix topic in the bag'),
         Param('imu_topic', '/imu', 'Imu topic in the bag'),
         Param('truth_topic', '/sbg/gps_vel', 'INS / ground-truth topic in the bag'),
         Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param('scenario', 'path', 'scenario label of the runs', check=_component,
-              check_msg=_COMPONENT_MSG),
-        Param('run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0),
+        Param(
+            'scenario',
+            'path',
+            'scenario label of the runs',
+            check=_component,
+            check_msg=_COMPONENT_MSG,
+        ),
+        Param(
+            'run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0
+        ),
         Param('reference_dir', '', 'simulated batch to compare against (evaluator)'),
     ],
-    'live_eval': COMMON_ARGS + [
+    'live_eval': COMMON_ARGS
+    + [
         Param('gps_topic', '/fix', 'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
         Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
         Param('truth_topic', '/sbg/gps_vel', 'INS velocity (ART: SBG Ellipse, NED)'),
         Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param('scenario', 'path', 'scenario label of the runs', check=_component,
-              check_msg=_COMPONENT_MSG),
+        Param(
+            'scenario',
+            'path',
+            'scenario label of the runs',
+            check=_component,
+            check_msg=_COMPONENT_MSG,
+        ),
         Param('run_duration_s', 20.0, 'length of one run (s)', low=0.0, low_open=True),
-        Param('reference_dir', '', 'stored simulated batch to compare the rolling window of K runs against'),
+        Param(
+            'reference_dir',
+            '',
+            'stored simulated batch to compare the rolling window of K runs against',
+        ),
     ],
 }
 
@@ -200,28 +297,36 @@ def _configs(a: dict) -> tuple[str, str]:
 
 
 def node_params_from_yaml(path: str, node_name: str) -> dict:
-    """The ``ros__parameters`` a ROS 2 params file gives ``node_name``: ``/**`` first, then the node's own key.
+    """
+    The ``ros__parameters`` a ROS 2 params file gives ``node_name``: ``/**`` first, then the node's
+    own key.
 
-    The graph passes these as explicit parameters rather than the file itself, because a key such as
-    ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of sim_judge has one).
+    The graph passes these as explicit parameters rather than the file itself, because a key such
+    as ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of sim_judge
+    has one).
     """
     from vepd_ros.yamlio import load_yaml
+
     try:
         doc = load_yaml(path, what='robot_localization parameter', allow_empty=True)
     except OSError as exc:
-        raise ParameterError('config', path,
-                             f'a readable robot_localization YAML ({exc.strerror})') from exc
+        raise ParameterError(
+            'config', path, f'a readable robot_localization YAML ({exc.strerror})'
+        ) from exc
     out: dict = {}
     for key in ('/**', '**', f'/**/{node_name}', node_name, f'/{node_name}'):
         section = doc.get(key)
         if isinstance(section, dict):
             params = section.get('ros__parameters') or {}
             if not isinstance(params, dict):
-                raise ValueError(f'{path}: {key}.ros__parameters must be a mapping, got '
-                                 f'{type(params).__name__}')
+                raise ValueError(
+                    f'{path}: {key}.ros__parameters must be a mapping, got {type(params).__name__}'
+                )
             out.update(params)
     if not out:
-        raise ParameterError('config', path, f"a section '{node_name}:' or '/**:' with ros__parameters")
+        raise ParameterError(
+            'config', path, f"a section '{node_name}:' or '/**:' with ros__parameters"
+        )
     return out
 
 
@@ -233,51 +338,89 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
     ekf_params = {**node_params_from_yaml(ekf_yaml, 'ekf_filter_node'), **extra}
     navsat_params = {**node_params_from_yaml(navsat_yaml, 'navsat_transform'), **extra}
     if namespace:
-        # Inside a chain's namespace the judge's inputs are the chain's own topics: make them relative.
-        ekf_params.update({k: v.lstrip('/') for k, v in ekf_params.items()
-                           if _SENSOR_KEY.fullmatch(k) and isinstance(v, str)})
+        # Inside a chain's namespace the judge's inputs are the chain's own topics: make them
+        # relative.
+        ekf_params.update(
+            {
+                k: v.lstrip('/')
+                for k, v in ekf_params.items()
+                if _SENSOR_KEY.fullmatch(k) and isinstance(v, str)
+            }
+        )
     if judge != 'builtin' or not extra.get('reset_on_run_events'):
-        # robot_localization has no such switch: with it, each run continues the previous run's filter.
+        # robot_localization has no such switch: with it, each run continues the previous run's
+        # filter.
         ekf_params.pop('reset_on_run_events', None)
         navsat_params.pop('reset_on_run_events', None)
-    package, ekf_exe, navsat_exe = (('robot_localization', 'ekf_node', 'navsat_transform_node')
-                                    if judge == 'robot_localization' else (PACKAGE, 'judge_node', 'navsat_node'))
-    return [NodeSpec(package, navsat_exe, 'navsat_transform', namespace, [navsat_params], [('imu', 'imu/data')],
-                     role='navsat'),
-            NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf')]
+    package, ekf_exe, navsat_exe = (
+        ('robot_localization', 'ekf_node', 'navsat_transform_node')
+        if judge == 'robot_localization'
+        else (PACKAGE, 'judge_node', 'navsat_node')
+    )
+    return [
+        NodeSpec(
+            package,
+            navsat_exe,
+            'navsat_transform',
+            namespace,
+            [navsat_params],
+            [('imu', 'imu/data')],
+            role='navsat',
+        ),
+        NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf'),
+    ]
 
 
 def message_package_installed(type_name: str) -> bool:
-    """``pkg/msg/Type``: is ``pkg``'s Python message package importable here (no import, no ROS)?"""
+    """
+    ``pkg/msg/Type``: is ``pkg``'s Python message package importable here (no import, no ROS)?
+    """
     import importlib.util
+
     return importlib.util.find_spec(type_name.split('/')[0]) is not None
 
 
 def truth_type_hint(type_name: str, known) -> str:
-    """What to do when ``type_name``'s message package is not installed here (the pip runtime has no
-    sbg_driver): which package to install, and which of the ``known`` truth types works without it."""
+    """
+    What to do when ``type_name``'s message package is not installed here (the pip runtime has no
+    sbg_driver): which package to install, and which of the ``known`` truth types works without it.
+    """
     pkg = type_name.split('/')[0]
     usable = [t for t in known if message_package_installed(t)]
-    return (f"a message type installed here: package {pkg} is not (on a ROS 2 install: sudo apt install "
-            f"ros-$ROS_DISTRO-{pkg.replace('_', '-')}, or rosdep install --from-paths src --ignore-src -y); or "
-            f"publish the INS velocity as one of {', '.join(usable)} and set truth_type:= to it")
+    return (
+        f'a message type installed here: package {pkg} is not (on a ROS 2 install: sudo apt '
+        f'install '
+        f'ros-$ROS_DISTRO-{pkg.replace("_", "-")}, or rosdep install --from-paths src '
+        f'--ignore-src -y); or '
+        f'publish the INS velocity as one of {", ".join(usable)} and set truth_type:= to it'
+    )
 
 
 def _ekf_rate(a: dict) -> float:
-    """The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz),
-    in the judge's accepted range (judge.config; the value is quoted bounded by ParameterError)."""
+    """
+    The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz),
+    in the judge's accepted range (judge.config; the value is quoted bounded by ParameterError).
+    """
     from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MIN_FREQUENCY_HZ
+
     path = _configs(a)[0]
     rate = node_params_from_yaml(path, 'ekf_filter_node').get('frequency', 30.0)
-    if (isinstance(rate, bool) or not isinstance(rate, (int, float))
-            or not MIN_FREQUENCY_HZ <= rate <= MAX_FREQUENCY_HZ):
-        raise ParameterError('frequency', rate, f'a rate in [{MIN_FREQUENCY_HZ:g}, '
-                             f'{MAX_FREQUENCY_HZ:g}] Hz (in {path})')
+    if (
+        isinstance(rate, bool)
+        or not isinstance(rate, (int, float))
+        or not MIN_FREQUENCY_HZ <= rate <= MAX_FREQUENCY_HZ
+    ):
+        raise ParameterError(
+            'frequency',
+            rate,
+            f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz (in {path})',
+        )
     return float(rate)
 
 
 def _truth_rate_hz() -> float:
     from vepd_ros.truth.params import TRUTH_PARAMS
+
     return float(next(p.default for p in TRUTH_PARAMS if p.name == 'rate_hz'))
 
 
@@ -285,7 +428,9 @@ def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
     """The nodes of ``graph`` ('sim_judge', 'bag_replay', 'live_eval') for the given arguments."""
     a = graph_args(graph, values)
     judge = resolve_judge(a['judge'])
-    return {'sim_judge': _sim_judge, 'bag_replay': _bag_replay, 'live_eval': _live_eval}[graph](a, judge)
+    return {'sim_judge': _sim_judge, 'bag_replay': _bag_replay, 'live_eval': _live_eval}[graph](
+        a, judge
+    )
 
 
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
@@ -296,83 +441,218 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     nodes: list[NodeSpec] = []
     n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
     if a['use_truth_node']:
-        nodes.append(NodeSpec(PACKAGE, 'truth_node', 'truth_node', parameters=[{
-            'scenario': scenarios, 'duration_s': a['duration_s'], 'runs': a['k'], 'seed': a['seed'],
-            'time_scale': a['time_scale'], 'publish_clock': sim_time,
-            # every chain's gps noise, imu noise and recorder subscribe to the truth odometry; with the built-in
-            # judge its navsat and ekf follow the run events too: the first run waits until every chain is up
-            'wait_for_subscribers': 3 * n_chains,
-            'wait_for_run_subscribers': (5 if judge == 'builtin' else 3) * n_chains}],
-            remappings=[('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic'])],
-            role='truth'))
+        nodes.append(
+            NodeSpec(
+                PACKAGE,
+                'truth_node',
+                'truth_node',
+                parameters=[
+                    {
+                        'scenario': scenarios,
+                        'duration_s': a['duration_s'],
+                        'runs': a['k'],
+                        'seed': a['seed'],
+                        'time_scale': a['time_scale'],
+                        'publish_clock': sim_time,
+                        # every chain's gps noise, imu noise and recorder subscribe to the truth
+                        # odometry; with the built-in judge its navsat and ekf follow the run
+                        # events too: the first run waits until every chain is up
+                        'wait_for_subscribers': 3 * n_chains,
+                        'wait_for_run_subscribers': (5 if judge == 'builtin' else 3) * n_chains,
+                    }
+                ],
+                remappings=[
+                    ('/ground_truth/odometry', a['truth_odom_topic']),
+                    ('/ground_truth/imu', a['truth_imu_topic']),
+                ],
+                role='truth',
+            )
+        )
     reference_is_dir = Path(a['reference']).is_dir()
-    # The reference chain's label is the evaluator's reference side ('real'): its noise seeds derive from that
-    # name, as the offline study's do.
-    chains = [] if reference_is_dir else [(REFERENCE_LABEL, a['reference'],
-                                           a['reference_imu_model'] or a['imu_model'], 'real')]
+    # The reference chain's label is the evaluator's reference side ('real'): its noise seeds
+    # derive from that name, as the offline study's do.
+    chains = (
+        []
+        if reference_is_dir
+        else [
+            (REFERENCE_LABEL, a['reference'], a['reference_imu_model'] or a['imu_model'], 'real')
+        ]
+    )
     chains += [(m, m, a['imu_model'], 'sim') for m in models]
     for label, gps_model, imu_model, side in chains:
         ns = label_namespace(label)
         noise = {**t, 'seed': a['seed'], 'label': label}
         nodes += [
-            NodeSpec(PACKAGE, 'gps_noise_node', 'gps_noise', ns, [{**noise, 'model': gps_model}],
-                     [('/ground_truth/odometry', a['truth_odom_topic']), ('/gps/fix', 'gps/fix')], role='gps'),
-            NodeSpec(PACKAGE, 'imu_noise_node', 'imu_noise', ns, [{**noise, 'model': imu_model}],
-                     [('/ground_truth/odometry', a['truth_odom_topic']), ('/ground_truth/imu', a['truth_imu_topic']),
-                      ('/imu/data', 'imu/data')], role='imu'),
+            NodeSpec(
+                PACKAGE,
+                'gps_noise_node',
+                'gps_noise',
+                ns,
+                [{**noise, 'model': gps_model}],
+                [('/ground_truth/odometry', a['truth_odom_topic']), ('/gps/fix', 'gps/fix')],
+                role='gps',
+            ),
+            NodeSpec(
+                PACKAGE,
+                'imu_noise_node',
+                'imu_noise',
+                ns,
+                [{**noise, 'model': imu_model}],
+                [
+                    ('/ground_truth/odometry', a['truth_odom_topic']),
+                    ('/ground_truth/imu', a['truth_imu_topic']),
+                    ('/imu/data', 'imu/data'),
+                ],
+                role='imu',
+            ),
             # each run is judged by a freshly started filter and navsat, as in the offline study
             *_judge_nodes(a, ns, judge, {**t, 'reset_on_run_events': a['use_truth_node']}),
-            NodeSpec(PACKAGE, 'recorder_node', 'recorder', ns, [{
-                **t, 'side': side, 'label': label, 'model': gps_model, 'output_dir': a['output_dir'],
-                'truth_topic': a['truth_odom_topic'], 'truth_type': 'nav_msgs/msg/Odometry',
-                'velocity': a['velocity'], 'segmentation': 'events', 'estimate_rate_hz': _ekf_rate(a),
-                'truth_rate_hz': _truth_rate_hz() if a['use_truth_node'] else 0.0}], role='recorder'),
+            NodeSpec(
+                PACKAGE,
+                'recorder_node',
+                'recorder',
+                ns,
+                [
+                    {
+                        **t,
+                        'side': side,
+                        'label': label,
+                        'model': gps_model,
+                        'output_dir': a['output_dir'],
+                        'truth_topic': a['truth_odom_topic'],
+                        'truth_type': 'nav_msgs/msg/Odometry',
+                        'velocity': a['velocity'],
+                        'segmentation': 'events',
+                        'estimate_rate_hz': _ekf_rate(a),
+                        'truth_rate_hz': _truth_rate_hz() if a['use_truth_node'] else 0.0,
+                    }
+                ],
+                role='recorder',
+            ),
         ]
-    nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
-        **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
-        'reference_dir': a['reference'] if reference_is_dir else '', 'expected_labels': ','.join(models),
-        'scenarios': scenarios,
-        'seed': a['seed']}], role='evaluator'))     # the study seed seeds the interval, as in vepd study
+    nodes.append(
+        NodeSpec(
+            PACKAGE,
+            'evaluator_node',
+            'evaluator',
+            parameters=[
+                {
+                    **t,
+                    'k': a['k'],
+                    'output_dir': a['output_dir'],
+                    'velocity': a['velocity'],
+                    'reference_dir': a['reference'] if reference_is_dir else '',
+                    'expected_labels': ','.join(models),
+                    'scenarios': scenarios,
+                    'seed': a['seed'],
+                }
+            ],
+            role='evaluator',
+        )
+    )  # the study seed seeds the interval, as in vepd study
     return nodes
 
 
-TRUTH_TYPES_KNOWN = ('nav_msgs/msg/Odometry', 'geometry_msgs/msg/TwistStamped',
-                     'geometry_msgs/msg/TwistWithCovarianceStamped', 'sbg_driver/msg/SbgGpsVel',
-                     'sbg_driver/msg/SbgEkfNav')
+TRUTH_TYPES_KNOWN = (
+    'nav_msgs/msg/Odometry',
+    'geometry_msgs/msg/TwistStamped',
+    'geometry_msgs/msg/TwistWithCovarianceStamped',
+    'sbg_driver/msg/SbgGpsVel',
+    'sbg_driver/msg/SbgEkfNav',
+)
 """The recorder's truth types (``nodes.recorder_node.TRUTH_TYPES`` holds their readers)."""
 
 
-def _real_chain(a: dict, judge: str, sim_time: bool, segmentation: str, rolling: bool) -> list[NodeSpec]:
-    """``rolling``: live_eval's window of the last k runs, re-evaluated forever; a bag is evaluated once, when
-    it has given k runs (``k`` = the runs the bag holds), so bag_replay ends."""
+def _real_chain(
+    a: dict, judge: str, sim_time: bool, segmentation: str, rolling: bool
+) -> list[NodeSpec]:
+    """
+    ``rolling``: live_eval's window of the last k runs, re-evaluated forever; a bag is evaluated
+    once, when it has given k runs (``k`` = the runs the bag holds), so bag_replay ends.
+    """
     t = {'use_sim_time': sim_time}
-    navsat, ekf = _judge_nodes(a, '', judge, t)       # the configuration files first: named errors
+    navsat, ekf = _judge_nodes(a, '', judge, t)  # the configuration files first: named errors
     estimate_rate_hz = _ekf_rate(a)
     if not message_package_installed(a['truth_type']):
-        # refused before any node starts (under ros2 launch too), rather than a recorder exiting alone
-        raise ParameterError('truth_type', a['truth_type'], truth_type_hint(a['truth_type'], TRUTH_TYPES_KNOWN))
-    # The real sensors' topics: navsat's inputs by remapping (its own names are relative), the EKF's by parameter.
+        # refused before any node starts (under ros2 launch too), rather than a recorder exiting
+        # alone
+        raise ParameterError(
+            'truth_type', a['truth_type'], truth_type_hint(a['truth_type'], TRUTH_TYPES_KNOWN)
+        )
+    # The real sensors' topics: navsat's inputs by remapping (its own names are relative), the
+    # EKF's by parameter.
     navsat.remappings = [('imu', a['imu_topic']), ('gps/fix', a['gps_topic'])]
     ekf.parameters[0] = {**ekf.parameters[0], 'imu0': a['imu_topic']}
     nodes = [navsat, ekf]
-    nodes.append(NodeSpec(PACKAGE, 'recorder_node', 'recorder', parameters=[{
-        **t, 'side': 'real', 'label': 'real', 'output_dir': a['output_dir'], 'truth_topic': a['truth_topic'],
-        'truth_type': a['truth_type'], 'scenario': a['scenario'], 'velocity': a['velocity'],
-        'segmentation': segmentation, 'estimate_rate_hz': estimate_rate_hz,
-        **({'run_duration_s': a['run_duration_s']} if segmentation == 'duration' else {})}], role='recorder'))
-    nodes.append(NodeSpec(PACKAGE, 'evaluator_node', 'evaluator', parameters=[{
-        **t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'],
-        'reference_dir': a['reference_dir'], 'rolling': rolling}], role='evaluator'))
+    nodes.append(
+        NodeSpec(
+            PACKAGE,
+            'recorder_node',
+            'recorder',
+            parameters=[
+                {
+                    **t,
+                    'side': 'real',
+                    'label': 'real',
+                    'output_dir': a['output_dir'],
+                    'truth_topic': a['truth_topic'],
+                    'truth_type': a['truth_type'],
+                    'scenario': a['scenario'],
+                    'velocity': a['velocity'],
+                    'segmentation': segmentation,
+                    'estimate_rate_hz': estimate_rate_hz,
+                    **(
+                        {'run_duration_s': a['run_duration_s']}
+                        if segmentation == 'duration'
+                        else {}
+                    ),
+                }
+            ],
+            role='recorder',
+        )
+    )
+    nodes.append(
+        NodeSpec(
+            PACKAGE,
+            'evaluator_node',
+            'evaluator',
+            parameters=[
+                {
+                    **t,
+                    'k': a['k'],
+                    'output_dir': a['output_dir'],
+                    'velocity': a['velocity'],
+                    'reference_dir': a['reference_dir'],
+                    'rolling': rolling,
+                }
+            ],
+            role='evaluator',
+        )
+    )
     return nodes
 
 
 def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
-    """The player (role 'bag': ``ros2 bag play --clock`` under launch, ``bag_player_node`` in ``vepd run``), then
-    the judge, the recorder on the INS topic and the evaluator, all on the bag's clock."""
+    """
+    The player (role 'bag': ``ros2 bag play --clock`` under launch, ``bag_player_node`` in ``vepd
+    run``), then the judge, the recorder on the INS topic and the evaluator, all on the bag's
+    clock.
+    """
     seg = 'duration' if a['run_duration_s'] > 0 else 'single'
-    player = NodeSpec(PACKAGE, 'bag_player_node', 'bag_player', parameters=[{
-        'bag': a['bag'], 'rate': a['rate'], 'topics': [a['gps_topic'], a['imu_topic'], a['truth_topic']],
-        'wait_for_subscribers': 3}], role='bag')
+    player = NodeSpec(
+        PACKAGE,
+        'bag_player_node',
+        'bag_player',
+        parameters=[
+            {
+                'bag': a['bag'],
+                'rate': a['rate'],
+                'topics': [a['gps_topic'], a['imu_topic'], a['truth_topic']],
+                'wait_for_subscribers': 3,
+            }
+        ],
+        role='bag',
+    )
     return [player, *_real_chain(a, judge, True, seg, rolling=False)]
 
 
@@ -383,12 +663,22 @@ def _live_eval(a: dict, judge: str) -> list[NodeSpec]:
 def typed_args(graph: str, raw: dict[str, str]) -> dict:
     """Launch-style string values ('10', 'true', '5.0', 'a,b') typed by each argument's default."""
     from vepd_ros.yamlio import parse_yaml
+
     specs = {p.name: p for p in GRAPH_ARGS[graph]}
     out = {}
     for name, text in raw.items():
         spec = specs.get(name)
         if spec is None:
             raise ParameterError(name, text, f'an argument of {graph}: ' + ', '.join(specs))
-        out[name] = text if isinstance(spec.default, str) else parse_yaml(
-            text, where=f'argument {name}', what='argument value', expect=None, allow_empty=True)
+        out[name] = (
+            text
+            if isinstance(spec.default, str)
+            else parse_yaml(
+                text,
+                where=f'argument {name}',
+                what='argument value',
+                expect=None,
+                allow_empty=True,
+            )
+        )
     return out

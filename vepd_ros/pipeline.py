@@ -1,4 +1,12 @@
-"""The offline study: truth → sensor models → judge → runs → VEPD as plain function calls (design.md §1, way 3).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+The offline study: truth → sensor models → judge → runs → VEPD as plain function calls (design.md
+§1, way 3).
 
     run_study(models=['ch_gauss', 'ch_rw', ...], scenarios=['straight', 'circle', 'sine'], runs=10,
               duration_s=30, reference='rtk' | '/path/to/data', judge='builtin', seed=0, out_dir='study')
@@ -6,18 +14,19 @@
 Steps, each its own function so fronts and tests can use them separately:
 
 * ``simulate_batch``  truth (``vepd_ros.truth.generate``) and both sensor models
-  (``vepd_ros.models.sensors.simulate_sensors``) for the K runs of one model × scenario; seeds come from
-  ``vepd_ros.seeding.derive_seed`` by name, exactly as the ROS graph derives them (truth seed per
-  scenario and run — the same truth for every model —, GPS/IMU seeds per label, scenario and run);
+  (``vepd_ros.models.sensors.simulate_sensors``) for the K runs of one model × scenario; seeds come
+  from ``vepd_ros.seeding.derive_seed`` by name, exactly as the ROS graph derives them (truth seed
+  per scenario and run — the same truth for every model —, GPS/IMU seeds per label, scenario and
+  run);
 * ``judge_batch``     THE judge step, isolated: sensor runs in, the estimator's body-frame velocity
   out ``[(stamp_s, vx, vy), ...]``. ``'builtin'`` = ``vepd_ros.judge.graph.run_judge_batch`` with
-  robot_localization's own YAML (``config/ekf.yaml``, ``config/navsat.yaml``), runs batched by identical
-  message timing;
+  robot_localization's own YAML (``config/ekf.yaml``, ``config/navsat.yaml``), runs batched by
+  identical message timing;
 * ``run_records``     estimate + truth (body-frame vx, vy at ``truth_rate_hz``) → ``RunRecord``s;
-* ``run_study``       every run simulated, judged and written (``OUT/Real``, ``OUT/Sim/<label>``, names and
-  sidecar fields from ``BatchWriter.run_file``) by worker processes, chunk by chunk
-  (``simulate_and_judge``); the main process lists each chunk in the batch indexes and evaluates with
-  ``EvaluatorCore``; result.json in OUT. ``vepd evaluate OUT`` re-computes it from the files.
+* ``run_study``       every run simulated, judged and written (``OUT/Real``, ``OUT/Sim/<label>``,
+  names and sidecar fields from ``BatchWriter.run_file``) by worker processes, chunk by chunk
+  (``simulate_and_judge``); the main process lists each chunk in the batch indexes and evaluates
+  with ``EvaluatorCore``; result.json in OUT. ``vepd evaluate OUT`` re-computes it from the files.
 
 Output directory (``safety.prepare_output_dir``, command ``study``): OUT must be new, empty, or a
 previous ``vepd study`` output (its marker ``.vepd-output.json``); a re-run into a previous output
@@ -28,24 +37,25 @@ short batches. Worker processes die with the study (``PR_SET_PDEATHSIG`` on Linu
 the parent is alive before each write).
 
 The reference ("real" side) is either a directory of real runs (``<REF>/Real/`` or a folder of
-``<scenario>_<j>.csv``; copied into ``OUT/Real`` so OUT is self-contained) or a GPS model name simulated
-as the real side (e.g. ``rtk``, the stand-in for an RTK receiver), with the same IMU model.
+``<scenario>_<j>.csv``; copied into ``OUT/Real`` so OUT is self-contained) or a GPS model name
+simulated as the real side (e.g. ``rtk``, the stand-in for an RTK receiver), with the same IMU
+model.
 """
+
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import os
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
+import shutil
 from typing import Sequence
 
 import numpy as np
-
 from vepd_ros.graph import config_file as _config_file
-from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
+from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.runs.atomic import atomic_write_text
-from vepd_ros.runs.format import RunRecord, read_run, sidecar_path, write_runs
+from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
 
@@ -59,47 +69,103 @@ class SimulatedRun:
     j: int
     label: str
     seeds: dict
-    sensors: object          # vepd_ros.models.sensors.SensorRun
+    sensors: object  # vepd_ros.models.sensors.SensorRun
 
 
-def truth_samples(scenario: str, j: int, duration_s: float, seed: int, gps_rate_hz: float = 10.0,
-                  imu_rate_hz: float = 100.0, truth_rate_hz: float = 25.0):
-    """The truth of run j of a scenario (seeded by scenario and run: the same for every model) on the sensor
-    clocks (``models.sensors.truth_at_sensors``) — shared by the models run over it."""
+def truth_samples(
+    scenario: str,
+    j: int,
+    duration_s: float,
+    seed: int,
+    gps_rate_hz: float = 10.0,
+    imu_rate_hz: float = 100.0,
+    truth_rate_hz: float = 25.0,
+):
+    """
+    The truth of run j of a scenario (seeded by scenario and run: the same for every model) on the
+    sensor clocks (``models.sensors.truth_at_sensors``) — shared by the models run over it.
+    """
     from vepd_ros.models.sensors import truth_at_sensors
     from vepd_ros.truth import canonical_scenario, generate
+
     sc = canonical_scenario(scenario)
     traj = generate(sc, duration_s, derive_seed(seed, 'truth', sc, j))
     return truth_at_sensors(traj, gps_rate_hz, imu_rate_hz, truth_rate_hz)
 
 
-def simulate_run(label: str, gps_model: str, imu_model: str, scenario: str, j: int, duration_s: float,
-                 seed: int, gps_params: dict | None = None, imu_params: dict | None = None,
-                 gps_rate_hz: float = 10.0, imu_rate_hz: float = 100.0, truth_rate_hz: float = 25.0,
-                 truth=None) -> SimulatedRun:
-    """Truth and sensor data of run j (1-based) of one label × scenario, seeded by name (``seeding``).
-    ``truth``: ``truth_samples`` of this scenario and run, when already computed for another model."""
+def simulate_run(
+    label: str,
+    gps_model: str,
+    imu_model: str,
+    scenario: str,
+    j: int,
+    duration_s: float,
+    seed: int,
+    gps_params: dict | None = None,
+    imu_params: dict | None = None,
+    gps_rate_hz: float = 10.0,
+    imu_rate_hz: float = 100.0,
+    truth_rate_hz: float = 25.0,
+    truth=None,
+) -> SimulatedRun:
+    """
+    Truth and sensor data of run j (1-based) of one label × scenario, seeded by name (``seeding``).
+
+    ``truth``: ``truth_samples`` of this scenario and run, when already computed for another model.
+    """
     from vepd_ros.models.gps import make_gps_model
     from vepd_ros.models.imu import make_imu_model
     from vepd_ros.models.sensors import simulate_sensors
     from vepd_ros.truth import canonical_scenario
+
     sc = canonical_scenario(scenario)
-    seeds = {'truth': derive_seed(seed, 'truth', sc, j), 'gps': derive_seed(seed, 'gps', label, sc, j),
-             'imu': derive_seed(seed, 'imu', label, sc, j)}
+    seeds = {
+        'truth': derive_seed(seed, 'truth', sc, j),
+        'gps': derive_seed(seed, 'gps', label, sc, j),
+        'imu': derive_seed(seed, 'imu', label, sc, j),
+    }
     if truth is None:
         truth = truth_samples(sc, j, duration_s, seed, gps_rate_hz, imu_rate_hz, truth_rate_hz)
-    s = simulate_sensors(None, make_gps_model(gps_model, seeds['gps'], **(gps_params or {})),
-                         make_imu_model(imu_model, seeds['imu'], **(imu_params or {})),
-                         gps_rate_hz=gps_rate_hz, imu_rate_hz=imu_rate_hz, truth_rate_hz=truth_rate_hz, shared=truth)
+    s = simulate_sensors(
+        None,
+        make_gps_model(gps_model, seeds['gps'], **(gps_params or {})),
+        make_imu_model(imu_model, seeds['imu'], **(imu_params or {})),
+        gps_rate_hz=gps_rate_hz,
+        imu_rate_hz=imu_rate_hz,
+        truth_rate_hz=truth_rate_hz,
+        shared=truth,
+    )
     return SimulatedRun(scenario, j, label, seeds, s)
 
 
-def simulate_batch(label: str, gps_model: str, imu_model: str, scenario: str, runs: int, duration_s: float,
-                   seed: int, gps_params: dict | None = None, imu_params: dict | None = None, **rates
-                   ) -> list[SimulatedRun]:
+def simulate_batch(
+    label: str,
+    gps_model: str,
+    imu_model: str,
+    scenario: str,
+    runs: int,
+    duration_s: float,
+    seed: int,
+    gps_params: dict | None = None,
+    imu_params: dict | None = None,
+    **rates,
+) -> list[SimulatedRun]:
     """Runs j = 1..runs of one label × scenario (``simulate_run`` each)."""
-    return [simulate_run(label, gps_model, imu_model, scenario, j, duration_s, seed, gps_params, imu_params, **rates)
-            for j in range(1, runs + 1)]
+    return [
+        simulate_run(
+            label,
+            gps_model,
+            imu_model,
+            scenario,
+            j,
+            duration_s,
+            seed,
+            gps_params,
+            imu_params,
+            **rates,
+        )
+        for j in range(1, runs + 1)
+    ]
 
 
 def _ns(t_s) -> np.ndarray:
@@ -107,43 +173,70 @@ def _ns(t_s) -> np.ndarray:
 
 
 def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], dict, dict]]:
-    """``run_judge_batch`` inputs: runs grouped by identical message timing (IMU stamps, GPS stamps and
-    arrivals); unpublished GPS samples become NaN positions (navsat ignores them)."""
+    """
+    ``run_judge_batch`` inputs: runs grouped by identical message timing (IMU stamps, GPS stamps
+    and arrivals); unpublished GPS samples become NaN positions (navsat ignores them).
+    """
     groups: dict[bytes, list[int]] = {}
     for i, r in enumerate(sensor_runs):
-        key = _ns(r.imu.t_s).tobytes() + b'|' + _ns(r.gps.stamp_s).tobytes() + b'|' + _ns(r.gps.publish_s).tobytes()
+        key = (
+            _ns(r.imu.t_s).tobytes()
+            + b'|'
+            + _ns(r.gps.stamp_s).tobytes()
+            + b'|'
+            + _ns(r.gps.publish_s).tobytes()
+        )
         groups.setdefault(key, []).append(i)
     out = []
     for idx in groups.values():
         rs = [sensor_runs[i] for i in idx]
         r0 = rs[0]
-        imu = {'stamp_ns': _ns(r0.imu.t_s),
-               'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
-               'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
-               'orientation': np.stack([r.imu.orientation for r in rs]),
-               'orientation_covariance': np.stack([r.imu.orientation_covariance.reshape(-1, 9) for r in rs]),
-               'angular_velocity_covariance': np.stack([r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]),
-               'linear_acceleration_covariance':
-                   np.stack([r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]),
-               'frame_id': 'base_link'}
+        imu = {
+            'stamp_ns': _ns(r0.imu.t_s),
+            'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
+            'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
+            'orientation': np.stack([r.imu.orientation for r in rs]),
+            'orientation_covariance': np.stack(
+                [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
+            ),
+            'angular_velocity_covariance': np.stack(
+                [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
+            ),
+            'linear_acceleration_covariance': np.stack(
+                [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
+            ),
+            'frame_id': 'base_link',
+        }
         lla = np.stack([r.gps_lla for r in rs]).astype(float)
         pub = np.stack([np.asarray(r.gps.published, bool) for r in rs])
         lla[~pub] = np.nan
-        gps = {'stamp_ns': _ns(r0.gps.stamp_s), 'arrival_ns': _ns(r0.gps.publish_s),
-               'latitude': lla[..., 0], 'longitude': lla[..., 1], 'altitude': lla[..., 2],
-               'position_covariance': np.stack([r.gps.covariance_enu.reshape(-1, 9) for r in rs]),
-               'status': np.stack([r.gps.status for r in rs]), 'frame_id': 'gps'}
+        gps = {
+            'stamp_ns': _ns(r0.gps.stamp_s),
+            'arrival_ns': _ns(r0.gps.publish_s),
+            'latitude': lla[..., 0],
+            'longitude': lla[..., 1],
+            'altitude': lla[..., 2],
+            'position_covariance': np.stack([r.gps.covariance_enu.reshape(-1, 9) for r in rs]),
+            'status': np.stack([r.gps.status for r in rs]),
+            'frame_id': 'gps',
+        }
         out.append((idx, imu, gps))
     return out
 
 
-def judge_batch(sensor_runs: Sequence, judge: str = 'builtin', ekf_yaml=None, navsat_yaml=None
-                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The judge step: for each sensor run, the estimator's output (stamps in s, body vx, body vy)."""
+def judge_batch(
+    sensor_runs: Sequence, judge: str = 'builtin', ekf_yaml=None, navsat_yaml=None
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """
+    The judge step: for each sensor run, the estimator's output (stamps in s, body vx, body vy).
+    """
     if judge not in JUDGES:
-        raise ValueError(f"judge {judge!r} is not available offline: expected one of {', '.join(JUDGES)} "
-                         f"(robot_localization itself needs the ROS graph: `vepd run sim_judge` / launch files)")
+        raise ValueError(
+            f'judge {judge!r} is not available offline: expected one of {", ".join(JUDGES)} '
+            f'(robot_localization itself needs the ROS graph: `vepd run sim_judge` / launch files)'
+        )
     from vepd_ros.judge.graph import run_judge_batch
+
     ekf = ekf_yaml or _config_file('ekf.yaml')
     nav = navsat_yaml or _config_file('navsat.yaml')
     out: list = [None] * len(sensor_runs)
@@ -152,7 +245,11 @@ def judge_batch(sensor_runs: Sequence, judge: str = 'builtin', ekf_yaml=None, na
         if res.get('split'):
             per = res['runs']
             for i, r in zip(idx, per):
-                out[i] = (np.asarray(r['stamp_ns']) / 1e9, np.asarray(r['vx'], float), np.asarray(r['vy'], float))
+                out[i] = (
+                    np.asarray(r['stamp_ns']) / 1e9,
+                    np.asarray(r['vx'], float),
+                    np.asarray(r['vy'], float),
+                )
         else:
             t = np.asarray(res['stamp_ns']) / 1e9
             for row, i in enumerate(idx):
@@ -160,19 +257,36 @@ def judge_batch(sensor_runs: Sequence, judge: str = 'builtin', ekf_yaml=None, na
     return out
 
 
-def run_records(sim_runs: Sequence[SimulatedRun], estimates, meta: dict | None = None) -> list[RunRecord]:
-    """Estimate and truth (body-frame vx, vy) of each run, times from the run start, as RunRecords."""
+def run_records(
+    sim_runs: Sequence[SimulatedRun], estimates, meta: dict | None = None
+) -> list[RunRecord]:
+    """
+    Estimate and truth (body-frame vx, vy) of each run, times from the run start, as RunRecords.
+    """
     recs = []
     for r, (t, vx, vy) in zip(sim_runs, estimates):
         s = r.sensors
         t0 = float(s.truth_t_s[0])
         vb = np.asarray(s.truth.velocity_body, float)
         m = dict(meta or {})
-        m.update({'seeds': r.seeds, 'scenario': r.scenario, 'j': r.j,
-                  'message_counts': {'imu': int(len(s.imu)), 'gps': int(np.sum(s.gps.published)),
-                                     'estimate': int(len(t)), 'truth': int(len(s.truth_t_s))}})
-        recs.append(RunRecord.from_components(np.asarray(t) - t0, vx, vy, np.asarray(s.truth_t_s) - t0,
-                                              vb[:, 0], vb[:, 1], m))
+        m.update(
+            {
+                'seeds': r.seeds,
+                'scenario': r.scenario,
+                'j': r.j,
+                'message_counts': {
+                    'imu': int(len(s.imu)),
+                    'gps': int(np.sum(s.gps.published)),
+                    'estimate': int(len(t)),
+                    'truth': int(len(s.truth_t_s)),
+                },
+            }
+        )
+        recs.append(
+            RunRecord.from_components(
+                np.asarray(t) - t0, vx, vy, np.asarray(s.truth_t_s) - t0, vb[:, 0], vb[:, 1], m
+            )
+        )
     return recs
 
 
@@ -192,46 +306,85 @@ timing whatever its label or scenario, so chunks mix labels and scenarios freely
 
 
 def _set_numpy_hugepages(enabled: bool) -> bool | None:
-    """numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; returns the previous setting (None: not available).
+    """
+    Numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; returns the previous setting (None: not
+    available).
 
-    numpy madvises every array of 4 MB or more as transparent huge pages. The judge's batch builds per-chunk
-    arrays of (K, N, 9, 9), (K, N, 8, 8), (K, N, 6, 6) floats (175 / 138 / 78 MB for K = 90 runs of
-    N = 3001 IMU steps); with huge pages their first-touch faults (page clearing, and compaction when the
-    kernel's THP defrag is ``madvise``) cost 1.7 s of kernel time per 90-run chunk on the 2-core box against
-    0.45 s with 4 kB pages (judge 3.6 s → 2.5 s wall; measured with ``strace -e madvise`` and getrusage).
-    The study switches it off while it runs; no number changes."""
+    numpy madvises every array of 4 MB or more as transparent huge pages. The judge's batch builds
+    per-chunk arrays of (K, N, 9, 9), (K, N, 8, 8), (K, N, 6, 6) floats (175 / 138 / 78 MB for K =
+    90 runs of N = 3001 IMU steps); with huge pages their first-touch faults (page clearing, and
+    compaction when the kernel's THP defrag is ``madvise``) cost 1.7 s of kernel time per 90-run
+    chunk on the 2-core box against 0.45 s with 4 kB pages (judge 3.6 s → 2.5 s wall; measured with
+    ``strace -e madvise`` and getrusage). The study switches it off while it runs; no number
+    changes.
+    """
     try:
-        from numpy._core import multiarray as ma        # numpy >= 2
+        from numpy._core import multiarray as ma  # numpy >= 2
     except ImportError:
-        from numpy.core import multiarray as ma         # numpy 1.x (ROS distributions' python3-numpy)
+        from numpy.core import multiarray as ma  # numpy 1.x (ROS distributions' python3-numpy)
     fn = getattr(ma, '_set_madvise_hugepage', None)
     return None if fn is None else bool(fn(enabled))
 
 
 def _simulate_and_judge(args) -> list[RunRecord]:
-    """One chunk (run in a worker process): [(label, gps_model, scenario, j), ...] → RunRecords. Consecutive
-    runs of the same scenario and j share one truth (``truth_samples``, computed once). With ``outputs``
-    [(csv_path, sidecar fields), ...] the runs are written there too (``write_runs``: each file atomic, its
-    data fsynced before the rename, each directory synced once per chunk)."""
-    (specs, imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml, navsat_yaml, outputs,
-     fsync) = args
+    """
+    One chunk (run in a worker process): [(label, gps_model, scenario, j), ...] → RunRecords.
+
+    Consecutive runs of the same scenario and j share one truth (``truth_samples``, computed once).
+    With ``outputs`` [(csv_path, sidecar fields), ...] the runs are written there too
+    (``write_runs``: each file atomic, its data fsynced before the rename, each directory synced
+    once per chunk).
+    """
+    (
+        specs,
+        imu_model,
+        duration_s,
+        seed,
+        gps_params,
+        imu_params,
+        judge,
+        ekf_yaml,
+        navsat_yaml,
+        outputs,
+        fsync,
+    ) = args
     from vepd_ros.truth import canonical_scenario
+
     sims, key, truth = [], None, None
     for label, gps_model, sc, j in specs:
         if (canonical_scenario(sc), j) != key:
             key = (canonical_scenario(sc), j)
             truth = truth_samples(sc, j, duration_s, seed)
-        sims.append(simulate_run(label, gps_model, imu_model, sc, j, duration_s, seed, gps_params, imu_params,
-                                 truth=truth))
+        sims.append(
+            simulate_run(
+                label,
+                gps_model,
+                imu_model,
+                sc,
+                j,
+                duration_s,
+                seed,
+                gps_params,
+                imu_params,
+                truth=truth,
+            )
+        )
     est = judge_batch([r.sensors for r in sims], judge, ekf_yaml, navsat_yaml)
     recs = []
     for (label, gps_model, _, _), r, e in zip(specs, sims, est):
-        meta = {'side': 'real' if label == REFERENCE else 'sim', 'label': label, 'model': gps_model,
-                'imu_model': imu_model, 'judge': judge, 'study_seed': seed, 'duration_s': duration_s,
-                'source': 'vepd study (offline)'}
+        meta = {
+            'side': 'real' if label == REFERENCE else 'sim',
+            'label': label,
+            'model': gps_model,
+            'imu_model': imu_model,
+            'judge': judge,
+            'study_seed': seed,
+            'duration_s': duration_s,
+            'source': 'vepd study (offline)',
+        }
         recs += run_records([r], [e], meta)
     if outputs is not None:
-        _exit_if_orphaned()                          # never write for a study that is gone
+        _exit_if_orphaned()  # never write for a study that is gone
         write_runs([(path, rec, m) for (path, m), rec in zip(outputs, recs)], fsync)
     return recs
 
@@ -241,16 +394,21 @@ _PARENT_PID: int | None = None
 
 
 def _worker_init(parent_pid: int) -> None:
-    """Pool initializer: the worker dies with its parent. On Linux the kernel sends SIGKILL when
-    the parent exits (``prctl(PR_SET_PDEATHSIG)``); a parent already gone by then is caught by the
-    ppid check, and ``_exit_if_orphaned`` repeats it before every write (other systems)."""
+    """
+    Pool initializer: the worker dies with its parent.
+
+    On Linux the kernel sends SIGKILL when the parent exits (``prctl(PR_SET_PDEATHSIG)``); a parent
+    already gone by then is caught by the ppid check, and ``_exit_if_orphaned`` repeats it before
+    every write (other systems).
+    """
     global _PARENT_PID
     _PARENT_PID = parent_pid
     try:
         import ctypes
         import signal
+
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)          # 1 = PR_SET_PDEATHSIG
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
     _exit_if_orphaned()
@@ -262,24 +420,42 @@ def _exit_if_orphaned() -> None:
 
 
 def truth_order(specs: Sequence[tuple[str, str, str, int]]) -> list[int]:
-    """Positions of ``specs`` with the runs of one truth (scenario, j) next to each other: scenarios in order
-    of first appearance, then j, labels in their given order (a stable sort). Per label the order is kept
-    whenever ``specs`` lists each label's runs by scenario, then j (as ``run_study`` does)."""
+    """
+    Positions of ``specs`` with the runs of one truth (scenario, j) next to each other: scenarios
+    in order of first appearance, then j, labels in their given order (a stable sort). Per label
+    the order is kept whenever ``specs`` lists each label's runs by scenario, then j (as
+    ``run_study`` does).
+    """
     first: dict[str, int] = {}
     for _, _, sc, _ in specs:
         first.setdefault(sc, len(first))
     return sorted(range(len(specs)), key=lambda i: (first[specs[i][2]], specs[i][3]))
 
 
-def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: str, duration_s: float, seed: int,
-                       gps_params=None, imu_params=None, judge: str = 'builtin', ekf_yaml=None, navsat_yaml=None,
-                       workers: int | None = None, progress: bool = False, outputs=None, fsync: bool = True):
-    """Every run of ``specs`` (label, gps_model, scenario, j) simulated and judged, in chunks of ``CHUNK_RUNS``
-    over ``workers`` processes (default: all cores). Runs are taken in ``truth_order`` (the six labels of one
-    scenario and j together: one truth each) and yielded as lists of RunRecords in chunk order. ``outputs``
-    (one (csv_path, sidecar fields) per spec, e.g. ``BatchWriter.run_file``): the workers also write each run
-    there, so writing overlaps the other chunks' computing. The numbers do not depend on the order, the
-    chunking or the number of workers (each run's filter is independent)."""
+def simulate_and_judge(
+    specs: Sequence[tuple[str, str, str, int]],
+    imu_model: str,
+    duration_s: float,
+    seed: int,
+    gps_params=None,
+    imu_params=None,
+    judge: str = 'builtin',
+    ekf_yaml=None,
+    navsat_yaml=None,
+    workers: int | None = None,
+    progress: bool = False,
+    outputs=None,
+    fsync: bool = True,
+):
+    """
+    Every run of ``specs`` (label, gps_model, scenario, j) simulated and judged, in chunks of
+    ``CHUNK_RUNS`` over ``workers`` processes (default: all cores). Runs are taken in
+    ``truth_order`` (the six labels of one scenario and j together: one truth each) and yielded as
+    lists of RunRecords in chunk order. ``outputs`` (one (csv_path, sidecar fields) per spec, e.g.
+    ``BatchWriter.run_file``): the workers also write each run there, so writing overlaps the other
+    chunks' computing. The numbers do not depend on the order, the chunking or the number of
+    workers (each run's filter is independent).
+    """
     ekf_yaml = str(ekf_yaml or _config_file('ekf.yaml'))
     navsat_yaml = str(navsat_yaml or _config_file('navsat.yaml'))
     order = truth_order(specs)
@@ -287,22 +463,37 @@ def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: st
     outputs = None if outputs is None else [outputs[i] for i in order]
     workers = max(1, workers or os.cpu_count() or 1)
     n_chunks = max(1, -(-len(specs) // CHUNK_RUNS))
-    if workers > 1:                                  # whole rounds: every worker gets as many chunks
+    if workers > 1:  # whole rounds: every worker gets as many chunks
         n_chunks = min(len(specs), -(-n_chunks // workers) * workers) or 1
     size = -(-len(specs) // n_chunks)
-    chunks = [(specs[i:i + size], imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml,
-               navsat_yaml, None if outputs is None else outputs[i:i + size], fsync)
-              for i in range(0, len(specs), size)]
+    chunks = [
+        (
+            specs[i: i + size],
+            imu_model,
+            duration_s,
+            seed,
+            gps_params,
+            imu_params,
+            judge,
+            ekf_yaml,
+            navsat_yaml,
+            None if outputs is None else outputs[i: i + size],
+            fsync,
+        )
+        for i in range(0, len(specs), size)
+    ]
     workers = min(workers, len(chunks))
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=len(specs), desc='study', unit='run')
-    # scipy.signal (the truth model's and the IMU model's lfilter) is imported here once and inherited by the forked
-    # workers, instead of once per worker (~0.5 s each).
+    # scipy.signal (the truth model's and the IMU model's lfilter) is imported here once and
+    # inherited by the forked workers, instead of once per worker (~0.5 s each).
     import vepd_ros.models.imu  # noqa: F401
     import vepd_ros.truth  # noqa: F401
-    hugepages = _set_numpy_hugepages(False)          # inherited by the forked workers
+
+    hugepages = _set_numpy_hugepages(False)  # inherited by the forked workers
     try:
         if workers <= 1:
             results = map(_simulate_and_judge, chunks)
@@ -311,6 +502,7 @@ def simulate_and_judge(specs: Sequence[tuple[str, str, str, int]], imu_model: st
                 yield recs
         else:
             import multiprocessing as mp
+
             with mp.get_context('fork').Pool(workers, _worker_init, (os.getpid(),)) as pool:
                 for recs in pool.imap(_simulate_and_judge, chunks):
                     bar and bar.update(len(recs))
@@ -332,41 +524,67 @@ grid. Shorter runs leave the judge fewer estimates than a run's E and S need."""
 
 
 def _check_models(models, reference, imu_model: str, gps_params, imu_params) -> None:
-    """Every model (and its parameters) of a study built once here, in the parent: a bad name or
+    """
+    Every model (and its parameters) of a study built once here, in the parent: a bad name or
     parameter is a ParameterError before OUT is touched or a worker starts, not one raised in every
-    worker."""
+    worker.
+    """
     from vepd_ros.models.gps import GPS_MODELS, make_gps_model
     from vepd_ros.models.imu import make_imu_model
+
     make_imu_model(imu_model, 0, **(imu_params or {}))
     for m in [*models, *([reference] if reference in GPS_MODELS else [])]:
         make_gps_model(m, 0, **(gps_params or {}))
 
 
-def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, duration_s: float, reference: str,
-              out_dir, judge: str = 'builtin', seed: int = 0, imu_model: str = 'ch_drift_paper',
-              velocity: str = 'speed', n_boot: int = 1000, ekf_yaml=None, navsat_yaml=None,
-              gps_params: dict | None = None, imu_params: dict | None = None, progress: bool = False,
-              fsync: bool = True, workers: int | None = None, overwrite: bool = False,
-              include_runs: bool = False) -> dict:
-    """The whole study; returns the evaluation result (also written to OUT/result.json). OUT: see
-    the module doc (refused when it holds anything but a previous study, unless ``overwrite``).
-    ``include_runs``: the result returned also carries every run's E and S (``runs``,
-    ``display_names``, as ``evaluate_root(include_runs=True)``); result.json never does."""
-    from vepd_ros.runs.safety import prepare_output_dir
+def run_study(
+    models: Sequence[str],
+    scenarios: Sequence[str],
+    runs: int,
+    duration_s: float,
+    reference: str,
+    out_dir,
+    judge: str = 'builtin',
+    seed: int = 0,
+    imu_model: str = 'ch_drift_paper',
+    velocity: str = 'speed',
+    n_boot: int = 1000,
+    ekf_yaml=None,
+    navsat_yaml=None,
+    gps_params: dict | None = None,
+    imu_params: dict | None = None,
+    progress: bool = False,
+    fsync: bool = True,
+    workers: int | None = None,
+    overwrite: bool = False,
+    include_runs: bool = False,
+) -> dict:
+    """
+    The whole study; returns the evaluation result (also written to OUT/result.json).
+
+    OUT: see the module doc (refused when it holds anything but a previous study, unless
+    ``overwrite``). ``include_runs``: the result returned also carries every run's E and S
+    (``runs``, ``display_names``, as ``evaluate_root(include_runs=True)``); result.json never does.
+    """
     from vepd_ros.models.gps import GPS_MODELS
+    from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.truth import canonical_scenario
+
     if not 2 <= runs <= MAX_RUNS:
-        raise ValueError(f'runs must be >= 2 (a distance between distributions) and <= {MAX_RUNS} '
-                         f'per model and scenario, got {runs}')
-    if not duration_s >= MIN_DURATION_S:             # also NaN
-        raise ValueError(f'duration must be at least {MIN_DURATION_S:g} s per run, '
-                         f'got {duration_s!r}')
+        raise ValueError(
+            f'runs must be >= 2 (a distance between distributions) and <= {MAX_RUNS} '
+            f'per model and scenario, got {runs}'
+        )
+    if not duration_s >= MIN_DURATION_S:  # also NaN
+        raise ValueError(
+            f'duration must be at least {MIN_DURATION_S:g} s per run, got {duration_s!r}'
+        )
     if judge not in JUDGES:
-        judge_batch([], judge)                       # raises the clear error
+        judge_batch([], judge)  # raises the clear error
     scen = [canonical_scenario(s) for s in scenarios]
     for m in models:
         if m not in GPS_MODELS:
-            raise ValueError(f"unknown GPS model {m!r}: expected one of {', '.join(GPS_MODELS)}")
+            raise ValueError(f'unknown GPS model {m!r}: expected one of {", ".join(GPS_MODELS)}')
     _check_models(models, reference, imu_model, gps_params, imu_params)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
@@ -374,15 +592,22 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
     jobs = []
     if ref_dir is None:
         if reference not in GPS_MODELS:
-            raise ValueError(f'--reference {reference!r}: neither a directory of real runs nor a GPS model '
-                             f'({", ".join(GPS_MODELS)})')
+            raise ValueError(
+                f'--reference {reference!r}: neither a directory of real runs nor a GPS model '
+                f'({", ".join(GPS_MODELS)})'
+            )
         jobs += [(REFERENCE, reference, s) for s in scen]
-    ref_inside = (ref_dir is not None
-                  and out.resolve() in (ref_dir.resolve(), *ref_dir.resolve().parents))
-    prepare_output_dir(out, command='study', overwrite=overwrite,
-                       replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
-                       info={'plan': {'runs': int(runs), 'models': list(models),
-                                      'scenarios': scen}})
+    ref_inside = ref_dir is not None and out.resolve() in (
+        ref_dir.resolve(),
+        *ref_dir.resolve().parents,
+    )
+    prepare_output_dir(
+        out,
+        command='study',
+        overwrite=overwrite,
+        replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
+        info={'plan': {'runs': int(runs), 'models': list(models), 'scenarios': scen}},
+    )
     jobs += [(m, m, s) for m in models for s in scen]
     if ref_dir is not None:
         batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
@@ -401,15 +626,32 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
         if side != REFERENCE:
             core.add_model(side, display_name(side))
         if side not in writers:
-            writers[side] = BatchWriter(out, 'real' if side == REFERENCE else 'sim',
-                                        None if side == REFERENCE else side, fsync=fsync)
+            writers[side] = BatchWriter(
+                out,
+                'real' if side == REFERENCE else 'sim',
+                None if side == REFERENCE else side,
+                fsync=fsync,
+            )
     specs = [(side, gps_model, sc, j) for side, gps_model, sc in jobs for j in range(1, runs + 1)]
     outputs = [writers[side].run_file(sc, j) for side, _, sc, j in specs]
     collected: dict[tuple[str, str], list[RunRecord]] = {}
-    for recs in simulate_and_judge(specs, imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml,
-                                   navsat_yaml, workers=workers, progress=progress, outputs=outputs, fsync=fsync):
+    for recs in simulate_and_judge(
+        specs,
+        imu_model,
+        duration_s,
+        seed,
+        gps_params,
+        imu_params,
+        judge,
+        ekf_yaml,
+        navsat_yaml,
+        workers=workers,
+        progress=progress,
+        outputs=outputs,
+        fsync=fsync,
+    ):
         written: dict[str, list[RunRecord]] = {}
-        for r in recs:                                 # written by the worker; listed here, once per chunk
+        for r in recs:  # written by the worker; listed here, once per chunk
             side, sc = r.meta['label'], r.meta['scenario']
             written.setdefault(side, []).append(r)
             collected.setdefault((side, sc), []).append(r)
@@ -418,13 +660,21 @@ def run_study(models: Sequence[str], scenarios: Sequence[str], runs: int, durati
     for (side, sc), recs in collected.items():
         core.add_records(side, sc, sorted(recs, key=lambda r: r.meta['j']))
     res = core.result(include_runs=include_runs)
-    res['study'] = {'models': list(models), 'scenarios': scen, 'runs': runs, 'duration_s': duration_s,
-                    'reference': str(reference), 'judge': judge, 'seed': seed, 'imu_model': imu_model}
+    res['study'] = {
+        'models': list(models),
+        'scenarios': scen,
+        'runs': runs,
+        'duration_s': duration_s,
+        'reference': str(reference),
+        'judge': judge,
+        'seed': seed,
+        'imu_model': imu_model,
+    }
     res['root'] = str(out)
     # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
     # simulated runs
     res['reference_model'] = core.provenance()['reference_model']
     saved = {k: v for k, v in res.items() if k not in ('runs', 'display_names')}
-    text = json.dumps(saved, indent=1, allow_nan=False) + '\n'   # a result is finite (metrics)
+    text = json.dumps(saved, indent=1, allow_nan=False) + '\n'  # a result is finite (metrics)
     atomic_write_text(out / 'result.json', text, fsync)
     return res

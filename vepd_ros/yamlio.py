@@ -1,4 +1,11 @@
-"""Safe YAML reading: one loader for every YAML file the package reads (contract C4).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+r"""
+Safe YAML reading: one loader for every YAML file the package reads (contract C4).
 
 ``load_yaml(path, what=..., expect=dict)`` reads a file with PyYAML's safe loader and turns every
 way a file can be wrong into a ``ValueError`` that names the file (and the line where YAML knows
@@ -18,10 +25,11 @@ parameter files: ``1.0e12`` and ``1e-3`` are floats (1.1 needs a dot and a signe
 which ROS 2's parameter parser accepts as well. Messages quote at most ``MAX_QUOTE`` characters of
 input.
 """
+
 from __future__ import annotations
 
-import re
 from pathlib import Path
+import re
 
 import yaml
 
@@ -38,8 +46,10 @@ MAX_QUOTE = 80
 _Base = yaml.SafeLoader
 
 _INT_12 = re.compile(r'^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$')
-_FLOAT_12 = re.compile(r'^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?'
-                       r'|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$')
+_FLOAT_12 = re.compile(
+    r'^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?'
+    r'|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$'
+)
 _INT_TAG = 'tag:yaml.org,2002:int'
 _FLOAT_TAG = 'tag:yaml.org,2002:float'
 
@@ -50,7 +60,8 @@ class _Loader(_Base):
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 # ints before floats: '10' is an int, '10.0' and '1e3' are floats
 _Loader.add_implicit_resolver(_INT_TAG, _INT_12, list('-+0123456789'))
 _Loader.add_implicit_resolver(_FLOAT_TAG, _FLOAT_12, list('-+.0123456789'))
@@ -77,23 +88,27 @@ _Loader.add_constructor(_FLOAT_TAG, _construct_float)
 
 
 def quote(value, limit: int = MAX_QUOTE) -> str:
-    """repr of ``value`` cut to ``limit`` characters: THE bounded text of a value in an error
+    """
+    Repr of ``value`` cut to ``limit`` characters: THE bounded text of a value in an error
     message (messages never format unbounded input; ``ParameterError`` formats its value with it).
-    A long string or container is cut before its repr is built."""
+    A long string or container is cut before its repr is built.
+    """
     if isinstance(value, (list, dict, tuple, set)) and len(value) > limit:
         return f'<{type(value).__name__} of {len(value)} items>'
     if isinstance(value, (str, bytes)) and len(value) > limit:
-        value = value[:limit]                       # the repr of a huge string is never built
+        value = value[:limit]  # the repr of a huge string is never built
     try:
         text = repr(value)
     except RecursionError:
         text = f'<{type(value).__name__}>'
-    return text if len(text) <= limit else text[:limit - 3] + '...'
+    return text if len(text) <= limit else text[: limit - 3] + '...'
 
 
 def _check_size(node, where: str) -> None:
-    """Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond
-    MAX_DEPTH."""
+    """
+    Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond
+    MAX_DEPTH.
+    """
     sizes: dict = {}
     depth_of: dict = {}
     # iterative post-order walk: a deep document must not exhaust Python's recursion
@@ -103,10 +118,13 @@ def _check_size(node, where: str) -> None:
         key = id(n)
         if key in sizes:
             continue
-        children = n.value if isinstance(n, yaml.SequenceNode) else (
-            [c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode) else ())
+        children = (
+            n.value
+            if isinstance(n, yaml.SequenceNode)
+            else ([c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode) else ())
+        )
         if not done:
-            if key in depth_of:                 # on the current path already: a recursive alias
+            if key in depth_of:  # on the current path already: a recursive alias
                 raise ValueError(f'{where}: a recursive YAML alias (line {n.start_mark.line + 1})')
             depth_of[key] = True
             stack.append((n, True))
@@ -118,12 +136,16 @@ def _check_size(node, where: str) -> None:
             depth = max(depth, sizes[id(c)][1])
         depth += 1 if children else 0
         if total > MAX_NODES:
-            raise ValueError(f'{where}: the document expands to more than {MAX_NODES} values '
-                             f'(aliases '
-                             f'followed, line {n.start_mark.line + 1}); refused')
+            raise ValueError(
+                f'{where}: the document expands to more than {MAX_NODES} values '
+                f'(aliases '
+                f'followed, line {n.start_mark.line + 1}); refused'
+            )
         if depth > MAX_DEPTH:
-            raise ValueError(f'{where}: nested deeper than {MAX_DEPTH} levels (line '
-                             f'{n.start_mark.line + 1}); refused')
+            raise ValueError(
+                f'{where}: nested deeper than {MAX_DEPTH} levels (line '
+                f'{n.start_mark.line + 1}); refused'
+            )
         sizes[key] = (total, depth)
         del depth_of[key]
 
@@ -131,8 +153,13 @@ def _check_size(node, where: str) -> None:
 def _type_name(t) -> str:
     if isinstance(t, tuple):
         return ' or '.join(_type_name(e) for e in t)
-    return {dict: 'a mapping', list: 'a list', str: 'a string', float: 'a number',
-            int: 'an integer'}.get(t, t.__name__)
+    return {
+        dict: 'a mapping',
+        list: 'a list',
+        str: 'a string',
+        float: 'a number',
+        int: 'an integer',
+    }.get(t, t.__name__)
 
 
 def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bool = False):
@@ -162,36 +189,45 @@ def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bo
             return expect() if isinstance(expect, type) else None
         raise ValueError(f'{where}: the {what} file is empty (expected {_type_name(expect)})')
     if expect is not None and not isinstance(doc, expect):
-        raise ValueError(f'{where}: expected {what} as {_type_name(expect)} at the top level, got '
-                         f'{type(doc).__name__} {quote(doc)}')
+        raise ValueError(
+            f'{where}: expected {what} as {_type_name(expect)} at the top level, got '
+            f'{type(doc).__name__} {quote(doc)}'
+        )
     return doc
 
 
 def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
-    """The YAML document of ``path`` (``what`` says what the file is, e.g. 'ekf configuration'),
-    checked to be of type ``expect`` (a type or tuple; None: any). ValueError naming the file
-    otherwise; FileNotFoundError when it does not exist."""
+    """
+    The YAML document of ``path`` (``what`` says what the file is, e.g.
+
+    'ekf configuration'), checked to be of type ``expect`` (a type or tuple; None: any). ValueError
+    naming the file otherwise; FileNotFoundError when it does not exist.
+    """
     p = Path(path)
     where = str(p)
     if not p.is_file():
         if p.exists():
-            raise ValueError(f'{where}: expected a {what} YAML file, got a directory or special '
-                             f'file')
+            raise ValueError(
+                f'{where}: expected a {what} YAML file, got a directory or special file'
+            )
         raise FileNotFoundError(f'{where}: no such {what} file')
     size = p.stat().st_size
     if size > MAX_BYTES:
-        raise ValueError(f'{where}: {size} bytes, more than the {MAX_BYTES} a {what} YAML file '
-                         f'may have')
+        raise ValueError(
+            f'{where}: {size} bytes, more than the {MAX_BYTES} a {what} YAML file may have'
+        )
     data = p.read_bytes()
     if b'\x00' in data:
         raise ValueError(f'{where}: binary content (NUL bytes), expected a {what} YAML text file')
     try:
         text = data.decode('utf-8')
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b'\n') + 1
-        raise ValueError(f'{where}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at '
-                         f'offset '
-                         f'{exc.start}); expected a {what} YAML file') from None
+        line = data[: exc.start].count(b'\n') + 1
+        raise ValueError(
+            f'{where}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at '
+            f'offset '
+            f'{exc.start}); expected a {what} YAML file'
+        ) from None
     return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
 
 

@@ -1,6 +1,17 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """Fixture generator for attack.py; run with the repo's .venv python: genfix.py REPO FIXDIR."""
-import json, sys, shutil, subprocess
+
+import json
 from pathlib import Path
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import yaml
 
@@ -38,61 +49,104 @@ def qzero(s):
 
 
 def covnan(s):
-    c = np.array(s['fix']['cov'], float); c[5, 0] = np.nan; s['fix']['cov'] = c
+    c = np.array(s['fix']['cov'], float)
+    c[5, 0] = np.nan
+    s['fix']['cov'] = c
 
 
 def covinf(s):
-    c = np.array(s['fix']['cov'], float); c[5, 0] = np.inf; s['fix']['cov'] = c
+    c = np.array(s['fix']['cov'], float)
+    c[5, 0] = np.inf
+    s['fix']['cov'] = c
 
 
 def latnan(s):
-    a = np.array(s['fix']['lat'], float); a[5] = np.nan; s['fix']['lat'] = a
+    a = np.array(s['fix']['lat'], float)
+    a[5] = np.nan
+    s['fix']['lat'] = a
 
 
 def lat200(s):
-    a = np.array(s['fix']['lat'], float); a[5] = 200.0; s['fix']['lat'] = a
+    a = np.array(s['fix']['lat'], float)
+    a[5] = 200.0
+    s['fix']['lat'] = a
 
 
 def truthnan(s):
     for k in ('odom',):
-        a = np.array(s[k]['twist_linear'], float); a[30, 0] = np.nan; s[k]['twist_linear'] = a
-    a = np.array(s['gps_vel']['v_enu'], float); a[30, 0] = np.nan; s['gps_vel']['v_enu'] = a
+        a = np.array(s[k]['twist_linear'], float)
+        a[30, 0] = np.nan
+        s[k]['twist_linear'] = a
+    a = np.array(s['gps_vel']['v_enu'], float)
+    a[30, 0] = np.nan
+    s['gps_vel']['v_enu'] = a
 
 
 def truth1e300(s):
-    a = np.array(s['odom']['twist_linear'], float); a[30, 0] = 1e300; s['odom']['twist_linear'] = a
-    a = np.array(s['gps_vel']['v_enu'], float); a[30, 0] = 1e300; s['gps_vel']['v_enu'] = a
+    a = np.array(s['odom']['twist_linear'], float)
+    a[30, 0] = 1e300
+    s['odom']['twist_linear'] = a
+    a = np.array(s['gps_vel']['v_enu'], float)
+    a[30, 0] = 1e300
+    s['gps_vel']['v_enu'] = a
 
 
 def imu_early(s):
-    t = np.array(s['imu']['t_ns'], np.int64); t[200] -= 5_000_000_000; s['imu']['t_ns'] = t
+    t = np.array(s['imu']['t_ns'], np.int64)
+    t[200] -= 5_000_000_000
+    s['imu']['t_ns'] = t
 
 
 def gyronan(s):
-    a = np.array(s['imu']['gyro'], float); a[100, 2] = np.nan; s['imu']['gyro'] = a
+    a = np.array(s['imu']['gyro'], float)
+    a[100, 2] = np.nan
+    s['imu']['gyro'] = a
 
 
 def accelinf(s):
-    a = np.array(s['imu']['accel'], float); a[100, 0] = np.inf; s['imu']['accel'] = a
+    a = np.array(s['imu']['accel'], float)
+    a[100, 0] = np.inf
+    s['imu']['accel'] = a
 
 
 def imucovnan(s):
-    a = np.array(s['imu']['gyro_cov'], float); a[100, 0] = np.nan; s['imu']['gyro_cov'] = a
+    a = np.array(s['imu']['gyro_cov'], float)
+    a[100, 0] = np.nan
+    s['imu']['gyro_cov'] = a
 
 
 def dupstamp(s):
-    t = np.array(s['fix']['t_ns'], np.int64); t[10] = t[9]; s['fix']['t_ns'] = t
+    t = np.array(s['fix']['t_ns'], np.int64)
+    t[10] = t[9]
+    s['fix']['t_ns'] = t
 
 
 def hugestamp(s):
-    t = np.array(s['fix']['t_ns'], np.int64); t[-1] = t[-1] + 10**9 * 10**9; s['fix']['t_ns'] = t
-    s['fix']['arrival_ns'] = np.array(s['fix']['arrival_ns'], np.int64); s['fix']['arrival_ns'][-1] = t[-1]
+    t = np.array(s['fix']['t_ns'], np.int64)
+    t[-1] = t[-1] + 10**9 * 10**9
+    s['fix']['t_ns'] = t
+    s['fix']['arrival_ns'] = np.array(s['fix']['arrival_ns'], np.int64)
+    s['fix']['arrival_ns'][-1] = t[-1]
 
 
 bag('good')
 bag('good_art', tp={})
-for f in (q0, qzero, covnan, covinf, latnan, lat200, truthnan, truth1e300, imu_early, gyronan, accelinf,
-          imucovnan, dupstamp, hugestamp):
+for f in (
+    q0,
+    qzero,
+    covnan,
+    covinf,
+    latnan,
+    lat200,
+    truthnan,
+    truth1e300,
+    imu_early,
+    gyronan,
+    accelinf,
+    imucovnan,
+    dupstamp,
+    hugestamp,
+):
     bag(f.__name__, f)
 bag('no_imu', lambda s: s.pop('imu'))
 bag('no_fix', lambda s: s.pop('fix'))
@@ -100,5 +154,5 @@ bag('no_truth', truth=())
 # truncated bag
 bag('truncated')
 db = next((fix / 'bags' / 'truncated').glob('*.db3'))
-db.write_bytes(db.read_bytes()[:db.stat().st_size // 3])
+db.write_bytes(db.read_bytes()[: db.stat().st_size // 3])
 print('fixtures ok')

@@ -1,4 +1,11 @@
-"""``vepd demo``: the main job on the embedded defaults (what ``make demo`` runs).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd demo``: the main job on the embedded defaults (what ``make demo`` runs).
 
 A short sim_judge graph over DDS through the pip runtime: truth_node on accelerated sim time, one
 chain per GPS model (noise nodes → built-in navsat + EKF judge → recorder) plus the simulated RTK

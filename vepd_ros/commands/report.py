@@ -1,4 +1,15 @@
-"""``vepd report DIR``: Markdown + HTML report with Tables I/II, Fig. 3 histograms, Fig. 4 overlays."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd report DIR``: Markdown + HTML report with Tables I/II, Fig.
+
+3 histograms, Fig. 4 overlays.
+"""
+
 from __future__ import annotations
 
 import argparse
@@ -18,29 +29,53 @@ The bootstrap seed defaults to the runs' study seed (0 when they name none): the
 
 
 def register(sub):
-    p = sub.add_parser('report', help='write a Markdown/HTML VEPD report with figures for a run directory',
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-                       description='Evaluate DIR (Real/ + Sim/<model>/, the authors\' layout or '
-                                   'ours) and write report.md,\nreport.html, result.json, the '
-                                   'tables as CSV (table1.csv, table2.csv, runs.csv) and\nPNG '
-                                   'figures (default DIR/report).')
+    p = sub.add_parser(
+        'report',
+        help='write a Markdown/HTML VEPD report with figures for a run directory',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        description="Evaluate DIR (Real/ + Sim/<model>/, the authors' layout or "
+        'ours) and write report.md,\nreport.html, result.json, the '
+        'tables as CSV (table1.csv, table2.csv, runs.csv) and\nPNG '
+        'figures (default DIR/report).',
+    )
     p.add_argument('dir', help='directory holding Real/ and Sim/')
     p.add_argument('--out', default=None, help='output folder (default DIR/report)')
-    p.add_argument('--overlay', action='append', default=None, metavar='SCENARIO:J',
-                   help='run to overlay in Fig. 4 (repeatable; default: run 1 of each moving scenario)')
+    p.add_argument(
+        '--overlay',
+        action='append',
+        default=None,
+        metavar='SCENARIO:J',
+        help='run to overlay in Fig. 4 (repeatable; default: run 1 of each moving scenario)',
+    )
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
     p.add_argument('--preprocessing', default='paper', help="'paper' (default) or 'unsmoothed'")
-    p.add_argument('--k', type=int, default=None,
-                   help='expected runs per side and scenario (warn when fewer)')
-    p.add_argument('--scenarios', default=None, help='extra scenario names to accept (comma-separated)')
-    p.add_argument('--n-boot', type=n_boot_type, default=1000,
-                   help='bootstrap resamples for the interval (0 = none)')
-    p.add_argument('--seed', type=seed_type, default=None,
-                   help="bootstrap seed (default: the runs' study seed, else 0)")
-    p.add_argument('--quiet', '--no-progress', dest='quiet', action='store_true',
-                   help='no progress bar')
-    p.add_argument('--overwrite', action='store_true',
-                   help='write into an --out folder that is not a previous vepd report output')
+    p.add_argument(
+        '--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)'
+    )
+    p.add_argument(
+        '--scenarios', default=None, help='extra scenario names to accept (comma-separated)'
+    )
+    p.add_argument(
+        '--n-boot',
+        type=n_boot_type,
+        default=1000,
+        help='bootstrap resamples for the interval (0 = none)',
+    )
+    p.add_argument(
+        '--seed',
+        type=seed_type,
+        default=None,
+        help="bootstrap seed (default: the runs' study seed, else 0)",
+    )
+    p.add_argument(
+        '--quiet', '--no-progress', dest='quiet', action='store_true', help='no progress bar'
+    )
+    p.add_argument(
+        '--overwrite',
+        action='store_true',
+        help='write into an --out folder that is not a previous vepd report output',
+    )
     p.set_defaults(func=run)
 
 
@@ -51,6 +86,7 @@ def run(args) -> int:
     from vepd_ros.report import build_report
     from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.yamlio import quote
+
     overlays = None
     if args.overlay:
         overlays = []
@@ -59,15 +95,29 @@ def run(args) -> int:
             if not sc or not j.isdigit():
                 raise ValueError(f'--overlay expects SCENARIO:J (e.g. circle:3), got {quote(o)}')
             overlays.append((sc, int(j)))
-    out_dir = prepare_output_dir(Path(args.out) if args.out else Path(args.dir) / 'report',
-                                 command='report', overwrite=args.overwrite)
-    out = build_report(args.dir, out_dir, overlays, args.velocity, args.preprocessing, args.n_boot, args.seed,
-                       [s for s in (args.scenarios or '').split(',') if s], args.k,
-                       progress=progress_enabled(args.quiet))
+    out_dir = prepare_output_dir(
+        Path(args.out) if args.out else Path(args.dir) / 'report',
+        command='report',
+        overwrite=args.overwrite,
+    )
+    out = build_report(
+        args.dir,
+        out_dir,
+        overlays,
+        args.velocity,
+        args.preprocessing,
+        args.n_boot,
+        args.seed,
+        [s for s in (args.scenarios or '').split(',') if s],
+        args.k,
+        progress=progress_enabled(args.quiet),
+    )
     csvs = ', '.join(p.name for p in out['csv'].values())
-    print(f"report: {out['html']}\n        {out['markdown']}\n"
-          f"        {out['json']} (+ {csvs} beside it)\n"
-          f"        {len(out['figures'])} figures, {len(out['warnings'])} warning(s)")
+    print(
+        f'report: {out["html"]}\n        {out["markdown"]}\n'
+        f'        {out["json"]} (+ {csvs} beside it)\n'
+        f'        {len(out["figures"])} figures, {len(out["warnings"])} warning(s)'
+    )
     for w in out['warnings']:
         print(f'warning: {w}', file=sys.stderr)
     return 0

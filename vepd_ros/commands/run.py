@@ -1,4 +1,11 @@
-"""``vepd run GRAPH [name:=value ...] [--json]``: a vepd_ros graph without launch_ros.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd run GRAPH [name:=value ...] [--json]``: a vepd_ros graph without launch_ros.
 
 The nodes of ``vepd_ros.graph.build_graph`` (the description the launch files use) are composed in
 one process on a SingleThreadedExecutor (``--processes``: one process per node, started with the
@@ -29,7 +36,7 @@ import sys
 import textwrap
 import time
 
-from vepd_ros.graph import GRAPH_ARGS, build_graph, typed_args
+from vepd_ros.graph import build_graph, GRAPH_ARGS, typed_args
 from vepd_ros.params import ParameterError, parse_assignments
 
 # executable → (module, class) for in-process composition
@@ -59,8 +66,10 @@ EXAMPLES = """examples:
 
 
 class RunError(RuntimeError):
-    """The graph could not produce a real result (stall, foreign publisher, incomplete result):
-    exit 1."""
+    """
+    The graph could not produce a real result (stall, foreign publisher, incomplete result):
+    exit 1.
+    """
 
 
 def register(sub):
@@ -115,10 +124,11 @@ def register(sub):
     p.set_defaults(func=run, run_parser=p)
 
 
-
 def add_watch_options(p) -> None:
-    """The options of a graph run in this process (``vepd run``, ``vepd demo``): its DDS domain,
-    the stall limit and the overall limit."""
+    """
+    The options of a graph run in this process (``vepd run``, ``vepd demo``): its DDS domain,
+    the stall limit and the overall limit.
+    """
     p.add_argument(
         '--domain-id',
         type=int,
@@ -144,16 +154,18 @@ def add_watch_options(p) -> None:
         'live_eval runs until Ctrl-C)',
     )
 
+
 def _show(v) -> str:
     return ('true' if v else 'false') if isinstance(v, bool) else (str(v) if v != '' else "''")
 
 
 def graph_help(graph: str) -> str:
-    """The arguments of ``graph`` (``GRAPH_ARGS``, the one place they are declared) as a help text.
+    """
+    The arguments of ``graph`` (``GRAPH_ARGS``, the one place they are declared) as a help text.
     """
     lines = [f'arguments of {graph} (name:=default, then what it sets):']
     for a in GRAPH_ARGS[graph]:
-        extra = f" (one of: {', '.join(map(str, a.choices))})" if a.choices is not None else ''
+        extra = f' (one of: {", ".join(map(str, a.choices))})' if a.choices is not None else ''
         lines.append(f'  {a.name}:={_show(a.default)}')
         lines.append(f'      {a.description}{extra}')
     return '\n'.join(lines)
@@ -217,9 +229,9 @@ def run(args) -> int:
     elif 'models' not in result:
         for r in result.get('runs', []):
             print(
-                f"{r['path']}: speed RMSE E {r['E']:.4f} m/s, spectral-flatness difference S "
-                f"{r['S']:.4f} "
-                f"({r['se_len']} estimate / {r['gt_len']} truth samples)"
+                f'{r["path"]}: speed RMSE E {r["E"]:.4f} m/s, spectral-flatness difference S '
+                f'{r["S"]:.4f} '
+                f'({r["se_len"]} estimate / {r["gt_len"]} truth samples)'
             )
         print(result.get('note', ''))
     else:
@@ -262,17 +274,18 @@ def _nan(x) -> bool:
 
 
 def result_problems(result: dict) -> list[str]:
-    """Why ``result`` is not a real, complete result (empty when it is): contract C2's ``complete``
+    """
+    Why ``result`` is not a real, complete result (empty when it is): contract C2's ``complete``
     flag, excluded runs and short batches, models without a score, NaN metrics, runs without
     estimates.
     """
-    problems = [f"the evaluator could not score: {result['error']}"] if result.get('error') else []
+    problems = [f'the evaluator could not score: {result["error"]}'] if result.get('error') else []
     for ex in result.get('excluded_runs') or []:
-        problems.append(f"run {ex.get('path')} excluded ({ex.get('reason')})")
+        problems.append(f'run {ex.get("path")} excluded ({ex.get("reason")})')
     for b in result.get('incomplete_batches') or []:
         problems.append(
-            f"batch {b.get('label')}/{b.get('scenario')} has {b.get('have')} of k={b.get('k')} "
-            "runs"
+            f'batch {b.get("label")}/{b.get("scenario")} has {b.get("have")} of k={b.get("k")} '
+            'runs'
         )
     if result.get('complete') is False and not problems:
         problems.append('the evaluator marked the result incomplete')
@@ -282,27 +295,29 @@ def result_problems(result: dict) -> list[str]:
         if _nan(m.get('VEPD')) or (m.get('VEPD') is None and not scored):
             # (a combined VEPD of None with per-scenario scores is a rest-only study: not an error)
             problems.append(
-                f"model {m.get('display_name', name)}: no VEPD (no scenario scored on both sides)"
+                f'model {m.get("display_name", name)}: no VEPD (no scenario scored on both sides)'
             )
         elif any(_nan(m.get(k)) for k in ('W1', 'W2')) or len(scored) < len(per):
-            problems.append(f"model {m.get('display_name', name)}: a W1, W2 or VEPD is NaN")
+            problems.append(f'model {m.get("display_name", name)}: a W1, W2 or VEPD is NaN')
     if 'models' in result and not result['models']:
         problems.append('no model was scored')
     for r in result.get('runs', []) if isinstance(result.get('runs'), list) else []:
         if not r.get('se_len'):
             problems.append(
-                f"{r['path']}: no estimate from the judge (did the GPS/IMU topics arrive, and is "
-                "the "
+                f'{r["path"]}: no estimate from the judge (did the GPS/IMU topics arrive, and is '
+                'the '
                 "IMU's transform known?)"
             )
         elif _nan(r.get('E')) or _nan(r.get('S')):
-            problems.append(f"{r['path']}: E or S is NaN")
+            problems.append(f'{r["path"]}: E or S is NaN')
     return problems
 
 
 class Domain:
-    """The DDS domain of one ``vepd run``: chosen by the user, or leased
-    (``vepd_ros.nodes.domain``)."""
+    """
+    The DDS domain of one ``vepd run``: chosen by the user, or leased
+    (``vepd_ros.nodes.domain``).
+    """
 
     def __init__(self, domain_id: int, how: str, lease=None):
         self.domain_id, self.how, self.lease = domain_id, how, lease
@@ -339,14 +354,13 @@ def choose_domain(explicit: int | None) -> Domain:
     lease = DomainLease()
     return Domain(
         lease.domain_id,
-        'a free domain leased on this machine; set ROS_DOMAIN_ID or --domain-id to ' 'choose one',
+        'a free domain leased on this machine; set ROS_DOMAIN_ID or --domain-id to choose one',
         lease,
     )
 
 
 def _result_listener(node, box: dict):
     from std_msgs.msg import String
-
     from vepd_ros.nodes.base import EVENT_QOS
     from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
@@ -367,11 +381,12 @@ DISCOVERY_CHECK_S = 1.0
 
 
 def _init_on_domain(domain: Domain, box: dict):
-    """rclpy on ``domain`` with the result listener; a leased domain where other participants show
-    up within ``DISCOVERY_CHECK_S`` is exchanged for another (twice at most)."""
+    """
+    Rclpy on ``domain`` with the result listener; a leased domain where other participants show
+    up within ``DISCOVERY_CHECK_S`` is exchanged for another (twice at most).
+    """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
-
     from vepd_ros.nodes.guard import other_participants
 
     for attempt in range(3):
@@ -406,7 +421,8 @@ NAME_GRACE_S = 2.0
 
 
 class _Monitor:
-    """Progress, stall limit, wall limit and the foreign-publisher check of a running graph.
+    """
+    Progress, stall limit, wall limit and the foreign-publisher check of a running graph.
 
     ``sim_ns()``: the graph's sim time (None without one); ``total_runs``: runs the graph will
     finish (None when open-ended); ``advance()``: what counts as progress besides finished runs
@@ -499,7 +515,6 @@ def _total_runs(nodes) -> int | None:
 def _run_in_process(nodes, opts: dict, domain: Domain):
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-
     from vepd_ros.nodes.guard import fix_hint, foreign_publishers, published_topics
 
     box: dict = {}
@@ -543,9 +558,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
         ):  # on the wall clock: the truth published so far stands for sim time
             sim = lambda: truth.published * truth.period_ns  # noqa: E731
         else:
-            sim = (
-                (lambda: sum(p.played for p in players)) if players else (lambda: None)
-            )  # noqa: E731
+            sim = (lambda: sum(p.played for p in players)) if players else (lambda: None)  # noqa: E731
         monitor = _Monitor(
             box,
             opts,
@@ -555,7 +568,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
             watch_stall=bool(truth or players),
             advance=(lambda: truth.published) if truth is not None else None,
         )
-        if clock is not None:   # where sim time will be when the last run ends (gaps included)
+        if clock is not None:  # where sim time will be when the last run ends (gaps included)
             monitor.sim_end_ns = lambda: (
                 (clock.run_t0_ns or clock.sim_ns)
                 + (len(clock.plan) - max(clock.run, 0))
@@ -563,13 +576,13 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
             )
         if truth is not None:
             monitor.waiting_for = lambda: (
-                f"truth_node is waiting for {truth.p['wait_for_subscribers']} subscribers of "
-                "/ground_truth/odometry "
+                f'truth_node is waiting for {truth.p["wait_for_subscribers"]} subscribers of '
+                '/ground_truth/odometry '
                 f'(has {truth.pub_odom.get_subscription_count()})'
                 if truth.run < 0
                 else (
                     f'truth_node has published all {len(truth.plan)} runs; the evaluator has no '
-                    'result (see the nodes\' '
+                    "result (see the nodes' "
                     'warnings: a discarded run leaves a batch short)'
                     if truth.samples is None and truth.run + 1 >= len(truth.plan)
                     else 'the graph stopped advancing (an overloaded or stuck node?)'
@@ -598,7 +611,8 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
 
 
 class _Lockstep:
-    """Sim-time stepping of a graph composed in one process: truth_node publishes step T (the
+    """
+    Sim-time stepping of a graph composed in one process: truth_node publishes step T (the
     samples stamped T, then /clock at T − period/2), then the executor runs callbacks until none is
     ready — noise nodes, their subscribers, the timers now due — before the next step is taken.
     Steps are paced at ``time_scale`` at most, so a busy machine slows sim time instead of
@@ -613,7 +627,8 @@ class _Lockstep:
     next step's first wave to arrive. Not guaranteed: a best-effort delivery delayed longer than
     that (both cores saturated for a whole step). Measured: two graphs at time_scale 20 beside a
     CPU hog wrote the study's files byte for byte. (Waiting 0.3 ms for late deliveries after each
-    drain changed nothing in that test and cost 50 % of the speed, so it is not done.)"""
+    drain changed nothing in that test and cost 50 % of the speed, so it is not done.)
+    """
 
     def __init__(self, executor, truth):
         self.ex, self.truth = executor, truth
@@ -647,8 +662,10 @@ class _Lockstep:
 
 
 def _runs_summary(nodes) -> dict | None:
-    """What a bag replay without a reference batch produced: the runs on disk (no VEPD without a
-    second side)."""
+    """
+    What a bag replay without a reference batch produced: the runs on disk (no VEPD without a
+    second side).
+    """
     from pathlib import Path
 
     from vepd_ros.metrics.core import run_metrics
@@ -678,14 +695,13 @@ def _runs_summary(nodes) -> dict | None:
 
 
 def _run_processes(nodes, opts: dict, domain: Domain):
+    from pathlib import Path
     import signal
     import subprocess
-    from pathlib import Path
 
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rosgraph_msgs.msg import Clock as ClockMsg
-
     from vepd_ros.nodes.base import stamp_to_ns
     from vepd_ros.nodes.guard import fix_hint, foreign_publishers, fqn
 

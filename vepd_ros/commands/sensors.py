@@ -1,17 +1,26 @@
-"""``vepd sensors``: run the GPS/IMU noise models offline (the very numbers the noise nodes publish)."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd sensors``: run the GPS/IMU noise models offline (the very numbers the noise nodes publish).
+"""
+
 from __future__ import annotations
 
 import argparse
 
 from vepd_ros.commands._args import seed_type
 
-SIMULATE_EXAMPLE = '''example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
+SIMULATE_EXAMPLE = """example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
-writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish).'''
+writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish)."""
 
-MODELS_EXAMPLE = '''examples:
+MODELS_EXAMPLE = """examples:
   vepd sensors models            # every GPS and IMU model
-  vepd sensors models ch_rw      # the parameters of one model, with defaults and units'''
+  vepd sensors models ch_rw      # the parameters of one model, with defaults and units"""
 
 
 SIMULATE_FILES = ('truth', 'gps', 'imu')
@@ -19,37 +28,74 @@ SIMULATE_FILES = ('truth', 'gps', 'imu')
 
 
 def register(sub):
-    p = sub.add_parser('sensors', help='GPS/IMU noise models: simulate a run to CSV, list models '
-                                       'and parameters',
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=SIMULATE_EXAMPLE + '\n\n' + MODELS_EXAMPLE)
+    p = sub.add_parser(
+        'sensors',
+        help='GPS/IMU noise models: simulate a run to CSV, list models and parameters',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=SIMULATE_EXAMPLE + '\n\n' + MODELS_EXAMPLE,
+    )
     s = p.add_subparsers(dest='sensors_cmd', metavar='ACTION')
-    sim = s.add_parser('simulate', help='truth → GPS and IMU models → truth.csv, gps.csv, imu.csv',
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=SIMULATE_EXAMPLE)
-    sim.add_argument('--scenario', default='circle', help='truth scenario (rest, straight, sine, circle; default circle)')
-    sim.add_argument('--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)')
+    sim = s.add_parser(
+        'simulate',
+        help='truth → GPS and IMU models → truth.csv, gps.csv, imu.csv',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=SIMULATE_EXAMPLE,
+    )
+    sim.add_argument(
+        '--scenario',
+        default='circle',
+        help='truth scenario (rest, straight, sine, circle; default circle)',
+    )
+    sim.add_argument(
+        '--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)'
+    )
     sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')
     sim.add_argument('--duration', type=float, default=30.0, help='seconds of truth (default 30)')
-    sim.add_argument('--seed', type=seed_type, default=0,
-                     help='seed of the truth and of both models (default 0)')
+    sim.add_argument(
+        '--seed',
+        type=seed_type,
+        default=0,
+        help='seed of the truth and of both models (default 0)',
+    )
     sim.add_argument('--gps-rate', type=float, default=10.0, help='GPS rate in Hz (default 10)')
     sim.add_argument('--imu-rate', type=float, default=100.0, help='IMU rate in Hz (default 100)')
-    sim.add_argument('--datum', type=float, nargs=3, metavar=('LAT', 'LON', 'ALT'), default=None,
-                     help='ENU datum (default the ART lab: 43.070 -89.400 260.0)')
-    sim.add_argument('--gps-params', default=None, help='ROS 2 parameters YAML for gps_noise_node (e.g. from '
-                     '`vepd calibrate gps`); its model is used unless --gps is given explicitly')
+    sim.add_argument(
+        '--datum',
+        type=float,
+        nargs=3,
+        metavar=('LAT', 'LON', 'ALT'),
+        default=None,
+        help='ENU datum (default the ART lab: 43.070 -89.400 260.0)',
+    )
+    sim.add_argument(
+        '--gps-params',
+        default=None,
+        help='ROS 2 parameters YAML for gps_noise_node (e.g. from '
+        '`vepd calibrate gps`); its model is used unless --gps is given explicitly',
+    )
     sim.add_argument('--imu-params', default=None, help='ROS 2 parameters YAML for imu_noise_node')
-    sim.add_argument('--set', action='append', default=[], metavar='NAME:=VALUE',
-                     help='override a model parameter (gps or imu, matched by name), repeatable')
+    sim.add_argument(
+        '--set',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='override a model parameter (gps or imu, matched by name), repeatable',
+    )
     sim.add_argument('--out', required=True, help='output directory')
-    sim.add_argument('--overwrite', action='store_true',
-                     help='write into a non-empty OUT that is not a previous '
-                          '`vepd sensors simulate` output (its truth.csv, gps.csv, imu.csv '
-                          'are replaced)')
+    sim.add_argument(
+        '--overwrite',
+        action='store_true',
+        help='write into a non-empty OUT that is not a previous '
+        '`vepd sensors simulate` output (its truth.csv, gps.csv, imu.csv '
+        'are replaced)',
+    )
     sim.set_defaults(func=simulate, _gps_explicit=None)
-    ls = s.add_parser('models', help='list the GPS and IMU models and their parameters',
-                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=MODELS_EXAMPLE)
+    ls = s.add_parser(
+        'models',
+        help='list the GPS and IMU models and their parameters',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=MODELS_EXAMPLE,
+    )
     ls.add_argument('model', nargs='?', help='show the parameters of one model')
     ls.set_defaults(func=models)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
@@ -90,8 +136,18 @@ def simulate(args) -> int:
             ip[k] = v
         if k not in gnames | inames:
             from vepd_ros.params import ParameterError
+
             raise ParameterError(k, v, f'a parameter of {gps_name} or {imu_name}')
-    node_level = {'seed', 'rate_hz', 'datum', 'frame_id', 'max_gap_s', 'max_range_m', 'truth_source', 'use_sim_time'}
+    node_level = {
+        'seed',
+        'rate_hz',
+        'datum',
+        'frame_id',
+        'max_gap_s',
+        'max_range_m',
+        'truth_source',
+        'use_sim_time',
+    }
     datum = tuple(args.datum) if args.datum else tuple(gp.get('datum', DEFAULT_DATUM))
     for params, names, who in ((gp, gnames, gps_name), (ip, inames, imu_name)):
         for k in list(params):
@@ -99,29 +155,45 @@ def simulate(args) -> int:
                 continue
             if k not in node_level:
                 from vepd_ros.params import ParameterError
+
                 raise ParameterError(k, params[k], f'a parameter of {who}')
             params.pop(k)
     traj = generate(args.scenario, args.duration, seed=args.seed)
-    run = simulate_sensors(traj, make_gps_model(gps_name, args.seed, **gp), make_imu_model(imu_name, args.seed, **ip),
-                           gps_rate_hz=args.gps_rate, imu_rate_hz=args.imu_rate,
-                           datum=datum)
-    prepare_output_dir(args.out, command='sensors simulate', overwrite=args.overwrite,
-                       replaces=[f'{k}.csv' for k in SIMULATE_FILES])
+    run = simulate_sensors(
+        traj,
+        make_gps_model(gps_name, args.seed, **gp),
+        make_imu_model(imu_name, args.seed, **ip),
+        gps_rate_hz=args.gps_rate,
+        imu_rate_hz=args.imu_rate,
+        datum=datum,
+    )
+    prepare_output_dir(
+        args.out,
+        command='sensors simulate',
+        overwrite=args.overwrite,
+        replaces=[f'{k}.csv' for k in SIMULATE_FILES],
+    )
     paths = write_csvs(run, args.out)
     g = run.gps
-    print(f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS {gps_name} '
-          f'({int(g.published.sum())} fixes, error rms {float((g.error_enu[:, :2] ** 2).sum(1).mean() ** 0.5):.4f} m), '
-          f'IMU {imu_name} ({len(run.imu)} samples)')
+    print(
+        f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS '
+        f'{gps_name} '
+        f'({int(g.published.sum())} fixes, error rms '
+        f'{float((g.error_enu[:, :2] ** 2).sum(1).mean() ** 0.5):.4f} m), '
+        f'IMU {imu_name} ({len(run.imu)} samples)'
+    )
     for k, v in paths.items():
         print(f'  {k}: {v}')
     return 0
 
 
 def models(args) -> int:
-    from vepd_ros.models.gps import GPS_MODELS, PAPER_TABLE_I, gps_model_params
-    from vepd_ros.models.imu import IMU_MODELS, imu_model_params
+    from vepd_ros.models.gps import gps_model_params, GPS_MODELS, PAPER_TABLE_I
+    from vepd_ros.models.imu import imu_model_params, IMU_MODELS
+
     if args.model:
         from vepd_ros.params import ParameterError
+
         try:
             specs = gps_model_params(args.model)
             kind = 'GPS'
@@ -130,15 +202,19 @@ def models(args) -> int:
                 specs = imu_model_params(args.model)
                 kind = 'IMU'
             except ValueError:
-                raise ParameterError('model', args.model, 'a GPS or IMU model (the list: vepd '
-                                     'sensors models)') from None
+                raise ParameterError(
+                    'model', args.model, 'a GPS or IMU model (the list: vepd sensors models)'
+                ) from None
         print(f'{kind} model {args.model}:')
         for q in specs:
             print(f'  {q.name} = {q.default!r}  — {q.description}')
         return 0
     print('GPS models: ' + ', '.join(GPS_MODELS))
-    print('  (any + combination of one error token, one covariance/geometry token and modifiers outage, latency, '
-          'cold_start)')
+    print(
+        '  (any + combination of one error token, one covariance/geometry token and modifiers '
+        'outage, latency, '
+        'cold_start)'
+    )
     print('  paper Table I: ' + ', '.join(f'{k} = {v}' for k, v in PAPER_TABLE_I.items()))
     print('IMU models: ' + ', '.join(IMU_MODELS))
     return 0

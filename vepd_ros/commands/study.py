@@ -1,4 +1,13 @@
-"""``vepd study``: the offline study — truth → sensor models → judge → runs → VEPD, no transport."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd study``: the offline study — truth → sensor models → judge → runs → VEPD, no transport.
+"""
+
 from __future__ import annotations
 
 import argparse
@@ -21,34 +30,60 @@ bootstrap interval; `vepd evaluate study1` and `vepd report study1` use the same
 
 
 def register(sub):
-    p = sub.add_parser('study', help='offline study: simulate K runs per model and scenario, judge them, VEPD',
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-                       description='Truth (bicycle model) -> GPS/IMU noise models -> built-in '
-                                   'judge (robot_localization ekf +\nnavsat with config/ekf.yaml, '
-                                   'navsat.yaml) -> run files -> VEPD against the reference.\n'
-                                   'Writes OUT/Real, OUT/Sim/<model>/, OUT/result.json and the '
-                                   'tables as CSV.')
-    p.add_argument('--models', default='ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim',
-                   help='comma-separated GPS models under test (default the paper\'s five)')
+    p = sub.add_parser(
+        'study',
+        help='offline study: simulate K runs per model and scenario, judge them, VEPD',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        description='Truth (bicycle model) -> GPS/IMU noise models -> built-in '
+        'judge (robot_localization ekf +\nnavsat with config/ekf.yaml, '
+        'navsat.yaml) -> run files -> VEPD against the reference.\n'
+        'Writes OUT/Real, OUT/Sim/<model>/, OUT/result.json and the '
+        'tables as CSV.',
+    )
+    p.add_argument(
+        '--models',
+        default='ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim',
+        help="comma-separated GPS models under test (default the paper's five)",
+    )
     p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')
-    p.add_argument('--runs', type=int, default=10, help='runs per model and scenario (K, default 10)')
+    p.add_argument(
+        '--runs', type=int, default=10, help='runs per model and scenario (K, default 10)'
+    )
     p.add_argument('--duration', type=float, default=30.0, help='seconds per run (default 30)')
-    p.add_argument('--reference', required=True,
-                   help='directory of real runs (REF/Real/<scenario>_<j>.csv) or a GPS model simulated as the '
-                        'real side (e.g. rtk)')
+    p.add_argument(
+        '--reference',
+        required=True,
+        help='directory of real runs (REF/Real/<scenario>_<j>.csv) or a GPS model simulated as '
+             'the '
+        'real side (e.g. rtk)',
+    )
     p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
-    p.add_argument('--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)')
+    p.add_argument(
+        '--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)'
+    )
     p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
-    p.add_argument('--n-boot', type=n_boot_type, default=1000,
-                   help='bootstrap resamples for the interval (0 = none)')
-    p.add_argument('--seed', type=seed_type, default=0,
-                   help='study seed; every run seed derives from it by name, and it seeds the '
-                        'bootstrap interval')
+    p.add_argument(
+        '--n-boot',
+        type=n_boot_type,
+        default=1000,
+        help='bootstrap resamples for the interval (0 = none)',
+    )
+    p.add_argument(
+        '--seed',
+        type=seed_type,
+        default=0,
+        help='study seed; every run seed derives from it by name, and it seeds the '
+        'bootstrap interval',
+    )
     p.add_argument('--out', required=True, help='output directory')
     p.add_argument('--json', action='store_true', help='print the result as JSON')
-    p.add_argument('--overwrite', action='store_true',
-                   help='write into a non-empty OUT that is not a previous study (its Real/, '
-                        'Sim/, result.json are replaced)')
+    p.add_argument(
+        '--overwrite',
+        action='store_true',
+        help='write into a non-empty OUT that is not a previous study (its Real/, '
+        'Sim/, result.json are replaced)',
+    )
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=run)
 
@@ -60,11 +95,23 @@ def run(args) -> int:
     from vepd_ros.pipeline import run_study
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.tables import write_tables_csv
-    res = run_study([m for m in args.models.split(',') if m], [s for s in args.scenarios.split(',') if s], args.runs,
-                    args.duration, args.reference, args.out, judge=args.judge, seed=args.seed, imu_model=args.imu,
-                    velocity=args.velocity, n_boot=args.n_boot,
-                    progress=progress_enabled(args.quiet or args.json), overwrite=args.overwrite,
-                    include_runs=True)
+
+    res = run_study(
+        [m for m in args.models.split(',') if m],
+        [s for s in args.scenarios.split(',') if s],
+        args.runs,
+        args.duration,
+        args.reference,
+        args.out,
+        judge=args.judge,
+        seed=args.seed,
+        imu_model=args.imu,
+        velocity=args.velocity,
+        n_boot=args.n_boot,
+        progress=progress_enabled(args.quiet or args.json),
+        overwrite=args.overwrite,
+        include_runs=True,
+    )
     res['bootstrap']['seed_source'] = "the runs' study seed"
     # runs.csv from every run's E and S as the study scored them (not re-read from disk)
     csvs = write_tables_csv(res, args.out)
@@ -73,6 +120,10 @@ def run(args) -> int:
     print(json.dumps(res, indent=1, allow_nan=False) if args.json else format_tables(res))
     for w in res['warnings']:
         print(f'warning: {w}', file=sys.stderr)
-    print(f"wrote {Path(args.out) / 'result.json'}, " + ', '.join(str(p) for p in csvs.values())
-          + f"\nnext: vepd report {args.out}", file=sys.stderr)
+    print(
+        f'wrote {Path(args.out) / "result.json"}, '
+        + ', '.join(str(p) for p in csvs.values())
+        + f'\nnext: vepd report {args.out}',
+        file=sys.stderr,
+    )
     return 0

@@ -1,8 +1,15 @@
-"""Open ROS 1 and ROS 2 (sqlite3, mcap) bags with rosbags and stream selected topics in arrival order.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-``Bag(path).messages(topics)`` yields ``(arrival_ns, topic, msgtype, msg)`` sorted by the recorder's
-receive time (the order a node subscribed during recording saw them); ``msg`` is a rosbags
-dataclass with the ROS field names. Only the selected topics are deserialised.
+"""
+Open ROS 1 and ROS 2 (sqlite3, mcap) bags with rosbags and stream selected topics in arrival order.
+
+``Bag(path).messages(topics)`` yields ``(arrival_ns, topic, msgtype, msg)`` sorted by the
+recorder's receive time (the order a node subscribed during recording saw them); ``msg`` is a
+rosbags dataclass with the ROS field names. Only the selected topics are deserialised.
 
 Types: a ROS 1 bag always carries full definitions and they are used alone. A ROS 2 bag's own
 definitions (Iron+ sqlite3, all MCAP) win; anything missing comes from the ROS 2 Kilted typestore
@@ -16,12 +23,13 @@ metadata promises), :class:`MissingTopicError`, :class:`UnknownTypeError`.
 Calibration helpers ``read_gps_arrays`` / ``read_imu_arrays`` return plain numpy arrays of a time
 window of ``/fix`` (NavSatFix) and ``/imu`` (Imu) for ``vepd calibrate``.
 """
+
 from __future__ import annotations
 
-import functools
-import struct
 from dataclasses import dataclass, field
+import functools
 from pathlib import Path
+import struct
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -32,7 +40,9 @@ NS = 1_000_000_000
 class BagError(ValueError):
     """A bag could not be read as asked; the message names the file (and topic/type)."""
 
-    def __init__(self, message: str, path=None, topic: str | None = None, msgtype: str | None = None):
+    def __init__(
+        self, message: str, path=None, topic: str | None = None, msgtype: str | None = None
+    ):
         super().__init__(message)
         self.path, self.topic, self.msgtype = path, topic, msgtype
 
@@ -50,7 +60,9 @@ class MissingTopicError(BagError):
 
 
 class UnknownTypeError(BagError):
-    """A requested topic's message type has no definition (not in the bag, ROS 2 store or bundled)."""
+    """
+    A requested topic's message type has no definition (not in the bag, ROS 2 store or bundled).
+    """
 
 
 @dataclass
@@ -63,7 +75,7 @@ class TopicInfo:
 @dataclass
 class BagInfo:
     path: Path
-    format: str                     # 'ros1', 'sqlite3' or 'mcap'
+    format: str  # 'ros1', 'sqlite3' or 'mcap'
     start_ns: int
     end_ns: int
     topics: list[TopicInfo] = field(default_factory=list)
@@ -77,7 +89,9 @@ class BagInfo:
 
 
 def bag_format(path) -> str:
-    """'ros1' for a ``.bag`` file, 'sqlite3' or 'mcap' for a ROS 2 bag directory or storage file."""
+    """
+    'ros1' for a ``.bag`` file, 'sqlite3' or 'mcap' for a ROS 2 bag directory or storage file.
+    """
     p = Path(path)
     if p.is_file() and p.suffix == '.bag':
         return 'ros1'
@@ -94,13 +108,17 @@ def bag_format(path) -> str:
             return 'mcap'
         if head.startswith(b'SQLite format 3'):
             return 'sqlite3'
-        raise BagOpenError(f'{p}: not a ROS bag (expected a .bag file, a .db3/.mcap file or a rosbag2 '
-                           f'directory with metadata.yaml)', p)
+        raise BagOpenError(
+            f'{p}: not a ROS bag (expected a .bag file, a .db3/.mcap file or a rosbag2 '
+            f'directory with metadata.yaml)',
+            p,
+        )
     if p.is_dir():
         meta = p / 'metadata.yaml'
         if meta.is_file():
             try:
                 from vepd_ros.yamlio import load_yaml
+
                 info = load_yaml(meta, what='rosbag2 metadata')['rosbag2_bagfile_information']
                 return str(info.get('storage_identifier', 'sqlite3'))
             except Exception as exc:  # noqa: BLE001 - any damage to metadata is an open error
@@ -118,7 +136,11 @@ def _wrap(exc: BaseException) -> str:
 
 
 class Bag:
-    """An open bag. Use as a context manager; ``messages()`` may be called more than once."""
+    """
+    An open bag.
+
+    Use as a context manager; ``messages()`` may be called more than once.
+    """
 
     def __init__(self, path, *, extra_types: dict | None = None):
         self.path = Path(path)
@@ -133,16 +155,21 @@ class Bag:
         try:
             if self.format == 'ros1':
                 from rosbags.rosbag1 import Reader
+
                 reader = Reader(self.path)
             else:
                 from rosbags.rosbag2 import Reader
+
                 reader = Reader(self._ros2_path())
             reader.open()
         except BagError:
             raise
         except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
-            raise BagOpenError(f'{self.path}: cannot open {self.format} bag (truncated or corrupt?): '
-                               f'{_wrap(exc)}', self.path) from None
+            raise BagOpenError(
+                f'{self.path}: cannot open {self.format} bag (truncated or corrupt?): '
+                f'{_wrap(exc)}',
+                self.path,
+            ) from None
         self._reader = reader
         for c in reader.connections:
             self._conns.setdefault(c.topic, []).append(c)
@@ -151,7 +178,7 @@ class Bag:
     def _ros2_path(self) -> Path:
         p = self.path
         if p.is_file() and not (p.parent / 'metadata.yaml').is_file():
-            return p            # rosbags opens a bare .mcap/.db3 file without metadata
+            return p  # rosbags opens a bare .mcap/.db3 file without metadata
         return p.parent if p.is_file() else p
 
     def close(self) -> None:
@@ -174,16 +201,26 @@ class Bag:
         topics = []
         for topic, conns in sorted(self._conns.items()):
             types = {c.msgtype for c in conns}
-            topics.append(TopicInfo(topic, '|'.join(sorted(types)), sum(int(c.msgcount or 0) for c in conns)))
-        return BagInfo(self.path, self.format, int(r.start_time) if r.message_count else 0,
-                       int(r.end_time) if r.message_count else 0, topics)
+            topics.append(
+                TopicInfo(topic, '|'.join(sorted(types)), sum(int(c.msgcount or 0) for c in conns))
+            )
+        return BagInfo(
+            self.path,
+            self.format,
+            int(r.start_time) if r.message_count else 0,
+            int(r.end_time) if r.message_count else 0,
+            topics,
+        )
 
     def msgtype(self, topic: str) -> str:
         conns = self._connections_for(topic)
         types = {c.msgtype for c in conns}
         if len(types) != 1:
-            raise CorruptBagError(f'{self.path}: topic {topic} is recorded with several types '
-                                  f'{sorted(types)}', self.path, topic)
+            raise CorruptBagError(
+                f'{self.path}: topic {topic} is recorded with several types {sorted(types)}',
+                self.path,
+                topic,
+            )
         return types.pop()
 
     def has_topic(self, topic: str) -> bool:
@@ -192,22 +229,31 @@ class Bag:
 
     def _need_open(self):
         if self._reader is None:
-            raise BagError(f'{self.path}: bag is not open (use `with Bag(path) as bag:`)', self.path)
+            raise BagError(
+                f'{self.path}: bag is not open (use `with Bag(path) as bag:`)', self.path
+            )
         return self._reader
 
     def _connections_for(self, topic: str):
         self._need_open()
         if topic not in self._conns:
-            have = ', '.join(f'{t} [{cs[0].msgtype}]' for t, cs in sorted(self._conns.items())) or 'none'
-            raise MissingTopicError(f'{self.path}: topic {topic} not in the bag (topics: {have})',
-                                    self.path, topic)
+            have = (
+                ', '.join(f'{t} [{cs[0].msgtype}]' for t, cs in sorted(self._conns.items()))
+                or 'none'
+            )
+            raise MissingTopicError(
+                f'{self.path}: topic {topic} not in the bag (topics: {have})', self.path, topic
+            )
         return self._conns[topic]
 
     # --- types -----------------------------------------------------------------------------------
     def typestore(self, topics: Iterable[str]):
-        """Typestore that can decode ``topics``; raises UnknownTypeError naming file/topic/type. Only the
-        types those topics need (their message types and what these contain) are generated; the store is
-        kept for later calls with the same topics."""
+        """
+        Typestore that can decode ``topics``; raises UnknownTypeError naming file/topic/type.
+
+        Only the types those topics need (their message types and what these contain) are
+        generated; the store is kept for later calls with the same topics.
+        """
         topics = tuple(dict.fromkeys(topics))
         ts = self._typestores.get(topics)
         if ts is None:
@@ -216,7 +262,14 @@ class Bag:
 
     def _make_typestore(self, topics):
         from rosbags.interfaces import MessageDefinitionFormat
-        from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_from_msg, get_typestore
+        from rosbags.typesys import (
+            get_types_from_idl,
+            get_types_from_msg,
+            get_typestore,
+            Stores,
+            TypesysError,
+        )
+
         conns = [c for t in topics for c in self._connections_for(t)]
         bag_types: dict = {}
         for c in conns:
@@ -229,62 +282,93 @@ class Bag:
                 else:
                     sep = '=' * 80 + '\n'
                     new = {}
-                    parts = c.msgdef.data.split(sep)[1:] if c.msgdef.data.startswith(f'{sep}IDL: ') \
+                    parts = (
+                        c.msgdef.data.split(sep)[1:]
+                        if c.msgdef.data.startswith(f'{sep}IDL: ')
                         else ['IDL: \n' + c.msgdef.data]
+                    )
                     for part in parts:
                         new.update(get_types_from_idl(part.split('\n', 1)[1]))
             except Exception as exc:  # noqa: BLE001
-                raise UnknownTypeError(f'{self.path}: topic {c.topic}: cannot parse the definition of '
-                                       f'{c.msgtype} stored in the bag: {_wrap(exc)}',
-                                       self.path, c.topic, c.msgtype) from None
+                raise UnknownTypeError(
+                    f'{self.path}: topic {c.topic}: cannot parse the definition of '
+                    f'{c.msgtype} stored in the bag: {_wrap(exc)}',
+                    self.path,
+                    c.topic,
+                    c.msgtype,
+                ) from None
             bag_types.update(new)
         if self.format == 'ros1':
             ts = get_typestore(Stores.EMPTY)
             base: dict = {}
         else:
             from vepd_ros.io import msgdefs
+
             ts = get_typestore(Stores.EMPTY)
             base = dict(_ros2_fielddefs())
             try:
                 bundled = msgdefs.bundled_types()
-            except FileNotFoundError:           # an install without the bundled .msg files: bag definitions still work
+            except (
+                FileNotFoundError
+            ):  # an install without the bundled .msg files: bag definitions still work
                 bundled = {}
             base.update({k: v for k, v in bundled.items() if k not in base})
         base.update({k: v for k, v in self._extra.items() if k not in bag_types})
-        # the bag's own definitions win; the rest from the stock store, bundled and extra types — only what
-        # the selected topics reach
+        # the bag's own definitions win; the rest from the stock store, bundled and extra types —
+        # only what the selected topics reach
         need = _type_closure([c.msgtype for c in conns], [bag_types, base])
         try:
             ts.register({k: v for k, v in bag_types.items() if k in need})
             ts.register({k: v for k, v in base.items() if k in need and k not in bag_types})
         except TypesysError as exc:
-            raise UnknownTypeError(f'{self.path}: inconsistent message definitions: {exc}', self.path) from None
+            raise UnknownTypeError(
+                f'{self.path}: inconsistent message definitions: {exc}', self.path
+            ) from None
         for c in conns:
             if c.msgtype not in ts.types:
-                where = 'the ROS 1 bag has no definition for it' if self.format == 'ros1' else \
-                    'the bag carries no definition and neither the ROS 2 typestore nor vepd_ros.io.msgdefs has it'
-                raise UnknownTypeError(f'{self.path}: topic {c.topic}: unknown message type {c.msgtype} ({where}); '
-                                       f'register its .msg text with Bag(..., extra_types=get_types_from_msg(text, '
-                                       f"'{c.msgtype}'))", self.path, c.topic, c.msgtype)
+                where = (
+                    'the ROS 1 bag has no definition for it'
+                    if self.format == 'ros1'
+                    else 'the bag carries no definition and neither the ROS 2 typestore nor '
+                         'vepd_ros.io.msgdefs has it'
+                )
+                raise UnknownTypeError(
+                    f'{self.path}: topic {c.topic}: unknown message type {c.msgtype} ({where}); '
+                    f'register its .msg text with Bag(..., extra_types=get_types_from_msg(text, '
+                    f"'{c.msgtype}'))",
+                    self.path,
+                    c.topic,
+                    c.msgtype,
+                )
         return ts
 
     # --- reading -------------------------------------------------------------------------------
-    def messages(self, topics: Iterable[str], *, start_ns: int | None = None, stop_ns: int | None = None,
-                 check_counts: bool = True, flat: Iterable[str] = ()) -> Iterator[tuple[int, str, str, object]]:
-        """Yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order.
+    def messages(
+        self,
+        topics: Iterable[str],
+        *,
+        start_ns: int | None = None,
+        stop_ns: int | None = None,
+        check_counts: bool = True,
+        flat: Iterable[str] = (),
+    ) -> Iterator[tuple[int, str, str, object]]:
+        """
+        Yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order.
 
-        ``start_ns``/``stop_ns`` bound arrival time (absolute ns, stop exclusive). With no bounds the
-        number read per topic is checked against the bag's index/metadata (a short read means a
-        truncated bag). Topics in ``flat`` of a type in ``FLAT_TYPES`` yield, where the message allows it
-        (ROS 2 little-endian CDR, the stock definition), the tuple of ``flat_imu`` / ``flat_navsatfix``
-        instead of a message object — the same numbers without building the object."""
+        ``start_ns``/``stop_ns`` bound arrival time (absolute ns, stop exclusive). With no bounds
+        the number read per topic is checked against the bag's index/metadata (a short read means a
+        truncated bag). Topics in ``flat`` of a type in ``FLAT_TYPES`` yield, where the message
+        allows it (ROS 2 little-endian CDR, the stock definition), the tuple of ``flat_imu`` /
+        ``flat_navsatfix`` instead of a message object — the same numbers without building the
+        object.
+        """
         topics = list(dict.fromkeys(topics))
         ts = self.typestore(topics)
         conns = [c for t in topics for c in self._conns[t]]
         deser = ts.deserialize_ros1 if self.format == 'ros1' else ts.deserialize_cdr
         flat = set(flat) if self.format != 'ros1' else set()
         fast = {c.id: _flat_decoder(ts, c.msgtype) for c in conns if c.topic in flat}
-        counts = {t: 0 for t in topics}
+        counts = dict.fromkeys(topics, 0)
         reader = self._reader
         it = reader.messages(connections=conns, start=start_ns, stop=stop_ns)
         last = None
@@ -295,8 +379,11 @@ class Bag:
                 break
             except Exception as exc:  # noqa: BLE001 - storage layer errors (sqlite, mcap, lz4, struct)
                 after = f' after t={last / NS:.3f} s' if last is not None else ''
-                raise CorruptBagError(f'{self.path}: cannot read record{after} (truncated or corrupt?): '
-                                      f'{_wrap(exc)}', self.path) from None
+                raise CorruptBagError(
+                    f'{self.path}: cannot read record{after} (truncated or corrupt?): '
+                    f'{_wrap(exc)}',
+                    self.path,
+                ) from None
             conn, t_ns, raw = item
             try:
                 dec = fast.get(conn.id) if fast else None
@@ -304,9 +391,13 @@ class Bag:
                 if msg is None:
                     msg = deser(raw, conn.msgtype)
             except Exception as exc:  # noqa: BLE001
-                raise CorruptBagError(f'{self.path}: topic {conn.topic}: cannot decode a {conn.msgtype} message '
-                                      f'at t={t_ns / NS:.3f} s: {_wrap(exc)}', self.path, conn.topic,
-                                      conn.msgtype) from None
+                raise CorruptBagError(
+                    f'{self.path}: topic {conn.topic}: cannot decode a {conn.msgtype} message '
+                    f'at t={t_ns / NS:.3f} s: {_wrap(exc)}',
+                    self.path,
+                    conn.topic,
+                    conn.msgtype,
+                ) from None
             last = t_ns
             counts[conn.topic] += 1
             yield t_ns, conn.topic, conn.msgtype, msg
@@ -314,19 +405,28 @@ class Bag:
             for t in topics:
                 expected = sum(int(c.msgcount or 0) for c in self._conns[t])
                 if expected and counts[t] < expected:
-                    raise CorruptBagError(f'{self.path}: topic {t}: read {counts[t]} of the {expected} messages '
-                                          f'the bag index lists (truncated?)', self.path, t)
+                    raise CorruptBagError(
+                        f'{self.path}: topic {t}: read {counts[t]} of the {expected} messages '
+                        f'the bag index lists (truncated?)',
+                        self.path,
+                        t,
+                    )
 
 
 @functools.lru_cache(maxsize=1)
 def _ros2_fielddefs() -> dict:
-    """Field definitions of the stock ROS 2 (Kilted) typestore (built once: ~6 ms; callers must not mutate it)."""
-    from rosbags.typesys import Stores, get_typestore
+    """
+    Field definitions of the stock ROS 2 (Kilted) typestore (built once: ~6 ms; callers must not
+    mutate it).
+    """
+    from rosbags.typesys import get_typestore, Stores
+
     return get_typestore(Stores.ROS2_KILTED).fielddefs
 
 
 def _nested_names(desc) -> list:
     from rosbags.interfaces import Nodetype
+
     kind, arg = desc
     if kind == Nodetype.NAME:
         return [arg]
@@ -336,8 +436,11 @@ def _nested_names(desc) -> list:
 
 
 def _type_closure(roots, sources) -> set:
-    """Names of ``roots`` and every type their fields reach, each looked up in the first of ``sources``
-    (dicts of rosbags field definitions) that has it; unknown names are kept (reported later)."""
+    """
+    Names of ``roots`` and every type their fields reach, each looked up in the first of
+    ``sources`` (dicts of rosbags field definitions) that has it; unknown names are kept (reported
+    later).
+    """
     seen, todo = set(), list(roots)
     while todo:
         t = todo.pop()
@@ -352,48 +455,63 @@ def _type_closure(roots, sources) -> set:
     return seen
 
 
-# --- flat decoding of the high-rate sensor messages ------------------------------------------------
-_IMU_DOUBLES = 4 + 9 + 3 + 9 + 3 + 9                     # orientation, its covariance, ω, cov, a, cov
-_STAMP_LEN = struct.Struct('<iII')                        # header.stamp sec, nanosec; frame_id length
+# --- flat decoding of the high-rate sensor messages
+# ------------------------------------------------
+_IMU_DOUBLES = 4 + 9 + 3 + 9 + 3 + 9  # orientation, its covariance, ω, cov, a, cov
+_STAMP_LEN = struct.Struct('<iII')  # header.stamp sec, nanosec; frame_id length
 _IMU_VALUES = struct.Struct(f'<{_IMU_DOUBLES}d')
 _FIX_STATUS = struct.Struct('<b')
 _FIX_SERVICE = struct.Struct('<H')
-_FIX_VALUES = struct.Struct('<12dB')                      # latitude, longitude, altitude, covariance, its type
+_FIX_VALUES = struct.Struct('<12dB')  # latitude, longitude, altitude, covariance, its type
 FLAT_TYPES = ('sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix')
 
 
 def flat_imu(raw):
-    """A sensor_msgs/Imu in little-endian CDR as (stamp_ns, frame_id, 37 floats: orientation x y z w, its
-    covariance, angular_velocity, its covariance, linear_acceleration, its covariance); None if the bytes
-    do not have exactly that layout (the caller then uses the typestore). Offsets count from the CDR body
-    (after the 4-byte encapsulation header), where CDR aligns each value to its size."""
+    """
+    A sensor_msgs/Imu in little-endian CDR as (stamp_ns, frame_id, 37 floats: orientation x y z w,
+    its covariance, angular_velocity, its covariance, linear_acceleration, its covariance); None if
+    the bytes do not have exactly that layout (the caller then uses the typestore). Offsets count
+    from the CDR body (after the 4-byte encapsulation header), where CDR aligns each value to its
+    size.
+    """
     n = len(raw)
-    if n < 16 or raw[0] != 0 or raw[1] != 1:                  # little-endian plain CDR only
+    if n < 16 or raw[0] != 0 or raw[1] != 1:  # little-endian plain CDR only
         return None
-    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)           # header.stamp, frame_id length (with its NUL)
-    o = (12 + ln + 7) & ~7                                    # doubles start 8-aligned after frame_id
+    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)  # header.stamp, frame_id length (with its NUL)
+    o = (12 + ln + 7) & ~7  # doubles start 8-aligned after frame_id
     end = 4 + o + 8 * _IMU_DOUBLES
-    if ln < 1 or not end <= n <= end + 3:                     # up to 3 bytes of padding, as rosbags accepts
+    if ln < 1 or not end <= n <= end + 3:  # up to 3 bytes of padding, as rosbags accepts
         return None
-    return sec * NS + nsec, bytes(raw[16:15 + ln]).decode(), _IMU_VALUES.unpack_from(raw, 4 + o)
+    return sec * NS + nsec, bytes(raw[16: 15 + ln]).decode(), _IMU_VALUES.unpack_from(raw, 4 + o)
 
 
 def flat_navsatfix(raw):
-    """A sensor_msgs/NavSatFix in little-endian CDR as (stamp_ns, frame_id, status, service, latitude,
-    longitude, altitude, covariance 9 floats, covariance type); None if the layout differs."""
+    """
+    A sensor_msgs/NavSatFix in little-endian CDR as (stamp_ns, frame_id, status, service, latitude,
+    longitude, altitude, covariance 9 floats, covariance type); None if the layout differs.
+    """
     n = len(raw)
     if n < 16 or raw[0] != 0 or raw[1] != 1:
         return None
     sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)
-    o = 12 + ln                                               # status.status (int8)
-    o2 = (o + 1 + 1) & ~1                                     # status.service (uint16)
-    o3 = (o2 + 2 + 7) & ~7                                    # latitude ... (float64), then the uint8 type
+    o = 12 + ln  # status.status (int8)
+    o2 = (o + 1 + 1) & ~1  # status.service (uint16)
+    o3 = (o2 + 2 + 7) & ~7  # latitude ... (float64), then the uint8 type
     end = 4 + o3 + 8 * 12 + 1
     if ln < 1 or not end <= n <= end + 3:
         return None
     v = _FIX_VALUES.unpack_from(raw, 4 + o3)
-    return (sec * NS + nsec, bytes(raw[16:15 + ln]).decode(), _FIX_STATUS.unpack_from(raw, 4 + o)[0],
-            _FIX_SERVICE.unpack_from(raw, 4 + o2)[0], v[0], v[1], v[2], v[3:12], v[12])
+    return (
+        sec * NS + nsec,
+        bytes(raw[16: 15 + ln]).decode(),
+        _FIX_STATUS.unpack_from(raw, 4 + o)[0],
+        _FIX_SERVICE.unpack_from(raw, 4 + o2)[0],
+        v[0],
+        v[1],
+        v[2],
+        v[3:12],
+        v[12],
+    )
 
 
 _FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navsatfix}
@@ -402,28 +520,57 @@ _FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navs
 def flat_imu_from_message(m) -> tuple:
     """An Imu message object (rosbags or rclpy) in the layout of ``flat_imu``."""
     o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
-    return (stamp_ns(m), m.header.frame_id, (o.x, o.y, o.z, o.w, *m.orientation_covariance, w.x, w.y, w.z,
-                                             *m.angular_velocity_covariance, a.x, a.y, a.z,
-                                             *m.linear_acceleration_covariance))
+    return (
+        stamp_ns(m),
+        m.header.frame_id,
+        (
+            o.x,
+            o.y,
+            o.z,
+            o.w,
+            *m.orientation_covariance,
+            w.x,
+            w.y,
+            w.z,
+            *m.angular_velocity_covariance,
+            a.x,
+            a.y,
+            a.z,
+            *m.linear_acceleration_covariance,
+        ),
+    )
 
 
 def flat_navsatfix_from_message(m) -> tuple:
     """A NavSatFix message object in the layout of ``flat_navsatfix``."""
-    return (stamp_ns(m), m.header.frame_id, m.status.status, m.status.service, m.latitude, m.longitude,
-            m.altitude, tuple(m.position_covariance), m.position_covariance_type)
+    return (
+        stamp_ns(m),
+        m.header.frame_id,
+        m.status.status,
+        m.status.service,
+        m.latitude,
+        m.longitude,
+        m.altitude,
+        tuple(m.position_covariance),
+        m.position_covariance_type,
+    )
 
 
 def _flat_decoder(ts, msgtype: str):
-    """The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as the
-    stock ROS 2 store does, else None."""
+    """
+    The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as
+    the stock ROS 2 store does, else None.
+    """
     f = _FLAT.get(msgtype)
     if f is None:
         return None
     stock = _ros2_fielddefs()
     for t in _type_closure([msgtype], [stock]):
         mine, want = ts.fielddefs.get(t), stock.get(t)
-        if mine is None or want is None or mine[1] != want[1]:   # fields only: constants (e.g. Humble's
-            return None                                          # NavSatStatus) do not change the wire layout
+        if (
+            mine is None or want is None or mine[1] != want[1]
+        ):  # fields only: constants (e.g. Humble's
+            return None  # NavSatStatus) do not change the wire layout
     return f
 
 
@@ -438,12 +585,17 @@ def bag_info(path) -> BagInfo:
 
 
 def read_messages(path, topics: Iterable[str], **kw) -> list[tuple[int, object]]:
-    """[(arrival_ns, msg)] of ``topics`` in arrival order (whole bag in memory; for small windows/logs)."""
+    """
+    [(arrival_ns, msg)] of ``topics`` in arrival order (whole bag in memory; for small
+    windows/logs).
+    """
     return [(t, m) for t, _, _, m in iter_messages(path, topics, **kw)]
 
 
 def iter_messages(path, topics: Iterable[str], **kw) -> Iterator[tuple[int, str, str, object]]:
-    """Open ``path`` and yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order."""
+    """
+    Open ``path`` and yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order.
+    """
     with Bag(path) as bag:
         yield from bag.messages(topics, **kw)
 
@@ -464,37 +616,44 @@ def stamp_s(msg) -> float:
 @dataclass
 class GpsArrays:
     """A window of NavSatFix messages as arrays (t in s; ``time_base`` says which clock)."""
+
     t: np.ndarray
     arrival_t: np.ndarray
     lat: np.ndarray
     lon: np.ndarray
     alt: np.ndarray
-    status: np.ndarray               # NavSatStatus.status (-1 no fix, 0 fix, 1 SBAS, 2 GBAS)
-    covariance: np.ndarray           # (n, 9) row-major ENU covariance, m²
+    status: np.ndarray  # NavSatStatus.status (-1 no fix, 0 fix, 1 SBAS, 2 GBAS)
+    covariance: np.ndarray  # (n, 9) row-major ENU covariance, m²
     covariance_type: np.ndarray
     frame_id: str = ''
 
     @property
     def sigma_h(self) -> np.ndarray:
-        """Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish' value)."""
+        """
+        Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish'
+        value).
+        """
         return np.sqrt(0.5 * (self.covariance[:, 0] + self.covariance[:, 4]))
 
 
 @dataclass
 class ImuArrays:
     """A window of Imu messages as arrays, in the sensor frame as recorded."""
+
     t: np.ndarray
     arrival_t: np.ndarray
-    gyro: np.ndarray                 # (n, 3) rad/s
-    accel: np.ndarray                # (n, 3) m/s², gravity included
-    orientation: np.ndarray          # (n, 4) x y z w; orientation_covariance[0] == -1 → NaN rows
-    gyro_covariance: np.ndarray      # (n, 9)
-    accel_covariance: np.ndarray     # (n, 9)
+    gyro: np.ndarray  # (n, 3) rad/s
+    accel: np.ndarray  # (n, 3) m/s², gravity included
+    orientation: np.ndarray  # (n, 4) x y z w; orientation_covariance[0] == -1 → NaN rows
+    gyro_covariance: np.ndarray  # (n, 9)
+    accel_covariance: np.ndarray  # (n, 9)
     frame_id: str = ''
 
 
 def _window(bag: Bag, t0, t1, time_base: str):
-    """Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch."""
+    """
+    Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch.
+    """
     if time_base not in ('bag', 'absolute'):
         raise ValueError(f"time_base must be 'bag' or 'absolute', got {time_base!r}")
     off = bag.info().start_ns if time_base == 'bag' else 0
@@ -506,32 +665,66 @@ def _window(bag: Bag, t0, t1, time_base: str):
 def _check_type(bag: Bag, topic: str, expected: str):
     have = bag.msgtype(topic)
     if have != expected:
-        raise BagError(f'{bag.path}: topic {topic} is {have}, expected {expected}', bag.path, topic, have)
+        raise BagError(
+            f'{bag.path}: topic {topic} is {have}, expected {expected}', bag.path, topic, have
+        )
 
 
-def read_gps_arrays(path, topic: str = '/fix', t0: float | None = None, t1: float | None = None, *,
-                    time_base: str = 'bag') -> GpsArrays:
+def read_gps_arrays(
+    path,
+    topic: str = '/fix',
+    t0: float | None = None,
+    t1: float | None = None,
+    *,
+    time_base: str = 'bag',
+) -> GpsArrays:
     """NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
     with Bag(path) as bag:
         _check_type(bag, topic, 'sensor_msgs/msg/NavSatFix')
         start, stop, off = _window(bag, t0, t1, time_base)
         rows, arr, frame = [], [], ''
         for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            rows.append((stamp_ns(m) - off, m.latitude, m.longitude, m.altitude, m.status.status,
-                         m.position_covariance_type, *np.asarray(m.position_covariance, float)))
+            rows.append(
+                (
+                    stamp_ns(m) - off,
+                    m.latitude,
+                    m.longitude,
+                    m.altitude,
+                    m.status.status,
+                    m.position_covariance_type,
+                    *np.asarray(m.position_covariance, float),
+                )
+            )
             arr.append(t_ns - off)
             frame = m.header.frame_id
     if not rows:
-        raise BagError(f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-                       path, topic)
+        raise BagError(
+            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
+            path,
+            topic,
+        )
     a = np.array(rows, dtype=float)
-    return GpsArrays(t=a[:, 0] / NS, arrival_t=np.array(arr, float) / NS, lat=a[:, 1], lon=a[:, 2],
-                     alt=a[:, 3], status=a[:, 4].astype(int), covariance_type=a[:, 5].astype(int),
-                     covariance=a[:, 6:15], frame_id=frame)
+    return GpsArrays(
+        t=a[:, 0] / NS,
+        arrival_t=np.array(arr, float) / NS,
+        lat=a[:, 1],
+        lon=a[:, 2],
+        alt=a[:, 3],
+        status=a[:, 4].astype(int),
+        covariance_type=a[:, 5].astype(int),
+        covariance=a[:, 6:15],
+        frame_id=frame,
+    )
 
 
-def read_imu_arrays(path, topic: str = '/imu', t0: float | None = None, t1: float | None = None, *,
-                    time_base: str = 'bag') -> ImuArrays:
+def read_imu_arrays(
+    path,
+    topic: str = '/imu',
+    t0: float | None = None,
+    t1: float | None = None,
+    *,
+    time_base: str = 'bag',
+) -> ImuArrays:
     """Imu messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
     with Bag(path) as bag:
         _check_type(bag, topic, 'sensor_msgs/msg/Imu')
@@ -548,8 +741,18 @@ def read_imu_arrays(path, topic: str = '/imu', t0: float | None = None, t1: floa
             ac.append(np.asarray(m.linear_acceleration_covariance, float))
             frame = m.header.frame_id
     if not t:
-        raise BagError(f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-                       path, topic)
-    return ImuArrays(t=np.array(t, float) / NS, arrival_t=np.array(arr, float) / NS, gyro=np.array(g, float),
-                     accel=np.array(a, float), orientation=np.array(q, float), gyro_covariance=np.array(gc),
-                     accel_covariance=np.array(ac), frame_id=frame)
+        raise BagError(
+            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
+            path,
+            topic,
+        )
+    return ImuArrays(
+        t=np.array(t, float) / NS,
+        arrival_t=np.array(arr, float) / NS,
+        gyro=np.array(g, float),
+        accel=np.array(a, float),
+        orientation=np.array(q, float),
+        gyro_covariance=np.array(gc),
+        accel_covariance=np.array(ac),
+        frame_id=frame,
+    )

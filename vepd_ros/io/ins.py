@@ -1,9 +1,16 @@
-"""Ground-truth adapters: INS / odometry / simulator messages → one common truth stream.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Ground-truth adapters: INS / odometry / simulator messages → one common truth stream.
 
 ``TruthStream`` holds, per message: header stamp and arrival (ns), world velocity (v_east, v_north,
-v_up; ENU, m/s), the horizontal ``speed`` = hypot(v_east, v_north) (the paper's scalar; the lab's own
-loggers used single components, art_conventions §3–4), and the body-frame planar velocity (vx forward,
-vy left) when an orientation is known (NaN otherwise).
+v_up; ENU, m/s), the horizontal ``speed`` = hypot(v_east, v_north) (the paper's scalar; the lab's
+own loggers used single components, art_conventions §3–4), and the body-frame planar velocity (vx
+forward, vy left) when an orientation is known (NaN otherwise).
 
 Supported types and the frame each assumes (every assumption is a parameter):
 
@@ -18,20 +25,25 @@ Orientation: Odometry and Body carry one (a quaternion with |q| far from 1, like
 w-in-x bug, is treated as unknown: vx = vy = NaN, speed still from the world velocity). The SBG
 velocity messages and Twist* carry none.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
-
 from vepd_ros.frames import rotation_matrix_from_quaternion
 
 NS = 1_000_000_000
 
-TRUTH_TYPES = ('nav_msgs/msg/Odometry', 'geometry_msgs/msg/TwistStamped',
-               'geometry_msgs/msg/TwistWithCovarianceStamped', 'sbg_driver/msg/SbgGpsVel',
-               'sbg_driver/msg/SbgEkfNav', 'chrono_ros_interfaces/msg/Body')
+TRUTH_TYPES = (
+    'nav_msgs/msg/Odometry',
+    'geometry_msgs/msg/TwistStamped',
+    'geometry_msgs/msg/TwistWithCovarianceStamped',
+    'sbg_driver/msg/SbgGpsVel',
+    'sbg_driver/msg/SbgEkfNav',
+    'chrono_ros_interfaces/msg/Body',
+)
 ODOM_TWIST_FRAMES = ('child', 'world')
 TWIST_FRAMES = ('world', 'body', 'ned')
 SBG_FRAMES = ('ned', 'enu')
@@ -48,27 +60,34 @@ class TruthOptions:
     odom_twist_frame: str = 'child'
     twist_frame: str = 'world'
     sbg_frame: str = 'ned'
-    stamp: str = 'header'          # which time is the truth time: 'header' stamp or 'arrival'
+    stamp: str = 'header'  # which time is the truth time: 'header' stamp or 'arrival'
 
     def __post_init__(self):
-        for name, allowed in (('odom_twist_frame', ODOM_TWIST_FRAMES), ('twist_frame', TWIST_FRAMES),
-                              ('sbg_frame', SBG_FRAMES), ('stamp', ('header', 'arrival'))):
+        for name, allowed in (
+            ('odom_twist_frame', ODOM_TWIST_FRAMES),
+            ('twist_frame', TWIST_FRAMES),
+            ('sbg_frame', SBG_FRAMES),
+            ('stamp', ('header', 'arrival')),
+        ):
             if getattr(self, name) not in allowed:
-                raise ValueError(f'truth option {name}={getattr(self, name)!r}: expected one of {", ".join(allowed)}')
+                raise ValueError(
+                    f'truth option {name}={getattr(self, name)!r}: expected one of '
+                    f'{", ".join(allowed)}'
+                )
 
 
 @dataclass
 class TruthStream:
-    stamp_ns: np.ndarray            # truth time (header stamp, or arrival with stamp='arrival'), int64
-    arrival_ns: np.ndarray          # bag receive time, int64
+    stamp_ns: np.ndarray  # truth time (header stamp, or arrival with stamp='arrival'), int64
+    arrival_ns: np.ndarray  # bag receive time, int64
     v_east: np.ndarray
     v_north: np.ndarray
     v_up: np.ndarray
-    speed: np.ndarray               # horizontal speed, m/s
-    vx: np.ndarray                  # body forward, NaN when no orientation
-    vy: np.ndarray                  # body left, NaN when no orientation
+    speed: np.ndarray  # horizontal speed, m/s
+    vx: np.ndarray  # body forward, NaN when no orientation
+    vy: np.ndarray  # body left, NaN when no orientation
     msgtype: str = ''
-    frame: str = ''                 # the frame assumption used, for the run sidecar
+    frame: str = ''  # the frame assumption used, for the run sidecar
     meta: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -82,7 +101,9 @@ class TruthStream:
     def has_body(self) -> bool:
         return bool(len(self)) and bool(np.all(np.isfinite(self.vx)))
 
-    def window(self, start_ns: int | None, stop_ns: int | None, on: str = 'stamp') -> 'TruthStream':
+    def window(
+        self, start_ns: int | None, stop_ns: int | None, on: str = 'stamp'
+    ) -> 'TruthStream':
         """Samples with time in [start_ns, stop_ns) on 'stamp' or 'arrival'."""
         t = self.stamp_ns if on == 'stamp' else self.arrival_ns
         m = np.ones(t.shape, bool)
@@ -90,9 +111,24 @@ class TruthStream:
             m &= t >= start_ns
         if stop_ns is not None:
             m &= t < stop_ns
-        return TruthStream(*(getattr(self, k)[m] for k in ('stamp_ns', 'arrival_ns', 'v_east', 'v_north', 'v_up',
-                                                           'speed', 'vx', 'vy')),
-                           msgtype=self.msgtype, frame=self.frame, meta=dict(self.meta))
+        return TruthStream(
+            *(
+                getattr(self, k)[m]
+                for k in (
+                    'stamp_ns',
+                    'arrival_ns',
+                    'v_east',
+                    'v_north',
+                    'v_up',
+                    'speed',
+                    'vx',
+                    'vy',
+                )
+            ),
+            msgtype=self.msgtype,
+            frame=self.frame,
+            meta=dict(self.meta),
+        )
 
 
 def _v(v):
@@ -107,7 +143,7 @@ _NOQ = (np.nan, np.nan, np.nan, np.nan)
 
 
 def _extract(msgtype: str):
-    """msg → (linear xyz, quaternion xyzw or NaN) for each supported type."""
+    """Msg → (linear xyz, quaternion xyzw or NaN) for each supported type."""
     if msgtype == 'nav_msgs/msg/Odometry':
         return lambda m: (_v(m.twist.twist.linear), _q(m.pose.pose.orientation))
     if msgtype == 'geometry_msgs/msg/TwistStamped':
@@ -118,7 +154,9 @@ def _extract(msgtype: str):
         return lambda m: (_v(m.velocity), _NOQ)
     if msgtype == 'chrono_ros_interfaces/msg/Body':
         return lambda m: (_v(m.twist.linear), _q(m.pose.orientation))
-    raise ValueError(f'no ground-truth adapter for message type {msgtype}; supported: {", ".join(TRUTH_TYPES)}')
+    raise ValueError(
+        f'no ground-truth adapter for message type {msgtype}; supported: {", ".join(TRUTH_TYPES)}'
+    )
 
 
 def frame_assumption(msgtype: str, opts: TruthOptions) -> str:
@@ -136,11 +174,15 @@ def is_truth_type(msgtype: str) -> bool:
     return normalize_type(msgtype) in TRUTH_TYPES
 
 
-def truth_from_arrays(msgtype: str, stamp_ns, arrival_ns, linear, quat, opts: TruthOptions | None = None) -> TruthStream:
-    """The conversion itself, vectorised: raw linear velocity (n,3) and orientation (n,4, NaN = none)."""
+def truth_from_arrays(
+    msgtype: str, stamp_ns, arrival_ns, linear, quat, opts: TruthOptions | None = None
+) -> TruthStream:
+    """
+    The conversion itself, vectorised: raw linear velocity (n,3) and orientation (n,4, NaN = none).
+    """
     opts = opts or TruthOptions()
     msgtype = normalize_type(msgtype)
-    _extract(msgtype)                                 # validates the type
+    _extract(msgtype)  # validates the type
     lin = np.asarray(linear, float).reshape(-1, 3)
     q = np.asarray(quat, float).reshape(-1, 4)
     n = len(lin)
@@ -160,9 +202,9 @@ def truth_from_arrays(msgtype: str, stamp_ns, arrival_ns, linear, quat, opts: Tr
         body = lin.copy()
     elif msgtype.startswith('geometry_msgs/') and opts.twist_frame == 'ned':
         world = lin[:, [1, 0, 2]] * [1, 1, -1]
-    else:                                             # world-frame twist, Odometry 'world', Chrono Body
+    else:  # world-frame twist, Odometry 'world', Chrono Body
         world = lin.copy()
-    if not np.all(np.isfinite(body)):                 # body from world where the orientation is known
+    if not np.all(np.isfinite(body)):  # body from world where the orientation is known
         b = np.einsum('nji,nj->ni', R, world)
         fill = ~np.isfinite(body).all(axis=1)
         body[fill] = b[fill]
@@ -173,12 +215,23 @@ def truth_from_arrays(msgtype: str, stamp_ns, arrival_ns, linear, quat, opts: Tr
     arr = np.asarray(arrival_ns, np.int64)
     if opts.stamp == 'arrival':
         stamp = arr.copy()
-    return TruthStream(stamp, arr, world[:, 0], world[:, 1], world[:, 2], speed, body[:, 0], body[:, 1],
-                       msgtype=msgtype, frame=frame_assumption(msgtype, opts))
+    return TruthStream(
+        stamp,
+        arr,
+        world[:, 0],
+        world[:, 1],
+        world[:, 2],
+        speed,
+        body[:, 0],
+        body[:, 1],
+        msgtype=msgtype,
+        frame=frame_assumption(msgtype, opts),
+    )
 
 
-def truth_from_messages(items: Iterable[tuple[int, object]], msgtype: str, opts: TruthOptions | None = None
-                        ) -> TruthStream:
+def truth_from_messages(
+    items: Iterable[tuple[int, object]], msgtype: str, opts: TruthOptions | None = None
+) -> TruthStream:
     """[(arrival_ns, msg)] of one truth topic → TruthStream (in the given order)."""
     msgtype = normalize_type(msgtype)
     ex = _extract(msgtype)
@@ -190,17 +243,32 @@ def truth_from_messages(items: Iterable[tuple[int, object]], msgtype: str, opts:
         a, b = ex(m)
         lin.append(a)
         q.append(b)
-    return truth_from_arrays(msgtype, np.array(st, np.int64), np.array(arr, np.int64),
-                             np.array(lin, float).reshape(-1, 3), np.array(q, float).reshape(-1, 4), opts)
+    return truth_from_arrays(
+        msgtype,
+        np.array(st, np.int64),
+        np.array(arr, np.int64),
+        np.array(lin, float).reshape(-1, 3),
+        np.array(q, float).reshape(-1, 4),
+        opts,
+    )
 
 
 def read_truth(path, topic: str, opts: TruthOptions | None = None, **kw) -> TruthStream:
     """The truth stream of ``topic`` in a bag (type taken from the bag)."""
     from vepd_ros.io.bags import Bag
+
     with Bag(path) as bag:
         msgtype = normalize_type(bag.msgtype(topic))
         if not is_truth_type(msgtype):
             from vepd_ros.io.bags import BagError
-            raise BagError(f'{path}: topic {topic} is {msgtype}, which is not a ground-truth type '
-                           f'({", ".join(TRUTH_TYPES)})', path, topic, msgtype)
-        return truth_from_messages(((t, m) for t, _, _, m in bag.messages([topic], **kw)), msgtype, opts)
+
+            raise BagError(
+                f'{path}: topic {topic} is {msgtype}, which is not a ground-truth type '
+                f'({", ".join(TRUTH_TYPES)})',
+                path,
+                topic,
+                msgtype,
+            )
+        return truth_from_messages(
+            ((t, m) for t, _, _, m in bag.messages([topic], **kw)), msgtype, opts
+        )

@@ -1,4 +1,11 @@
-"""Topic profiles: which bag topic plays which role (gps, imu, truth, odom) and how truth is read.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Topic profiles: which bag topic plays which role (gps, imu, truth, odom) and how truth is read.
 
 | profile | gps | imu | truth | odom |
 |---|---|---|---|---|
@@ -6,13 +13,14 @@
 | ``chrono`` | /chrono_ros_node/output/gps/gps1 | accelerometer + gyroscope topics merged (``accel``/``gyro`` roles) | /chrono_ros_node/output/vehicle/state (Body, world-frame velocity) | /odometry/filtered |
 | ``custom`` | — | — | — | — (every role from ``--topic role=/name``) |
 
-``art`` is the real ART car of the IROS 2024 runs (art_conventions §1a; the ART EKF listens to /imu and
-/fix). ``chrono`` is Chrono::ROS as the lab's demo publishes it (node ``chrono_ros_node``, §1b): the GPS
-noise variant is picked by the gps topic (gps1 none, gps2 Gaussian, gps3 random walk, ``_airsim``
-covariance) — override it with ``--topic gps=...``; accelerometer and gyroscope come as two Imu topics
-that ``ins_publisher`` merged into /imu, which ``vepd bag`` does the same way (``merge_imu``).
-A role may be set to '' to switch it off (e.g. ``odom=``).
+``art`` is the real ART car of the IROS 2024 runs (art_conventions §1a; the ART EKF listens to /imu
+and /fix). ``chrono`` is Chrono::ROS as the lab's demo publishes it (node ``chrono_ros_node``,
+§1b): the GPS noise variant is picked by the gps topic (gps1 none, gps2 Gaussian, gps3 random walk,
+``_airsim`` covariance) — override it with ``--topic gps=...``; accelerometer and gyroscope come as
+two Imu topics that ``ins_publisher`` merged into /imu, which ``vepd bag`` does the same way
+(``merge_imu``). A role may be set to '' to switch it off (e.g. ``odom=``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -25,7 +33,7 @@ CHRONO_NODE = '/chrono_ros_node'
 @dataclass(frozen=True)
 class Profile:
     name: str
-    topics: dict = field(default_factory=dict)      # role -> topic ('' = unused)
+    topics: dict = field(default_factory=dict)  # role -> topic ('' = unused)
     truth_options: dict = field(default_factory=dict)
 
     def topic(self, role: str) -> str:
@@ -34,10 +42,12 @@ class Profile:
     def with_overrides(self, overrides: dict) -> 'Profile':
         bad = [r for r in overrides if r not in ROLES]
         if bad:
-            raise ValueError(f'--topic {bad[0]}=...: unknown role {bad[0]!r}; roles are {", ".join(ROLES)}')
+            raise ValueError(
+                f'--topic {bad[0]}=...: unknown role {bad[0]!r}; roles are {", ".join(ROLES)}'
+            )
         t = dict(self.topics)
         t.update(overrides)
-        if overrides.get('imu'):                      # an explicit single IMU topic replaces a merged pair
+        if overrides.get('imu'):  # an explicit single IMU topic replaces a merged pair
             t.pop('accel', None)
             t.pop('gyro', None)
         return replace(self, topics=t)
@@ -52,14 +62,22 @@ class Profile:
 
 
 PROFILES = {
-    'art': Profile('art', {'gps': '/fix', 'imu': '/imu', 'truth': '/sbg/gps_vel', 'odom': '/odometry/filtered'},
-                   {'sbg_frame': 'ned'}),
-    'chrono': Profile('chrono', {'gps': f'{CHRONO_NODE}/output/gps/gps1',
-                                 'accel': f'{CHRONO_NODE}/output/accelerometer/data',
-                                 'gyro': f'{CHRONO_NODE}/output/gyroscope/data',
-                                 'truth': f'{CHRONO_NODE}/output/vehicle/state',
-                                 'odom': '/odometry/filtered'},
-                      {'twist_frame': 'world'}),
+    'art': Profile(
+        'art',
+        {'gps': '/fix', 'imu': '/imu', 'truth': '/sbg/gps_vel', 'odom': '/odometry/filtered'},
+        {'sbg_frame': 'ned'},
+    ),
+    'chrono': Profile(
+        'chrono',
+        {
+            'gps': f'{CHRONO_NODE}/output/gps/gps1',
+            'accel': f'{CHRONO_NODE}/output/accelerometer/data',
+            'gyro': f'{CHRONO_NODE}/output/gyroscope/data',
+            'truth': f'{CHRONO_NODE}/output/vehicle/state',
+            'odom': '/odometry/filtered',
+        },
+        {'twist_frame': 'world'},
+    ),
     'custom': Profile('custom', {}),
 }
 
@@ -69,11 +87,15 @@ def parse_topic_overrides(items) -> dict:
     out = {}
     for item in items or ():
         if '=' not in item:
-            raise ValueError(f"--topic {item!r}: expected ROLE=/topic with ROLE one of {', '.join(ROLES)}")
+            raise ValueError(
+                f'--topic {item!r}: expected ROLE=/topic with ROLE one of {", ".join(ROLES)}'
+            )
         role, topic = item.split('=', 1)
         role = role.strip()
         if role not in ROLES:
-            raise ValueError(f'--topic {item!r}: unknown role {role!r}; roles are {", ".join(ROLES)}')
+            raise ValueError(
+                f'--topic {item!r}: unknown role {role!r}; roles are {", ".join(ROLES)}'
+            )
         out[role] = topic.strip()
     return out
 
@@ -85,12 +107,16 @@ def get_profile(name: str, overrides: dict | None = None) -> Profile:
 
 
 def merge_imu(accel_items, gyro_items):
-    """Merge accelerometer-only and gyroscope-only Imu messages (Chrono::ROS) into full Imu messages.
+    """
+    Merge accelerometer-only and gyroscope-only Imu messages (Chrono::ROS) into full Imu messages.
 
-    Both inputs are [(arrival_ns, msg)] in arrival order. One merged message per accelerometer message,
-    carrying the latest gyroscope message received at or before it (angular_velocity and its covariance);
-    accelerometer messages before the first gyroscope message are dropped. Returns [(arrival_ns, msg)]."""
+    Both inputs are [(arrival_ns, msg)] in arrival order. One merged message per accelerometer
+    message, carrying the latest gyroscope message received at or before it (angular_velocity and
+    its covariance); accelerometer messages before the first gyroscope message are dropped. Returns
+    [(arrival_ns, msg)].
+    """
     from dataclasses import replace as dc_replace
+
     out, gi, last = [], 0, None
     gyro_items = list(gyro_items)
     for t, a in accel_items:
@@ -99,6 +125,14 @@ def merge_imu(accel_items, gyro_items):
             gi += 1
         if last is None:
             continue
-        out.append((t, dc_replace(a, angular_velocity=last.angular_velocity,
-                                  angular_velocity_covariance=last.angular_velocity_covariance)))
+        out.append(
+            (
+                t,
+                dc_replace(
+                    a,
+                    angular_velocity=last.angular_velocity,
+                    angular_velocity_covariance=last.angular_velocity_covariance,
+                ),
+            )
+        )
     return out

@@ -1,4 +1,11 @@
-"""Split a long recording into runs, each with a scenario label.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Split a long recording into runs, each with a scenario label.
 
 Three ways (``vepd bag --split ...``):
 
@@ -14,12 +21,13 @@ Three ways (``vepd bag --split ...``):
   times in seconds from the bag's first message (``time_base: bag``, default) or epoch seconds
   (``absolute``; CSV files take it from the caller); ``scenario`` optional (default: the caller's);
 * ``stationary`` runs are the stretches between standstills: a standstill is truth speed below
-  ``threshold`` m/s for at least ``min_gap_s``; runs shorter than ``min_run_s`` are dropped; each run
-  is widened by up to ``pad_s`` into the standstills around it (so it starts and ends at rest, as
-  the paper's runs do). Labels: one scenario for all, or a list in run order.
+  ``threshold`` m/s for at least ``min_gap_s``; runs shorter than ``min_run_s`` are dropped; each
+  run is widened by up to ``pad_s`` into the standstills around it (so it starts and ends at rest,
+  as the paper's runs do). Labels: one scenario for all, or a list in run order.
 
 A segment is [start_ns, end_ns] on the bag's receive clock (absolute ns).
 """
+
 from __future__ import annotations
 
 import csv
@@ -52,6 +60,7 @@ MAX_TIME_S = 1e11
 
 def _num(v, where):
     from vepd_ros.yamlio import quote
+
     # float() reads '3_5' as 35 (PEP 515): refused, as runs.format does
     if isinstance(v, bool) or (isinstance(v, str) and '_' in v):
         raise ValueError(f'{where}: expected a number of seconds, got {quote(v)}')
@@ -60,13 +69,16 @@ def _num(v, where):
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f'{where}: expected a number of seconds, got {quote(v)}') from None
     if not (np.isfinite(x) and abs(x) <= MAX_TIME_S):
-        raise ValueError(f'{where}: expected a finite number of seconds of magnitude <= '
-                         f'{MAX_TIME_S:g}, got {quote(v)}')
+        raise ValueError(
+            f'{where}: expected a finite number of seconds of magnitude <= '
+            f'{MAX_TIME_S:g}, got {quote(v)}'
+        )
     return x
 
 
-def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_base: str | None = None
-                ) -> list[Segment]:
+def read_ranges(
+    path, *, bag_start_ns: int, default_scenario: str = 'run', time_base: str | None = None
+) -> list[Segment]:
     """Segments from a YAML or CSV time-ranges file (see the module doc)."""
     path = Path(path)
     if not path.is_file():
@@ -74,12 +86,15 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
     rows, base = [], time_base
     if path.suffix.lower() in ('.yaml', '.yml'):
         from vepd_ros.yamlio import load_yaml
+
         doc = load_yaml(path, what='time-ranges', expect=(dict, list))
         if isinstance(doc, dict):
             base = base or doc.get('time_base')
             doc = doc.get('runs')
         if not isinstance(doc, list):
-            raise ValueError(f"{path}: expected a list of {{start, end, scenario}} (optionally under 'runs:')")
+            raise ValueError(
+                f"{path}: expected a list of {{start, end, scenario}} (optionally under 'runs:')"
+            )
         rows = doc
     else:
         try:
@@ -88,8 +103,13 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
                 names = {str(f).strip() for f in reader.fieldnames or ()}
                 if not {'start', 'end'} <= names:
                     raise ValueError(f'{path}: CSV needs a header with start,end[,scenario]')
-                rows = [{str(k).strip(): (v.strip() if isinstance(v, str) else v)
-                         for k, v in r.items()} for r in reader]
+                rows = [
+                    {
+                        str(k).strip(): (v.strip() if isinstance(v, str) else v)
+                        for k, v in r.items()
+                    }
+                    for r in reader
+                ]
         except UnicodeDecodeError:
             raise ValueError(f'{path}: not UTF-8 text; expected a time-ranges CSV') from None
         except csv.Error as exc:
@@ -102,7 +122,10 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
     for i, r in enumerate(rows, 1):
         if not isinstance(r, dict):
             raise ValueError(f'{path}: run {i}: expected a mapping with start and end')
-        a, b = _num(r.get('start'), f'{path}: run {i} start'), _num(r.get('end'), f'{path}: run {i} end')
+        a, b = (
+            _num(r.get('start'), f'{path}: run {i} start'),
+            _num(r.get('end'), f'{path}: run {i} end'),
+        )
         if b <= a:
             raise ValueError(f'{path}: run {i}: end {b} must be after start {a}')
         sc = str(r.get('scenario') or default_scenario)
@@ -112,8 +135,12 @@ def read_ranges(path, *, bag_start_ns: int, default_scenario: str = 'run', time_
     return out
 
 
-def stationary_gaps(t_ns, speed, threshold: float = 0.05, min_gap_s: float = 2.0) -> list[tuple[int, int]]:
-    """[(start_ns, end_ns)] of standstills: speed < threshold continuously for at least min_gap_s."""
+def stationary_gaps(
+    t_ns, speed, threshold: float = 0.05, min_gap_s: float = 2.0
+) -> list[tuple[int, int]]:
+    """
+    [(start_ns, end_ns)] of standstills: speed < threshold continuously for at least min_gap_s.
+    """
     t = np.asarray(t_ns, np.int64)
     v = np.asarray(speed, float)
     still = v < threshold
@@ -131,9 +158,19 @@ def stationary_gaps(t_ns, speed, threshold: float = 0.05, min_gap_s: float = 2.0
     return gaps
 
 
-def split_stationary(t_ns, speed, *, threshold: float = 0.05, min_gap_s: float = 2.0, min_run_s: float = 3.0,
-                     pad_s: float = 1.0, scenarios='run') -> list[Segment]:
-    """Runs between standstills (see the module doc); ``scenarios`` is a label or a list in run order."""
+def split_stationary(
+    t_ns,
+    speed,
+    *,
+    threshold: float = 0.05,
+    min_gap_s: float = 2.0,
+    min_run_s: float = 3.0,
+    pad_s: float = 1.0,
+    scenarios='run',
+) -> list[Segment]:
+    """
+    Runs between standstills (see the module doc); ``scenarios`` is a label or a list in run order.
+    """
     t = np.asarray(t_ns, np.int64)
     if t.size == 0:
         return []
@@ -162,10 +199,15 @@ def split_stationary(t_ns, speed, *, threshold: float = 0.05, min_gap_s: float =
             sc = scenarios
         else:
             if k >= len(scenarios):
-                raise ValueError(f'{len(moving)} runs found between standstills but only {len(scenarios)} '
-                                 f'scenario labels given')
+                raise ValueError(
+                    f'{len(moving)} runs found between standstills but only {len(scenarios)} '
+                    f'scenario labels given'
+                )
             sc = scenarios[k]
         segs.append(Segment(a2, b2, sc))
     if not isinstance(scenarios, str) and len(scenarios) != len(segs):
-        raise ValueError(f'{len(segs)} runs found between standstills but {len(scenarios)} scenario labels given')
+        raise ValueError(
+            f'{len(segs)} runs found between standstills but {len(scenarios)} scenario labels '
+            f'given'
+        )
     return segs

@@ -1,36 +1,46 @@
-"""A second judge: the 4-DOF bicycle-model EKF of Zhang et al., "Using simulation to design an MPC policy
-for field navigation using GPS sensing" (shared/seeds/003, §2.1–2.2), for sensitivity studies (the VEPD
-paper's future work: does the sim-to-real ranking depend on the estimator?).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-State q = [x, y, θ, v] in a local tangent plane (ENU, origin at the first good fix; θ = heading from
-east, counter-clockwise; v = forward speed). The paper drives θ̇ = v·tan(δ)/l and v̇ from a DC-motor model
-with throttle/steering inputs, which sensor recordings do not carry; here the IMU supplies the inputs
-instead (the paper's "IMU integration" future work): θ̇ = ω_z (IMU yaw rate, rotated into base_link) and,
-with ``use_accel_input``, v̇ = a_x (IMU forward specific force; off by default: v is a random walk).
+"""
+A second judge: the 4-DOF bicycle-model EKF of Zhang et al., "Using simulation to design an MPC
+policy for field navigation using GPS sensing" (shared/seeds/003, §2.1–2.2), for sensitivity
+studies (the VEPD paper's future work: does the sim-to-real ranking depend on the estimator?).
+
+State q = [x, y, θ, v] in a local tangent plane (ENU, origin at the first good fix; θ = heading
+from east, counter-clockwise; v = forward speed). The paper drives θ̇ = v·tan(δ)/l and v̇ from a
+DC-motor model with throttle/steering inputs, which sensor recordings do not carry; here the IMU
+supplies the inputs instead (the paper's "IMU integration" future work): θ̇ = ω_z (IMU yaw rate,
+rotated into base_link) and, with ``use_accel_input``, v̇ = a_x (IMU forward specific force; off by
+default: v is a random walk).
 
 * prediction, at every IMU sample (Euler step over dt since the last event; the last yaw rate holds
-  until the next sample): x += v cosθ dt, y += v sinθ dt, θ += ω dt, v += a dt;
-  F = [[1, 0, −v sinθ dt, cosθ dt], [0, 1, v cosθ dt, sinθ dt], [0, 0, 1, 0], [0, 0, 0, 1]] (the paper's
-  eq. 4 with the motor and steering terms replaced by the measured inputs); P ← F P Fᵀ + Q·dt;
-* correction, at every good fix (status ≠ NO_FIX, finite): z = ENU position of the fix (UTM, rotated by
-  the datum's meridian convergence), H = [I₂ 0], R = the fix's horizontal covariance with each variance
-  raised to ``min_gps_variance`` (Chrono publishes all-zero covariances); standard EKF update with the
-  Joseph form; the heading innovation does not exist (position only);
+  until the next sample): x += v cosθ dt, y += v sinθ dt, θ += ω dt, v += a dt; F = [[1, 0, −v sinθ
+  dt, cosθ dt], [0, 1, v cosθ dt, sinθ dt], [0, 0, 1, 0], [0, 0, 0, 1]] (the paper's eq. 4 with the
+  motor and steering terms replaced by the measured inputs); P ← F P Fᵀ + Q·dt;
+* correction, at every good fix (status ≠ NO_FIX, finite): z = ENU position of the fix (UTM,
+  rotated by the datum's meridian convergence), H = [I₂ 0], R = the fix's horizontal covariance
+  with each variance raised to ``min_gps_variance`` (Chrono publishes all-zero covariances);
+  standard EKF update with the Joseph form; the heading innovation does not exist (position only);
 * initialisation at the first good fix: x = y = 0, θ = ``initial_heading``, v = 0, P = diag(P0);
   IMU samples before it are ignored;
 * output on a timer at ``frequency`` (default 35 Hz, as ART's ekf): everything stamped ≤ tick is
-  processed in stamp order and the state is published, stamped with the newest processed measurement,
-  only when that stamp moved forward (robot_localization's rule, so outputs are comparable).
+  processed in stamp order and the state is published, stamped with the newest processed
+  measurement, only when that stamp moved forward (robot_localization's rule, so outputs are
+  comparable).
 
-Parameters (YAML section ``bicycle_ekf: {ros__parameters: ...}`` in the ekf file; absent → defaults, and
-``frequency`` falls back to the ekf_filter_node section): ``frequency``, ``process_noise`` [x, y, θ, v]
-(rates, per second), ``initial_covariance`` [x, y, θ, v], ``initial_heading`` (rad), ``min_gps_variance``
-(m²), ``use_accel_input``.
+Parameters (YAML section ``bicycle_ekf: {ros__parameters: ...}`` in the ekf file; absent →
+defaults, and ``frequency`` falls back to the ekf_filter_node section): ``frequency``,
+``process_noise`` [x, y, θ, v] (rates, per second), ``initial_covariance`` [x, y, θ, v],
+``initial_heading`` (rad), ``min_gps_variance`` (m²), ``use_accel_input``.
 
 Output dict as ``graph.run_judge_batch``: 'stamp_ns', 'tick_ns', 'state' (K, T, 15) in
-robot_localization's state order (x, y, yaw, vx = v; vy = 0; the rest 0), 'p_diag', the named columns and
-'speed' = |v|.
+robot_localization's state order (x, y, yaw, vx = v; vy = 0; the rest 0), 'p_diag', the named
+columns and 'speed' = |v|.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,7 +48,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
-
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.navsat import gps_batch_arrays, utm_convergence_deg, utm_forward
 from vepd_ros.params import ParameterError
@@ -70,8 +79,11 @@ def bicycle_params(values: Mapping[str, Any] | None = None) -> dict:
                 raise ParameterError(k, v, 'a finite number')
             v = float(v)
         else:
-            if not isinstance(v, (list, tuple)) or len(v) != 4 or any(
-                    isinstance(e, bool) or not isinstance(e, (int, float)) or e < 0 for e in v):
+            if (
+                not isinstance(v, (list, tuple))
+                or len(v) != 4
+                or any(isinstance(e, bool) or not isinstance(e, (int, float)) or e < 0 for e in v)
+            ):
                 raise ParameterError(k, v, 'a list of 4 numbers >= 0 (x, y, heading, speed)')
             v = [float(e) for e in v]
         out[k] = v
@@ -83,37 +95,55 @@ def bicycle_params(values: Mapping[str, Any] | None = None) -> dict:
 
 
 def load_bicycle_params(source) -> dict:
-    """From a mapping of bicycle parameters, or an ekf YAML (path/mapping) with a ``bicycle_ekf`` section
-    (``frequency`` defaults to the ekf_filter_node's)."""
+    """
+    From a mapping of bicycle parameters, or an ekf YAML (path/mapping) with a ``bicycle_ekf``
+    section (``frequency`` defaults to the ekf_filter_node's).
+    """
     if source is None:
         return bicycle_params()
     if isinstance(source, Mapping) and not any(isinstance(v, Mapping) for v in source.values()):
         return bicycle_params(source)
-    if hasattr(source, 'ekf'):                                         # graph.JudgeParams
+    if hasattr(source, 'ekf'):  # graph.JudgeParams
         return bicycle_params({'frequency': source.ekf.frequency})
-    if hasattr(source, 'frequency') and hasattr(source, 'sensors'):     # config.EkfParams
+    if hasattr(source, 'frequency') and hasattr(source, 'sensors'):  # config.EkfParams
         return bicycle_params({'frequency': source.frequency})
     if isinstance(source, Mapping):
         doc = dict(source)
     else:
         from vepd_ros.yamlio import load_yaml
+
         doc = load_yaml(source, what='ekf configuration')
     sec = doc.get(SECTION, {})
     vals = dict(sec.get('ros__parameters', {})) if isinstance(sec, Mapping) else {}
     if 'frequency' not in vals:
         for name, s in doc.items():
-            if name != SECTION and isinstance(s, Mapping) and isinstance(s.get('ros__parameters'), Mapping) \
-                    and 'frequency' in s['ros__parameters']:
+            if (
+                name != SECTION
+                and isinstance(s, Mapping)
+                and isinstance(s.get('ros__parameters'), Mapping)
+                and 'frequency' in s['ros__parameters']
+            ):
                 vals['frequency'] = s['ros__parameters']['frequency']
                 break
     return bicycle_params(vals)
 
 
-def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | None = None,
-                      gps: Mapping[str, Any] | None = None, tf=None, *, t_start_ns: int | None = None,
-                      t_end_ns: int | None = None, ekf_first_tick_ns: int | None = None, **_ignored) -> dict:
-    """The bicycle judge over K runs with identical timing; inputs as ``graph.run_judge_batch``
-    (``navsat_params`` is not used: the bicycle EKF makes its own tangent plane)."""
+def run_bicycle_batch(
+    ekf_params,
+    navsat_params=None,
+    imu: Mapping[str, Any] | None = None,
+    gps: Mapping[str, Any] | None = None,
+    tf=None,
+    *,
+    t_start_ns: int | None = None,
+    t_end_ns: int | None = None,
+    ekf_first_tick_ns: int | None = None,
+    **_ignored,
+) -> dict:
+    """
+    The bicycle judge over K runs with identical timing; inputs as ``graph.run_judge_batch``
+    (``navsat_params`` is not used: the bicycle EKF makes its own tangent plane).
+    """
     p = load_bicycle_params(ekf_params)
     if imu is None or gps is None:
         raise ValueError('the bicycle judge needs both imu and gps inputs')
@@ -129,14 +159,18 @@ def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | N
         try:
             Rb = tf.lookup('base_link', frame)[0]
         except LookupError:
-            raise ValueError(f"imu frame {frame!r}: no transform to base_link") from None
+            raise ValueError(f'imu frame {frame!r}: no transform to base_link') from None
     wz = (w @ Rb.T)[..., 2]
     ax = None
     if p['use_accel_input']:
-        ax = (np.broadcast_to(np.asarray(imu['linear_acceleration'], float), (K, n, 3)) @ Rb.T)[..., 0]
+        ax = (np.broadcast_to(np.asarray(imu['linear_acceleration'], float), (K, n, 3)) @ Rb.T)[
+            ..., 0
+        ]
     lat, lon, alt, status = gps_batch_arrays(gps, K)
     m = lat.shape[1]
-    gcov = np.broadcast_to(np.asarray(gps.get('position_covariance', np.zeros(9)), float), (K, m, 9))
+    gcov = np.broadcast_to(
+        np.asarray(gps.get('position_covariance', np.zeros(9)), float), (K, m, 9)
+    )
     gst = np.asarray(gps['stamp_ns'], np.int64)
     garr = np.asarray(gps.get('arrival_ns', gst), np.int64)
     good = (status != -1) & np.isfinite(lat) & np.isfinite(lon) & np.isfinite(alt)
@@ -152,7 +186,7 @@ def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | N
         zone = int(utm_forward(lat[k, j], lon[k, j])[2])
         g = math.radians(utm_convergence_deg(lat[k, j], lon[k, j], zone))
         dx, dy = gx[k] - gx[k, j], gy[k] - gy[k, j]
-        c, s = math.cos(-g), math.sin(-g)                             # grid → true ENU
+        c, s = math.cos(-g), math.sin(-g)  # grid → true ENU
         e[k], nn[k] = c * dx - s * dy, s * dx + c * dy
     e[~good] = np.nan
     nn[~good] = np.nan
@@ -188,6 +222,7 @@ def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | N
     rows, e_i, last_pub = 0, 0, 0
     queue: list = []
     import heapq
+
     for now in ticks.tolist():
         while e_i < ev_arr.size and ev_arr[e_i] <= now:
             heapq.heappush(queue, (int(ev_st[e_i]), e_i, int(ev_kind[e_i]), int(ev_idx[e_i])))
@@ -225,10 +260,26 @@ def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | N
     Pd = np.moveaxis(out_p[:rows], 0, 1)
     state = np.zeros((K, rows, 15))
     pdiag = np.zeros((K, rows, 15))
-    state[..., 0], state[..., 1], state[..., 5], state[..., 6] = X[..., 0], X[..., 1], X[..., 2], X[..., 3]
-    pdiag[..., 0], pdiag[..., 1], pdiag[..., 5], pdiag[..., 6] = Pd[..., 0], Pd[..., 1], Pd[..., 2], Pd[..., 3]
-    out = {'stamp_ns': out_stamp[:rows], 'tick_ns': out_tick[:rows], 'state': state, 'p_diag': pdiag,
-           'gps_odom_stamp_ns': np.zeros(0, np.int64), 'gps_odom_position': np.zeros((K, 0, 3))}
+    state[..., 0], state[..., 1], state[..., 5], state[..., 6] = (
+        X[..., 0],
+        X[..., 1],
+        X[..., 2],
+        X[..., 3],
+    )
+    pdiag[..., 0], pdiag[..., 1], pdiag[..., 5], pdiag[..., 6] = (
+        Pd[..., 0],
+        Pd[..., 1],
+        Pd[..., 2],
+        Pd[..., 3],
+    )
+    out = {
+        'stamp_ns': out_stamp[:rows],
+        'tick_ns': out_tick[:rows],
+        'state': state,
+        'p_diag': pdiag,
+        'gps_odom_stamp_ns': np.zeros(0, np.int64),
+        'gps_odom_position': np.zeros((K, 0, 3)),
+    }
     for i, name in enumerate(STATE_NAMES):
         out[name.lower()] = state[:, :, i]
     out['speed'] = np.abs(X[..., 3]) if rows else np.zeros((K, 0))
@@ -236,7 +287,9 @@ def run_bicycle_batch(ekf_params, navsat_params=None, imu: Mapping[str, Any] | N
 
 
 def _predict(x, P, Qr, init, last_t, t, omega, acc):
-    """Euler step of the bicycle model to time t for the initialised runs whose last time is before t."""
+    """
+    Euler step of the bicycle model to time t for the initialised runs whose last time is before t.
+    """
     dt_ns = np.where(init, t - last_t, 0)
     sel = init & (dt_ns > 0)
     if not sel.any():
@@ -266,7 +319,7 @@ def _correct(x, P, sel, ze, zn, var, cxy):
     R[:, 0, 1] = R[:, 1, 0] = cxy
     S = P[:, :2, :2] + R
     Sinv = np.linalg.inv(S)
-    G = P[:, :, :2] @ Sinv                                        # (K, 4, 2)
+    G = P[:, :, :2] @ Sinv  # (K, 4, 2)
     nu = np.stack([ze - x[:, 0], zn - x[:, 1]], -1)
     xn = x + np.einsum('kij,kj->ki', G, np.nan_to_num(nu))
     xn[:, 2] = _wrap(xn[:, 2])
@@ -281,13 +334,26 @@ def _wrap(a):
     return np.mod(np.asarray(a) + np.pi, 2 * np.pi) - np.pi
 
 
-def replay_bicycle(ekf_config, inp, navsat_config=None, static_tf=(), remap=(), gps_topic=None,
-                   navsat_imu_topic=None, ekf_node_name=None, gravity_frame: str = 'imu') -> dict:
-    """`vepd judge replay --judge bicycle`: the IMU topic is ``--navsat-imu-topic`` or the ekf config's
-    imu0 topic (or the only Imu topic), the fix topic ``--gps-topic`` or the only NavSatFix topic."""
+def replay_bicycle(
+    ekf_config,
+    inp,
+    navsat_config=None,
+    static_tf=(),
+    remap=(),
+    gps_topic=None,
+    navsat_imu_topic=None,
+    ekf_node_name=None,
+    gravity_frame: str = 'imu',
+) -> dict:
+    """
+    `vepd judge replay --judge bicycle`: the IMU topic is ``--navsat-imu-topic`` or the ekf
+    config's imu0 topic (or the only Imu topic), the fix topic ``--gps-topic`` or the only
+    NavSatFix topic.
+    """
     from vepd_ros.judge.navsat import StaticTF
     from vepd_ros.judge.replay import _norm, read_bag, read_csv_dir
     from vepd_ros.yamlio import load_yaml
+
     doc = load_yaml(ekf_config, what='ekf configuration')
     imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None
     if imu_topic is None:
@@ -298,9 +364,10 @@ def replay_bicycle(ekf_config, inp, navsat_config=None, static_tf=(), remap=(), 
     inp = Path(inp)
     if not inp.exists():
         raise FileNotFoundError(f'{inp}: no such bag or directory')
-    rm = dict((_norm(a), _norm(b)) for a, b in (r.split(':=', 1) for r in remap or ()))
+    rm = {_norm(a): _norm(b) for a, b in (r.split(':=', 1) for r in remap or ())}
     if inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists():
         from vepd_ros.judge.graph import load_judge_params
+
         data = read_csv_dir(inp, load_judge_params(ekf_config).ekf)
     else:
         data = read_bag(inp, remap=rm)
@@ -310,14 +377,27 @@ def replay_bicycle(ekf_config, inp, navsat_config=None, static_tf=(), remap=(), 
         imu_topic = imus[0] if len(imus) == 1 else None
     gt = _norm(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
     if imu_topic is None or gt is None or gt not in data:
-        raise ValueError(f'bicycle judge: need one Imu and one NavSatFix topic (Imu: {imus or "none"}, '
-                         f'NavSatFix: {fixes or "none"}); use --navsat-imu-topic / --gps-topic')
+        raise ValueError(
+            f'bicycle judge: need one Imu and one NavSatFix topic (Imu: {imus or "none"}, '
+            f'NavSatFix: {fixes or "none"}); use --navsat-imu-topic / --gps-topic'
+        )
     ic, fc = data[imu_topic].cols, data[gt].cols
-    imu = {'stamp_ns': ic['stamp_ns'], 'arrival_ns': ic['arrival_ns'], 'angular_velocity': ic['w'][None],
-           'linear_acceleration': ic['a'][None], 'frame_id': data[imu_topic].frame_id or 'base_link'}
-    gps = {'stamp_ns': fc['stamp_ns'], 'arrival_ns': fc['arrival_ns'], 'latitude': fc['lat'][None],
-           'longitude': fc['lon'][None], 'altitude': fc['alt'][None], 'status': fc['status'][None],
-           'position_covariance': fc['pcov'][None]}
+    imu = {
+        'stamp_ns': ic['stamp_ns'],
+        'arrival_ns': ic['arrival_ns'],
+        'angular_velocity': ic['w'][None],
+        'linear_acceleration': ic['a'][None],
+        'frame_id': data[imu_topic].frame_id or 'base_link',
+    }
+    gps = {
+        'stamp_ns': fc['stamp_ns'],
+        'arrival_ns': fc['arrival_ns'],
+        'latitude': fc['lat'][None],
+        'longitude': fc['lon'][None],
+        'altitude': fc['alt'][None],
+        'status': fc['status'][None],
+        'position_covariance': fc['pcov'][None],
+    }
     r = run_bicycle_batch(ekf_config, None, imu, gps, StaticTF.parse(static_tf))
     r.update(frame_id='odom', child_frame_id='base_link', used_topics=[imu_topic, gt], dropped={})
     return r

@@ -1,4 +1,11 @@
-"""robot_localization ``ekf_node`` parameters from its own ROS 2 YAML, used unchanged (reference §9).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+robot_localization ``ekf_node`` parameters from its own ROS 2 YAML, used unchanged (reference §9).
 
 ``load_ekf_params(path_or_mapping, node_name=None) -> EkfParams``. Accepted layouts:
 ``<node>: {ros__parameters: {...}}`` (also nested namespaces and ``/**``), or a flat mapping of
@@ -7,22 +14,27 @@ Humble 225-element and ros2 15-element (diagonal) covariance forms are both read
 ill-typed parameters raise ``ParameterError`` naming them (upstream would ignore unknown names
 silently; for a judge a typo must not pass unnoticed).
 
-Deviations, all explicit: an integer where a double is expected is accepted (rclpy nodes here declare
-doubles with dynamic typing); a covariance list whose length is neither 15 nor 225 is an error
-(upstream reads past the end); ``use_control`` and ``smooth_lagged_data`` set to true are errors,
-because the built-in judge does not implement them (rather than silently behaving differently).
+Deviations, all explicit: an integer where a double is expected is accepted (rclpy nodes here
+declare doubles with dynamic typing); a covariance list whose length is neither 15 nor 225 is an
+error (upstream reads past the end); ``use_control`` and ``smooth_lagged_data`` set to true are
+errors, because the built-in judge does not implement them (rather than silently behaving
+differently).
 """
+
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
-
-from vepd_ros.judge.ekf import (DEFAULT_INITIAL_COVARIANCE, DEFAULT_PROCESS_NOISE_DIAG, STATE_SIZE,
-                                covariance_matrix)
+from vepd_ros.judge.ekf import (
+    covariance_matrix,
+    DEFAULT_INITIAL_COVARIANCE,
+    DEFAULT_PROCESS_NOISE_DIAG,
+    STATE_SIZE,
+)
 from vepd_ros.params import ParameterError
 from vepd_ros.yamlio import load_yaml, parse_yaml
 
@@ -36,16 +48,17 @@ rows (memory) is run length x frequency, so both ends are bounded."""
 MAX_SENSOR_TIMEOUT_S = 1e6
 MAX_GRAVITY_MPS2 = 100.0
 
-# global parameters: name -> (default, kind). kind: 'float' 'bool' 'str' 'bools6' 'floats6' 'cov' 'floats15'
+# global parameters: name -> (default, kind). kind: 'float' 'bool' 'str' 'bools6' 'floats6' 'cov'
+# 'floats15'
 _GLOBAL = {
     'frequency': (30.0, 'float'),
-    'sensor_timeout': (None, 'float'),                # default 1/frequency
+    'sensor_timeout': (None, 'float'),  # default 1/frequency
     'two_d_mode': (False, 'bool'),
     'map_frame': ('map', 'str'),
     'odom_frame': ('odom', 'str'),
     'base_link_frame': ('base_link', 'str'),
-    'base_link_frame_output': (None, 'str'),          # default base_link_frame
-    'world_frame': (None, 'str'),                     # default odom_frame
+    'base_link_frame_output': (None, 'str'),  # default base_link_frame
+    'world_frame': (None, 'str'),  # default odom_frame
     'publish_tf': (True, 'bool'),
     'publish_acceleration': (False, 'bool'),
     'permit_corrected_publication': (False, 'bool'),
@@ -60,7 +73,7 @@ _GLOBAL = {
     'initial_state': (None, 'floats15'),
     'gravitational_acceleration': (9.80665, 'float'),
     'use_control': (False, 'bool'),
-    'stamped_control': (False, 'bool'),               # ROS 1 name; ignored by ROS 2 upstream
+    'stamped_control': (False, 'bool'),  # ROS 1 name; ignored by ROS 2 upstream
     'control_timeout': (0.0, 'float'),
     'control_config': (None, 'bools6'),
     'acceleration_limits': (None, 'floats6'),
@@ -78,15 +91,36 @@ _GLOBAL = {
 
 # per-sensor suffixes: kind -> {suffix: (default, type)}
 _SENSOR_SUFFIXES = {
-    'odom': {'_config': None, '_differential': False, '_relative': False, '_pose_use_child_frame': False,
-             '_pose_rejection_threshold': _INF, '_twist_rejection_threshold': _INF, '_queue_size': 10,
-             '_nodelay': False},
-    'pose': {'_config': None, '_differential': False, '_relative': False, '_rejection_threshold': _INF,
-             '_queue_size': 10, '_nodelay': False},
+    'odom': {
+        '_config': None,
+        '_differential': False,
+        '_relative': False,
+        '_pose_use_child_frame': False,
+        '_pose_rejection_threshold': _INF,
+        '_twist_rejection_threshold': _INF,
+        '_queue_size': 10,
+        '_nodelay': False,
+    },
+    'pose': {
+        '_config': None,
+        '_differential': False,
+        '_relative': False,
+        '_rejection_threshold': _INF,
+        '_queue_size': 10,
+        '_nodelay': False,
+    },
     'twist': {'_config': None, '_rejection_threshold': _INF, '_queue_size': 10, '_nodelay': False},
-    'imu': {'_config': None, '_differential': False, '_relative': False, '_pose_rejection_threshold': _INF,
-            '_twist_rejection_threshold': _INF, '_linear_acceleration_rejection_threshold': _INF,
-            '_remove_gravitational_acceleration': False, '_queue_size': 10, '_nodelay': False},
+    'imu': {
+        '_config': None,
+        '_differential': False,
+        '_relative': False,
+        '_pose_rejection_threshold': _INF,
+        '_twist_rejection_threshold': _INF,
+        '_linear_acceleration_rejection_threshold': _INF,
+        '_remove_gravitational_acceleration': False,
+        '_queue_size': 10,
+        '_nodelay': False,
+    },
 }
 
 POSE_FLAGS = slice(0, 6)
@@ -95,11 +129,15 @@ TWIST_FLAGS = slice(6, 12)
 
 @dataclass(frozen=True)
 class SubTopic:
-    """One measurement stream of a sensor, as upstream names it for the per-topic guard and the queue:
-    ``odom0_pose``, ``odom0_twist``, ``imu0_pose``, ``imu0_twist``, ``imu0_acceleration``, ``pose0``,
-    ``twist0``. ``update_vector`` is the sensor's config after upstream's per-part clearing."""
+    """
+    One measurement stream of a sensor, as upstream names it for the per-topic guard and the queue:
+    ``odom0_pose``, ``odom0_twist``, ``imu0_pose``, ``imu0_twist``, ``imu0_acceleration``,
+    ``pose0``, ``twist0``. ``update_vector`` is the sensor's config after upstream's per-part
+    clearing.
+    """
+
     name: str
-    part: str                       # 'pose' | 'twist' | 'acceleration'
+    part: str  # 'pose' | 'twist' | 'acceleration'
     update_vector: tuple
     rejection_threshold: float
 
@@ -110,17 +148,17 @@ class SubTopic:
 
 @dataclass(frozen=True)
 class SensorConfig:
-    name: str                       # odom0, imu1, ...
-    kind: str                       # odom | pose | twist | imu
+    name: str  # odom0, imu1, ...
+    kind: str  # odom | pose | twist | imu
     topic: str
-    config: tuple                   # 15 bools as given
+    config: tuple  # 15 bools as given
     differential: bool = False
     relative: bool = False
     pose_use_child_frame: bool = False
     remove_gravitational_acceleration: bool = False
     queue_size: int = 10
     thresholds: Mapping[str, float] = field(default_factory=dict)
-    subtopics: tuple = ()           # active SubTopic parts in upstream queue order
+    subtopics: tuple = ()  # active SubTopic parts in upstream queue order
 
 
 @dataclass
@@ -142,15 +180,18 @@ class EkfParams:
     smooth_lagged_data: bool = False
     history_length: float = 0.0
     dynamic_process_noise_covariance: bool = False
-    process_noise_covariance: np.ndarray = field(default_factory=lambda: np.diag(DEFAULT_PROCESS_NOISE_DIAG))
+    process_noise_covariance: np.ndarray = field(
+        default_factory=lambda: np.diag(DEFAULT_PROCESS_NOISE_DIAG)
+    )
     initial_estimate_covariance: np.ndarray = field(
-        default_factory=lambda: DEFAULT_INITIAL_COVARIANCE * np.eye(STATE_SIZE))
+        default_factory=lambda: DEFAULT_INITIAL_COVARIANCE * np.eye(STATE_SIZE)
+    )
     initial_state: np.ndarray = field(default_factory=lambda: np.zeros(STATE_SIZE))
     gravitational_acceleration: float = 9.80665
     use_control: bool = False
     use_sim_time: bool = False
     sensors: list = field(default_factory=list)
-    extra: dict = field(default_factory=dict)   # accepted-but-unused upstream parameters, as given
+    extra: dict = field(default_factory=dict)  # accepted-but-unused upstream parameters, as given
 
     @property
     def period_ns(self) -> int:
@@ -165,7 +206,8 @@ class EkfParams:
         return [st for s in self.sensors for st in s.subtopics]
 
 
-# ---------------------------------------------------------------------------------------------- YAML
+# ----------------------------------------------------------------------------------------------
+# YAML
 def _select_node(doc: Mapping, node_name: str | None) -> dict:
     """Merge ``/**`` and the node's ``ros__parameters`` (node entries override)."""
     found: dict[str, dict] = {}
@@ -179,10 +221,10 @@ def _select_node(doc: Mapping, node_name: str | None) -> dict:
                     raise ParameterError(f'{prefix}/ros__parameters', v, 'a mapping of parameters')
                 found[prefix or '/'] = dict(v)
             elif isinstance(v, Mapping):
-                walk(v, f"{prefix}/{str(k).lstrip('/')}" if k != '/**' else '/**')
+                walk(v, f'{prefix}/{str(k).lstrip("/")}' if k != '/**' else '/**')
 
     walk(doc, '')
-    if not found:                                   # a flat mapping of parameters
+    if not found:  # a flat mapping of parameters
         return dict(doc)
     wildcard = found.pop('/**', {})
     if node_name is None:
@@ -195,14 +237,18 @@ def _select_node(doc: Mapping, node_name: str | None) -> dict:
         elif len(base) == 1:
             chosen = base[0]
         else:
-            raise ParameterError('node_name', None, 'one of the nodes in the file: ' + ', '.join(names))
+            raise ParameterError(
+                'node_name', None, 'one of the nodes in the file: ' + ', '.join(names)
+            )
     else:
         want = node_name.lstrip('/')
         matches = [n for n in found if n.lstrip('/') == want or n.rsplit('/', 1)[-1] == want]
         if not matches:
             if wildcard:
                 return wildcard
-            raise ParameterError('node_name', node_name, 'a node in the file: ' + ', '.join(sorted(found)))
+            raise ParameterError(
+                'node_name', node_name, 'a node in the file: ' + ', '.join(sorted(found))
+            )
         chosen = matches[0]
     merged = dict(wildcard)
     merged.update(found[chosen])
@@ -228,7 +274,9 @@ def _str(name, v):
 
 
 def _floats(name, v, n=None):
-    if not isinstance(v, (list, tuple)) or any(isinstance(e, bool) or not isinstance(e, (int, float)) for e in v):
+    if not isinstance(v, (list, tuple)) or any(
+        isinstance(e, bool) or not isinstance(e, (int, float)) for e in v
+    ):
         raise ParameterError(name, v, 'a list of doubles')
     if n is not None and len(v) != n:
         raise ParameterError(name, v, f'a list of {n} doubles')
@@ -250,7 +298,9 @@ def _bools(name, v, n):
 def _cov(name, v):
     vals = _floats(name, v)
     if len(vals) not in (STATE_SIZE, STATE_SIZE * STATE_SIZE):
-        raise ParameterError(name, f'{len(vals)} values', '15 (diagonal) or 225 (full, row-major) values')
+        raise ParameterError(
+            name, f'{len(vals)} values', '15 (diagonal) or 225 (full, row-major) values'
+        )
     if not all(math.isfinite(e) for e in vals):
         raise ParameterError(name, v, 'finite values')
     cov = covariance_matrix(vals, name)
@@ -270,8 +320,9 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
         if isinstance(source, Path) or '\n' not in str(source):
             doc = load_yaml(source, what='ekf configuration')
         else:
-            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf '
-                                                                                 'configuration')
+            doc = parse_yaml(
+                str(source), where='<ekf configuration text>', what='ekf configuration'
+            )
     raw = _select_node(doc, node_name)
     raw = {k: v for k, v in raw.items() if not str(k).startswith('qos_overrides.')}
     used: set[str] = set()
@@ -295,42 +346,63 @@ def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
         elif kind == 'floats6':
             g[name] = _finite(name, _floats(name, v, 6))
     if not MIN_FREQUENCY_HZ <= g['frequency'] <= MAX_FREQUENCY_HZ:
-        raise ParameterError('frequency', g['frequency'],
-                             f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz')
+        raise ParameterError(
+            'frequency',
+            g['frequency'],
+            f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz',
+        )
     if g['sensor_timeout'] is None:
         g['sensor_timeout'] = 1.0 / g['frequency']
     if not 0.0 <= g['sensor_timeout'] <= MAX_SENSOR_TIMEOUT_S:
-        raise ParameterError('sensor_timeout', g['sensor_timeout'], f'a time in [0, '
-                                                                    f'{MAX_SENSOR_TIMEOUT_S:g}] s')
+        raise ParameterError(
+            'sensor_timeout', g['sensor_timeout'], f'a time in [0, {MAX_SENSOR_TIMEOUT_S:g}] s'
+        )
     if not 0.0 <= g['gravitational_acceleration'] <= MAX_GRAVITY_MPS2:
-        raise ParameterError('gravitational_acceleration', g['gravitational_acceleration'],
-                             f'an acceleration in [0, {MAX_GRAVITY_MPS2:g}] m/s^2')
+        raise ParameterError(
+            'gravitational_acceleration',
+            g['gravitational_acceleration'],
+            f'an acceleration in [0, {MAX_GRAVITY_MPS2:g}] m/s^2',
+        )
     for name in ('use_control', 'smooth_lagged_data'):
         if g[name]:
-            raise ParameterError(name, True, 'false: the built-in judge does not implement it '
-                                             '(use robot_localization itself for this configuration)')
+            raise ParameterError(
+                name,
+                True,
+                'false: the built-in judge does not implement it '
+                '(use robot_localization itself for this configuration)',
+            )
     if g['base_link_frame_output'] is None:
         g['base_link_frame_output'] = g['base_link_frame']
     if g['world_frame'] is None:
         g['world_frame'] = g['odom_frame']
     if g['world_frame'] not in (g['odom_frame'], g['map_frame']):
-        raise ParameterError('world_frame', g['world_frame'], f"odom_frame ({g['odom_frame']!r}) or map_frame "
-                                                               f"({g['map_frame']!r})")
+        raise ParameterError(
+            'world_frame',
+            g['world_frame'],
+            f'odom_frame ({g["odom_frame"]!r}) or map_frame ({g["map_frame"]!r})',
+        )
 
     sensors = []
     for kind in SENSOR_KINDS:
         n = 0
-        while f'{kind}{n}' in raw:                  # discovery stops at the first missing index
+        while f'{kind}{n}' in raw:  # discovery stops at the first missing index
             sensors.append(_sensor(kind, n, raw, used, g['gravitational_acceleration']))
             n += 1
     if not sensors and not isinstance(source, Mapping):
-        raise ParameterError('odom0 / pose0 / twist0 / imu0', None,
-                             'at least one sensor topic (the judge would never initialise)')
+        raise ParameterError(
+            'odom0 / pose0 / twist0 / imu0',
+            None,
+            'at least one sensor topic (the judge would never initialise)',
+        )
     unknown = sorted(set(raw) - used)
     if unknown:
-        raise ParameterError(unknown[0], raw[unknown[0]],
-                             'a robot_localization ekf_node parameter (unknown name'
-                             + (f's: {", ".join(unknown)}' if len(unknown) > 1 else '') + ')')
+        raise ParameterError(
+            unknown[0],
+            raw[unknown[0]],
+            'a robot_localization ekf_node parameter (unknown name'
+            + (f's: {", ".join(unknown)}' if len(unknown) > 1 else '')
+            + ')',
+        )
     fields = {k: g[k] for k in EkfParams.__dataclass_fields__ if k in g and g[k] is not None}
     extra = {k: g[k] for k in g if k not in EkfParams.__dataclass_fields__ and k in raw}
     return EkfParams(**fields, sensors=sensors, extra=extra)
@@ -365,23 +437,57 @@ def _sensor(kind: str, n: int, raw: Mapping, used: set, gravity: float) -> Senso
     th = {k[1:]: v for k, v in vals.items() if k.endswith('threshold')}
     parts = []
     if kind == 'odom':
-        # pose part clears 6..11, twist part clears 0..5; 12..14 are cleared in neither (upstream quirk)
-        parts.append(SubTopic(f'{name}_pose', 'pose', _cleared(cfg, TWIST_FLAGS), th['pose_rejection_threshold']))
-        parts.append(SubTopic(f'{name}_twist', 'twist', _cleared(cfg, POSE_FLAGS), th['twist_rejection_threshold']))
+        # pose part clears 6..11, twist part clears 0..5; 12..14 are cleared in neither (upstream
+        # quirk)
+        parts.append(
+            SubTopic(
+                f'{name}_pose', 'pose', _cleared(cfg, TWIST_FLAGS), th['pose_rejection_threshold']
+            )
+        )
+        parts.append(
+            SubTopic(
+                f'{name}_twist',
+                'twist',
+                _cleared(cfg, POSE_FLAGS),
+                th['twist_rejection_threshold'],
+            )
+        )
     elif kind == 'pose':
-        parts.append(SubTopic(name, 'pose', tuple(cfg[:6]) + (False,) * 9, th['rejection_threshold']))
+        parts.append(
+            SubTopic(name, 'pose', tuple(cfg[:6]) + (False,) * 9, th['rejection_threshold'])
+        )
     elif kind == 'twist':
         parts.append(SubTopic(name, 'twist', _cleared(cfg, POSE_FLAGS), th['rejection_threshold']))
     else:
-        parts.append(SubTopic(f'{name}_pose', 'pose', _only(cfg, (3, 4, 5)), th['pose_rejection_threshold']))
-        parts.append(SubTopic(f'{name}_twist', 'twist', _only(cfg, (9, 10, 11)), th['twist_rejection_threshold']))
-        parts.append(SubTopic(f'{name}_acceleration', 'acceleration', _only(cfg, (12, 13, 14)),
-                              th['linear_acceleration_rejection_threshold']))
+        parts.append(
+            SubTopic(f'{name}_pose', 'pose', _only(cfg, (3, 4, 5)), th['pose_rejection_threshold'])
+        )
+        parts.append(
+            SubTopic(
+                f'{name}_twist', 'twist', _only(cfg, (9, 10, 11)), th['twist_rejection_threshold']
+            )
+        )
+        parts.append(
+            SubTopic(
+                f'{name}_acceleration',
+                'acceleration',
+                _only(cfg, (12, 13, 14)),
+                th['linear_acceleration_rejection_threshold'],
+            )
+        )
     return SensorConfig(
-        name=name, kind=kind, topic=topic, config=tuple(cfg), differential=vals.get('_differential', False),
-        relative=vals.get('_relative', False), pose_use_child_frame=vals.get('_pose_use_child_frame', False),
+        name=name,
+        kind=kind,
+        topic=topic,
+        config=tuple(cfg),
+        differential=vals.get('_differential', False),
+        relative=vals.get('_relative', False),
+        pose_use_child_frame=vals.get('_pose_use_child_frame', False),
         remove_gravitational_acceleration=vals.get('_remove_gravitational_acceleration', False),
-        queue_size=vals['_queue_size'], thresholds=th, subtopics=tuple(p for p in parts if p.active))
+        queue_size=vals['_queue_size'],
+        thresholds=th,
+        subtopics=tuple(p for p in parts if p.active),
+    )
 
 
 def _cleared(cfg, sl: slice) -> tuple:

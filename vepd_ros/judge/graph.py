@@ -1,16 +1,23 @@
-"""Offline co-simulation of the judge graph: ekf_node + navsat_transform_node, IMU + NavSatFix in,
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Offline co-simulation of the judge graph: ekf_node + navsat_transform_node, IMU + NavSatFix in,
 /odometry/filtered out — the whole ROS graph of design §1 without transport.
 
 Timing model (deterministic; one model for the single run, the batch and `vepd judge replay`):
-* zero transport latency: a message exists for its subscriber at its **arrival** time (a bag's record
-  time; for simulated data arrival = header stamp unless given);
-* each node's timer fires at its own frequency: ekf ticks at ``ekf_first_tick_ns + k·(1/frequency)``,
-  navsat ticks at ``navsat_first_tick_ns + k·(1/frequency)`` (periods truncated to ns, as std::chrono
-  does); by default both nodes start at the first arrival, so the first ticks are one period later
-  (navsat: plus its ``delay``);
+* zero transport latency: a message exists for its subscriber at its **arrival** time (a bag's
+  record time; for simulated data arrival = header stamp unless given);
+* each node's timer fires at its own frequency: ekf ticks at ``ekf_first_tick_ns +
+  k·(1/frequency)``, navsat ticks at ``navsat_first_tick_ns + k·(1/frequency)`` (periods truncated
+  to ns, as std::chrono does); by default both nodes start at the first arrival, so the first ticks
+  are one period later (navsat: plus its ``delay``);
 * the EKF queue receives a message at its arrival; the EKF state only changes inside its timer
-  callback, so preparing the message at arrival or at the next tick is the same thing (the rl_golden
-  delivery rule);
+  callback, so preparing the message at arrival or at the next tick is the same thing (the
+  rl_golden delivery rule);
 * the feedback loop: each published /odometry/filtered goes to navsat at the EKF tick time; each
   /odometry/gps goes to the EKF queue at the navsat tick time (stamp = fix stamp);
 * same-instant order: sensor arrivals, then the navsat tick, then the EKF tick.
@@ -50,29 +57,32 @@ because navsat's publication times, and so the EKF's timing, depend on it.
 
 ``use_control`` (on in ART's ekf.yaml, but nothing publishes cmd_vel there) is emulated here as
 robot_localization does with a command that is always timed out: each prediction decelerates the
-controlled velocities toward 0 (``control_timeout`` passed), linear axes measured by an IMU excluded.
+controlled velocities toward 0 (``control_timeout`` passed), linear axes measured by an IMU
+excluded.
 """
+
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 import heapq
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
-
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import EkfParams, load_ekf_params
-from vepd_ros.judge.ekf import STATE_NAMES, Ekf, wrap
-from vepd_ros.judge.filter import NodeOutputs, _loop_k1, _process, delivery_order, series_tables
+from vepd_ros.judge.ekf import Ekf, STATE_NAMES, wrap
+from vepd_ros.judge.filter import _loop_k1, _process, delivery_order, NodeOutputs, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
-from vepd_ros.judge.navsat import NavSatCore, gps_batch_arrays, load_navsat_params, utm_forward
+from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
 
 GPS_ODOM_TOPIC = 'odometry/gps'
+
+
 class SpanError(ValueError):
     """The data span needs more than MAX_TICKS filter cycles (callers add the file and topic)."""
 
@@ -81,14 +91,23 @@ MAX_TICKS = 50_000_000
 """Most filter cycles one replay runs (about 14 h at 1 kHz, 19 days at 30 Hz): the time grid is
 allocated up front, so a message stamped years outside a recording (a clock glitch) is an error
 naming the span, not a many-GiB allocation."""
-_CONTROL_KEYS = ('control_timeout', 'control_config', 'acceleration_limits', 'acceleration_gains',
-                 'deceleration_limits', 'deceleration_gains', 'stamped_control')
+_CONTROL_KEYS = (
+    'control_timeout',
+    'control_config',
+    'acceleration_limits',
+    'acceleration_gains',
+    'deceleration_limits',
+    'deceleration_gains',
+    'stamped_control',
+)
 
 
-# ---------------------------------------------------------------------------------------------- params
+# ----------------------------------------------------------------------------------------------
+# params
 @dataclass
 class ControlParams:
     """The control block of ekf_node (reference §8), with the command always timed out."""
+
     update_vector: tuple
     acceleration_limits: tuple
     acceleration_gains: tuple
@@ -103,10 +122,12 @@ class JudgeParams:
 
 
 def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
-    """robot_localization ekf YAML (path, text or mapping) → EkfParams plus the control block.
+    """
+    robot_localization ekf YAML (path, text or mapping) → EkfParams plus the control block.
 
     ``load_ekf_params`` refuses ``use_control: true``; the ART file has it, so it is read here:
-    the control parameters are taken aside and emulated by the graph (command always timed out)."""
+    the control parameters are taken aside and emulated by the graph (command always timed out).
+    """
     if isinstance(source, JudgeParams):
         return source
     if isinstance(source, EkfParams):
@@ -115,11 +136,13 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
         doc = copy.deepcopy(dict(source))
     else:
         from vepd_ros.yamlio import load_yaml, parse_yaml
+
         if isinstance(source, Path) or '\n' not in str(source):
             doc = load_yaml(source, what='ekf configuration')
         else:
-            doc = parse_yaml(str(source), where='<ekf configuration text>', what='ekf '
-                                                                                 'configuration')
+            doc = parse_yaml(
+                str(source), where='<ekf configuration text>', what='ekf configuration'
+            )
     use_control = []
 
     def strip(d):
@@ -130,43 +153,62 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
             use_control.append(True)
         for v in d.values():
             strip(v)
+
     strip(doc)
     params = load_ekf_params(doc, node_name)
     if not params.sensors and not isinstance(source, Mapping):
         where = 'the ekf configuration text' if '\n' in str(source) else str(source)
-        raise ValueError(f'{where}: no sensor (odom0 / pose0 / twist0 / imu0) in its ros__parameters: '
-                         'the judge would never initialise')
+        raise ValueError(
+            f'{where}: no sensor (odom0 / pose0 / twist0 / imu0) in its ros__parameters: '
+            'the judge would never initialise'
+        )
     if not use_control:
         return JudgeParams(params, None)
     ex = params.extra
     cfg = list(ex.get('control_config') or [False] * 6)
-    for s in params.sensors:                       # an IMU measuring that linear acceleration disables it
+    for s in params.sensors:  # an IMU measuring that linear acceleration disables it
         if s.kind == 'imu':
             for i in range(3):
                 if s.config[12 + i]:
                     cfg[i] = False
     al = tuple(ex.get('acceleration_limits') or (1.0,) * 6)
     ag = tuple(ex.get('acceleration_gains') or (1.0,) * 6)
-    ctl = ControlParams(tuple(cfg), al, ag, tuple(ex.get('deceleration_limits') or al),
-                        tuple(ex.get('deceleration_gains') or ag))
+    ctl = ControlParams(
+        tuple(cfg),
+        al,
+        ag,
+        tuple(ex.get('deceleration_limits') or al),
+        tuple(ex.get('deceleration_gains') or ag),
+    )
     return JudgeParams(params, ctl if any(cfg) else None)
 
 
 class _ControlledEkf(Ekf):
-    """Ekf whose prediction first applies robot_localization's control acceleration for a timed-out
+    """
+    Ekf whose prediction first applies robot_localization's control acceleration for a timed-out
     (zero) command. The transfer matrix uses the prior angles, which control does not change, so
-    A·(x + δ) = A·x + A·δ: the base prediction (Jacobian and Q from the prior state, as upstream) plus
-    A·δ for the control change δ."""
+    A·(x + δ) = A·x + A·δ: the base prediction (Jacobian and Q from the prior state, as upstream)
+    plus A·δ for the control change δ.
+    """
 
     def __init__(self, control: ControlParams, **kw):
         super().__init__(**kw)
         self.ctl = control
         self._idx = [i for i in range(6) if control.update_vector[i]]
-        # K = 1: per controlled axis (state column, deceleration limit/gain, acceleration limit/gain)
-        self._axes = [(i, control.deceleration_limits[i], control.deceleration_gains[i],
-                       control.acceleration_limits[i], control.acceleration_gains[i]) for i in self._idx]
-        self._linear = any(i < 3 for i in self._idx)      # δ reaches x[12:15] (position term below)
-        self._tan_of, self._tan = math.nan, math.nan      # numpy's tan of the last pitch (memo)
+        # K = 1: per controlled axis (state column, deceleration limit/gain, acceleration
+        # limit/gain)
+        self._axes = [
+            (
+                i,
+                control.deceleration_limits[i],
+                control.deceleration_gains[i],
+                control.acceleration_limits[i],
+                control.acceleration_gains[i],
+            )
+            for i in self._idx
+        ]
+        self._linear = any(i < 3 for i in self._idx)  # δ reaches x[12:15] (position term below)
+        self._tan_of, self._tan = math.nan, math.nan  # numpy's tan of the last pitch (memo)
 
     def predict(self, dt: float) -> None:
         if self.K == 1:
@@ -177,11 +219,11 @@ class _ControlledEkf(Ekf):
         c = self.ctl
         for i in self._idx:
             v = x[:, 6 + i]
-            err = -v                                           # command 0 (timed out)
-            dec = np.abs(v) > 0.0                              # |set point 0| < |state|
+            err = -v  # command 0 (timed out)
+            dec = np.abs(v) > 0.0  # |set point 0| < |state|
             lim = np.where(dec, c.deceleration_limits[i], c.acceleration_limits[i])
             gain = np.where(dec, c.deceleration_gains[i], c.acceleration_gains[i])
-            acc = np.minimum(np.maximum(gain * err, -lim), lim)   # np.clip, without its overhead
+            acc = np.minimum(np.maximum(gain * err, -lim), lim)  # np.clip, without its overhead
             if i >= 3:
                 delta[:, 6 + i] = acc * dt
             else:
@@ -190,15 +232,18 @@ class _ControlledEkf(Ekf):
         self._predict_batch(dt, delta)
 
     def _predict_controlled_k1(self, dt: float) -> None:
-        """K = 1: the base prediction, then A·δ for the control change δ, in scalar Python — the same
-        operations in the same order as the array form it replaced, with numpy's sin/cos/tan (elementwise,
-        so three angles in one call give what three (1,)-arrays gave), hence the same bits."""
+        """
+        K = 1: the base prediction, then A·δ for the control change δ, in scalar Python — the same
+        operations in the same order as the array form it replaced, with numpy's sin/cos/tan
+        (elementwise, so three angles in one call give what three (1,)-arrays gave), hence the same
+        bits.
+        """
         xl = self.x[0].tolist()
         d = [0.0] * 15
         for i, dlim, dgain, alim, again in self._axes:
             v = xl[6 + i]
-            lim, gain = (dlim, dgain) if abs(v) > 0.0 else (alim, again)   # |set point 0| < |state|
-            a = gain * -v                                      # command 0 (timed out)
+            lim, gain = (dlim, dgain) if abs(v) > 0.0 else (alim, again)  # |set point 0| < |state|
+            a = gain * -v  # command 0 (timed out)
             a = _np_max(a, -lim)
             a = _np_min(a, lim)
             if i >= 3:
@@ -207,14 +252,14 @@ class _ControlledEkf(Ekf):
                 d[12 + i] = a - xl[12 + i]
         r, p, y = xl[3], xl[4], xl[5]
         out = self._predict_k1_list(dt, xl)
-        if d.count(0.0) == 15:                                # δ = 0 (NaN is not == 0, as in ndarray.any())
+        if d.count(0.0) == 15:  # δ = 0 (NaN is not == 0, as in ndarray.any())
             self.x = np.array([out])
             return
         ang = np.array((r, p, y))
-        sr, sp, sy = np.sin(ang).tolist()                     # numpy's sin/cos/tan, as the array form had
-        cr, cp, cy = np.cos(ang).tolist()                     # (not math's: numpy may use SIMD versions)
+        sr, sp, sy = np.sin(ang).tolist()  # numpy's sin/cos/tan, as the array form had
+        cr, cp, cy = np.cos(ang).tolist()  # (not math's: numpy may use SIMD versions)
         if p == self._tan_of and math.copysign(1.0, p) == math.copysign(1.0, self._tan_of):
-            tp = self._tan                                    # the same pitch as last time (two_d_mode: always 0)
+            tp = self._tan  # the same pitch as last time (two_d_mode: always 0)
         else:
             tp = self._tan = float(np.tan(ang[1:2])[0])
             self._tan_of = p
@@ -225,12 +270,21 @@ class _ControlledEkf(Ekf):
         out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
         out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
         out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
-        # linear-acceleration columns 12..14 into position (R h) and velocity (dt). With δ[12:15] = 0 the
-        # position term is ±0 and changes nothing unless a position is ±0 or R is not finite: skipped then only
-        if self._linear or not (math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]):
-            R = np.array([[[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                           [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                           [-sp, cp * sr, cp * cr]]])
+        # linear-acceleration columns 12..14 into position (R h) and velocity (dt). With δ[12:15] =
+        # 0 the position term is ±0 and changes nothing unless a position is ±0 or R is not finite:
+        # skipped then only
+        if self._linear or not (
+            math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
+        ):
+            R = np.array(
+                [
+                    [
+                        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                        [-sp, cp * sr, cp * cr],
+                    ]
+                ]
+            )
             dv = np.array([d])
             pos = (h * np.einsum('kij,kj->ki', R, dv[:, 12:15]))[0].tolist()
             out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
@@ -256,15 +310,20 @@ def _np_min(a: float, b: float) -> float:
 GRAVITY_FRAMES = ('imu', 'base_link')
 
 
-def imu_gravity_removal(params: EkfParams, tf, sensor, frame_id: str, q, a, ocov, gravity_frame: str = 'imu'):
-    """Gravity removal of an IMU with orientation, in the order of ``gravity_frame``.
+def imu_gravity_removal(
+    params: EkfParams, tf, sensor, frame_id: str, q, a, ocov, gravity_frame: str = 'imu'
+):
+    """
+    Gravity removal of an IMU with orientation, in the order of ``gravity_frame``.
 
-    'imu': subtract R_msgᵀ·(0,0,g) (relative: Rotᵀ·R_msgᵀ·(0,0,g)) from the raw acceleration in the IMU frame,
-    then rotate — robot_localization ROS 1 (noetic; the source of the upstream bag-test numbers) and ROS 2
-    after PR #946 (2025-09). 'base_link': leave it to the message layer, which subtracts after rotating to
-    base_link — the 3.5/3.6 snapshot (reference §6.5), wrong for rotated IMUs. Identical for an IMU
-    mounted without rotation. Returns (sensor', a'): sensor' has the removal switched off when it was done
-    here (messages without orientation, covariance[0] == −1, are left to the message layer)."""
+    'imu': subtract R_msgᵀ·(0,0,g) (relative: Rotᵀ·R_msgᵀ·(0,0,g)) from the raw acceleration in the
+    IMU frame, then rotate — robot_localization ROS 1 (noetic; the source of the upstream bag-test
+    numbers) and ROS 2 after PR #946 (2025-09). 'base_link': leave it to the message layer, which
+    subtracts after rotating to base_link — the 3.5/3.6 snapshot (reference §6.5), wrong for
+    rotated IMUs. Identical for an IMU mounted without rotation. Returns (sensor', a'): sensor' has
+    the removal switched off when it was done here (messages without orientation, covariance[0] ==
+    −1, are left to the message layer).
+    """
     if gravity_frame not in GRAVITY_FRAMES:
         raise ValueError(f'gravity_frame {gravity_frame!r}: expected one of {GRAVITY_FRAMES}')
     if gravity_frame == 'base_link' or not sensor.remove_gravitational_acceleration:
@@ -272,7 +331,9 @@ def imu_gravity_removal(params: EkfParams, tf, sensor, frame_id: str, q, a, ocov
     if np.any(np.abs(np.asarray(ocov)[..., 0] + 1.0) < 1e-9):
         return sensor, a
     import dataclasses
-    from vepd_ros.judge.measurements import QUAT_MIN_NORM2, _quat_matrix
+
+    from vepd_ros.judge.measurements import _quat_matrix, QUAT_MIN_NORM2
+
     g = params.gravitational_acceleration
     q = np.asarray(q, float)
     with np.errstate(over='ignore', invalid='ignore'):
@@ -283,31 +344,42 @@ def imu_gravity_removal(params: EkfParams, tf, sensor, frame_id: str, q, a, ocov
     if not usable.all():
         # which the message layer ignores
         q = np.where(usable[..., None], q, [0.0, 0.0, 0.0, 1.0])
-    Rq = _quat_matrix(q)                                             # and counts
-    grav = g * Rq[..., 2, :]                                         # R_msgᵀ (0,0,g)
+    Rq = _quat_matrix(q)  # and counts
+    grav = g * Rq[..., 2, :]  # R_msgᵀ (0,0,g)
     if not usable.all():
         grav = np.where(usable[..., None], grav, np.nan)
     if sensor.relative:
         try:
-            Rt, _ = tf.lookup(params.base_link_frame, frame_id or params.base_link_frame) if tf is not None \
+            Rt, _ = (
+                tf.lookup(params.base_link_frame, frame_id or params.base_link_frame)
+                if tf is not None
                 else (np.eye(3), None)
+            )
         except LookupError:
             return sensor, a
         if Rt is None:
             return sensor, a
-        grav = grav @ Rt                                             # Rotᵀ·(R_msgᵀ g), row form
-    return dataclasses.replace(sensor, remove_gravitational_acceleration=False), np.asarray(a, float) - grav
+        grav = grav @ Rt  # Rotᵀ·(R_msgᵀ g), row form
+    return dataclasses.replace(sensor, remove_gravitational_acceleration=False), np.asarray(
+        a, float
+    ) - grav
 
 
 def with_sensors(params: EkfParams, sensors) -> EkfParams:
     import dataclasses
+
     return dataclasses.replace(params, sensors=list(sensors))
 
 
 def make_judge_ekf(jp: JudgeParams, k: int) -> Ekf:
     p = jp.ekf
-    kw = dict(process_noise=p.process_noise_covariance, initial_covariance=p.initial_estimate_covariance,
-              initial_state=p.initial_state, k=k, dynamic_process_noise=p.dynamic_process_noise_covariance)
+    kw = {
+        'process_noise': p.process_noise_covariance,
+        'initial_covariance': p.initial_estimate_covariance,
+        'initial_state': p.initial_state,
+        'k': k,
+        'dynamic_process_noise': p.dynamic_process_noise_covariance,
+    }
     return _ControlledEkf(jp.control, **kw) if jp.control is not None else Ekf(**kw)
 
 
@@ -319,17 +391,19 @@ def _norm_topic(t: str) -> str:
     return (t or '').strip('/')
 
 
-# ---------------------------------------------------------------------------------------------- engine
+# ----------------------------------------------------------------------------------------------
+# engine
 @dataclass
 class NavsatInputs:
     """What navsat_transform receives besides odometry/filtered, as arrays (K leading axis)."""
+
     fix_arrival_ns: np.ndarray
     fix_stamp_ns: np.ndarray
-    lat: np.ndarray                    # (K, m)
+    lat: np.ndarray  # (K, m)
     lon: np.ndarray
     alt: np.ndarray
-    cov: np.ndarray                    # (K, m, 9)
-    status: np.ndarray                 # (K, m)
+    cov: np.ndarray  # (K, m, 9)
+    status: np.ndarray  # (K, m)
     fix_frame: str = 'gps'
     imu_arrival_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     imu_stamp_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -341,34 +415,55 @@ class NavsatInputs:
 class GraphResult:
     tick_ns: np.ndarray
     stamp_ns: np.ndarray
-    state: np.ndarray                  # (K, T, 15)
-    cov: np.ndarray                    # (K, T, 15) diagonal or (K, T, 15, 15)
+    state: np.ndarray  # (K, T, 15)
+    cov: np.ndarray  # (K, T, 15) diagonal or (K, T, 15, 15)
     gps_odom_stamp_ns: np.ndarray
-    gps_odom_position: np.ndarray      # (K, G, 3)
+    gps_odom_position: np.ndarray  # (K, G, 3)
     gps_filtered: list = field(default_factory=list)
     dropped: dict = field(default_factory=dict)
 
     def as_dict(self, full_covariance: bool = False) -> dict:
-        out = {'stamp_ns': self.stamp_ns, 'tick_ns': self.tick_ns, 'state': self.state,
-               ('P' if full_covariance else 'p_diag'): self.cov,
-               'gps_odom_stamp_ns': self.gps_odom_stamp_ns, 'gps_odom_position': self.gps_odom_position}
+        out = {
+            'stamp_ns': self.stamp_ns,
+            'tick_ns': self.tick_ns,
+            'state': self.state,
+            ('P' if full_covariance else 'p_diag'): self.cov,
+            'gps_odom_stamp_ns': self.gps_odom_stamp_ns,
+            'gps_odom_position': self.gps_odom_position,
+        }
         for i, name in enumerate(STATE_NAMES):
             out[name.lower()] = self.state[:, :, i]
         out['speed'] = np.hypot(self.state[:, :, 6], self.state[:, :, 7])
         return out
 
 
-def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = None,
-              nav_in: NavsatInputs | None = None, tf: StaticTransforms | None = None,
-              builder: MeasurementBuilder | None = None, *, t_start_ns: int, t_end_ns: int,
-              ekf_first_tick_ns: int | None = None, navsat_first_tick_ns: int | None = None,
-              full_covariance: bool = False, keep_unpublished: bool = False,
-              record_filtered_gps: bool = False) -> GraphResult:
-    """The event loop. ``series``: prepared EKF measurement series (``MeasurementBuilder.*_arrays`` with
-    ``arrivals``), in the order upstream callbacks would enqueue same-arrival parts. With ``navsat``
-    (params) and ``nav_in``, navsat_transform runs and its odometry/gps goes to the EKF sensor whose
-    topic is odometry/gps (prepared by ``builder``). K = 1 runs ``filter._loop_k1`` (the node loop's
-    scalar fast path, with navsat as a second timer), K > 1 the batch loop below; same semantics."""
+def run_graph(
+    judge: JudgeParams,
+    series: list,
+    k: int,
+    navsat: dict | None = None,
+    nav_in: NavsatInputs | None = None,
+    tf: StaticTransforms | None = None,
+    builder: MeasurementBuilder | None = None,
+    *,
+    t_start_ns: int,
+    t_end_ns: int,
+    ekf_first_tick_ns: int | None = None,
+    navsat_first_tick_ns: int | None = None,
+    full_covariance: bool = False,
+    keep_unpublished: bool = False,
+    record_filtered_gps: bool = False,
+) -> GraphResult:
+    """
+    The event loop.
+
+    ``series``: prepared EKF measurement series (``MeasurementBuilder.*_arrays`` with
+    ``arrivals``), in the order upstream callbacks would enqueue same-arrival parts. With
+    ``navsat`` (params) and ``nav_in``, navsat_transform runs and its odometry/gps goes to the EKF
+    sensor whose topic is odometry/gps (prepared by ``builder``). K = 1 runs ``filter._loop_k1``
+    (the node loop's scalar fast path, with navsat as a second timer), K > 1 the batch loop below;
+    same semantics.
+    """
     p = judge.ekf
     ekf = make_judge_ekf(judge, k)
     builder = builder or MeasurementBuilder(p, tf)
@@ -376,12 +471,17 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     first = t_start_ns + period if ekf_first_tick_ns is None else int(ekf_first_tick_ns)
     n_ticks = (int(t_end_ns) - first) // period + 1 if t_end_ns >= first else 0
     if n_ticks > MAX_TICKS:
-        raise SpanError(f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
-                         f'{n_ticks} filter cycles at {1e9 / period:g} Hz, more than {MAX_TICKS}: '
-                         'a message stamped far outside the recording? (check the header stamps)')
-    ekf_ticks = (np.arange(first, t_end_ns + 1, period, dtype=np.int64) if n_ticks
-                 else np.zeros(0, np.int64))
-    events = delivery_order(series)            # static EKF deliveries: (arrival, series order, sample)
+        raise SpanError(
+            f'the data span {(int(t_end_ns) - int(t_start_ns)) / 1e9:.6g} s needs '
+            f'{n_ticks} filter cycles at {1e9 / period:g} Hz, more than {MAX_TICKS}: '
+            'a message stamped far outside the recording? (check the header stamps)'
+        )
+    ekf_ticks = (
+        np.arange(first, t_end_ns + 1, period, dtype=np.int64)
+        if n_ticks
+        else np.zeros(0, np.int64)
+    )
+    events = delivery_order(series)  # static EKF deliveries: (arrival, series order, sample)
 
     # navsat
     nav = None
@@ -389,23 +489,31 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     gps_sensor = None
     if navsat is not None and nav_in is not None:
         nav = NavSatCore(navsat, k=k, tf=tf)
-        nfirst = (t_start_ns + nav.delay_ns + nav.period_ns) if navsat_first_tick_ns is None else int(navsat_first_tick_ns)
+        nfirst = (
+            (t_start_ns + nav.delay_ns + nav.period_ns)
+            if navsat_first_tick_ns is None
+            else int(navsat_first_tick_ns)
+        )
         if (int(t_end_ns) - nfirst) // nav.period_ns + 1 > MAX_TICKS:
             span_s = (int(t_end_ns) - int(t_start_ns)) / 1e9
-            raise SpanError(f'the data span {span_s:.6g} s needs '
-                             f'more than {MAX_TICKS} navsat_transform cycles: a message stamped '
-                             'far outside the recording? (check the header stamps)')
+            raise SpanError(
+                f'the data span {span_s:.6g} s needs '
+                f'more than {MAX_TICKS} navsat_transform cycles: a message stamped '
+                'far outside the recording? (check the header stamps)'
+            )
         if t_end_ns >= nfirst:
             nav_ticks = np.arange(nfirst, t_end_ns + 1, nav.period_ns, dtype=np.int64)
         for s in p.sensors:
             if s.kind == 'odom' and _norm_topic(s.topic) == GPS_ODOM_TOPIC:
                 gps_sensor = s
                 break
-        # navsat static events: fixes and IMU orientation, by arrival (IMU only matters before the datum, and
-        # not at all without the imu subscription: use_odometry_yaw, manual datum)
+        # navsat static events: fixes and IMU orientation, by arrival (IMU only matters before the
+        # datum, and not at all without the imu subscription: use_odometry_yaw, manual datum)
         imu_arr = nav_in.imu_arrival_ns if nav.imu_sub_active else np.zeros(0, np.int64)
         ev_t = np.concatenate([nav_in.fix_arrival_ns, imu_arr]).astype(np.int64)
-        ev_kind = np.concatenate([np.zeros(nav_in.fix_arrival_ns.size, np.int8), np.ones(imu_arr.size, np.int8)])
+        ev_kind = np.concatenate(
+            [np.zeros(nav_in.fix_arrival_ns.size, np.int8), np.ones(imu_arr.size, np.int8)]
+        )
         ev_idx = np.concatenate([np.arange(nav_in.fix_arrival_ns.size), np.arange(imu_arr.size)])
         o = np.lexsort((ev_kind, ev_t))
         nev_t, nev_kind, nev_idx = ev_t[o].tolist(), ev_kind[o].tolist(), ev_idx[o].tolist()
@@ -418,11 +526,20 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         while i < len(nev_t) and nev_t[i] <= t:
             j = nev_idx[i]
             if nev_kind[i] == 0:
-                nav.on_fix(int(nav_in.fix_stamp_ns[j]), nav_in.lat[:, j], nav_in.lon[:, j], nav_in.alt[:, j],
-                           cov=nav_in.cov[:, j], status=nav_in.status[:, j], frame_id=nav_in.fix_frame,
-                           utm=(fx[:, j], fy[:, j], fzone[:, j], fnorth[:, j]))
+                nav.on_fix(
+                    int(nav_in.fix_stamp_ns[j]),
+                    nav_in.lat[:, j],
+                    nav_in.lon[:, j],
+                    nav_in.alt[:, j],
+                    cov=nav_in.cov[:, j],
+                    status=nav_in.status[:, j],
+                    frame_id=nav_in.fix_frame,
+                    utm=(fx[:, j], fy[:, j], fzone[:, j], fnorth[:, j]),
+                )
             elif nav.imu_sub_active:
-                nav.on_imu(int(nav_in.imu_stamp_ns[j]), nav_in.imu_quat[:, j], frame_id=nav_in.imu_frame)
+                nav.on_imu(
+                    int(nav_in.imu_stamp_ns[j]), nav_in.imu_quat[:, j], frame_id=nav_in.imu_frame
+                )
             i += 1
         ne[0] = i
 
@@ -432,7 +549,10 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
     zero36 = np.zeros((k, 1, 36))
 
     def navsat_timer(now: int) -> list:
-        """navsat's timer callback at ``now``: its odometry/gps publication as EKF series (arrival now)."""
+        """
+        Navsat's timer callback at ``now``: its odometry/gps publication as EKF series (arrival
+        now).
+        """
         nav_feed_until(now)
         godom, gfilt = nav.tick(filtered=record_filtered_gps)
         if gfilt is not None:
@@ -440,57 +560,103 @@ def run_graph(judge: JudgeParams, series: list, k: int, navsat: dict | None = No
         if godom is None:
             return []
         if not godom['valid'].all():
-            raise ValueError('navsat published for some runs only; split the batch by GPS validity')
+            raise ValueError(
+                'navsat published for some runs only; split the batch by GPS validity'
+            )
         st = int(godom['stamp_ns'][0])
         gps_stamps.append(st)
         gps_pos.append(godom['position'].copy())
         if gps_sensor is None:
             return []
         return builder.odometry_arrays(
-            gps_sensor, np.array([st], np.int64), godom['position'][:, None, :], godom['quaternion'][:, None, :],
-            godom['pose_covariance'][:, None, :], zero3, zero3, zero36, frame_id=godom['frame_id'] or world,
-            child_frame_id='', arrivals=np.array([now], np.int64))
+            gps_sensor,
+            np.array([st], np.int64),
+            godom['position'][:, None, :],
+            godom['quaternion'][:, None, :],
+            godom['pose_covariance'][:, None, :],
+            zero3,
+            zero3,
+            zero36,
+            frame_id=godom['frame_id'] or world,
+            child_frame_id='',
+            arrivals=np.array([now], np.int64),
+        )
 
     def odometry_to_navsat(now: int, stamp: int) -> None:
-        """A published /odometry/filtered reaches navsat (at the EKF tick time); the message (pose quaternion,
-        pose covariance) is built only if navsat reads it."""
+        """
+        A published /odometry/filtered reaches navsat (at the EKF tick time); the message (pose
+        quaternion, pose covariance) is built only if navsat reads it.
+        """
         nav_feed_until(now)
         x, P6 = ekf.x.copy(), ekf.P[:, 0:6, 0:6].copy()
-        nav.on_odom_deferred(stamp, lambda: (x[:, 0:3], quaternion_from_rpy(x[:, 3], x[:, 4], x[:, 5]),
-                                             P6.reshape(k, 36)), frame_id=world, child_frame_id=base_out)
+        nav.on_odom_deferred(
+            stamp,
+            lambda: (x[:, 0:3], quaternion_from_rpy(x[:, 3], x[:, 4], x[:, 5]), P6.reshape(k, 36)),
+            frame_id=world,
+            child_frame_id=base_out,
+        )
 
     out = NodeOutputs(p, ekf_ticks.size, k, full_covariance, keep_unpublished)
-    with gc_paused():                          # the loop's queue entries and lists are acyclic (perf.gc_paused)
+    with gc_paused():  # the loop's queue entries and lists are acyclic (perf.gc_paused)
         if k == 1 and K1_LOOP:
-            _loop_k1(ekf, series, ekf_ticks.tolist(), events, out, fuse_parts=False,
-                     timer=None if nav is None else (nav_ticks.tolist(), navsat_timer),
-                     on_publish=None if nav is None else odometry_to_navsat)
+            _loop_k1(
+                ekf,
+                series,
+                ekf_ticks.tolist(),
+                events,
+                out,
+                fuse_parts=False,
+                timer=None if nav is None else (nav_ticks.tolist(), navsat_timer),
+                on_publish=None if nav is None else odometry_to_navsat,
+            )
         else:
-            _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat,
-                        nav is not None)
+            _batch_loop(
+                ekf,
+                series,
+                ekf_ticks,
+                nav_ticks,
+                events,
+                out,
+                navsat_timer,
+                odometry_to_navsat,
+                nav is not None,
+            )
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
-    return GraphResult(out.tick[:out.rows], out.stamp[:out.rows], x_out, P_out, np.array(gps_stamps, np.int64),
-                       np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)), filtered,
-                       _drops(builder, nav, ekf))
+    return GraphResult(
+        out.tick[: out.rows],
+        out.stamp[: out.rows],
+        x_out,
+        P_out,
+        np.array(gps_stamps, np.int64),
+        np.stack(gps_pos, 1) if G else np.zeros((k, 0, 3)),
+        filtered,
+        _drops(builder, nav, ekf),
+    )
 
 
-def explain_no_estimate(dropped: Mapping[str, int] | None,
-                        static_tf_option: str = '--static-tf') -> str:
-    """Why a judge run gave no usable estimate, from its drop counts, and what to pass: a missing
+def explain_no_estimate(
+    dropped: Mapping[str, int] | None, static_tf_option: str = '--static-tf'
+) -> str:
+    """
+    Why a judge run gave no usable estimate, from its drop counts, and what to pass: a missing
     static transform names the frames and the ``--static-tf "PARENT CHILD x y z roll pitch yaw"``
-    to give."""
+    to give.
+    """
     import re
+
     dropped = dict(dropped or {})
     hints, seen = [], set()
     for reason in dropped:
         m = re.search(r"no transform from '([^']*)' to '([^']*)'", reason)
         if m and (m[2], m[1]) not in seen:
             seen.add((m[2], m[1]))
-            hints.append(f'no static transform {m[2]} -> {m[1]} (the {m[1]!r} frame of the '
-                         f'messages): pass '
-                         f'{static_tf_option} "{m[2]} {m[1]} X Y Z ROLL PITCH YAW" (the sensor '
-                         f'mounting)')
+            hints.append(
+                f'no static transform {m[2]} -> {m[1]} (the {m[1]!r} frame of the '
+                f'messages): pass '
+                f'{static_tf_option} "{m[2]} {m[1]} X Y Z ROLL PITCH YAW" (the sensor '
+                f'mounting)'
+            )
     if hints:
         return '; '.join(hints)
     if dropped:
@@ -500,8 +666,10 @@ def explain_no_estimate(dropped: Mapping[str, int] | None,
 
 
 def _drops(builder, nav, ekf) -> dict:
-    """Every message the graph dropped, by reason: the EKF's message layer and update guard, and
-    navsat's."""
+    """
+    Every message the graph dropped, by reason: the EKF's message layer and update guard, and
+    navsat's.
+    """
     out = dict(builder.dropped)
     out.update(getattr(ekf, 'drops', {}))
     if nav is not None:
@@ -515,13 +683,17 @@ K1_LOOP = True
 ``_process`` (the reference the fast loop is tested against, bit for bit)."""
 
 
-def _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, with_nav) -> None:
-    """run_graph's general event loop: for K > 1 the batch update without ``_process``'s checks, for K = 1
-    (only with ``K1_LOOP`` off) every measurement through ``_process``."""
+def _batch_loop(
+    ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, with_nav
+) -> None:
+    """
+    run_graph's general event loop: for K > 1 the batch update without ``_process``'s checks, for K
+    = 1 (only with ``K1_LOOP`` off) every measurement through ``_process``.
+    """
     arr_l, sid_l, sidx_l = events
     all_series = list(series)
     sets, clamped, thr2 = series_tables(all_series)
-    dyn: list = []                      # dynamic deliveries (arrival, series index)
+    dyn: list = []  # dynamic deliveries (arrival, series index)
     queue: list = []
     counter = 0
     e, n_ev = 0, len(arr_l)
@@ -533,7 +705,7 @@ def _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, od
     tl_kind = np.concatenate([np.zeros(nav_ticks.size, np.int8), np.ones(T, np.int8)])
     o = np.lexsort((tl_kind, tl_t))
     for now, kind in zip(tl_t[o].tolist(), tl_kind[o].tolist()):
-        if kind == 0:                                       # ---- navsat timer
+        if kind == 0:  # ---- navsat timer
             for s in navsat_timer(now):
                 if len(s):
                     all_series.append(s)
@@ -563,7 +735,8 @@ def _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, od
             while queue and queue[0][0] <= now:
                 t, _, j, z, Rc = heapq.heappop(queue)
                 if batch and ekf.initialized and z.ndim == 2:
-                    # the common case without _process's checks: flagged entries finite in every run
+                    # the common case without _process's checks: flagged entries finite in every
+                    # run
                     sj = sets[j]
                     zs = z.take(sj.idx, axis=1)
                     if np.isfinite(zs).all():
@@ -582,12 +755,15 @@ def _batch_loop(ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, od
 
 
 def _x_for(s: MeasurementSeries, ekf: Ekf):
-    """Filter state shaped for a series' state terms: (K, 15) for batched z, (15,) for an unbatched
-    series (replay, K = 1)."""
+    """
+    Filter state shaped for a series' state terms: (K, 15) for batched z, (15,) for an unbatched
+    series (replay, K = 1).
+    """
     return ekf.x if s.z.ndim == 3 else ekf.x[0]
 
 
-# ---------------------------------------------------------------------------------------------- batch
+# ----------------------------------------------------------------------------------------------
+# batch
 def _kn(a, K, n, width, name, default=0.0):
     """Broadcast an input to (K, n, width) floats."""
     if a is None:
@@ -596,14 +772,25 @@ def _kn(a, K, n, width, name, default=0.0):
     try:
         return np.broadcast_to(a, (K, n, width))
     except ValueError:
-        raise ValueError(f'{name}: shape {a.shape} does not broadcast to (K={K}, n={n}, {width})') from None
+        raise ValueError(
+            f'{name}: shape {a.shape} does not broadcast to (K={K}, n={n}, {width})'
+        ) from None
 
 
-def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapping[str, Any] | None = None,
-                    tf: StaticTransforms | None = None, *, t_start_ns: int | None = None,
-                    t_end_ns: int | None = None, ekf_first_tick_ns: int | None = None,
-                    navsat_first_tick_ns: int | None = None, full_covariance: bool = False,
-                    gravity_frame: str = 'imu') -> dict:
+def run_judge_batch(
+    ekf_params,
+    navsat_params,
+    imu: Mapping[str, Any],
+    gps: Mapping[str, Any] | None = None,
+    tf: StaticTransforms | None = None,
+    *,
+    t_start_ns: int | None = None,
+    t_end_ns: int | None = None,
+    ekf_first_tick_ns: int | None = None,
+    navsat_first_tick_ns: int | None = None,
+    full_covariance: bool = False,
+    gravity_frame: str = 'imu',
+) -> dict:
     """The judge (ekf + navsat) over K runs with identical timing; see the module docstring."""
     judge = load_judge_params(ekf_params)
     nparams = _navsat_params(navsat_params)
@@ -619,8 +806,12 @@ def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapp
     a = _kn(imu['linear_acceleration'], K, n, 3, "imu['linear_acceleration']")
     q = _kn(imu.get('orientation'), K, n, 4, "imu['orientation']")
     ocov = _kn(imu.get('orientation_covariance'), K, n, 9, "imu['orientation_covariance']")
-    wcov = _kn(imu.get('angular_velocity_covariance'), K, n, 9, "imu['angular_velocity_covariance']")
-    acov = _kn(imu.get('linear_acceleration_covariance'), K, n, 9, "imu['linear_acceleration_covariance']")
+    wcov = _kn(
+        imu.get('angular_velocity_covariance'), K, n, 9, "imu['angular_velocity_covariance']"
+    )
+    acov = _kn(
+        imu.get('linear_acceleration_covariance'), K, n, 9, "imu['linear_acceleration_covariance']"
+    )
     imu_frame = imu.get('frame_id') or p.base_link_frame
 
     if gps is not None and nparams is not None:
@@ -628,11 +819,23 @@ def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapp
         m = lat.shape[1]
         valid = (status != -1) & ~np.isnan(lat) & ~np.isnan(lon) & ~np.isnan(alt)
         patterns, inverse = np.unique(valid, axis=0, return_inverse=True)
-        if len(patterns) > 1:                              # different navsat timing per group
-            return _split_by_pattern(inverse.ravel(), len(patterns), K, ekf_params=judge, navsat_params=nparams,
-                                     imu=imu, gps=gps, tf=tf, t_start_ns=t_start_ns, t_end_ns=t_end_ns,
-                                     ekf_first_tick_ns=ekf_first_tick_ns, navsat_first_tick_ns=navsat_first_tick_ns,
-                                     full_covariance=full_covariance, gravity_frame=gravity_frame)
+        if len(patterns) > 1:  # different navsat timing per group
+            return _split_by_pattern(
+                inverse.ravel(),
+                len(patterns),
+                K,
+                ekf_params=judge,
+                navsat_params=nparams,
+                imu=imu,
+                gps=gps,
+                tf=tf,
+                t_start_ns=t_start_ns,
+                t_end_ns=t_end_ns,
+                ekf_first_tick_ns=ekf_first_tick_ns,
+                navsat_first_tick_ns=navsat_first_tick_ns,
+                full_covariance=full_covariance,
+                gravity_frame=gravity_frame,
+            )
     sensors, a_imu = [], {}
     for s in p.sensors:
         if s.kind == 'imu':
@@ -644,51 +847,104 @@ def run_judge_batch(ekf_params, navsat_params, imu: Mapping[str, Any], gps: Mapp
     series = []
     for s in p.sensors:
         if s.kind == 'imu':
-            series += builder.imu_arrays(s, stamps, q, w, a_imu[s.name], ocov, wcov, acov, frame_id=imu_frame,
-                                         arrivals=arrivals)
+            series += builder.imu_arrays(
+                s,
+                stamps,
+                q,
+                w,
+                a_imu[s.name],
+                ocov,
+                wcov,
+                acov,
+                frame_id=imu_frame,
+                arrivals=arrivals,
+            )
     nav_in = None
     arr_all = [arrivals]
     if gps is not None and nparams is not None:
         gst = np.asarray(gps['stamp_ns'], np.int64)
         garr = np.asarray(gps.get('arrival_ns', gst), np.int64)
         arr_all.append(garr)
-        nav_in = NavsatInputs(garr, gst, lat, lon, alt, _kn(gps.get('position_covariance'), K, m, 9,
-                                                            "gps['position_covariance']"),
-                              status, gps.get('frame_id', 'gps'),
-                              imu_arrival_ns=arrivals, imu_stamp_ns=stamps, imu_quat=q, imu_frame=imu_frame)
+        nav_in = NavsatInputs(
+            garr,
+            gst,
+            lat,
+            lon,
+            alt,
+            _kn(gps.get('position_covariance'), K, m, 9, "gps['position_covariance']"),
+            status,
+            gps.get('frame_id', 'gps'),
+            imu_arrival_ns=arrivals,
+            imu_stamp_ns=stamps,
+            imu_quat=q,
+            imu_frame=imu_frame,
+        )
     arr_cat = np.concatenate(arr_all)
     t0 = int(arr_cat.min()) if t_start_ns is None else int(t_start_ns)
     t1 = int(arr_cat.max()) if t_end_ns is None else int(t_end_ns)
-    res = run_graph(judge, series, K, nparams, nav_in, tf, builder, t_start_ns=t0, t_end_ns=t1,
-                    ekf_first_tick_ns=ekf_first_tick_ns, navsat_first_tick_ns=navsat_first_tick_ns,
-                    full_covariance=full_covariance)
+    res = run_graph(
+        judge,
+        series,
+        K,
+        nparams,
+        nav_in,
+        tf,
+        builder,
+        t_start_ns=t0,
+        t_end_ns=t1,
+        ekf_first_tick_ns=ekf_first_tick_ns,
+        navsat_first_tick_ns=navsat_first_tick_ns,
+        full_covariance=full_covariance,
+    )
     out = res.as_dict(full_covariance)
     out['dropped'] = dict(res.dropped)
     return out
 
 
 def _split_by_pattern(groups, n_groups, K, *, imu, gps, **kw) -> dict:
-    """Run each GPS-validity group as its own batch; results per run are kept in run order as lists."""
+    """
+    Run each GPS-validity group as its own batch; results per run are kept in run order as lists.
+    """
     outs = [None] * K
     for g in range(n_groups):
         rows = np.flatnonzero(groups == g)
-        sub_imu = {k: (v[rows] if isinstance(v, np.ndarray) and v.ndim >= 2 and v.shape[0] == K else v)
-                   for k, v in imu.items()}
-        sub_gps = {k: (np.asarray(v)[rows] if np.ndim(v) >= 2 and np.shape(v)[0] == K else v) for k, v in gps.items()}
+        sub_imu = {
+            k: (v[rows] if isinstance(v, np.ndarray) and v.ndim >= 2 and v.shape[0] == K else v)
+            for k, v in imu.items()
+        }
+        sub_gps = {
+            k: (np.asarray(v)[rows] if np.ndim(v) >= 2 and np.shape(v)[0] == K else v)
+            for k, v in gps.items()
+        }
         r = run_judge_batch(imu=sub_imu, gps=sub_gps, **kw)
         for i, run in enumerate(rows):
-            outs[run] = {key: (val[i] if isinstance(val, np.ndarray) and val.ndim >= 2 else val)
-                         for key, val in r.items()}
+            outs[run] = {
+                key: (val[i] if isinstance(val, np.ndarray) and val.ndim >= 2 else val)
+                for key, val in r.items()
+            }
     return {'runs': outs, 'split': True}
 
 
-# ---------------------------------------------------------------------------------------------- synthetic
-def circle_inputs(k: int = 1, duration_s: float = 30.0, imu_hz: float = 100.0, gps_hz: float = 10.0,
-                  speed: float = 1.5, radius: float = 10.0, gps_sigma: float = 0.0, seed: int = 0,
-                  lat0: float = 43.0731, lon0: float = -89.4012, alt0: float = 260.0):
-    """IMU + GPS inputs for ``run_judge_batch`` of a planar circle drive (counter-clockwise, starting
-    east-bound at the datum), with optional Gaussian GPS noise (zero reported covariance, as Chrono).
-    For tests and benchmarks. Returns (imu, gps, truth) dicts."""
+# ----------------------------------------------------------------------------------------------
+# synthetic
+def circle_inputs(
+    k: int = 1,
+    duration_s: float = 30.0,
+    imu_hz: float = 100.0,
+    gps_hz: float = 10.0,
+    speed: float = 1.5,
+    radius: float = 10.0,
+    gps_sigma: float = 0.0,
+    seed: int = 0,
+    lat0: float = 43.0731,
+    lon0: float = -89.4012,
+    alt0: float = 260.0,
+):
+    """
+    IMU + GPS inputs for ``run_judge_batch`` of a planar circle drive (counter-clockwise, starting
+    east-bound at the datum), with optional Gaussian GPS noise (zero reported covariance, as
+    Chrono). For tests and benchmarks. Returns (imu, gps, truth) dicts.
+    """
     rng = np.random.default_rng(seed)
     om = speed / radius
     n = int(round(duration_s * imu_hz)) + 1
@@ -700,17 +956,26 @@ def circle_inputs(k: int = 1, duration_s: float = 30.0, imu_hz: float = 100.0, g
         'stamp_ns': np.round(t_imu * 1e9).astype(np.int64),
         'angular_velocity': np.broadcast_to([0.0, 0.0, om], (k, n, 3)).copy(),
         'linear_acceleration': np.broadcast_to([0.0, speed * om, 9.80665], (k, n, 3)).copy(),
-        'orientation': np.stack([np.zeros(n), np.zeros(n), np.sin(yaw / 2), np.cos(yaw / 2)], -1)[None].repeat(k, 0),
+        'orientation': np.stack([np.zeros(n), np.zeros(n), np.sin(yaw / 2), np.cos(yaw / 2)], -1)[
+            None
+        ].repeat(k, 0),
         'frame_id': 'base_link',
     }
     e = radius * np.sin(om * t_gps)
     nn = radius * (1.0 - np.cos(om * t_gps))
     x0, y0, zone, north = utm_forward(lat0, lon0)
     from vepd_ros.judge.navsat import utm_reverse
+
     ee = e[None] + gps_sigma * rng.standard_normal((k, m))
     nnn = nn[None] + gps_sigma * rng.standard_normal((k, m))
     lat, lon = utm_reverse(int(zone), bool(north), float(x0) + ee, float(y0) + nnn)
-    gps = {'stamp_ns': np.round(t_gps * 1e9).astype(np.int64), 'latitude': lat, 'longitude': lon,
-           'altitude': np.full((k, m), alt0), 'position_covariance': np.zeros(9), 'frame_id': 'gps'}
+    gps = {
+        'stamp_ns': np.round(t_gps * 1e9).astype(np.int64),
+        'latitude': lat,
+        'longitude': lon,
+        'altitude': np.full((k, m), alt0),
+        'position_covariance': np.zeros(9),
+        'frame_id': 'gps',
+    }
     truth = {'t': t_imu, 'speed': np.full(n, speed), 'yaw_rate': om}
     return imu, gps, truth

@@ -1,30 +1,39 @@
-"""The message layer: ROS messages (or arrays of them) → 15-vector measurements (reference §6).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+The message layer: ROS messages (or arrays of them) → 15-vector measurements (reference §6).
 
 One place per fact, two entry points:
 * array level — ``MeasurementBuilder.imu_arrays / odometry_arrays / pose_arrays / twist_arrays``: N
   messages of one sensor (in arrival order) with optional leading batch axes (K runs with identical
-  timing) → ``MeasurementSeries`` per sub-topic (stamps (N',), z (..., N', 15), Rsub (..., N', m, m));
+  timing) → ``MeasurementSeries`` per sub-topic (stamps (N',), z (..., N', 15), Rsub (..., N', m,
+  m));
 * message level — ``MeasurementBuilder.from_message(sensor, msg)``: any object with the ROS field
   names (rclpy or rosbags messages, or test stand-ins) is turned into 1-sample arrays and goes
   through exactly the same array code.
 
-Done here, as upstream's callbacks do at callback time: the guard against stamps at or before the last
-reset (initially 0), the per-sub-topic guard against older stamps, IMU parts skipped when their
-covariance[0] == −1, quaternion handling (all-zero → identity, normalised when off by > 0.01), the
-static transforms, flag-mask rotation (row norm ≥ 1e-6), covariance rotation, the IMU orientation
-special case, gravity removal, relative and differential modes and two_d_mode pseudo-measurements.
-State-dependent terms (lever arm t×ω_state for twists, −(t×ω)×ω for accelerations, gravity removal of
-an IMU without orientation) need the filter state at delivery: they are carried in ``StateTerms`` and
-applied by ``MeasurementSeries.at(i, x)``. The angular-acceleration lever term t×α of the ros2 branch is
-taken as 0 (not emulated). NaN values pass through unchanged: the core drops NaN entries (§3).
+Done here, as upstream's callbacks do at callback time: the guard against stamps at or before the
+last reset (initially 0), the per-sub-topic guard against older stamps, IMU parts skipped when
+their covariance[0] == −1, quaternion handling (all-zero → identity, normalised when off by >
+0.01), the static transforms, flag-mask rotation (row norm ≥ 1e-6), covariance rotation, the IMU
+orientation special case, gravity removal, relative and differential modes and two_d_mode
+pseudo-measurements. State-dependent terms (lever arm t×ω_state for twists, −(t×ω)×ω for
+accelerations, gravity removal of an IMU without orientation) need the filter state at delivery:
+they are carried in ``StateTerms`` and applied by ``MeasurementSeries.at(i, x)``. The
+angular-acceleration lever term t×α of the ros2 branch is taken as 0 (not emulated). NaN values
+pass through unchanged: the core drops NaN entries (§3).
 """
+
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+import math
 
 import numpy as np
-
 from vepd_ros.frames import rotation_matrix_from_rpy, rpy_from_rotation_matrix
 from vepd_ros.judge.config import EkfParams, SensorConfig, SubTopic
 from vepd_ros.judge.ekf import STATE_SIZE, wrap
@@ -57,15 +66,16 @@ _TRUE1.setflags(write=False)
 @dataclass
 class StateTerms:
     """Terms that depend on the filter state at delivery (None: not needed)."""
-    twist_lever: np.ndarray | None = None        # t: z[6:9] += t × ω_state
-    accel_lever: np.ndarray | None = None        # t: z[12:15] -= (t × ω_state) × ω_state
-    gravity_rot: np.ndarray | None = None        # Rot: z[12:15] -= (R_state·Rot)ᵀ (0,0,g)
+
+    twist_lever: np.ndarray | None = None  # t: z[6:9] += t × ω_state
+    accel_lever: np.ndarray | None = None  # t: z[12:15] -= (t × ω_state) × ω_state
+    gravity_rot: np.ndarray | None = None  # Rot: z[12:15] -= (R_state·Rot)ᵀ (0,0,g)
     gravity: float = 0.0
 
     def apply(self, z: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """z (..., 15) adjusted with the state x (K, 15) (K broadcast against z's leading axes)."""
+        """Z (..., 15) adjusted with the state x (K, 15) (K broadcast against z's leading axes)."""
         z = np.array(z, dtype=float)
-        if z.ndim < x.ndim:               # z without the run axis (one run): give it x's (K, 15) shape
+        if z.ndim < x.ndim:  # z without the run axis (one run): give it x's (K, 15) shape
             z = np.array(np.broadcast_to(z, np.broadcast_shapes(z.shape, x.shape)))
         w = x[..., 9:12]
         if self.twist_lever is not None:
@@ -73,9 +83,15 @@ class StateTerms:
         if self.accel_lever is not None:
             z[..., 12:15] -= np.cross(np.cross(self.accel_lever, w), w)
         if self.gravity_rot is not None:
-            # Mᵀ·(0,0,g) = g·(row 2 of M), M = R_state·Rot; row 2 of R(r, p, y) = (−sp, cp·sr, cp·cr)
-            if x.shape == (1, STATE_SIZE):      # one run: numpy's sin/cos of (r, p) in one call, the products
-                sr, sp = np.sin(x[0, 3:5]).tolist()     # in scalar Python (the same single multiplications)
+            # Mᵀ·(0,0,g) = g·(row 2 of M), M = R_state·Rot; row 2 of R(r, p, y) = (−sp, cp·sr,
+            # cp·cr)
+            if x.shape == (
+                1,
+                STATE_SIZE,
+            ):  # one run: numpy's sin/cos of (r, p) in one call, the products
+                sr, sp = np.sin(
+                    x[0, 3:5]
+                ).tolist()  # in scalar Python (the same single multiplications)
                 cr, cp = np.cos(x[0, 3:5]).tolist()
                 row2 = np.array([[-sp, cp * sr, cp * cr]])
             else:
@@ -89,13 +105,14 @@ class StateTerms:
 @dataclass
 class MeasurementSeries:
     """Prepared measurements of one sub-topic: N' samples sharing one update vector."""
+
     topic: str
-    stamps: np.ndarray                       # (N',) int64 ns
-    update_vector: tuple                     # 15 bools (after mask rotation / two_d_mode)
-    z: np.ndarray                            # (..., N', 15)
-    Rsub: np.ndarray                         # (..., N', m, m) covariance on the flagged entries
+    stamps: np.ndarray  # (N',) int64 ns
+    update_vector: tuple  # 15 bools (after mask rotation / two_d_mode)
+    z: np.ndarray  # (..., N', 15)
+    Rsub: np.ndarray  # (..., N', m, m) covariance on the flagged entries
     threshold: float = math.inf
-    arrivals: np.ndarray | None = None       # (N',) int64 ns arrival times (array path), else None
+    arrivals: np.ndarray | None = None  # (N',) int64 ns arrival times (array path), else None
     state_terms: StateTerms | None = None
 
     def __len__(self):
@@ -106,7 +123,9 @@ class MeasurementSeries:
         return np.flatnonzero(self.update_vector)
 
     def at(self, i: int, x: np.ndarray | None = None):
-        """(z (..., 15), Rsub (..., m, m)) of sample i; with state terms applied when x is given."""
+        """
+        (z (..., 15), Rsub (..., m, m)) of sample i; with state terms applied when x is given.
+        """
         z = self.z[..., i, :]
         if self.state_terms is not None and x is not None:
             z = self.state_terms.apply(z, x)
@@ -121,23 +140,29 @@ class MeasurementSeries:
 
 @dataclass(frozen=True)
 class _FinishPlan:
-    """What ``_finish`` needs of an update vector: final flags (two_d_mode added), their count m,
-    positions ``pos`` in the flagged sub-block of the covariance block entries ``loc``, whether both
-    run contiguously (slices instead of fancy indexing), and the two_d_mode positions ``td``."""
+    """
+    What ``_finish`` needs of an update vector: final flags (two_d_mode added), their count m,
+    positions ``pos`` in the flagged sub-block of the covariance block entries ``loc``, whether
+    both run contiguously (slices instead of fancy indexing), and the two_d_mode positions ``td``.
+    """
+
     flags: tuple
     m: int
     pos: np.ndarray
     loc: np.ndarray
     contiguous: bool
     td: np.ndarray | None
-    idx: np.ndarray            # the flagged entries of z (15-vector)
+    idx: np.ndarray  # the flagged entries of z (15-vector)
 
 
 @dataclass(frozen=True)
 class _PosePlan:
-    """Frame-dependent part of ``_pose_core``: target transform (Rt, tt), source-frame transform,
-    masked flags, the mask rotation and its 6×6 covariance rotator; for an IMU the mounting RPY offset
-    and Rz(yaw offset)ᵀ."""
+    """
+    Frame-dependent part of ``_pose_core``: target transform (Rt, tt), source-frame transform,
+    masked flags, the mask rotation and its 6×6 covariance rotator; for an IMU the mounting RPY
+    offset and Rz(yaw offset)ᵀ.
+    """
+
     Rt: np.ndarray
     tt: np.ndarray
     Rsrc: np.ndarray | None
@@ -151,7 +176,11 @@ class _PosePlan:
 
 @dataclass(frozen=True)
 class _FramePlan:
-    """Frame-dependent part of ``_twist_core`` / ``_accel_core``: transform, masked flags, 6×6 rotator."""
+    """
+    Frame-dependent part of ``_twist_core`` / ``_accel_core``: transform, masked flags, 6×6
+    rotator.
+    """
+
     Rt: np.ndarray
     tt: np.ndarray
     lever: bool
@@ -161,9 +190,9 @@ class _FramePlan:
 
 @dataclass
 class _SubState:
-    last_stamp: int | None = None            # per-sub-topic guard (last_message_times_)
-    initial: tuple | None = None             # relative: first pose (R, p)
-    prev: tuple | None = None                # differential: previous pose (R, p) and its covariance
+    last_stamp: int | None = None  # per-sub-topic guard (last_message_times_)
+    initial: tuple | None = None  # relative: first pose (R, p)
+    prev: tuple | None = None  # differential: previous pose (R, p) and its covariance
 
 
 def _mask(M: np.ndarray, flags) -> list:
@@ -179,10 +208,13 @@ def _rot6(R):
 
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
-    setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays NaN."""
+    """
+    Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
+    setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays
+    NaN.
+    """
     q = np.asarray(q, float)
-    if q.size == 4:                     # one quaternion: the same operations on Python floats (bit for bit)
+    if q.size == 4:  # one quaternion: the same operations on Python floats (bit for bit)
         x, y, z, w = q.ravel().tolist()
         if x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0:
             x, y, z, w = 0.0, 0.0, 0.0, 1.0
@@ -191,8 +223,19 @@ def _quat_matrix(q: np.ndarray) -> np.ndarray:
         wx, wy, wz = w * xs, w * ys, w * zs
         xx, xy, xz = x * xs, x * ys, x * zs
         yy, yz, zz = y * ys, y * zs, z * zs
-        return np.array([1 - (yy + zz), xy - wz, xz + wy, xy + wz, 1 - (xx + zz), yz - wx,
-                         xz - wy, yz + wx, 1 - (xx + yy)]).reshape(q.shape[:-1] + (3, 3))
+        return np.array(
+            [
+                1 - (yy + zz),
+                xy - wz,
+                xz + wy,
+                xy + wz,
+                1 - (xx + zz),
+                yz - wx,
+                xz - wy,
+                yz + wx,
+                1 - (xx + yy),
+            ]
+        ).reshape(q.shape[:-1] + (3, 3))
     zero = np.all(q == 0.0, axis=-1, keepdims=True)
     q = np.where(zero, np.array([0.0, 0.0, 0.0, 1.0]), q)
     n2 = np.sum(q * q, axis=-1)
@@ -218,13 +261,17 @@ def _rpy(R):
 
 
 def _nonfinite_counted(method):
-    """Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge
+    """
+    Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge
     input value becomes non-finite after the frame rotations, and ``_finish`` counts and drops or
     ignores every such sample (``_bad_samples``) -- the condition is handled there, not reported
-    as a warning."""
+    as a warning.
+    """
+
     def wrapped(self, *args, **kwargs):
         with np.errstate(over='ignore', invalid='ignore'):
             return method(self, *args, **kwargs)
+
     wrapped.__name__, wrapped.__doc__ = method.__name__, method.__doc__
     wrapped.__wrapped__ = method
     return wrapped
@@ -239,15 +286,20 @@ class MeasurementBuilder:
         self.sensors = {s.name: s for s in params.sensors}
         self.by_topic = {s.topic: s for s in params.sensors}
         self.dropped: dict[str, int] = {}
-        # Frame-dependent preparation (tf lookups, flag-mask rotation, covariance rotators, two_d_mode cut)
-        # depends only on (sub-topic, frames, static tree version): computed once, reused per message.
+        # Frame-dependent preparation (tf lookups, flag-mask rotation, covariance rotators,
+        # two_d_mode cut) depends only on (sub-topic, frames, static tree version): computed once,
+        # reused per message.
         self._tf_cache: dict = {}
         self._plans: dict = {}
         self.reset()
 
     def reset(self, reset_time_ns: int = 0) -> None:
-        """Forget guards and relative/differential memory (RosFilter::reset). Messages stamped at or
-        before ``reset_time_ns`` are ignored afterwards (last_set_pose_time_)."""
+        """
+        Forget guards and relative/differential memory (RosFilter::reset).
+
+        Messages stamped at or before ``reset_time_ns`` are ignored afterwards
+        (last_set_pose_time_).
+        """
         self.reset_time_ns = int(reset_time_ns)
         self._subs: dict[str, _SubState] = {}
 
@@ -256,16 +308,20 @@ class MeasurementBuilder:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
 
     def _checked_quat(self, q, topic: str, valid=None):
-        """(q with unusable quaternions replaced by identity, usable mask over N). Unusable: a
-        component not finite, or a squared norm below ``QUAT_MIN_NORM2`` or overflowing (tf2 would
-        divide by it); all-zero is identity (upstream). Counted once per message (over a batch:
-        unusable in any run) where ``valid`` (messages that carry an orientation) is set."""
+        """
+        (q with unusable quaternions replaced by identity, usable mask over N).
+
+        Unusable: a component not finite, or a squared norm below ``QUAT_MIN_NORM2`` or overflowing
+        (tf2 would divide by it); all-zero is identity (upstream). Counted once per message (over a
+        batch: unusable in any run) where ``valid`` (messages that carry an orientation) is set.
+        """
         q = np.asarray(q, float)
-        if q.size == 4:                     # one message: the same test on Python floats
+        if q.size == 4:  # one message: the same test on Python floats
             x, y, z, w = q.ravel().tolist()
             n2 = x * x + y * y + z * z + w * w  # overflows to inf, NaN stays NaN (no exception)
-            if QUAT_MIN_NORM2 <= n2 < math.inf or (x == 0.0 and y == 0.0 and z == 0.0
-                                                   and w == 0.0):
+            if QUAT_MIN_NORM2 <= n2 < math.inf or (
+                x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0
+            ):
                 return q, _TRUE1
         with np.errstate(over='ignore', invalid='ignore'):
             n2 = np.sum(q * q, axis=-1)
@@ -275,8 +331,9 @@ class MeasurementBuilder:
             return q, np.ones(q.shape[-2], bool)
         ok_n = ok.reshape(-1, ok.shape[-1]).all(axis=0)
         counted = ~ok_n if valid is None else (~ok_n & valid)
-        self._drop(f'{topic}: orientation quaternion not finite or of near-zero norm',
-                   int(counted.sum()))
+        self._drop(
+            f'{topic}: orientation quaternion not finite or of near-zero norm', int(counted.sum())
+        )
         return np.where(ok_n[..., None], q, _IDENTITY_Q), ok_n
 
     def _state(self, topic: str) -> _SubState:
@@ -284,8 +341,10 @@ class MeasurementBuilder:
 
     # ------------------------------------------------------------------ guards
     def _guard(self, topic: str, stamps: np.ndarray, valid: np.ndarray) -> np.ndarray:
-        """Keep mask in arrival order: stamp > reset time and stamp ≥ last accepted stamp of the
-        sub-topic. The guard advances on every accepted message, even when preparation fails later."""
+        """
+        Keep mask in arrival order: stamp > reset time and stamp ≥ last accepted stamp of the
+        sub-topic. The guard advances on every accepted message, even when preparation fails later.
+        """
         st = self._state(topic)
         keep = np.zeros(stamps.size, bool)
         last = st.last_stamp
@@ -305,38 +364,73 @@ class MeasurementBuilder:
 
     # ------------------------------------------------------------------ public: messages
     def from_message(self, sensor: str | SensorConfig, msg, x: np.ndarray | None = None) -> list:
-        """One ROS message of ``sensor`` (name like 'imu0' or its topic) → list of
-        (topic, stamp_ns, z, R15, update_vector, threshold) measurement tuples, in upstream queue order.
-        ``x`` is the filter state (K, 15) for state-dependent terms."""
+        """
+        One ROS message of ``sensor`` (name like 'imu0' or its topic) → list of (topic, stamp_ns,
+        z, R15, update_vector, threshold) measurement tuples, in upstream queue order. ``x`` is the
+        filter state (K, 15) for state-dependent terms.
+        """
         s = self._sensor(sensor)
-        stamp = np.array([int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)], np.int64)
+        stamp = np.array(
+            [int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)], np.int64
+        )
         frame = msg.header.frame_id
         if s.kind == 'imu':
             series = self.imu_arrays(
-                s, stamp, _vec(msg.orientation, 'xyzw'), _vec(msg.angular_velocity, 'xyz'),
-                _vec(msg.linear_acceleration, 'xyz'), np.asarray(msg.orientation_covariance, float)[None],
+                s,
+                stamp,
+                _vec(msg.orientation, 'xyzw'),
+                _vec(msg.angular_velocity, 'xyz'),
+                _vec(msg.linear_acceleration, 'xyz'),
+                np.asarray(msg.orientation_covariance, float)[None],
                 np.asarray(msg.angular_velocity_covariance, float)[None],
-                np.asarray(msg.linear_acceleration_covariance, float)[None], frame_id=frame)
+                np.asarray(msg.linear_acceleration_covariance, float)[None],
+                frame_id=frame,
+            )
         elif s.kind == 'odom':
             series = self.odometry_arrays(
-                s, stamp, _vec(msg.pose.pose.position, 'xyz'), _vec(msg.pose.pose.orientation, 'xyzw'),
-                np.asarray(msg.pose.covariance, float)[None], _vec(msg.twist.twist.linear, 'xyz'),
-                _vec(msg.twist.twist.angular, 'xyz'), np.asarray(msg.twist.covariance, float)[None],
-                frame_id=frame, child_frame_id=msg.child_frame_id)
+                s,
+                stamp,
+                _vec(msg.pose.pose.position, 'xyz'),
+                _vec(msg.pose.pose.orientation, 'xyzw'),
+                np.asarray(msg.pose.covariance, float)[None],
+                _vec(msg.twist.twist.linear, 'xyz'),
+                _vec(msg.twist.twist.angular, 'xyz'),
+                np.asarray(msg.twist.covariance, float)[None],
+                frame_id=frame,
+                child_frame_id=msg.child_frame_id,
+            )
         elif s.kind == 'pose':
-            series = self.pose_arrays(s, stamp, _vec(msg.pose.pose.position, 'xyz'),
-                                      _vec(msg.pose.pose.orientation, 'xyzw'),
-                                      np.asarray(msg.pose.covariance, float)[None], frame_id=frame)
+            series = self.pose_arrays(
+                s,
+                stamp,
+                _vec(msg.pose.pose.position, 'xyz'),
+                _vec(msg.pose.pose.orientation, 'xyzw'),
+                np.asarray(msg.pose.covariance, float)[None],
+                frame_id=frame,
+            )
         else:
-            series = self.twist_arrays(s, stamp, _vec(msg.twist.twist.linear, 'xyz'),
-                                       _vec(msg.twist.twist.angular, 'xyz'),
-                                       np.asarray(msg.twist.covariance, float)[None], frame_id=frame)
+            series = self.twist_arrays(
+                s,
+                stamp,
+                _vec(msg.twist.twist.linear, 'xyz'),
+                _vec(msg.twist.twist.angular, 'xyz'),
+                np.asarray(msg.twist.covariance, float)[None],
+                frame_id=frame,
+            )
         out = []
         for ser in series:
             if len(ser):
                 z, Rsub = ser.at(0, x)
-                out.append(Measurement(ser.topic, int(ser.stamps[0]), z, ser.full_covariance(0),
-                                       ser.update_vector, ser.threshold))
+                out.append(
+                    Measurement(
+                        ser.topic,
+                        int(ser.stamps[0]),
+                        z,
+                        ser.full_covariance(0),
+                        ser.update_vector,
+                        ser.threshold,
+                    )
+                )
         return out
 
     def _sensor(self, sensor) -> SensorConfig:
@@ -357,22 +451,27 @@ class MeasurementBuilder:
 
     # ------------------------------------------------------------------ public: arrays
     @_nonfinite_counted
-    def imu_arrays(self, sensor, stamps, q, w, a, ocov, wcov, acov, frame_id: str = '',
-                   arrivals=None) -> list:
-        """sensor_msgs/Imu fields as arrays (leading batch axes allowed, then N): q (..., N, 4) xyzw,
-        w, a (..., N, 3), covariances (..., N, 9) row-major. Returns the pose, twist and acceleration
-        series (only the configured parts)."""
+    def imu_arrays(
+        self, sensor, stamps, q, w, a, ocov, wcov, acov, frame_id: str = '', arrivals=None
+    ) -> list:
+        """
+        sensor_msgs/Imu fields as arrays (leading batch axes allowed, then N): q (..., N, 4) xyzw,
+        w, a (..., N, 3), covariances (..., N, 9) row-major. Returns the pose, twist and
+        acceleration series (only the configured parts).
+        """
         s = self._sensor(sensor)
         p = self.params
         stamps = np.asarray(stamps, np.int64)
         q, w, a = (np.asarray(v, float) for v in (q, w, a))
-        ocov, wcov, acov = (np.asarray(v, float).reshape(v.shape[:-1] + (3, 3)) for v in
-                            (np.asarray(ocov, float), np.asarray(wcov, float), np.asarray(acov, float)))
+        ocov, wcov, acov = (
+            np.asarray(v, float).reshape(v.shape[:-1] + (3, 3))
+            for v in (np.asarray(ocov, float), np.asarray(wcov, float), np.asarray(acov, float))
+        )
         frame = frame_id or p.base_link_frame
         out = []
         has_orientation = ~_cov_unset(ocov)
         q, q_ok = self._checked_quat(q, s.topic, has_orientation)
-        Rq = _quat_matrix(q)                # shared by the orientation and the gravity removal
+        Rq = _quat_matrix(q)  # shared by the orientation and the gravity removal
         st = self._sub(s, 'pose')
         if st is not None:
             keep = self._guard(st.name, stamps, has_orientation & q_ok)
@@ -380,8 +479,19 @@ class MeasurementBuilder:
                 cov6 = np.zeros(ocov.shape[:-2] + (6, 6))
                 cov6[..., 3:, 3:] = ocov
                 pos = np.zeros(q.shape[:-1] + (3,))
-                ser = self._pose_core(s, st, stamps, keep, pos, Rq, cov6, frame, p.base_link_frame, imu=True,
-                                      arrivals=arrivals)
+                ser = self._pose_core(
+                    s,
+                    st,
+                    stamps,
+                    keep,
+                    pos,
+                    Rq,
+                    cov6,
+                    frame,
+                    p.base_link_frame,
+                    imu=True,
+                    arrivals=arrivals,
+                )
                 if ser is not None:
                     out.append(ser)
         st = self._sub(s, 'twist')
@@ -390,7 +500,9 @@ class MeasurementBuilder:
             if keep.any():
                 cov6 = np.zeros(wcov.shape[:-2] + (6, 6))
                 cov6[..., 3:, 3:] = wcov
-                ser = self._twist_core(st, stamps, keep, np.zeros_like(w), w, cov6, frame, arrivals)
+                ser = self._twist_core(
+                    st, stamps, keep, np.zeros_like(w), w, cov6, frame, arrivals
+                )
                 if ser is not None:
                     out.append(ser)
         st = self._sub(s, 'acceleration')
@@ -400,30 +512,59 @@ class MeasurementBuilder:
                 # gravity is removed with the message's orientation: without a usable one, no
                 # acceleration
                 lost = accept & has_orientation & ~q_ok
-                self._drop(f'{st.name}: no usable orientation to remove gravity with',
-                           int(lost.sum()))
+                self._drop(
+                    f'{st.name}: no usable orientation to remove gravity with', int(lost.sum())
+                )
                 accept &= ~lost
             keep = self._guard(st.name, stamps, accept)
             if keep.any():
-                ser = self._accel_core(s, st, stamps, keep, a, acov, Rq, has_orientation, frame, arrivals)
+                ser = self._accel_core(
+                    s, st, stamps, keep, a, acov, Rq, has_orientation, frame, arrivals
+                )
                 if ser is not None:
                     out.append(ser)
         return out
 
     @_nonfinite_counted
-    def odometry_arrays(self, sensor, stamps, pos, q, pcov, v, w, tcov, frame_id: str = '',
-                        child_frame_id: str = '', arrivals=None) -> list:
-        """nav_msgs/Odometry as arrays: pose part then twist part (upstream order); the pose's source frame
-        is the child frame when ``pose_use_child_frame``, the twist is in the child frame."""
+    def odometry_arrays(
+        self,
+        sensor,
+        stamps,
+        pos,
+        q,
+        pcov,
+        v,
+        w,
+        tcov,
+        frame_id: str = '',
+        child_frame_id: str = '',
+        arrivals=None,
+    ) -> list:
+        """
+        nav_msgs/Odometry as arrays: pose part then twist part (upstream order); the pose's source
+        frame is the child frame when ``pose_use_child_frame``, the twist is in the child frame.
+        """
         s = self._sensor(sensor)
         source = child_frame_id if s.pose_use_child_frame else self.params.base_link_frame
-        return (self.pose_arrays(s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source)
-                + self.twist_arrays(s, stamps, v, w, tcov, child_frame_id, arrivals))
+        return self.pose_arrays(
+            s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source
+        ) + self.twist_arrays(s, stamps, v, w, tcov, child_frame_id, arrivals)
 
     @_nonfinite_counted
-    def pose_arrays(self, sensor, stamps, pos, q, pcov, frame_id: str = '', arrivals=None,
-                    source_frame: str | None = None) -> list:
-        """geometry_msgs/PoseWithCovarianceStamped as arrays (``source_frame``: base_link by default)."""
+    def pose_arrays(
+        self,
+        sensor,
+        stamps,
+        pos,
+        q,
+        pcov,
+        frame_id: str = '',
+        arrivals=None,
+        source_frame: str | None = None,
+    ) -> list:
+        """
+        geometry_msgs/PoseWithCovarianceStamped as arrays (``source_frame``: base_link by default).
+        """
         s = self._sensor(sensor)
         stamps = np.asarray(stamps, np.int64)
         st = self._sub(s, 'pose')
@@ -433,14 +574,26 @@ class MeasurementBuilder:
         keep = self._guard(st.name, stamps, q_ok)
         if not keep.any():
             return []
-        ser = self._pose_core(s, st, stamps, keep, np.asarray(pos, float), _quat_matrix(q), _cov6(pcov),
-                              frame_id, self.params.base_link_frame if source_frame is None else source_frame, imu=False,
-                              arrivals=arrivals)
+        ser = self._pose_core(
+            s,
+            st,
+            stamps,
+            keep,
+            np.asarray(pos, float),
+            _quat_matrix(q),
+            _cov6(pcov),
+            frame_id,
+            self.params.base_link_frame if source_frame is None else source_frame,
+            imu=False,
+            arrivals=arrivals,
+        )
         return [] if ser is None else [ser]
 
     @_nonfinite_counted
     def twist_arrays(self, sensor, stamps, v, w, tcov, frame_id: str = '', arrivals=None) -> list:
-        """geometry_msgs/TwistWithCovarianceStamped as arrays (in ``frame_id``, base_link when empty)."""
+        """
+        geometry_msgs/TwistWithCovarianceStamped as arrays (in ``frame_id``, base_link when empty).
+        """
         s = self._sensor(sensor)
         stamps = np.asarray(stamps, np.int64)
         st = self._sub(s, 'twist')
@@ -449,14 +602,24 @@ class MeasurementBuilder:
         keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
         if not keep.any():
             return []
-        ser = self._twist_core(st, stamps, keep, np.asarray(v, float), np.asarray(w, float), _cov6(tcov),
-                               frame_id or self.params.base_link_frame, arrivals)
+        ser = self._twist_core(
+            st,
+            stamps,
+            keep,
+            np.asarray(v, float),
+            np.asarray(w, float),
+            _cov6(tcov),
+            frame_id or self.params.base_link_frame,
+            arrivals,
+        )
         return [] if ser is None else [ser]
 
     # ------------------------------------------------------------------ cores
     def _lookup(self, topic, target, source):
-        """tf2 lookupTransform(target, source) of the static tree (cached per tree version); a missing
-        transform counts a drop for ``topic`` every time and returns None."""
+        """
+        tf2 lookupTransform(target, source) of the static tree (cached per tree version); a missing
+        transform counts a drop for ``topic`` every time and returns None.
+        """
         key = (target, source, self.tf.version)
         T = self._tf_cache.get(key)
         if T is None:
@@ -466,7 +629,7 @@ class MeasurementBuilder:
                 T = exc
             if not isinstance(T, LookupError):
                 for a in T:
-                    a.setflags(write=False)         # shared by every later message
+                    a.setflags(write=False)  # shared by every later message
             self._tf_cache[key] = T
         if isinstance(T, LookupError):
             self._drop(f'{topic}: {T}')
@@ -484,31 +647,44 @@ class MeasurementBuilder:
             idx = np.flatnonzero(flags)
             inb = (idx >= off) & (idx < off + b)
             pos, loc = np.flatnonzero(inb), idx[inb] - off
-            contiguous = bool(pos.size) and bool(np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1))
+            contiguous = bool(pos.size) and bool(
+                np.all(np.diff(pos) == 1) and np.all(np.diff(loc) == 1)
+            )
             td = np.flatnonzero(np.isin(idx, TWO_D_INDICES)) if self.params.two_d_mode else None
-            plan = _FinishPlan(tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td,
-                               idx)
+            plan = _FinishPlan(
+                tuple(bool(f) for f in flags), idx.size, pos, loc, contiguous, td, idx
+            )
             self._plans[key] = plan
         return plan
 
-    def _finish(self, st: SubTopic, stamps, keep, z, cov, off, flags, arrivals, terms=None, topic=None):
-        """two_d_mode, then cut to the kept samples and the flagged sub-block. ``cov`` (..., N, b, b) is the
-        only nonzero block of the 15×15 measurement covariance, at rows/columns off..off+b: Rsub is cut
-        from it directly (never forming (..., N, 15, 15)); two_d_mode entries get variance 1e-6 on the
-        diagonal, their other entries stay what the block gives (0 outside it), as ``_force_two_d`` does."""
+    def _finish(
+        self, st: SubTopic, stamps, keep, z, cov, off, flags, arrivals, terms=None, topic=None
+    ):
+        """
+        two_d_mode, then cut to the kept samples and the flagged sub-block.
+
+        ``cov`` (..., N, b, b) is the only nonzero block of the 15×15 measurement covariance, at
+        rows/columns off..off+b: Rsub is cut from it directly (never forming (..., N, 15, 15));
+        two_d_mode entries get variance 1e-6 on the diagonal, their other entries stay what the
+        block gives (0 outside it), as ``_force_two_d`` does.
+        """
         plan = self._finish_plan(tuple(flags), off, cov.shape[-1])
         if self.params.two_d_mode:
             z[..., _TWO_D_LIST] = 0.0
         m = plan.m
         sel = np.flatnonzero(keep)
-        lead = z.shape[:-2] if z.shape[:-2] == cov.shape[:-3] else np.broadcast_shapes(z.shape[:-2], cov.shape[:-3])
+        lead = (
+            z.shape[:-2]
+            if z.shape[:-2] == cov.shape[:-3]
+            else np.broadcast_shapes(z.shape[:-2], cov.shape[:-3])
+        )
         Rsub = np.zeros(lead + (sel.size, m, m))
         pos, loc = plan.pos, plan.loc
         if pos.size:
             if sel.size == keep.size and plan.contiguous:
                 # every sample kept, contiguous block entries: plain slices (no fancy-index copies)
                 p0, l0, nb = int(pos[0]), int(loc[0]), pos.size
-                Rsub[..., p0:p0 + nb, p0:p0 + nb] = cov[..., l0:l0 + nb, l0:l0 + nb]
+                Rsub[..., p0: p0 + nb, p0: p0 + nb] = cov[..., l0: l0 + nb, l0: l0 + nb]
             else:
                 Rsub[..., pos[:, None], pos] = cov[..., sel[:, None, None], loc[:, None], loc]
         if plan.td is not None:
@@ -517,20 +693,24 @@ class MeasurementBuilder:
         if bad is not None:
             sel, Rsub = sel[~bad], Rsub[..., ~bad, :, :]
         if sel.size != keep.size:
-            z = z[..., sel, :]                  # z is this builder's own array: no copy when every sample is kept
+            z = z[..., sel, :]  # z is this builder's own array: no copy when every sample is kept
         arr = None if arrivals is None else np.asarray(arrivals, np.int64)[sel]
-        return MeasurementSeries(topic or st.name, stamps[sel], plan.flags, z, Rsub, st.rejection_threshold, arr,
-                                 terms)
+        return MeasurementSeries(
+            topic or st.name, stamps[sel], plan.flags, z, Rsub, st.rejection_threshold, arr, terms
+        )
 
     def _bad_samples(self, z, Rsub, sel, idx, topic) -> np.ndarray | None:
-        """Mask over ``sel`` of the samples to drop (counted; None when there are none): a
+        """
+        Mask over ``sel`` of the samples to drop (counted; None when there are none): a
         covariance entry not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value
         beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
-        "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen."""
+        "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen.
+        """
         zf = np.abs(z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx])
         # the common case in two reductions (NaN fails both comparisons: the full check below)
-        if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and \
-                (not zf.size or zf.max() <= MAX_ABS_VALUE):
+        if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and (
+            not zf.size or zf.max() <= MAX_ABS_VALUE
+        ):
             return None
         bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
         finite = zf < math.inf
@@ -541,18 +721,24 @@ class MeasurementBuilder:
             bad_z = bad_z.reshape(-1, sel.size).any(axis=0)
             nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
         if nonfinite.any():
-            self._drop(f'{topic}: non-finite values (entries ignored)',
-                       int((nonfinite & ~bad_r).sum()))
+            self._drop(
+                f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum())
+            )
         if not (bad_r.any() or bad_z.any()):
             return None
-        self._drop(f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}',
-                   int(bad_r.sum()))
+        self._drop(
+            f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}', int(bad_r.sum())
+        )
         self._drop(f'{topic}: value beyond {MAX_ABS_VALUE:g}', int((bad_z & ~bad_r).sum()))
         return bad_r | bad_z
 
-    def _pose_plan(self, st: SubTopic, target, pose_frame, source_frame, imu: bool) -> _PosePlan | None:
-        """The frame-dependent part of ``_pose_core``, cached unless a lookup failed (each message then
-        counts its drop again)."""
+    def _pose_plan(
+        self, st: SubTopic, target, pose_frame, source_frame, imu: bool
+    ) -> _PosePlan | None:
+        """
+        The frame-dependent part of ``_pose_core``, cached unless a lookup failed (each message
+        then counts its drop again).
+        """
         p = self.params
         version = self.tf.version
         key = ('pose', st.name, st.update_vector, imu, target, pose_frame, source_frame, version)
@@ -587,9 +773,24 @@ class MeasurementBuilder:
             self._plans[key] = plan
         return plan
 
-    def _pose_core(self, s: SensorConfig, st: SubTopic, stamps, keep, pos, Rm, cov6, frame_id, source_frame,
-                   imu: bool, arrivals):
-        """Pose messages: positions pos (..., N, 3), orientations as matrices Rm (..., N, 3, 3) (``_quat_matrix``)."""
+    def _pose_core(
+        self,
+        s: SensorConfig,
+        st: SubTopic,
+        stamps,
+        keep,
+        pos,
+        Rm,
+        cov6,
+        frame_id,
+        source_frame,
+        imu: bool,
+        arrivals,
+    ):
+        """
+        Pose messages: positions pos (..., N, 3), orientations as matrices Rm (..., N, 3, 3)
+        (``_quat_matrix``).
+        """
         p = self.params
         differential = s.differential
         if imu:
@@ -609,14 +810,16 @@ class MeasurementBuilder:
         cov_rot = r6 @ cov @ r6.T
         if imu:
             rpy = wrap(_rpy(Rm) - plan.off)
-            rpy = rpy @ plan.rz_off_t                                    # Rz(y0)·rpy
+            rpy = rpy @ plan.rz_off_t  # Rz(y0)·rpy
             Rm = rotation_matrix_from_rpy(rpy[..., 0], rpy[..., 1], rpy[..., 2])
             Rt, tt = _EYE3, _ZERO3
         sub = self._state(st.name)
         z = np.zeros(pos.shape[:-1] + (STATE_SIZE,))
         if differential:
-            return self._differential(s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub)
-        if Rsrc is not None:                                          # pose · T_src
+            return self._differential(
+                s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub
+            )
+        if Rsrc is not None:  # pose · T_src
             pos = pos + np.einsum('...ij,j->...i', Rm, tsrc)
             Rm = Rm @ Rsrc
         if s.relative:
@@ -633,9 +836,13 @@ class MeasurementBuilder:
         z[..., 3:6] = _rpy(Rm)
         return self._finish(st, stamps, keep, z, cov_rot, 0, flags, arrivals)
 
-    def _differential(self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub):
-        """Consecutive poses → twist (reference §6.7): Δ = prev⁻¹·cur rotated by the target rotation,
-        divided by the header dt; covariance (R_cur + R_prev)·dt (upstream multiplies)."""
+    def _differential(
+        self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub
+    ):
+        """
+        Consecutive poses → twist (reference §6.7): Δ = prev⁻¹·cur rotated by the target rotation,
+        divided by the header dt; covariance (R_cur + R_prev)·dt (upstream multiplies).
+        """
         sel = np.flatnonzero(keep)
         out_keep = np.zeros_like(keep)
         n_extra = pos.shape[:-2]
@@ -645,11 +852,15 @@ class MeasurementBuilder:
             t = int(stamps[i])
             if sub.prev is not None:
                 Rp, pp, cp, tp = sub.prev
-                dt = (t - tp) * 1e-9                  # header dt to the previous accepted message
-                if dt <= 0.0:                         # same stamp: no rate (upstream divides by 0)
-                    self._drop(f'{st.name}: differential pose with the previous message\'s stamp')
-                    sub.prev = (Rm[..., i, :, :].copy(), pos[..., i, :].copy(),
-                                cov[..., i, :, :].copy(), t)
+                dt = (t - tp) * 1e-9  # header dt to the previous accepted message
+                if dt <= 0.0:  # same stamp: no rate (upstream divides by 0)
+                    self._drop(f"{st.name}: differential pose with the previous message's stamp")
+                    sub.prev = (
+                        Rm[..., i, :, :].copy(),
+                        pos[..., i, :].copy(),
+                        cov[..., i, :, :].copy(),
+                        t,
+                    )
                     continue
                 Rpt = np.swapaxes(Rp, -1, -2)
                 dR = Rt @ (Rpt @ Rm[..., i, :, :])
@@ -658,19 +869,36 @@ class MeasurementBuilder:
                 vel[..., i, 3:6] = _rpy(dR) / dt
                 tcov[..., i, :, :] = (cov_rot[..., i, :, :] + r6 @ cp @ r6.T) * dt
                 out_keep[i] = True
-            sub.prev = (Rm[..., i, :, :].copy(), pos[..., i, :].copy(), cov[..., i, :, :].copy(), t)
+            sub.prev = (
+                Rm[..., i, :, :].copy(),
+                pos[..., i, :].copy(),
+                cov[..., i, :, :].copy(),
+                t,
+            )
         twist_flags = [False] * STATE_SIZE
         twist_flags[6:12] = flags[0:6]
         if not out_keep.any():
             return None
-        # the twist goes through prepareTwist with frame = source frame (base_link): identity rotation
+        # the twist goes through prepareTwist with frame = source frame (base_link): identity
+        # rotation
         tw_st = SubTopic(st.name, 'twist', tuple(twist_flags), st.rejection_threshold)
-        return self._twist_core(tw_st, stamps, out_keep, vel[..., 0:3], vel[..., 3:6], tcov,
-                                self.params.base_link_frame, arrivals, topic=st.name)
+        return self._twist_core(
+            tw_st,
+            stamps,
+            out_keep,
+            vel[..., 0:3],
+            vel[..., 3:6],
+            tcov,
+            self.params.base_link_frame,
+            arrivals,
+            topic=st.name,
+        )
 
     def _frame_plan(self, st: SubTopic, part: str, frame) -> _FramePlan | None:
-        """base_link ← ``frame`` transform and the update-vector entries ``part`` ('twist': 6..11,
-        'accel': 12..14) masked by its rotation (cached per static tree version)."""
+        """
+        base_link ← ``frame`` transform and the update-vector entries ``part`` ('twist': 6..11,
+        'accel': 12..14) masked by its rotation (cached per static tree version).
+        """
         version = self.tf.version
         key = (part, st.name, st.update_vector, frame, version)
         plan = self._plans.get(key)
@@ -686,7 +914,9 @@ class MeasurementBuilder:
             flags[9:12] = _mask(Rt, flags[9:12])
         else:
             flags[12:15] = _mask(Rt, flags[12:15])
-        plan = _FramePlan(Rt, tt, bool(np.any(tt != 0)), tuple(flags), _rot6(Rt) if part == 'twist' else None)
+        plan = _FramePlan(
+            Rt, tt, bool(np.any(tt != 0)), tuple(flags), _rot6(Rt) if part == 'twist' else None
+        )
         self._plans[key] = plan
         return plan
 
@@ -699,10 +929,23 @@ class MeasurementBuilder:
         z[..., 6:9] = v @ Rt.T
         z[..., 9:12] = w @ Rt.T
         terms = StateTerms(twist_lever=plan.tt.copy()) if plan.lever else None
-        return self._finish(st, stamps, keep, z, r6 @ cov6 @ r6.T, 6, plan.flags, arrivals, terms, topic)
+        return self._finish(
+            st, stamps, keep, z, r6 @ cov6 @ r6.T, 6, plan.flags, arrivals, terms, topic
+        )
 
-    def _accel_core(self, s: SensorConfig, st: SubTopic, stamps, keep, a, acov, Rq, has_orientation, frame,
-                    arrivals):
+    def _accel_core(
+        self,
+        s: SensorConfig,
+        st: SubTopic,
+        stamps,
+        keep,
+        a,
+        acov,
+        Rq,
+        has_orientation,
+        frame,
+        arrivals,
+    ):
         p = self.params
         plan = self._frame_plan(st, 'accel', frame)
         if plan is None:
@@ -714,27 +957,39 @@ class MeasurementBuilder:
             terms.accel_lever = tt.copy()
         if s.remove_gravitational_acceleration:
             g = p.gravitational_acceleration
-            if s.relative:                      # ros2: Rotᵀ·R_msgᵀ·(0,0,g)
+            if s.relative:  # ros2: Rotᵀ·R_msgᵀ·(0,0,g)
                 rot_norm = g * np.einsum('ij,...j->...i', Rt.T, Rq[..., 2, :])
-            else:                               # R_msgᵀ·(0,0,g) = g·(row 2 of R_msg)
+            else:  # R_msgᵀ·(0,0,g) = g·(row 2 of R_msg)
                 rot_norm = g * Rq[..., 2, :]
             with_o = has_orientation[..., None]
             acc = acc - np.where(with_o, rot_norm, 0.0)
             if not np.all(has_orientation):
                 if np.any(has_orientation):
-                    raise ValueError(f'{st.name}: orientation covariance[0] == -1 on some messages only; '
-                                     'feed such messages one at a time')
+                    raise ValueError(
+                        f'{st.name}: orientation covariance[0] == -1 on some messages only; '
+                        'feed such messages one at a time'
+                    )
                 terms.gravity_rot, terms.gravity = Rt.copy(), g
         z = np.zeros(a.shape[:-1] + (STATE_SIZE,))
         z[..., 12:15] = acc
         has_terms = terms.accel_lever is not None or terms.gravity_rot is not None
-        return self._finish(st, stamps, keep, z, Rt @ acov @ Rt.T, 12, plan.flags, arrivals,
-                            terms if has_terms else None)
+        return self._finish(
+            st,
+            stamps,
+            keep,
+            z,
+            Rt @ acov @ Rt.T,
+            12,
+            plan.flags,
+            arrivals,
+            terms if has_terms else None,
+        )
 
 
 @dataclass
 class Measurement:
     """One prepared measurement (per-message path): z (..., 15), R (..., 15, 15)."""
+
     topic: str
     stamp_ns: int
     z: np.ndarray
@@ -745,7 +1000,10 @@ class Measurement:
 
 
 def _cov_unset(cov3) -> np.ndarray:
-    """IMU block absent: covariance[0] == −1 (|c0 + 1| < 1e-9), over the N axis (batch axes must agree)."""
+    """
+    IMU block absent: covariance[0] == −1 (|c0 + 1| < 1e-9), over the N axis (batch axes must
+    agree).
+    """
     c0 = np.asarray(cov3)[..., 0, 0]
     unset = np.abs(c0 + 1.0) < 1e-9
     if unset.ndim > 1:

@@ -1,53 +1,67 @@
-"""navsat_transform core: robot_localization's ``navsat_transform_node`` without ROS (numpy + pyproj).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+navsat_transform core: robot_localization's ``navsat_transform_node`` without ROS (numpy + pyproj).
 
 What it reproduces (shared/reference/robot_localization.md §7, upstream ``ros2`` @ 1cb9533):
 
-* **Projection**: UTM/UPS on WGS84 in the *standard* zone of each point (Norway and Svalbard exceptions
-  included), like GeographicLib ``UTMUPS::Forward``; pyproj matches it to ~2e-9 m
+* **Projection**: UTM/UPS on WGS84 in the *standard* zone of each point (Norway and Svalbard
+  exceptions included), like GeographicLib ``UTMUPS::Forward``; pyproj matches it to ~2e-9 m
   (``rl_golden/navsat_utm``). Meridian convergence γ is taken from the datum fix.
 * **Datum transform** (computed at a timer tick once odometry, a good fix and an orientation that
-  arrived after the first odometry exist; until then the *latest* of each is kept):
-  ψ = yaw(orientation after the IMU mount correction) + magnetic_declination_radians + yaw_offset + γ;
-  P0 = UTM(datum fix) − Rot(roll, pitch, ψ)·t(base_link→gps frame);
-  T_c = [Rz(ψ) | P0], T_w = [Rz(yaw_odom) | p_odom] (roll and pitch dropped), T_cw = T_w·T_c⁻¹.
-  The orientation comes from the ``imu`` topic, or, with ``use_odometry_yaw``, from odometry/filtered
-  itself (the ART setup: the EKF's own yaw, 0 at start). ``wait_for_datum`` + ``datum: [lat, lon, yaw]``
-  gives a manual datum (altitude 0, identity odometry pose, no lever arm).
-* **Per timer tick** after the transform exists: ``odometry/gps`` when a new fix *and* a new odometry
-  message arrived (p = T_cw·UTM(fix) − R_world_base·t_base_gps, z = 0 with ``zero_altitude``,
-  identity orientation, stamp = fix stamp, frame = odometry frame, covariance = blockdiag(R, R) ·
-  [[C_fix, 0], [0, 0]] · blockdiag(R, R)ᵀ — no floor: an all-zero NavSatFix covariance gives an
-  all-zero odometry covariance, the EKF then clamps it to 1e-9); then ``gps/filtered`` when
-  ``publish_filtered_gps`` and a new odometry message arrived (T_cw⁻¹·p_filtered, UTM reverse in the
-  datum zone, covariance = pose covariance rotated by Rot(T_cw⁻¹), status GBAS_FIX, covariance KNOWN,
-  frame = base_link frame, stamp = odometry stamp). Only ``gps/filtered`` consumes the "new odometry"
-  flag, so with ``publish_filtered_gps: false`` a single odometry message lets every later fix through.
-* **Fix gating**: status STATUS_NO_FIX (−1) or a NaN latitude/longitude/altitude → the fix is ignored (and counted in ``dropped``).
-  ``position_covariance_type`` is ignored.
+  arrived after the first odometry exist; until then the *latest* of each is kept): ψ =
+  yaw(orientation after the IMU mount correction) + magnetic_declination_radians + yaw_offset + γ;
+  P0 = UTM(datum fix) − Rot(roll, pitch, ψ)·t(base_link→gps frame); T_c = [Rz(ψ) | P0], T_w =
+  [Rz(yaw_odom) | p_odom] (roll and pitch dropped), T_cw = T_w·T_c⁻¹. The orientation comes from
+  the ``imu`` topic, or, with ``use_odometry_yaw``, from odometry/filtered itself (the ART setup:
+  the EKF's own yaw, 0 at start). ``wait_for_datum`` + ``datum: [lat, lon, yaw]`` gives a manual
+  datum (altitude 0, identity odometry pose, no lever arm).
+* **Per timer tick** after the transform exists: ``odometry/gps`` when a new fix *and* a new
+  odometry message arrived (p = T_cw·UTM(fix) − R_world_base·t_base_gps, z = 0 with
+  ``zero_altitude``, identity orientation, stamp = fix stamp, frame = odometry frame, covariance =
+  blockdiag(R, R) · [[C_fix, 0], [0, 0]] · blockdiag(R, R)ᵀ — no floor: an all-zero NavSatFix
+  covariance gives an all-zero odometry covariance, the EKF then clamps it to 1e-9); then
+  ``gps/filtered`` when ``publish_filtered_gps`` and a new odometry message arrived
+  (T_cw⁻¹·p_filtered, UTM reverse in the datum zone, covariance = pose covariance rotated by
+  Rot(T_cw⁻¹), status GBAS_FIX, covariance KNOWN, frame = base_link frame, stamp = odometry stamp).
+  Only ``gps/filtered`` consumes the "new odometry" flag, so with ``publish_filtered_gps: false`` a
+  single odometry message lets every later fix through.
+* **Fix gating**: status STATUS_NO_FIX (−1) or a NaN latitude/longitude/altitude → the fix is
+  ignored (and counted in ``dropped``). ``position_covariance_type`` is ignored.
 * IMU messages only count after the first odometry message, and only if base_link→imu_frame can be
-  looked up (identity when the frames are equal; without TF for a different frame the IMU is unusable,
-  exactly like upstream). After the transform is computed the IMU is no longer read.
+  looked up (identity when the frames are equal; without TF for a different frame the IMU is
+  unusable, exactly like upstream). After the transform is computed the IMU is no longer read.
 
-Not reproduced: ``use_local_cartesian`` (broken in this upstream snapshot, issue #832 — rejected with an
-error), the ``setUTMZone`` service, ``broadcast_cartesian_transform`` (no TF tree here).
-Lever-arm removal uses the world→base_link rotation of the latest odometry/filtered message (the EKF
-broadcasts that TF at the same moment it publishes odometry).
+Not reproduced: ``use_local_cartesian`` (broken in this upstream snapshot, issue #832 — rejected
+with an error), the ``setUTMZone`` service, ``broadcast_cartesian_transform`` (no TF tree here).
+Lever-arm removal uses the world→base_link rotation of the latest odometry/filtered message (the
+EKF broadcasts that TF at the same moment it publishes odometry).
 
 Everything is vectorised over a leading run axis K: ``NavSatCore(params, k=K)`` runs K navsat nodes
-that receive messages at the same instants (same timing, different values). Per-run flags are arrays,
-so a fix that is NaN in one run and good in another is handled per run. ``k=1`` is the single node
-that ``navsat_node`` and the single-run graph use.
+that receive messages at the same instants (same timing, different values). Per-run flags are
+arrays, so a fix that is NaN in one run and good in another is handled per run. ``k=1`` is the
+single node that ``navsat_node`` and the single-run graph use.
 """
+
 from __future__ import annotations
 
-import math
 from functools import lru_cache
+import math
 from typing import Any, Mapping
 
 import numpy as np
-
-from vepd_ros.frames import (quaternion_from_rpy, rotation_matrix_from_quaternion, rotation_matrix_from_rpy,
-                             rpy_from_quaternion, rpy_from_rotation_matrix, wrap_angle)
+from vepd_ros.frames import (
+    quaternion_from_rpy,
+    rotation_matrix_from_quaternion,
+    rotation_matrix_from_rpy,
+    rpy_from_quaternion,
+    rpy_from_rotation_matrix,
+    wrap_angle,
+)
 from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
 from vepd_ros.judge.measurements import MAX_ABS_COVARIANCE
 from vepd_ros.judge.transforms import StaticTransforms
@@ -61,7 +75,7 @@ or not finite, are dropped and counted in ``NavSatCore.dropped``."""
 STATUS_FIX = 0
 STATUS_GBAS_FIX = 2
 COVARIANCE_TYPE_KNOWN = 3
-_IDENTITY_Q = np.array([[0.0, 0.0, 0.0, 1.0]])              # x y z w
+_IDENTITY_Q = np.array([[0.0, 0.0, 0.0, 1.0]])  # x y z w
 
 # navsat_transform_node's parameters with the *code* defaults of the ros2 line (reference §7).
 NAVSAT_DEFAULTS: dict[str, Any] = {
@@ -85,28 +99,39 @@ _IGNORED = {'use_sim_time', 'qos_overrides'}
 
 
 def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Code defaults overridden by ``values``; checked the way ``declare_parameter`` would type them.
+    """
+    Code defaults overridden by ``values``; checked the way ``declare_parameter`` would type them.
 
-    Unknown names raise ``ParameterError`` (a typo in a navsat.yaml should not pass silently), except
-    ROS-wide ones (use_sim_time, qos_overrides)."""
+    Unknown names raise ``ParameterError`` (a typo in a navsat.yaml should not pass silently),
+    except ROS-wide ones (use_sim_time, qos_overrides).
+    """
     out = dict(NAVSAT_DEFAULTS)
     for name, value in dict(values or {}).items():
         if name in _IGNORED:
             continue
         if name not in NAVSAT_DEFAULTS:
-            raise ParameterError(name, value, 'a navsat_transform_node parameter: ' + ', '.join(sorted(NAVSAT_DEFAULTS)))
+            raise ParameterError(
+                name,
+                value,
+                'a navsat_transform_node parameter: ' + ', '.join(sorted(NAVSAT_DEFAULTS)),
+            )
         d = NAVSAT_DEFAULTS[name]
         if isinstance(d, bool):
             if not isinstance(value, bool):
                 raise ParameterError(name, value, 'a bool')
         elif isinstance(d, float):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+            ):
                 raise ParameterError(name, value, 'a finite number')
             value = float(value)
         elif isinstance(d, list):
             if not isinstance(value, (list, tuple)) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                    for v in value):
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                for v in value
+            ):
                 raise ParameterError(name, value, 'a list of finite numbers')
             value = [float(v) for v in value]
         out[name] = value
@@ -115,49 +140,72 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
     if out['delay'] < 0:
         raise ParameterError('delay', out['delay'], 'a delay >= 0 s')
     if out['use_local_cartesian']:
-        raise ParameterError('use_local_cartesian', True,
-                             'false: the robot_localization line emulated here (3.5/3.6) projects fixes to UTM even '
-                             'in local-cartesian mode (issue #832), so that mode is broken upstream and not emulated')
+        raise ParameterError(
+            'use_local_cartesian',
+            True,
+            'false: the robot_localization line emulated here (3.5/3.6) projects fixes to UTM '
+            'even '
+            'in local-cartesian mode (issue #832), so that mode is broken upstream and not '
+            'emulated',
+        )
     if out['wait_for_datum'] and len(out['datum']) != 3:
-        raise ParameterError('datum', out['datum'], '[latitude_deg, longitude_deg, yaw_rad] when wait_for_datum is true')
+        raise ParameterError(
+            'datum',
+            out['datum'],
+            '[latitude_deg, longitude_deg, yaw_rad] when wait_for_datum is true',
+        )
     lat_lon = out['datum'][:2]
     if len(lat_lon) == 2 and not (abs(lat_lon[0]) <= 90.0 and abs(lat_lon[1]) <= 180.0):
-        raise ParameterError('datum', out['datum'], 'latitude in [-90, 90] deg and longitude in '
-                                                    '[-180, 180] deg')
+        raise ParameterError(
+            'datum', out['datum'], 'latitude in [-90, 90] deg and longitude in [-180, 180] deg'
+        )
     if out['frequency'] > MAX_FREQUENCY_HZ or out['frequency'] < MIN_FREQUENCY_HZ:
-        raise ParameterError('frequency', out['frequency'],
-                             f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz')
+        raise ParameterError(
+            'frequency',
+            out['frequency'],
+            f'a rate in [{MIN_FREQUENCY_HZ:g}, {MAX_FREQUENCY_HZ:g}] Hz',
+        )
     if out['delay'] > MAX_SENSOR_TIMEOUT_S:
         raise ParameterError('delay', out['delay'], f'a delay <= {MAX_SENSOR_TIMEOUT_S:g} s')
     return out
 
 
 def load_navsat_params(path_or_mapping, node_name: str | None = None) -> dict[str, Any]:
-    """navsat_transform parameters from robot_localization's own YAML (``node: {ros__parameters: {...}}``).
+    """
+    navsat_transform parameters from robot_localization's own YAML (``node: {ros__parameters:
+    {...}}``).
 
     ``path_or_mapping`` is a file path or an already-parsed mapping. The node section is chosen by
     ``node_name``, else the only section that has ``ros__parameters``, else ``navsat_transform`` /
-    ``navsat_transform_node`` / ``/**``. A flat mapping of parameters is accepted as well."""
+    ``navsat_transform_node`` / ``/**``. A flat mapping of parameters is accepted as well.
+    """
     if isinstance(path_or_mapping, Mapping):
         doc, where = dict(path_or_mapping), '<mapping>'
     else:
         where = str(path_or_mapping)
         doc = load_yaml(path_or_mapping, what='navsat_transform configuration')
-    sections = {k: v['ros__parameters'] for k, v in doc.items()
-                if isinstance(v, Mapping) and isinstance(v.get('ros__parameters'), Mapping)}
+    sections = {
+        k: v['ros__parameters']
+        for k, v in doc.items()
+        if isinstance(v, Mapping) and isinstance(v.get('ros__parameters'), Mapping)
+    }
     if not sections:
         return navsat_params(doc)
     if node_name is not None:
         key = node_name if node_name in sections else '/' + node_name.lstrip('/')
         if key not in sections:
-            raise ValueError(f'{where}: no section {node_name!r} with ros__parameters (have {sorted(sections)})')
+            raise ValueError(
+                f'{where}: no section {node_name!r} with ros__parameters (have {sorted(sections)})'
+            )
         return navsat_params(sections[key])
     if len(sections) == 1:
         return navsat_params(next(iter(sections.values())))
     for key in ('navsat_transform', 'navsat_transform_node', 'navsat_node', '/**'):
         if key in sections:
             return navsat_params(sections[key])
-    raise ValueError(f'{where}: several node sections {sorted(sections)}; say which one is navsat_transform')
+    raise ValueError(
+        f'{where}: several node sections {sorted(sections)}; say which one is navsat_transform'
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -167,11 +215,13 @@ UPS = 0
 
 
 def utm_standard_zone(lat, lon):
-    """GeographicLib ``UTMUPS::StandardZone``: 1..60, with the Norway (32V) and Svalbard (31X..37X)
-    exceptions; 0 (UPS) outside −80° ≤ lat < 84°. Vectorised."""
+    """
+    GeographicLib ``UTMUPS::StandardZone``: 1..60, with the Norway (32V) and Svalbard (31X..37X)
+    exceptions; 0 (UPS) outside −80° ≤ lat < 84°. Vectorised.
+    """
     lat = np.asarray(lat, dtype=float)
     lon = np.asarray(lon, dtype=float)
-    ilon = np.floor(np.mod(lon + 180.0, 360.0) - 180.0).astype(np.int64)   # [-180, 180)
+    ilon = np.floor(np.mod(lon + 180.0, 360.0) - 180.0).astype(np.int64)  # [-180, 180)
     zone = (ilon + 186) // 6
     ilat = np.floor(lat).astype(np.int64)
     band = np.clip(np.trunc((ilat + 80) / 8).astype(np.int64) - 10, -10, 9)
@@ -184,6 +234,7 @@ def utm_standard_zone(lat, lon):
 @lru_cache(maxsize=256)
 def _proj(zone: int, northp: bool):
     import pyproj
+
     if zone == UPS:
         return pyproj.Proj(proj='ups', ellps='WGS84', south=not northp)
     return pyproj.Proj(proj='utm', zone=int(zone), ellps='WGS84', south=not northp)
@@ -192,14 +243,18 @@ def _proj(zone: int, northp: bool):
 @lru_cache(maxsize=256)
 def _transformer(zone: int, northp: bool):
     import pyproj
-    return pyproj.Transformer.from_proj(pyproj.Proj(proj='longlat', ellps='WGS84'), _proj(zone, northp),
-                                        always_xy=True)
+
+    return pyproj.Transformer.from_proj(
+        pyproj.Proj(proj='longlat', ellps='WGS84'), _proj(zone, northp), always_xy=True
+    )
 
 
 def utm_forward(lat, lon, zone=None):
-    """(easting, northing, zone, northp) of WGS84 latitude/longitude (degrees), like
-    ``GeographicLib::UTMUPS::Forward``. ``zone`` forces a zone (int or array); default = standard zone.
-    Vectorised over any shape; the hemisphere is lat >= 0."""
+    """
+    (easting, northing, zone, northp) of WGS84 latitude/longitude (degrees), like
+    ``GeographicLib::UTMUPS::Forward``. ``zone`` forces a zone (int or array); default = standard
+    zone. Vectorised over any shape; the hemisphere is lat >= 0.
+    """
     lat = np.asarray(lat, dtype=float)
     lon = np.asarray(lon, dtype=float)
     lat, lon = np.broadcast_arrays(lat, lon)
@@ -208,7 +263,11 @@ def utm_forward(lat, lon, zone=None):
     finite = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 360.0)
     if not finite.all():
         lat, lon = np.where(finite, lat, 0.0), np.where(finite, lon, 0.0)
-    zone = utm_standard_zone(lat, lon) if zone is None else np.broadcast_to(np.asarray(zone, dtype=np.int64), lat.shape)
+    zone = (
+        utm_standard_zone(lat, lon)
+        if zone is None
+        else np.broadcast_to(np.asarray(zone, dtype=np.int64), lat.shape)
+    )
     northp = lat >= 0.0
     x = np.full(lat.shape, np.nan)
     y = np.full(lat.shape, np.nan)
@@ -220,9 +279,11 @@ def utm_forward(lat, lon, zone=None):
 
 
 def utm_convergence_deg(lat, lon, zone=None):
-    """Meridian convergence γ (degrees) in the point's (or the given) zone, GeographicLib's sign: the
+    """
+    Meridian convergence γ (degrees) in the point's (or the given) zone, GeographicLib's sign: the
     bearing of grid north clockwise from true north... as PROJ ≥ 8 reports it (both give +1.95° at
-    51.42N 5.49E in zone 31). Scalar inputs."""
+    51.42N 5.49E in zone 31). Scalar inputs.
+    """
     lat, lon = float(lat), float(lon)
     z = int(utm_standard_zone(lat, lon)) if zone is None else int(zone)
     return float(_proj(z, lat >= 0.0).get_factors(lon, lat).meridian_convergence)
@@ -230,44 +291,62 @@ def utm_convergence_deg(lat, lon, zone=None):
 
 def utm_reverse(zone, northp, x, y):
     """(latitude, longitude) in degrees of UTM/UPS coordinates in the given zone and hemisphere."""
-    lon, lat = _proj(int(zone), bool(northp))(np.asarray(x, dtype=float), np.asarray(y, dtype=float), inverse=True)
+    lon, lat = _proj(int(zone), bool(northp))(
+        np.asarray(x, dtype=float), np.asarray(y, dtype=float), inverse=True
+    )
     return np.asarray(lat), np.asarray(lon)
 
 
 # ------------------------------------------------------------------------------------------------
 # Static transforms (what tf2 would hold from static_transform_publisher)
 
-class StaticTF(StaticTransforms):
-    """The judge's static transform tree (``judge.transforms.StaticTransforms``: ``lookup(target, source)`` → (R, t),
-    ``LookupError`` when not connected) with navsat_transform's spellings: ``add(parent, child, xyz, quat_xyzw)``
-    and ``parse`` of command-line specs."""
 
-    def add(self, parent: str, child: str, xyz=(0.0, 0.0, 0.0), quat=(0.0, 0.0, 0.0, 1.0), **kw) -> 'StaticTF':
+class StaticTF(StaticTransforms):
+    """
+    The judge's static transform tree (``judge.transforms.StaticTransforms``: ``lookup(target,
+    source)`` → (R, t), ``LookupError`` when not connected) with navsat_transform's spellings:
+    ``add(parent, child, xyz, quat_xyzw)`` and ``parse`` of command-line specs.
+    """
+
+    def add(
+        self, parent: str, child: str, xyz=(0.0, 0.0, 0.0), quat=(0.0, 0.0, 0.0, 1.0), **kw
+    ) -> 'StaticTF':
         if kw:
             return super().add(parent, child, xyz, **kw)
         return super().add(parent, child, xyz, quaternion=quat)
 
     @classmethod
     def parse(cls, specs) -> 'StaticTF':
-        """From strings 'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw'
+        """
+        From strings 'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw'
         (angles in radians, fixed-axis roll-pitch-yaw; note ROS 1 static_transform_publisher's
-        positional order is x y z **yaw pitch roll** parent child — convert before passing it here)."""
+        positional order is x y z **yaw pitch roll** parent child — convert before passing it
+        here).
+        """
         tf = cls()
         for spec in specs or ():
             parts = spec.split() if isinstance(spec, str) else list(spec)
             if len(parts) not in (8, 9):
-                raise ValueError(f"static transform {spec!r}: expected 'parent child x y z roll pitch yaw' "
-                                 "or 'parent child x y z qx qy qz qw'")
+                raise ValueError(
+                    f"static transform {spec!r}: expected 'parent child x y z roll pitch yaw' "
+                    "or 'parent child x y z qx qy qz qw'"
+                )
             try:
                 nums = [float(v) for v in parts[2:]]
             except ValueError:
-                raise ValueError(f'static transform {spec!r}: x y z and the angles must be numbers') from None
+                raise ValueError(
+                    f'static transform {spec!r}: x y z and the angles must be numbers'
+                ) from None
             if not all(math.isfinite(v) and abs(v) <= 1e6 for v in nums):
-                raise ValueError(f'static transform (--static-tf) {spec!r}: x y z and the angles '
-                                 'must be finite numbers of magnitude <= 1e6')
+                raise ValueError(
+                    f'static transform (--static-tf) {spec!r}: x y z and the angles '
+                    'must be finite numbers of magnitude <= 1e6'
+                )
             if len(nums) == 7 and math.sqrt(sum(v * v for v in nums[3:7])) < 1e-6:
-                raise ValueError(f'static transform (--static-tf) {spec!r}: the quaternion qx qy '
-                                 'qz qw has (near) zero length; expected a rotation')
+                raise ValueError(
+                    f'static transform (--static-tf) {spec!r}: the quaternion qx qy '
+                    'qz qw has (near) zero length; expected a rotation'
+                )
             q = quaternion_from_rpy(*nums[3:6]) if len(nums) == 6 else nums[3:7]
             tf.add(parts[0], parts[1], nums[:3], q)
         return tf
@@ -276,10 +355,13 @@ class StaticTF(StaticTransforms):
 # ------------------------------------------------------------------------------------------------
 # The node, vectorised over K runs
 
+
 def _rz(yaw):
     c, s = np.cos(yaw), np.sin(yaw)
     z, o = np.zeros_like(c), np.ones_like(c)
-    return np.stack([np.stack([c, -s, z], -1), np.stack([s, c, z], -1), np.stack([z, z, o], -1)], -2)
+    return np.stack(
+        [np.stack([c, -s, z], -1), np.stack([s, c, z], -1), np.stack([z, z, o], -1)], -2
+    )
 
 
 def _blockdiag_rot(R):
@@ -291,13 +373,16 @@ def _blockdiag_rot(R):
 
 
 class NavSatCore:
-    """navsat_transform_node's state machine for K runs with identical message timing.
+    """
+    navsat_transform_node's state machine for K runs with identical message timing.
 
     Feed messages as arrays with a leading K axis (scalars broadcast), then call ``tick()`` at each
     timer instant. Frame ids are shared by all runs. See the module docstring for the semantics.
     """
 
-    def __init__(self, params: Mapping[str, Any] | None = None, k: int = 1, tf: StaticTF | None = None):
+    def __init__(
+        self, params: Mapping[str, Any] | None = None, k: int = 1, tf: StaticTF | None = None
+    ):
         self.p = navsat_params(params)
         self.k = int(k)
         self.tf = tf if tf is not None else StaticTF()
@@ -306,7 +391,9 @@ class NavSatCore:
         self.manual_datum = bool(self.p['wait_for_datum'])
         self.imu_sub_active = not self.p['use_odometry_yaw'] and not self.manual_datum
         self.world_frame, self.base_frame, self.gps_frame = 'odom', 'base_link', ''
-        self.period_ns = int(1e9 / self.p['frequency'])            # rclcpp: duration<double> → ns (truncated)
+        self.period_ns = int(
+            1e9 / self.p['frequency']
+        )  # rclcpp: duration<double> → ns (truncated)
         self.delay_ns = int(round(self.p['delay'] * 1e9))
         self.yaw_terms = self.p['magnetic_declination_radians'] + self.p['yaw_offset']
         f = lambda: np.zeros(K, dtype=bool)  # noqa: E731
@@ -317,10 +404,10 @@ class NavSatCore:
         self.datum_zone = np.zeros(K, dtype=np.int64)
         self.datum_northp = np.ones(K, dtype=bool)
         self.datum_latlon = np.zeros((K, 2))
-        self.convergence = np.zeros(K)                              # radians
+        self.convergence = np.zeros(K)  # radians
         self.tw_pos = np.zeros((K, 3))
         self.tw_quat = np.tile([0.0, 0.0, 0.0, 1.0], (K, 1))
-        self.orient_rpy = np.zeros((K, 3))                          # orientation for the datum heading
+        self.orient_rpy = np.zeros((K, 3))  # orientation for the datum heading
         # the transform
         self.R_cw = np.tile(np.eye(3), (K, 1, 1))
         self.t_cw = np.zeros((K, 3))
@@ -332,14 +419,15 @@ class NavSatCore:
         self._odom_pos = np.zeros((K, 3))
         self._odom_quat = np.tile([0.0, 0.0, 0.0, 1.0], (K, 1))
         self._odom_cov = np.zeros((K, 6, 6))
-        self._odom_source = None                                    # on_odom_deferred: message not built yet
-        self._rot6 = None                                           # _gps_odometry's rotation of R_cw (cached)
+        self._odom_source = None  # on_odom_deferred: message not built yet
+        self._rot6 = None  # _gps_odometry's rotation of R_cw (cached)
         self.odom_stamp = np.zeros(K, dtype=np.int64)
         self._manual_done = False
         # reason -> messages (x runs) dropped
         self.dropped: dict[str, int] = {}
 
-    # -- the latest odometry message (built on first read when it came through on_odom_deferred) -----
+    # -- the latest odometry message (built on first read when it came through on_odom_deferred)
+    # -----
     @property
     def odom_pos(self) -> np.ndarray:
         if self._odom_source is not None:
@@ -364,12 +452,16 @@ class NavSatCore:
             self._odom_source = None
         self._odom_pos[:] = self._vec(pos, (3,))
         self._odom_quat[:] = self._vec(quat, (4,))
-        self._odom_cov[:] = 0.0 if pose_cov is None else self._vec(pose_cov, (36,)).reshape(self.k, 6, 6)
+        self._odom_cov[:] = (
+            0.0 if pose_cov is None else self._vec(pose_cov, (36,)).reshape(self.k, 6, 6)
+        )
 
     # -- helpers ------------------------------------------------------------------------------
     def _lookup(self, target, source):
-        """(R, t) of source in target (read-only arrays), or None when the frames are not connected;
-        remembered per static tree version (every fix asks for the GPS lever arm)."""
+        """
+        (R, t) of source in target (read-only arrays), or None when the frames are not connected;
+        remembered per static tree version (every fix asks for the GPS lever arm).
+        """
         key = (target, source, self.tf.version)
         if key in self._tf_cache:
             return self._tf_cache[key]
@@ -384,26 +476,43 @@ class NavSatCore:
         return T
 
     def _vec(self, a, shape=()):
-        """``a`` as (K,) + shape floats (read only: a broadcast view, or ``a`` itself when it has that form)."""
+        """
+        ``a`` as (K,) + shape floats (read only: a broadcast view, or ``a`` itself when it has that
+        form).
+        """
         if type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (self.k,) + shape:
             return a
         return np.broadcast_to(np.asarray(a, dtype=float), (self.k,) + shape)
 
     def _mask(self, m):
-        return np.ones(self.k, dtype=bool) if m is None else np.broadcast_to(np.asarray(m, dtype=bool), (self.k,))
+        return (
+            np.ones(self.k, dtype=bool)
+            if m is None
+            else np.broadcast_to(np.asarray(m, dtype=bool), (self.k,))
+        )
 
     def timer_ticks(self, t_start_ns: int, t_end_ns: int) -> np.ndarray:
-        """Tick instants of the node timer started at ``t_start_ns`` (first callback one period after
-        start + ``delay``), up to ``t_end_ns`` inclusive."""
+        """
+        Tick instants of the node timer started at ``t_start_ns`` (first callback one period after
+        start + ``delay``), up to ``t_end_ns`` inclusive.
+        """
         first = t_start_ns + self.delay_ns + self.period_ns
         if t_end_ns < first:
             return np.zeros(0, dtype=np.int64)
-        return first + self.period_ns * np.arange((t_end_ns - first) // self.period_ns + 1, dtype=np.int64)
+        return first + self.period_ns * np.arange(
+            (t_end_ns - first) // self.period_ns + 1, dtype=np.int64
+        )
 
     # -- callbacks ----------------------------------------------------------------------------
-    def on_fix(self, stamp_ns, lat, lon, alt, cov=None, status=STATUS_FIX, frame_id: str = 'gps', utm=None):
-        """gpsFixCallback. ``cov``: (K, 9) row-major position_covariance (default zeros). ``utm``:
-        optional precomputed ``utm_forward(lat, lon)`` (the batch projects all fixes at once)."""
+    def on_fix(
+        self, stamp_ns, lat, lon, alt, cov=None, status=STATUS_FIX, frame_id: str = 'gps', utm=None
+    ):
+        """
+        GpsFixCallback.
+
+        ``cov``: (K, 9) row-major position_covariance (default zeros). ``utm``: optional
+        precomputed ``utm_forward(lat, lon)`` (the batch projects all fixes at once).
+        """
         self.gps_frame = frame_id or ''
         lat, lon, alt = self._vec(lat), self._vec(lon), self._vec(alt)
         if type(status) is not np.ndarray or status.shape != (self.k,):
@@ -412,11 +521,15 @@ class NavSatCore:
         if not good.all():
             # upstream ignores a NaN position (its "no fix"); ignored here too, and counted: every
             # message that does not reach the filter is in ``dropped`` (issue 17)
-            self._drop('fix: latitude/longitude/altitude not a number (ignored, as upstream)', ~good)
+            self._drop(
+                'fix: latitude/longitude/altitude not a number (ignored, as upstream)', ~good
+            )
         good &= status != STATUS_NO_FIX
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
         # out of range or not finite
-        in_range = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M)
+        in_range = (
+            (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M)
+        )
         bad = good & ~in_range
         if bad.any():
             self._drop('fix: latitude/longitude/altitude out of range or infinite', bad)
@@ -427,12 +540,16 @@ class NavSatCore:
             good &= ~bad
         if not good.any():
             return good
-        x, y, zone, northp = utm if utm is not None else utm_forward(np.where(good, lat, 0.0), np.where(good, lon, 0.0))
+        x, y, zone, northp = (
+            utm
+            if utm is not None
+            else utm_forward(np.where(good, lat, 0.0), np.where(good, lon, 0.0))
+        )
         if not self.manual_datum and not self.good.all():
             set_datum = good & ~self.good
             if set_datum.any():
                 self._set_datum_fix(set_datum, lat, lon, alt, x, y, zone, northp)
-        if good.all():                                              # every run: plain copies
+        if good.all():  # every run: plain copies
             u = self.fix_utm
             u[:, 0], u[:, 1], u[:, 2] = x, y, alt
             self.fix_cov[:] = cov.reshape(self.k, 3, 3)
@@ -455,13 +572,18 @@ class NavSatCore:
         self.datum_zone[sel] = zone[sel]
         self.datum_northp[sel] = northp[sel]
         self.datum_latlon[sel] = np.stack([lat, lon], -1)[sel]
-        # γ changes little over a run; compute it per distinct datum (cheap: once per fix before the datum)
+        # γ changes little over a run; compute it per distinct datum (cheap: once per fix before
+        # the datum)
         for i in np.flatnonzero(sel):
             self.convergence[i] = math.radians(utm_convergence_deg(lat[i], lon[i], zone[i]))
         self.has_gps |= sel
 
     def on_imu(self, stamp_ns, quat, frame_id: str = 'imu', mask=None):
-        """imuCallback (only while the IMU subscription exists). ``quat``: (K, 4) x y z w."""
+        """
+        ImuCallback (only while the IMU subscription exists).
+
+        ``quat``: (K, 4) x y z w.
+        """
         if not self.imu_sub_active:
             return
         self._orientation(quat, frame_id, self._mask(mask) & self.has_odom & ~self.good)
@@ -471,19 +593,33 @@ class NavSatCore:
             return
         tf = self._lookup(self.base_frame, frame_id)
         if tf is None:
-            return                                                  # no base_link→imu TF: unusable
+            return  # no base_link→imu TF: unusable
         R_off = tf[0]
         r0, p0, y0 = rpy_from_rotation_matrix(R_off)
         r, p, y = rpy_from_quaternion(self._vec(quat, (4,)))
         rpy = np.stack([wrap_angle(r - r0), wrap_angle(p - p0), wrap_angle(y - y0)], -1)
         rpy = rpy @ _rz(np.asarray(y0)).T
         # setRPY then getRPY (upstream stores a quaternion and reads it back)
-        rr, pp, yy = rpy_from_rotation_matrix(rotation_matrix_from_rpy(rpy[:, 0], rpy[:, 1], rpy[:, 2]))
+        rr, pp, yy = rpy_from_rotation_matrix(
+            rotation_matrix_from_rpy(rpy[:, 0], rpy[:, 1], rpy[:, 2])
+        )
         self.orient_rpy[sel] = np.stack([rr, pp, yy], -1)[sel]
         self.has_imu |= sel
 
-    def on_odom(self, stamp_ns, pos, quat, pose_cov=None, frame_id: str = 'odom', child_frame_id: str = 'base_link'):
-        """odomCallback for odometry/filtered. ``pos`` (K,3), ``quat`` (K,4), ``pose_cov`` (K,36)."""
+    def on_odom(
+        self,
+        stamp_ns,
+        pos,
+        quat,
+        pose_cov=None,
+        frame_id: str = 'odom',
+        child_frame_id: str = 'base_link',
+    ):
+        """
+        OdomCallback for odometry/filtered.
+
+        ``pos`` (K,3), ``quat`` (K,4), ``pose_cov`` (K,36).
+        """
         self.world_frame, self.base_frame = frame_id, child_frame_id
         pos, quat = self._vec(pos, (3,)), self._vec(quat, (4,))
         sel = ~self.good
@@ -500,11 +636,16 @@ class NavSatCore:
         self.odom_stamp[:] = np.asarray(stamp_ns, dtype=np.int64)
         self.odom_updated[:] = True
 
-    def on_odom_deferred(self, stamp_ns, source, frame_id: str = 'odom', child_frame_id: str = 'base_link'):
-        """``on_odom`` with the message built only when navsat reads it: ``source()`` returns (pos, quat,
-        pose_cov) as ``on_odom`` takes them (it must not depend on anything that changes later). Until every
-        run has its transform the message is taken at once (datum); after that only the lever-arm removal
-        (orientation) and gps/filtered (position, covariance) read it, and a newer message replaces it."""
+    def on_odom_deferred(
+        self, stamp_ns, source, frame_id: str = 'odom', child_frame_id: str = 'base_link'
+    ):
+        """
+        ``on_odom`` with the message built only when navsat reads it: ``source()`` returns (pos,
+        quat, pose_cov) as ``on_odom`` takes them (it must not depend on anything that changes
+        later). Until every run has its transform the message is taken at once (datum); after that
+        only the lever-arm removal (orientation) and gps/filtered (position, covariance) read it,
+        and a newer message replaces it.
+        """
         if not self.good.all():
             pos, quat, pose_cov = source()
             self.on_odom(stamp_ns, pos, quat, pose_cov, frame_id, child_frame_id)
@@ -516,11 +657,15 @@ class NavSatCore:
 
     # -- timer --------------------------------------------------------------------------------
     def tick(self, filtered: bool = True):
-        """transformCallback. Returns ``(gps_odom, gps_filtered)``: each None when no run publishes,
-        else a dict of arrays with a boolean ``valid`` (K,) saying which runs publish this tick.
-        ``filtered=False``: gps/filtered is not built (None), its publication still consumes the "new
-        odometry" flag as upstream's does."""
-        was_good = self.good.copy()                  # upstream: if (!transform_good_) compute; else publish
+        """
+        TransformCallback.
+
+        Returns ``(gps_odom, gps_filtered)``: each None when no run publishes, else a dict of
+        arrays with a boolean ``valid`` (K,) saying which runs publish this tick.
+        ``filtered=False``: gps/filtered is not built (None), its publication still consumes the
+        "new odometry" flag as upstream's does.
+        """
+        was_good = self.good.copy()  # upstream: if (!transform_good_) compute; else publish
         if not was_good.all():
             self._compute_transform()
             if not was_good.any():
@@ -549,7 +694,9 @@ class NavSatCore:
         if not self.manual_datum:
             off = self._lookup(self.base_frame, self.gps_frame) if self.gps_frame else None
             if off is not None:
-                P0 = P0 - np.einsum('kij,j->ki', rotation_matrix_from_rpy(roll, pitch, psi), off[1])
+                P0 = P0 - np.einsum(
+                    'kij,j->ki', rotation_matrix_from_rpy(roll, pitch, psi), off[1]
+                )
         _, _, odom_yaw = rpy_from_quaternion(self.tw_quat)
         # T_cw = T_w · T_c⁻¹ = [Rz(yaw_w) Rz(ψ)ᵀ | p_w − Rz(yaw_w) Rz(ψ)ᵀ P0]
         R = np.einsum('kij,klj->kil', _rz(odom_yaw), _rz(psi))
@@ -558,12 +705,14 @@ class NavSatCore:
         self._rot6 = None
         self.good |= ready
         if self.imu_sub_active and self.good.all():
-            self.imu_sub_active = False                             # imu_sub_.reset()
+            self.imu_sub_active = False  # imu_sub_.reset()
 
     def _set_manual_datum(self, sel):
         lat, lon, yaw = self.p['datum']
         x, y, zone, northp = utm_forward(np.full(self.k, lat), np.full(self.k, lon))
-        self._set_datum_fix(sel, np.full(self.k, lat), np.full(self.k, lon), np.zeros(self.k), x, y, zone, northp)
+        self._set_datum_fix(
+            sel, np.full(self.k, lat), np.full(self.k, lon), np.zeros(self.k), x, y, zone, northp
+        )
         self.tw_pos[sel] = 0.0
         self.tw_quat[sel] = [0.0, 0.0, 0.0, 1.0]
         self.orient_rpy[sel] = [0.0, 0.0, wrap_angle(yaw)]
@@ -575,42 +724,66 @@ class NavSatCore:
         if self.gps_frame:
             off = self._lookup(self.base_frame, self.gps_frame)
             if off is not None and np.any(off[1] != 0.0):
-                p = p - np.einsum('kij,j->ki', rotation_matrix_from_quaternion(self.odom_quat), off[1])
+                p = p - np.einsum(
+                    'kij,j->ki', rotation_matrix_from_quaternion(self.odom_quat), off[1]
+                )
         if self.p['zero_altitude']:
             p[:, 2] = 0.0
         cov6 = np.zeros((self.k, 6, 6))
         cov6[:, :3, :3] = self.fix_cov
-        if self._rot6 is None:                                      # blockdiag(R_cw, R_cw) and its transpose
+        if self._rot6 is None:  # blockdiag(R_cw, R_cw) and its transpose
             rot6 = _blockdiag_rot(self.R_cw)
             self._rot6 = (rot6, np.swapaxes(rot6, -1, -2))
         rot6, rot6t = self._rot6
         cov6 = rot6 @ cov6 @ rot6t
         self.gps_updated &= ~pub
-        return {'valid': pub.copy(), 'stamp_ns': self.fix_stamp.copy(), 'position': p,
-                'quaternion': np.repeat(_IDENTITY_Q, self.k, axis=0), 'pose_covariance': cov6.reshape(self.k, 36),
-                'frame_id': self.world_frame, 'child_frame_id': ''}
+        return {
+            'valid': pub.copy(),
+            'stamp_ns': self.fix_stamp.copy(),
+            'position': p,
+            'quaternion': np.repeat(_IDENTITY_Q, self.k, axis=0),
+            'pose_covariance': cov6.reshape(self.k, 36),
+            'frame_id': self.world_frame,
+            'child_frame_id': '',
+        }
 
     def _filtered_gps(self, pf):
         R_inv = np.swapaxes(self.R_cw, -1, -2)
         c = np.einsum('kij,kj->ki', R_inv, self.odom_pos - self.t_cw)
         lat = np.full(self.k, np.nan)
         lon = np.full(self.k, np.nan)
-        for z, n in {(int(a), bool(b)) for a, b in zip(self.datum_zone[pf], self.datum_northp[pf])}:
+        for z, n in {
+            (int(a), bool(b)) for a, b in zip(self.datum_zone[pf], self.datum_northp[pf])
+        }:
             s = pf & (self.datum_zone == z) & (self.datum_northp == n)
             lat[s], lon[s] = utm_reverse(z, n, c[s, 0], c[s, 1])
         rot6 = _blockdiag_rot(R_inv)
         cov = rot6 @ self.odom_cov @ np.swapaxes(rot6, -1, -2)
-        return {'valid': pf.copy(), 'stamp_ns': self.odom_stamp.copy(), 'latitude': lat, 'longitude': lon,
-                'altitude': c[:, 2].copy(), 'position_covariance': cov[:, :3, :3].reshape(self.k, 9),
-                'status': STATUS_GBAS_FIX, 'position_covariance_type': COVARIANCE_TYPE_KNOWN,
-                'frame_id': self.base_frame}
+        return {
+            'valid': pf.copy(),
+            'stamp_ns': self.odom_stamp.copy(),
+            'latitude': lat,
+            'longitude': lon,
+            'altitude': c[:, 2].copy(),
+            'position_covariance': cov[:, :3, :3].reshape(self.k, 9),
+            'status': STATUS_GBAS_FIX,
+            'position_covariance_type': COVARIANCE_TYPE_KNOWN,
+            'frame_id': self.base_frame,
+        }
 
     # -- services (toLL / fromLL) -------------------------------------------------------------
     def to_ll(self, point):
         """toLL: world-frame point(s) (K,3) → (lat, lon, alt) via T_cw⁻¹ and the datum zone."""
         c = np.einsum('kji,kj->ki', self.R_cw, self._vec(point, (3,)) - self.t_cw)
-        out = [utm_reverse(self.datum_zone[i], self.datum_northp[i], c[i, 0], c[i, 1]) for i in range(self.k)]
-        return np.array([o[0] for o in out], dtype=float), np.array([o[1] for o in out], dtype=float), c[:, 2]
+        out = [
+            utm_reverse(self.datum_zone[i], self.datum_northp[i], c[i, 0], c[i, 1])
+            for i in range(self.k)
+        ]
+        return (
+            np.array([o[0] for o in out], dtype=float),
+            np.array([o[1] for o in out], dtype=float),
+            c[:, 2],
+        )
 
     def from_ll(self, lat, lon, alt):
         """fromLL: (lat, lon, alt) → world point(s) (K,3), projected in the datum zone."""
@@ -623,8 +796,11 @@ class NavSatCore:
 
 
 def gps_batch_arrays(gps, K: int):
-    """The fixes of a batch input dict (``run_judge_batch``'s ``gps``) as (lat, lon, alt, status), each (K, m):
-    latitude must be (K, m); longitude, altitude and status (default 0) broadcast to it."""
+    """
+    The fixes of a batch input dict (``run_judge_batch``'s ``gps``) as (lat, lon, alt, status),
+    each (K, m): latitude must be (K, m); longitude, altitude and status (default 0) broadcast to
+    it.
+    """
     lat = np.asarray(gps['latitude'], float)
     if lat.ndim != 2 or lat.shape[0] != K:
         raise ValueError(f"gps['latitude']: expected (K={K}, m), got {lat.shape}")

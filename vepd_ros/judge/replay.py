@@ -1,42 +1,50 @@
-"""``vepd judge replay``: recorded messages through the judge, /odometry/filtered out as CSV.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd judge replay``: recorded messages through the judge, /odometry/filtered out as CSV.
 
     vepd judge replay --ekf-config YAML [--navsat-config YAML] INPUT --out CSV
                       [--static-tf "parent child x y z roll pitch yaw"]... [--remap FROM:=TO]...
                       [--gps-topic TOPIC] [--navsat-imu-topic TOPIC] [--judge NAME]
 
 INPUT is a bag — ROS 1 (``.bag``) or ROS 2 (directory with metadata.yaml, ``.db3``/``.mcap``), read
-with rosbags — or a directory of raw CSVs (``raw_<sensor>.csv`` per EKF sensor name, e.g. raw_imu0.csv,
-in the rl_golden layout; ``raw_fix.csv`` for NavSatFix with columns stamp_ns, arrival_ns, frame_id,
-status, latitude, longitude, altitude, pcov0..pcov8).
+with rosbags — or a directory of raw CSVs (``raw_<sensor>.csv`` per EKF sensor name, e.g.
+raw_imu0.csv, in the rl_golden layout; ``raw_fix.csv`` for NavSatFix with columns stamp_ns,
+arrival_ns, frame_id, status, latitude, longitude, altitude, pcov0..pcov8).
 
 In a bag the **record time is the arrival** and header.stamp the measurement time; messages are
-delivered in arrival order, with the timing model of ``vepd_ros.judge.graph`` (each node's timer at its
-frequency, started at the first arrival; zero latency). EKF inputs are matched to the config's
+delivered in arrival order, with the timing model of ``vepd_ros.judge.graph`` (each node's timer at
+its frequency, started at the first arrival; zero latency). EKF inputs are matched to the config's
 ``odomN/poseN/twistN/imuN`` topics (leading '/' ignored; ``--remap`` renames bag topics first).
 With ``--navsat-config`` the NavSatFix topic (``--gps-topic``, default: the only NavSatFix topic)
-goes through navsat_transform and its odometry/gps to the EKF sensor whose topic is odometry/gps; the
-navsat ``imu`` input is ``--navsat-imu-topic`` (default: the EKF's imu0 topic — robot_localization's
-ROS 2 code subscribes ``imu``, remap it to your IMU topic).
+goes through navsat_transform and its odometry/gps to the EKF sensor whose topic is odometry/gps;
+the navsat ``imu`` input is ``--navsat-imu-topic`` (default: the EKF's imu0 topic —
+robot_localization's ROS 2 code subscribes ``imu``, remap it to your IMU topic).
 
 Static transforms (``--static-tf``, repeatable; radians, fixed-axis roll pitch yaw or a quaternion
-qx qy qz qw) stand in for /tf_static. Note ROS 1 ``static_transform_publisher`` takes x y z **yaw pitch
-roll**: robot_localization's test1.bag transform ``0 -0.3 0.52 -1.570796327 0 1.570796327 base_link
-imu_link`` is ``--static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327"`` here.
+qx qy qz qw) stand in for /tf_static. Note ROS 1 ``static_transform_publisher`` takes x y z **yaw
+pitch roll**: robot_localization's test1.bag transform ``0 -0.3 0.52 -1.570796327 0 1.570796327
+base_link imu_link`` is ``--static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327"``
+here.
 
 Output CSV, one row per published /odometry/filtered message: tick_ns (publication time), stamp_ns,
 frame_id, child_frame_id, x y z, qx qy qz qw, roll pitch yaw, vx vy vz vroll vpitch vyaw (body
 frame), speed = hypot(vx, vy), and the variances var_<state> of the 15 states.
 """
+
 from __future__ import annotations
 
 import csv
-import math
-import sys
 from dataclasses import dataclass, field
+import math
 from pathlib import Path
+import sys
 
 import numpy as np
-
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.ekf import STATE_NAMES
 
@@ -44,42 +52,77 @@ NAVSAT_TYPES = ('sensor_msgs/msg/NavSatFix', 'sensor_msgs/NavSatFix')
 
 
 def add_replay_arguments(p) -> None:
-    """Every option of ``vepd judge replay`` (commands/judge.py can register the parser with this)."""
+    """
+    Every option of ``vepd judge replay`` (commands/judge.py can register the parser with this).
+    """
+
     def have(opt):
         return any(opt in a.option_strings for a in p._actions)
+
     if not have('--ekf-config'):
-        p.add_argument('--ekf-config', required=True, metavar='YAML', help='robot_localization ekf YAML')
+        p.add_argument(
+            '--ekf-config', required=True, metavar='YAML', help='robot_localization ekf YAML'
+        )
     if not have('--navsat-config'):
-        p.add_argument('--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML')
+        p.add_argument(
+            '--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML'
+        )
     if not any(a.dest == 'input' for a in p._actions):
-        p.add_argument('input', metavar='INPUT', help='ROS 1/ROS 2 bag, or a directory of raw_*.csv')
+        p.add_argument(
+            'input', metavar='INPUT', help='ROS 1/ROS 2 bag, or a directory of raw_*.csv'
+        )
     if not have('--out'):
-        p.add_argument('--out', required=True, metavar='CSV', help='output CSV (/odometry/filtered stream)')
-    p.add_argument('--static-tf', action='append', default=[], metavar='"PARENT CHILD X Y Z ROLL PITCH YAW"',
-                   help='a static transform (repeatable); angles in radians, or 4 numbers qx qy qz qw')
-    p.add_argument('--remap', action='append', default=[], metavar='FROM:=TO', help='rename a bag topic')
-    p.add_argument('--gps-topic', metavar='TOPIC', help='NavSatFix topic for navsat (default: the only one)')
-    p.add_argument('--navsat-imu-topic', metavar='TOPIC', help="navsat's imu input (default: imu0's topic)")
+        p.add_argument(
+            '--out', required=True, metavar='CSV', help='output CSV (/odometry/filtered stream)'
+        )
+    p.add_argument(
+        '--static-tf',
+        action='append',
+        default=[],
+        metavar='"PARENT CHILD X Y Z ROLL PITCH YAW"',
+        help='a static transform (repeatable); angles in radians, or 4 numbers qx qy qz qw',
+    )
+    p.add_argument(
+        '--remap', action='append', default=[], metavar='FROM:=TO', help='rename a bag topic'
+    )
+    p.add_argument(
+        '--gps-topic', metavar='TOPIC', help='NavSatFix topic for navsat (default: the only one)'
+    )
+    p.add_argument(
+        '--navsat-imu-topic', metavar='TOPIC', help="navsat's imu input (default: imu0's topic)"
+    )
     p.add_argument('--ekf-node-name', metavar='NAME', help='node section of the ekf YAML')
-    p.add_argument('--gravity-frame', choices=('imu', 'base_link'), default='imu',
-                   help="where gravity is removed for a rotated IMU with orientation: 'imu' (ROS 1, ROS 2 after "
-                        "PR #946; default) or 'base_link' (robot_localization 3.5/3.6 snapshot)")
-    p.add_argument('--judge', default='robot_localization', metavar='NAME',
-                   help='judge by name (see vepd_ros.judge.registry): robot_localization (default) or bicycle')
+    p.add_argument(
+        '--gravity-frame',
+        choices=('imu', 'base_link'),
+        default='imu',
+        help="where gravity is removed for a rotated IMU with orientation: 'imu' (ROS 1, ROS 2 "
+             'after '
+        "PR #946; default) or 'base_link' (robot_localization 3.5/3.6 snapshot)",
+    )
+    p.add_argument(
+        '--judge',
+        default='robot_localization',
+        metavar='NAME',
+        help='judge by name (see vepd_ros.judge.registry): robot_localization (default) or '
+             'bicycle',
+    )
 
 
 def _norm(t: str) -> str:
     return (t or '').strip('/')
 
 
-# ---------------------------------------------------------------------------------------------- reading
+# ----------------------------------------------------------------------------------------------
+# reading
 @dataclass
 class TopicArrays:
     """All messages of one topic as arrays, sorted by arrival."""
-    kind: str                                   # imu | odom | pose | twist | fix
+
+    kind: str  # imu | odom | pose | twist | fix
     frame_id: str = ''
     child_frame_id: str = ''
-    cols: dict = field(default_factory=dict)    # name -> array (n, ...)
+    cols: dict = field(default_factory=dict)  # name -> array (n, ...)
 
     @property
     def n(self) -> int:
@@ -96,35 +139,67 @@ def _xyz(v):
 
 def _kind(msgtype: str) -> str | None:
     t = msgtype.replace('/msg/', '/')
-    return {'sensor_msgs/Imu': 'imu', 'nav_msgs/Odometry': 'odom', 'sensor_msgs/NavSatFix': 'fix',
-            'geometry_msgs/PoseWithCovarianceStamped': 'pose',
-            'geometry_msgs/TwistWithCovarianceStamped': 'twist'}.get(t)
+    return {
+        'sensor_msgs/Imu': 'imu',
+        'nav_msgs/Odometry': 'odom',
+        'sensor_msgs/NavSatFix': 'fix',
+        'geometry_msgs/PoseWithCovarianceStamped': 'pose',
+        'geometry_msgs/TwistWithCovarianceStamped': 'twist',
+    }.get(t)
 
 
 def _row(kind, m):
     if kind == 'imu':
         o = m.orientation
-        return dict(q=(o.x, o.y, o.z, o.w), w=_xyz(m.angular_velocity), a=_xyz(m.linear_acceleration),
-                    ocov=np.asarray(m.orientation_covariance, float), wcov=np.asarray(m.angular_velocity_covariance, float),
-                    acov=np.asarray(m.linear_acceleration_covariance, float))
+        return {
+            'q': (o.x, o.y, o.z, o.w),
+            'w': _xyz(m.angular_velocity),
+            'a': _xyz(m.linear_acceleration),
+            'ocov': np.asarray(m.orientation_covariance, float),
+            'wcov': np.asarray(m.angular_velocity_covariance, float),
+            'acov': np.asarray(m.linear_acceleration_covariance, float),
+        }
     if kind == 'odom':
         o = m.pose.pose.orientation
-        return dict(pos=_xyz(m.pose.pose.position), q=(o.x, o.y, o.z, o.w), pcov=np.asarray(m.pose.covariance, float),
-                    v=_xyz(m.twist.twist.linear), w=_xyz(m.twist.twist.angular), tcov=np.asarray(m.twist.covariance, float))
+        return {
+            'pos': _xyz(m.pose.pose.position),
+            'q': (o.x, o.y, o.z, o.w),
+            'pcov': np.asarray(m.pose.covariance, float),
+            'v': _xyz(m.twist.twist.linear),
+            'w': _xyz(m.twist.twist.angular),
+            'tcov': np.asarray(m.twist.covariance, float),
+        }
     if kind == 'pose':
         o = m.pose.pose.orientation
-        return dict(pos=_xyz(m.pose.pose.position), q=(o.x, o.y, o.z, o.w), pcov=np.asarray(m.pose.covariance, float))
+        return {
+            'pos': _xyz(m.pose.pose.position),
+            'q': (o.x, o.y, o.z, o.w),
+            'pcov': np.asarray(m.pose.covariance, float),
+        }
     if kind == 'twist':
-        return dict(v=_xyz(m.twist.twist.linear), w=_xyz(m.twist.twist.angular), tcov=np.asarray(m.twist.covariance, float))
-    return dict(lat=float(m.latitude), lon=float(m.longitude), alt=float(m.altitude), status=int(m.status.status),
-                pcov=np.asarray(m.position_covariance, float))
+        return {
+            'v': _xyz(m.twist.twist.linear),
+            'w': _xyz(m.twist.twist.angular),
+            'tcov': np.asarray(m.twist.covariance, float),
+        }
+    return {
+        'lat': float(m.latitude),
+        'lon': float(m.longitude),
+        'alt': float(m.altitude),
+        'status': int(m.status.status),
+        'pcov': np.asarray(m.position_covariance, float),
+    }
 
 
 def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -> dict:
-    """{topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
+    """
+    {topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
+
     A bag that cannot be read (missing, truncated, corrupt) is a ``BagError`` naming the file, as
-    in ``vepd bag`` (io.bags)."""
+    in ``vepd bag`` (io.bags).
+    """
     from vepd_ros.io.bags import BagError
+
     try:
         return _read_bag(path, topics, remap)
     except BagError:
@@ -132,15 +207,16 @@ def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -
     except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
         if not type(exc).__module__.startswith(('rosbags', 'sqlite3', 'mcap', 'zstandard', 'lz4')):
             raise
-        raise BagError(f'{path}: cannot read the bag (truncated or corrupt?): '
-                       f'{str(exc)[:200]}', path) from None
+        raise BagError(
+            f'{path}: cannot read the bag (truncated or corrupt?): {str(exc)[:200]}', path
+        ) from None
 
 
 def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
     from rosbags.highlevel import AnyReader
-
     from vepd_ros.io.bags import open_bag
-    with open_bag(path):                  # the open checks and messages of vepd bag (io.bags.Bag)
+
+    with open_bag(path):  # the open checks and messages of vepd bag (io.bags.Bag)
         pass
     remap = remap or {}
     rows: dict = {}
@@ -158,9 +234,13 @@ def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
             m = reader.deserialize(raw, c.msgtype)
             r = _row(kind, m)
             r['arrival_ns'], r['stamp_ns'] = int(t_ns), _stamp(m.header)
-            ent = rows.setdefault(name, (kind, m.header.frame_id, getattr(m, 'child_frame_id', ''), []))
+            ent = rows.setdefault(
+                name, (kind, m.header.frame_id, getattr(m, 'child_frame_id', ''), [])
+            )
             ent[3].append(r)
-    return {name: _stack(kind, frame, child, rs) for name, (kind, frame, child, rs) in rows.items()}
+    return {
+        name: _stack(kind, frame, child, rs) for name, (kind, frame, child, rs) in rows.items()
+    }
 
 
 def _stack(kind, frame, child, rs) -> TopicArrays:
@@ -170,15 +250,19 @@ def _stack(kind, frame, child, rs) -> TopicArrays:
 
 
 def read_csv_dir(path: Path, params) -> dict:
-    """raw_<sensor>.csv (rl_golden layout) → {topic: TopicArrays}; raw_fix.csv → 'fix' (NavSatFix)."""
+    """
+    raw_<sensor>.csv (rl_golden layout) → {topic: TopicArrays}; raw_fix.csv → 'fix' (NavSatFix).
+    """
     from vepd_ros.judge.golden import read_csv
+
     out = {}
 
     def cols(d, names, n, default=0.0):
         for c in names:
             if c in d and d[c].dtype == object:
-                raise ValueError(f'{path}: column {c} of a raw CSV has text where numbers are '
-                                 f'expected')
+                raise ValueError(
+                    f'{path}: column {c} of a raw CSV has text where numbers are expected'
+                )
         return np.stack([d[c] if c in d else np.full(n, default) for c in names], axis=-1)
 
     def need_stamps(d, f):
@@ -195,20 +279,32 @@ def read_csv_dir(path: Path, params) -> dict:
         arr = d.get('arrival_ns', d['stamp_ns'])
         c = {'stamp_ns': d['stamp_ns'], 'arrival_ns': arr}
         if s.kind == 'imu':
-            c.update(q=cols(d, ['qx', 'qy', 'qz', 'qw'], n), w=cols(d, ['wx', 'wy', 'wz'], n),
-                     a=cols(d, ['ax', 'ay', 'az'], n), ocov=cols(d, [f'ocov{i}' for i in range(9)], n),
-                     wcov=cols(d, [f'wcov{i}' for i in range(9)], n), acov=cols(d, [f'acov{i}' for i in range(9)], n))
+            c.update(
+                q=cols(d, ['qx', 'qy', 'qz', 'qw'], n),
+                w=cols(d, ['wx', 'wy', 'wz'], n),
+                a=cols(d, ['ax', 'ay', 'az'], n),
+                ocov=cols(d, [f'ocov{i}' for i in range(9)], n),
+                wcov=cols(d, [f'wcov{i}' for i in range(9)], n),
+                acov=cols(d, [f'acov{i}' for i in range(9)], n),
+            )
         else:
             q = cols(d, ['qx', 'qy', 'qz', 'qw'], n)
             if 'qw' not in d:
                 q[:, 3] = 1.0
-            c.update(pos=cols(d, ['x', 'y', 'z'], n), q=q, pcov=cols(d, [f'pcov{i}' for i in range(36)], n),
-                     v=cols(d, ['vx', 'vy', 'vz'], n), w=cols(d, ['wx', 'wy', 'wz'], n),
-                     tcov=cols(d, [f'tcov{i}' for i in range(36)], n))
+            c.update(
+                pos=cols(d, ['x', 'y', 'z'], n),
+                q=q,
+                pcov=cols(d, [f'pcov{i}' for i in range(36)], n),
+                v=cols(d, ['vx', 'vy', 'vz'], n),
+                w=cols(d, ['wx', 'wy', 'wz'], n),
+                tcov=cols(d, [f'tcov{i}' for i in range(36)], n),
+            )
         order = np.lexsort((d['seq'] if 'seq' in d else np.arange(n), arr))
         frame = str(d['frame_id'][0]) if 'frame_id' in d else ''
         child = str(d['child_frame_id'][0]) if 'child_frame_id' in d else ''
-        out[_norm(s.topic)] = TopicArrays(s.kind, frame, child, {k: v[order] for k, v in c.items()})
+        out[_norm(s.topic)] = TopicArrays(
+            s.kind, frame, child, {k: v[order] for k, v in c.items()}
+        )
     f = path / 'raw_fix.csv'
     if f.exists():
         d = read_csv(f)
@@ -219,24 +315,56 @@ def read_csv_dir(path: Path, params) -> dict:
         n = d['stamp_ns'].size
         arr = d.get('arrival_ns', d['stamp_ns'])
         order = np.argsort(arr, kind='stable')
-        c = {'stamp_ns': d['stamp_ns'], 'arrival_ns': arr, 'lat': d['latitude'], 'lon': d['longitude'],
-             'alt': d['altitude'], 'status': d['status'] if 'status' in d else np.zeros(n, np.int64),
-             'pcov': cols(d, [f'pcov{i}' for i in range(9)], n)}
-        out['fix'] = TopicArrays('fix', str(d['frame_id'][0]) if 'frame_id' in d else 'gps', '',
-                                 {k: np.asarray(v)[order] for k, v in c.items()})
+        c = {
+            'stamp_ns': d['stamp_ns'],
+            'arrival_ns': arr,
+            'lat': d['latitude'],
+            'lon': d['longitude'],
+            'alt': d['altitude'],
+            'status': d['status'] if 'status' in d else np.zeros(n, np.int64),
+            'pcov': cols(d, [f'pcov{i}' for i in range(9)], n),
+        }
+        out['fix'] = TopicArrays(
+            'fix',
+            str(d['frame_id'][0]) if 'frame_id' in d else 'gps',
+            '',
+            {k: np.asarray(v)[order] for k, v in c.items()},
+        )
     return out
 
 
-# ---------------------------------------------------------------------------------------------- running
-def replay(ekf_config, inp, navsat_config=None, static_tf=(), remap=(), gps_topic=None, navsat_imu_topic=None,
-           ekf_node_name=None, judge: str = 'robot_localization', gravity_frame: str = 'imu'):
-    """Run INPUT through the judge; returns the graph result dict (``GraphResult.as_dict`` plus
-    'frame_id', 'child_frame_id', 'used_topics')."""
+# ----------------------------------------------------------------------------------------------
+# running
+def replay(
+    ekf_config,
+    inp,
+    navsat_config=None,
+    static_tf=(),
+    remap=(),
+    gps_topic=None,
+    navsat_imu_topic=None,
+    ekf_node_name=None,
+    judge: str = 'robot_localization',
+    gravity_frame: str = 'imu',
+):
+    """
+    Run INPUT through the judge; returns the graph result dict (``GraphResult.as_dict`` plus
+    'frame_id', 'child_frame_id', 'used_topics').
+    """
     from vepd_ros.judge.registry import get_judge
+
     spec = get_judge(judge)
-    return spec.replay(ekf_config, inp, navsat_config=navsat_config, static_tf=static_tf, remap=remap,
-                       gps_topic=gps_topic, navsat_imu_topic=navsat_imu_topic, ekf_node_name=ekf_node_name,
-                       gravity_frame=gravity_frame)
+    return spec.replay(
+        ekf_config,
+        inp,
+        navsat_config=navsat_config,
+        static_tf=static_tf,
+        remap=remap,
+        gps_topic=gps_topic,
+        navsat_imu_topic=navsat_imu_topic,
+        ekf_node_name=ekf_node_name,
+        gravity_frame=gravity_frame,
+    )
 
 
 def load_inputs(params, inp, remap=()):
@@ -246,21 +374,41 @@ def load_inputs(params, inp, remap=()):
     rm = {}
     for item in remap or ():
         if ':=' not in item:
-            raise ValueError(f"--remap {item!r}: expected FROM:=TO")
+            raise ValueError(f'--remap {item!r}: expected FROM:=TO')
         a, b = item.split(':=', 1)
         rm[_norm(a)] = _norm(b)
-    is_csv_dir = inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists()
+    is_csv_dir = (
+        inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists()
+    )
     return read_csv_dir(inp, params) if is_csv_dir else read_bag(inp, remap=rm)
 
 
-def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(), remap=(), gps_topic=None,
-                              navsat_imu_topic=None, ekf_node_name=None, gravity_frame: str = 'imu') -> dict:
-    from vepd_ros.judge.graph import (GPS_ODOM_TOPIC, JudgeParams, NavsatInputs, imu_gravity_removal,
-                                      load_judge_params, run_graph, with_sensors)
+def replay_robot_localization(
+    ekf_config,
+    inp,
+    navsat_config=None,
+    static_tf=(),
+    remap=(),
+    gps_topic=None,
+    navsat_imu_topic=None,
+    ekf_node_name=None,
+    gravity_frame: str = 'imu',
+) -> dict:
+    from vepd_ros.judge.graph import (
+        GPS_ODOM_TOPIC,
+        imu_gravity_removal,
+        JudgeParams,
+        load_judge_params,
+        NavsatInputs,
+        run_graph,
+        with_sensors,
+    )
     from vepd_ros.judge.measurements import MeasurementBuilder
-    from vepd_ros.judge.navsat import StaticTF, load_navsat_params
+    from vepd_ros.judge.navsat import load_navsat_params, StaticTF
 
-    jp = load_judge_params(Path(ekf_config) if not hasattr(ekf_config, 'ekf') else ekf_config, ekf_node_name)
+    jp = load_judge_params(
+        Path(ekf_config) if not hasattr(ekf_config, 'ekf') else ekf_config, ekf_node_name
+    )
     p = jp.ekf
     tf = StaticTF.parse(static_tf)
     data = load_inputs(p, inp, remap)
@@ -269,8 +417,9 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
     for s in p.sensors:
         ta = data.get(_norm(s.topic))
         if s.kind == 'imu' and ta is not None and ta.kind == 'imu':
-            s, acc[s.name] = imu_gravity_removal(p, tf, s, ta.frame_id, ta.cols['q'], ta.cols['a'], ta.cols['ocov'],
-                                                 gravity_frame)
+            s, acc[s.name] = imu_gravity_removal(
+                p, tf, s, ta.frame_id, ta.cols['q'], ta.cols['a'], ta.cols['ocov'], gravity_frame
+            )
         sensors.append(s)
     p = with_sensors(p, sensors)
     jp = JudgeParams(p, jp.control)
@@ -279,7 +428,7 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
     for s in p.sensors:
         name = _norm(s.topic)
         if nparams is not None and s.kind == 'odom' and name == GPS_ODOM_TOPIC:
-            continue                                        # produced by navsat in the loop
+            continue  # produced by navsat in the loop
         ta = data.get(name)
         if ta is None:
             have = ', '.join('/' + t for t in sorted(data)) or 'none'
@@ -289,64 +438,136 @@ def replay_robot_localization(ekf_config, inp, navsat_config=None, static_tf=(),
                     f'navsat_transform makes that '
                     f'topic from the NavSatFix topic; pass --navsat-config YAML (e.g. '
                     f'config/navsat.yaml; '
-                    f'--gps-topic if several NavSatFix topics). Topics in the input: {have}')
-            raise ValueError(f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}); '
-                             f'topics in the '
-                             f'input: {have} (rename one with --remap FROM:={s.topic})')
+                    f'--gps-topic if several NavSatFix topics). Topics in the input: {have}'
+                )
+            raise ValueError(
+                f'{inp}: no messages on {s.topic} ({s.name} of {ekf_config}); '
+                f'topics in the '
+                f'input: {have} (rename one with --remap FROM:={s.topic})'
+            )
         if ta.kind != s.kind:
-            raise ValueError(f'{s.name}: topic {s.topic} carries {ta.kind} messages, expected {s.kind}')
+            raise ValueError(
+                f'{s.name}: topic {s.topic} carries {ta.kind} messages, expected {s.kind}'
+            )
         c = ta.cols
         used.append(name)
         arrivals.append(c['arrival_ns'])
         if s.kind == 'imu':
-            series += builder.imu_arrays(s, c['stamp_ns'], c['q'], c['w'], acc[s.name], c['ocov'], c['wcov'], c['acov'],
-                                         frame_id=ta.frame_id, arrivals=c['arrival_ns'])
+            series += builder.imu_arrays(
+                s,
+                c['stamp_ns'],
+                c['q'],
+                c['w'],
+                acc[s.name],
+                c['ocov'],
+                c['wcov'],
+                c['acov'],
+                frame_id=ta.frame_id,
+                arrivals=c['arrival_ns'],
+            )
         elif s.kind == 'odom':
-            series += builder.odometry_arrays(s, c['stamp_ns'], c['pos'], c['q'], c['pcov'], c['v'], c['w'], c['tcov'],
-                                              frame_id=ta.frame_id, child_frame_id=ta.child_frame_id,
-                                              arrivals=c['arrival_ns'])
+            series += builder.odometry_arrays(
+                s,
+                c['stamp_ns'],
+                c['pos'],
+                c['q'],
+                c['pcov'],
+                c['v'],
+                c['w'],
+                c['tcov'],
+                frame_id=ta.frame_id,
+                child_frame_id=ta.child_frame_id,
+                arrivals=c['arrival_ns'],
+            )
         elif s.kind == 'pose':
-            series += builder.pose_arrays(s, c['stamp_ns'], c['pos'], c['q'], c['pcov'], frame_id=ta.frame_id,
-                                          arrivals=c['arrival_ns'])
+            series += builder.pose_arrays(
+                s,
+                c['stamp_ns'],
+                c['pos'],
+                c['q'],
+                c['pcov'],
+                frame_id=ta.frame_id,
+                arrivals=c['arrival_ns'],
+            )
         else:
-            series += builder.twist_arrays(s, c['stamp_ns'], c['v'], c['w'], c['tcov'], frame_id=ta.frame_id,
-                                           arrivals=c['arrival_ns'])
+            series += builder.twist_arrays(
+                s,
+                c['stamp_ns'],
+                c['v'],
+                c['w'],
+                c['tcov'],
+                frame_id=ta.frame_id,
+                arrivals=c['arrival_ns'],
+            )
     nav_in = None
     if nparams is not None:
         fixes = [t for t, ta in data.items() if ta.kind == 'fix']
         gt = _norm(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
         if gt is None or gt not in data:
-            raise ValueError(f'--navsat-config given but no NavSatFix topic chosen (found: {fixes or "none"}); '
-                             'use --gps-topic')
+            raise ValueError(
+                f'--navsat-config given but no NavSatFix topic chosen (found: {fixes or "none"}); '
+                'use --gps-topic'
+            )
         f = data[gt].cols
         used.append(gt)
         arrivals.append(f['arrival_ns'])
-        it = _norm(navsat_imu_topic) if navsat_imu_topic else next(
-            (_norm(s.topic) for s in p.sensors if s.kind == 'imu'), None)
+        it = (
+            _norm(navsat_imu_topic)
+            if navsat_imu_topic
+            else next((_norm(s.topic) for s in p.sensors if s.kind == 'imu'), None)
+        )
         imu = data.get(it) if it else None
-        nav_in = NavsatInputs(f['arrival_ns'], f['stamp_ns'], f['lat'][None], f['lon'][None], f['alt'][None],
-                              f['pcov'][None], f['status'][None], data[gt].frame_id or '',
-                              imu_arrival_ns=imu.cols['arrival_ns'] if imu else np.zeros(0, np.int64),
-                              imu_stamp_ns=imu.cols['stamp_ns'] if imu else np.zeros(0, np.int64),
-                              imu_quat=imu.cols['q'][None] if imu else np.zeros((1, 0, 4)),
-                              imu_frame=imu.frame_id if imu else 'imu')
+        nav_in = NavsatInputs(
+            f['arrival_ns'],
+            f['stamp_ns'],
+            f['lat'][None],
+            f['lon'][None],
+            f['alt'][None],
+            f['pcov'][None],
+            f['status'][None],
+            data[gt].frame_id or '',
+            imu_arrival_ns=imu.cols['arrival_ns'] if imu else np.zeros(0, np.int64),
+            imu_stamp_ns=imu.cols['stamp_ns'] if imu else np.zeros(0, np.int64),
+            imu_quat=imu.cols['q'][None] if imu else np.zeros((1, 0, 4)),
+            imu_frame=imu.frame_id if imu else 'imu',
+        )
     if not arrivals:
-        raise ValueError(f'{inp}: none of the configured topics has messages '
-                         f'(config: {", ".join(s.topic for s in p.sensors)}; input: {", ".join(sorted(data))})')
+        raise ValueError(
+            f'{inp}: none of the configured topics has messages '
+            f'(config: {", ".join(s.topic for s in p.sensors)}; input: {", ".join(sorted(data))})'
+        )
     allarr = np.concatenate(arrivals)
     from vepd_ros.judge.graph import SpanError
+
     try:
-        res = run_graph(jp, series, 1, nparams, nav_in, tf, builder, t_start_ns=int(allarr.min()),
-                        t_end_ns=int(allarr.max()))
+        res = run_graph(
+            jp,
+            series,
+            1,
+            nparams,
+            nav_in,
+            tf,
+            builder,
+            t_start_ns=int(allarr.min()),
+            t_end_ns=int(allarr.max()),
+        )
     except SpanError as exc:
-        spans = {t: (int(ta.cols['arrival_ns'].min()), int(ta.cols['arrival_ns'].max()))
-                 for t, ta in data.items() if t in used and ta.cols['arrival_ns'].size}
-        raise ValueError(f'{inp}: {exc}; topic spans (s): '
-                         + ', '.join(f'{t} [{a / 1e9:.6g}, {b / 1e9:.6g}]'
-                                     for t, (a, b) in spans.items())) from None
+        spans = {
+            t: (int(ta.cols['arrival_ns'].min()), int(ta.cols['arrival_ns'].max()))
+            for t, ta in data.items()
+            if t in used and ta.cols['arrival_ns'].size
+        }
+        raise ValueError(
+            f'{inp}: {exc}; topic spans (s): '
+            + ', '.join(f'{t} [{a / 1e9:.6g}, {b / 1e9:.6g}]' for t, (a, b) in spans.items())
+        ) from None
     out = res.as_dict()
-    out.update(frame_id=p.world_frame, child_frame_id=p.base_link_frame_output, used_topics=used,
-               dropped=res.dropped)
+    out.update(
+        frame_id=p.world_frame,
+        child_frame_id=p.base_link_frame_output,
+        used_topics=used,
+        dropped=res.dropped,
+    )
     return out
 
 
@@ -356,9 +577,29 @@ def write_csv(path, r: dict) -> int:
     pd = r['p_diag'][0]
     q = quaternion_from_rpy(st[:, 3], st[:, 4], st[:, 5])
     names = [n.lower() for n in STATE_NAMES]
-    head = (['tick_ns', 'stamp_ns', 'frame_id', 'child_frame_id', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw',
-             'roll', 'pitch', 'yaw', 'vx', 'vy', 'vz', 'vroll', 'vpitch', 'vyaw', 'speed']
-            + [f'var_{n}' for n in names])
+    head = [
+        'tick_ns',
+        'stamp_ns',
+        'frame_id',
+        'child_frame_id',
+        'x',
+        'y',
+        'z',
+        'qx',
+        'qy',
+        'qz',
+        'qw',
+        'roll',
+        'pitch',
+        'yaw',
+        'vx',
+        'vy',
+        'vz',
+        'vroll',
+        'vpitch',
+        'vyaw',
+        'speed',
+    ] + [f'var_{n}' for n in names]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
@@ -370,14 +611,22 @@ def write_csv(path, r: dict) -> int:
             w.writerow(head)
             for i in range(st.shape[0]):
                 s = st[i]
-                w.writerow([int(r['tick_ns'][i]), int(r['stamp_ns'][i]), r.get('frame_id', 'odom'),
-                            r.get('child_frame_id', 'base_link')]
-                           + [repr(float(v)) for v in (*s[0:3], *q[i], *s[3:6], *s[6:12],
-                                                       math.hypot(s[6], s[7]))]
-                           + [repr(float(v)) for v in pd[i]])
+                w.writerow(
+                    [
+                        int(r['tick_ns'][i]),
+                        int(r['stamp_ns'][i]),
+                        r.get('frame_id', 'odom'),
+                        r.get('child_frame_id', 'base_link'),
+                    ]
+                    + [
+                        repr(float(v))
+                        for v in (*s[0:3], *q[i], *s[3:6], *s[6:12], math.hypot(s[6], s[7]))
+                    ]
+                    + [repr(float(v)) for v in pd[i]]
+                )
         tmp.replace(path)
     except BaseException:
-        tmp.unlink(missing_ok=True)             # never leave a half-written file behind
+        tmp.unlink(missing_ok=True)  # never leave a half-written file behind
         raise
     return st.shape[0]
 
@@ -386,24 +635,41 @@ def run_replay(args) -> int:
     """Entry point called by ``vepd judge replay`` (commands/judge.py)."""
     out = Path(args.out)
     if out.is_dir() or str(args.out).endswith(('/', '\\')):
-        raise ValueError(f'--out {args.out}: a directory; expected the output CSV file name (e.g. '
-                         f'{out / "filtered.csv"})')
-    r = replay(args.ekf_config, args.input, navsat_config=getattr(args, 'navsat_config', None),
-               static_tf=getattr(args, 'static_tf', None) or (), remap=getattr(args, 'remap', None) or (),
-               gps_topic=getattr(args, 'gps_topic', None), navsat_imu_topic=getattr(args, 'navsat_imu_topic', None),
-               ekf_node_name=getattr(args, 'ekf_node_name', None), judge=getattr(args, 'judge', None) or 'robot_localization',
-               gravity_frame=getattr(args, 'gravity_frame', None) or 'imu')
+        raise ValueError(
+            f'--out {args.out}: a directory; expected the output CSV file name (e.g. '
+            f'{out / "filtered.csv"})'
+        )
+    r = replay(
+        args.ekf_config,
+        args.input,
+        navsat_config=getattr(args, 'navsat_config', None),
+        static_tf=getattr(args, 'static_tf', None) or (),
+        remap=getattr(args, 'remap', None) or (),
+        gps_topic=getattr(args, 'gps_topic', None),
+        navsat_imu_topic=getattr(args, 'navsat_imu_topic', None),
+        ekf_node_name=getattr(args, 'ekf_node_name', None),
+        judge=getattr(args, 'judge', None) or 'robot_localization',
+        gravity_frame=getattr(args, 'gravity_frame', None) or 'imu',
+    )
     from vepd_ros.judge.graph import explain_no_estimate
+
     n = r['state'].shape[1]
     if n == 0:
-        raise ValueError(f'{args.input}: the judge published no odometry/filtered message; '
-                         + explain_no_estimate(r.get('dropped')))
+        raise ValueError(
+            f'{args.input}: the judge published no odometry/filtered message; '
+            + explain_no_estimate(r.get('dropped'))
+        )
     if not np.isfinite(r['state'][0]).all():
-        raise ValueError(f'{args.input}: the judge state is not finite; '
-                         + explain_no_estimate(r.get('dropped')))
+        raise ValueError(
+            f'{args.input}: the judge state is not finite; '
+            + explain_no_estimate(r.get('dropped'))
+        )
     n = write_csv(args.out, r)
     last = r['state'][0, -1, 0:3]
-    print(f'vepd judge replay: {n} odometry/filtered messages from {", ".join(r["used_topics"])} -> {args.out}; '
-          f'final position {last[0]:.4f} {last[1]:.4f} {last[2]:.4f}'
-          + (f"; dropped {r['dropped']}" if r.get('dropped') else ''))
+    print(
+        f'vepd judge replay: {n} odometry/filtered messages from {", ".join(r["used_topics"])} -> '
+        f'{args.out}; '
+        f'final position {last[0]:.4f} {last[1]:.4f} {last[2]:.4f}'
+        + (f'; dropped {r["dropped"]}' if r.get('dropped') else '')
+    )
     return 0

@@ -1,6 +1,14 @@
-"""GPS and IMU noise models, geodesy, satellite geometry and calibration (numpy only, no ROS).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-``gps.make_gps_model(name, seed, **params)`` and ``imu.make_imu_model(name, seed, **params)`` build stateful
-streaming models; ``sensors.simulate_sensors`` runs both over a truth trajectory exactly as the nodes do.
-See docs/models.md for the laws, the anchors (Chrono, AirSim, USARSim, Gazebo) and the paper's settings.
+"""
+GPS and IMU noise models, geodesy, satellite geometry and calibration (numpy only, no ROS).
+
+``gps.make_gps_model(name, seed, **params)`` and ``imu.make_imu_model(name, seed, **params)`` build
+stateful streaming models; ``sensors.simulate_sensors`` runs both over a truth trajectory exactly
+as the nodes do. See docs/models.md for the laws, the anchors (Chrono, AirSim, USARSim, Gazebo) and
+the paper's settings.
 """

@@ -1,6 +1,15 @@
-"""GPS noise models: the paper's five Table I variants, USARSim's satellite model and models beyond them.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-A model is a name of ``+``-joined tokens, e.g. ``ch_rw+airsim`` or ``gauss_markov+dop+outage+latency``:
+"""
+GPS noise models: the paper's five Table I variants, USARSim's satellite model and models beyond
+them.
+
+A model is a name of ``+``-joined tokens, e.g. ``ch_rw+airsim`` or
+``gauss_markov+dop+outage+latency``:
 
 =================  ==========  =================================================================================
 token              role        what it does
@@ -26,25 +35,28 @@ token              role        what it does
 ``cold_start``     modifier    no fix until the time to first fix has passed
 =================  ==========  =================================================================================
 
-Time semantics of ``GpsSamples``: ``t_s`` is the measurement time (the instant whose truth was sampled);
-``publish_s`` is when the message leaves the sensor (t_s + latency); ``stamp_s`` is the header stamp: the
-measurement time (``stamp_mode: measurement``, as AirSim's delay line and u-blox drivers' GPS time), or the
-arrival time (``stamp_mode: arrival``, as a driver that stamps on reception).
+Time semantics of ``GpsSamples``: ``t_s`` is the measurement time (the instant whose truth was
+sampled); ``publish_s`` is when the message leaves the sensor (t_s + latency); ``stamp_s`` is the
+header stamp: the measurement time (``stamp_mode: measurement``, as AirSim's delay line and u-blox
+drivers' GPS time), or the arrival time (``stamp_mode: arrival``, as a driver that stamps on
+reception).
 
 Reproducibility: each component draws from its own stream (seed, component name), a fixed number of
-variates per sample (or per internal step) in sample order, so chunked calls give bit-identical results.
+variates per sample (or per internal step) in sample order, so chunked calls give bit-identical
+results.
 """
+
 from __future__ import annotations
 
+from dataclasses import dataclass, fields, replace
 import math
 import zlib
-from dataclasses import dataclass, fields, replace
 
 import numpy as np
-
 from vepd_ros.models import satellites as sat
 from vepd_ros.models.geodesy import CONVERSIONS
-from vepd_ros.params import Param, ParameterError, validate_params, vec3_param as _vec3
+from vepd_ros.params import Param, ParameterError, validate_params
+from vepd_ros.params import vec3_param as _vec3
 
 # sensor_msgs/NavSatStatus and NavSatFix constants
 STATUS_NO_FIX, STATUS_FIX, STATUS_SBAS_FIX, STATUS_GBAS_FIX = -1, 0, 1, 2
@@ -52,88 +64,237 @@ COV_UNKNOWN, COV_APPROXIMATED, COV_DIAGONAL_KNOWN, COV_KNOWN = 0, 1, 2, 3
 
 
 COMMON_PARAMS = [
-    Param('fix_status', STATUS_FIX, 'NavSatStatus reported while the model has a fix (0 FIX, 1 SBAS, 2 GBAS/RTK)',
-          choices=[0, 1, 2]),
-    Param('zero_covariance_type', COV_UNKNOWN, 'position_covariance_type published with the zero covariance of '
-          'models that do not model it (0 UNKNOWN; Chrono 9.0.1 used 1 APPROXIMATED)', choices=[0, 1, 2, 3]),
-    Param('conversion', 'wgs84', 'ENU → lat/lon: exact WGS-84, Chrono\'s sphere, or USARSim\'s flat earth',
-          choices=list(CONVERSIONS)),
+    Param(
+        'fix_status',
+        STATUS_FIX,
+        'NavSatStatus reported while the model has a fix (0 FIX, 1 SBAS, 2 GBAS/RTK)',
+        choices=[0, 1, 2],
+    ),
+    Param(
+        'zero_covariance_type',
+        COV_UNKNOWN,
+        'position_covariance_type published with the zero covariance of '
+        'models that do not model it (0 UNKNOWN; Chrono 9.0.1 used 1 APPROXIMATED)',
+        choices=[0, 1, 2, 3],
+    ),
+    Param(
+        'conversion',
+        'wgs84',
+        "ENU → lat/lon: exact WGS-84, Chrono's sphere, or USARSim's flat earth",
+        choices=list(CONVERSIONS),
+    ),
 ]
 GAUSS_PARAMS = [
-    Param('gauss_sigma_m', [0.03, 0.03, 0.03], 'per-axis σ (E, N, U) of the white error (m); paper: 0.03 (RTK)',
-          **_vec3()),
-    Param('gauss_mean_m', [0.0, 0.0, 0.0], 'constant offset (E, N, U) of the white error (m)', **_vec3(False)),
+    Param(
+        'gauss_sigma_m',
+        [0.03, 0.03, 0.03],
+        'per-axis σ (E, N, U) of the white error (m); paper: 0.03 (RTK)',
+        **_vec3(),
+    ),
+    Param(
+        'gauss_mean_m',
+        [0.0, 0.0, 0.0],
+        'constant offset (E, N, U) of the white error (m)',
+        **_vec3(False),
+    ),
 ]
 RW_PARAMS = [
-    Param('rw_variant', 'chrono', 'chrono: ChNoiseRandomWalks as run in the paper; paper: appendix IV-A equation; '
-          'tr: TR-2022-02 eq. 3 in per-step units', choices=['chrono', 'paper', 'tr']),
-    Param('rw_sigma', 0.047, 'σ of the error acceleration (m/s²; tr: m per step²); paper 0.047', low=0.0),
-    Param('rw_rate_hz', 100.0, 'internal step rate of the walk (Hz); paper 100', low=0.0, low_open=True, high=1e5),
-    Param('rw_max_velocity', 0.016, 'cap on the error velocity (m/s, 3-D norm; tr: m per step)', low=0.0,
-          low_open=True),
-    Param('rw_max_acceleration', 0.152, 'per-axis clamp on the error acceleration (m/s²; tr: m per step²)',
-          low=0.0, low_open=True),
-    Param('rw_p_max_m', 0.06, 'p_max of the concentration gradient μ = −p/p_max (paper/tr variants; m)',
-          low=0.0, low_open=True),
-    Param('rw_chrono_gain', 0.2, 'restoring gain g of Chrono\'s mean −g·σ·p (chrono variant)', low=0.0),
+    Param(
+        'rw_variant',
+        'chrono',
+        'chrono: ChNoiseRandomWalks as run in the paper; paper: appendix IV-A equation; '
+        'tr: TR-2022-02 eq. 3 in per-step units',
+        choices=['chrono', 'paper', 'tr'],
+    ),
+    Param(
+        'rw_sigma',
+        0.047,
+        'σ of the error acceleration (m/s²; tr: m per step²); paper 0.047',
+        low=0.0,
+    ),
+    Param(
+        'rw_rate_hz',
+        100.0,
+        'internal step rate of the walk (Hz); paper 100',
+        low=0.0,
+        low_open=True,
+        high=1e5,
+    ),
+    Param(
+        'rw_max_velocity',
+        0.016,
+        'cap on the error velocity (m/s, 3-D norm; tr: m per step)',
+        low=0.0,
+        low_open=True,
+    ),
+    Param(
+        'rw_max_acceleration',
+        0.152,
+        'per-axis clamp on the error acceleration (m/s²; tr: m per step²)',
+        low=0.0,
+        low_open=True,
+    ),
+    Param(
+        'rw_p_max_m',
+        0.06,
+        'p_max of the concentration gradient μ = −p/p_max (paper/tr variants; m)',
+        low=0.0,
+        low_open=True,
+    ),
+    Param(
+        'rw_chrono_gain', 0.2, "restoring gain g of Chrono's mean −g·σ·p (chrono variant)", low=0.0
+    ),
 ]
 GM_PARAMS = [
-    Param('gm_sigma_m', [0.02, 0.02, 0.04], 'stationary σ (E, N, U) of the Gauss–Markov error (m)', **_vec3()),
-    Param('gm_tau_s', 30.0, 'correlation time of the Gauss–Markov error (s)', low=0.0, low_open=True),
-    Param('gm_publish_covariance', True, 'publish diag σ² (DIAGONAL_KNOWN) instead of a zero covariance'),
+    Param(
+        'gm_sigma_m',
+        [0.02, 0.02, 0.04],
+        'stationary σ (E, N, U) of the Gauss–Markov error (m)',
+        **_vec3(),
+    ),
+    Param(
+        'gm_tau_s', 30.0, 'correlation time of the Gauss–Markov error (s)', low=0.0, low_open=True
+    ),
+    Param(
+        'gm_publish_covariance',
+        True,
+        'publish diag σ² (DIAGONAL_KNOWN) instead of a zero covariance',
+    ),
 ]
 AIRSIM_PARAMS = [
     Param('hdop_initial', 100.0, 'H0: HDOP at start (AirSim eph_initial)', low=0.0, low_open=True),
-    Param('hdop_final', 0.85, 'H∞: HDOP at convergence (calibrated 0.85; AirSim default 0.1)', low=0.0,
-          low_open=True),
-    Param('hdop_tau_s', 12.4, 'τ of the HDOP low-pass (s) (calibrated 12.4; AirSim default 0.9)', low=0.0,
-          low_open=True),
-    Param('cov_en_per_hdop', 0.02, 'σ_E = σ_N = this × HDOP (m): nmea_navsat_driver epe for RTK fixed', low=0.0),
-    Param('cov_up_per_hdop', 0.04, 'σ_U = this × HDOP (m): 0.04 the authors\' handler, 0.08 nmea_navsat_driver',
-          low=0.0),
-    Param('airsim_fix_type', False, 'report NO_FIX while HDOP > eph_min_2d as AirSim does (the paper\'s handler '
-          'did not)'),
+    Param(
+        'hdop_final',
+        0.85,
+        'H∞: HDOP at convergence (calibrated 0.85; AirSim default 0.1)',
+        low=0.0,
+        low_open=True,
+    ),
+    Param(
+        'hdop_tau_s',
+        12.4,
+        'τ of the HDOP low-pass (s) (calibrated 12.4; AirSim default 0.9)',
+        low=0.0,
+        low_open=True,
+    ),
+    Param(
+        'cov_en_per_hdop',
+        0.02,
+        'σ_E = σ_N = this × HDOP (m): nmea_navsat_driver epe for RTK fixed',
+        low=0.0,
+    ),
+    Param(
+        'cov_up_per_hdop',
+        0.04,
+        "σ_U = this × HDOP (m): 0.04 the authors' handler, 0.08 nmea_navsat_driver",
+        low=0.0,
+    ),
+    Param(
+        'airsim_fix_type',
+        False,
+        "report NO_FIX while HDOP > eph_min_2d as AirSim does (the paper's handler did not)",
+    ),
     Param('eph_min_2d', 4.0, 'HDOP at or below which AirSim reports a fix', low=0.0),
-    Param('airsim_satellites', 15, 'satellite count reported (AirSim sends a constant 15 on MAVLink)', low=0),
+    Param(
+        'airsim_satellites',
+        15,
+        'satellite count reported (AirSim sends a constant 15 on MAVLink)',
+        low=0,
+    ),
 ]
 SKY_PARAMS = [
-    Param('tle_file', '', 'TLE file for SGP4 orbits; empty = the nominal 24-slot GPS constellation'),
-    Param('epoch_utc', '2024-02-07T01:54:02Z', 'UTC of truth time 0 (stamps > 1e9 s are taken as Unix time)',
-          check=lambda v: _utc_ok(v), check_msg='an ISO 8601 time'),
+    Param(
+        'tle_file', '', 'TLE file for SGP4 orbits; empty = the nominal 24-slot GPS constellation'
+    ),
+    Param(
+        'epoch_utc',
+        '2024-02-07T01:54:02Z',
+        'UTC of truth time 0 (stamps > 1e9 s are taken as Unix time)',
+        check=lambda v: _utc_ok(v),
+        check_msg='an ISO 8601 time',
+    ),
     Param('elevation_mask_deg', 5.0, 'elevation mask (deg)', low=-90.0, high=90.0),
-    Param('obstacles', '', 'YAML file or inline YAML list of obstacles in ENU: boxes {type: box, min, max} or '
-          'extruded polygons {type: polygon, vertices, z_min, z_max}', check=lambda v: _obstacles_ok(v),
-          check_msg='a YAML obstacle list (see docs/models.md)'),
+    Param(
+        'obstacles',
+        '',
+        'YAML file or inline YAML list of obstacles in ENU: boxes {type: box, min, max} or '
+        'extruded polygons {type: polygon, vertices, z_min, z_max}',
+        check=lambda v: _obstacles_ok(v),
+        check_msg='a YAML obstacle list (see docs/models.md)',
+    ),
 ]
 DOP_PARAMS = [
-    Param('dop_sigma_uere_m', 0.02, 'σ of the user equivalent range error (m): covariance σ²·Q', low=0.0),
-    Param('dop_weighting', 'equal', 'satellite weights in Q: equal or sin²(elevation)', choices=['equal', 'elevation']),
-    Param('dop_error', 'white', 'position error from the geometry: white N(0, σ²Q) or none (covariance only)',
-          choices=['white', 'none']),
+    Param(
+        'dop_sigma_uere_m',
+        0.02,
+        'σ of the user equivalent range error (m): covariance σ²·Q',
+        low=0.0,
+    ),
+    Param(
+        'dop_weighting',
+        'equal',
+        'satellite weights in Q: equal or sin²(elevation)',
+        choices=['equal', 'elevation'],
+    ),
+    Param(
+        'dop_error',
+        'white',
+        'position error from the geometry: white N(0, σ²Q) or none (covariance only)',
+        choices=['white', 'none'],
+    ),
 ]
 USARSIM_PARAMS = [
-    Param('usarsim_max_noise_m', 2.5, 'maxNoise: error bound at 4 satellites (m); σ = bound/3', low=0.0),
+    Param(
+        'usarsim_max_noise_m',
+        2.5,
+        'maxNoise: error bound at 4 satellites (m); σ = bound/3',
+        low=0.0,
+    ),
     Param('usarsim_min_noise_m', 0.75, 'minNoise: error bound at 12 satellites (m)', low=0.0),
 ]
 OUTAGE_PARAMS = [
-    Param('outage_mode', 'no_fix', 'during an outage publish NO_FIX, or publish nothing (drop)',
-          choices=['no_fix', 'drop']),
+    Param(
+        'outage_mode',
+        'no_fix',
+        'during an outage publish NO_FIX, or publish nothing (drop)',
+        choices=['no_fix', 'drop'],
+    ),
     Param('outage_mtbf_s', 60.0, 'mean time between random outages (s); 0 = none', low=0.0),
     Param('outage_mean_s', 3.0, 'mean duration of a random outage (s)', low=0.0, low_open=True),
-    Param('outage_windows', [0.0], 'scheduled outages [start, end, start, end, ...] in s from the first sample '
-          '([0.0] = none)', check=lambda v: len(v) % 2 == 0 or list(v) == [0.0],
-          check_msg='an even-length list of times'),
+    Param(
+        'outage_windows',
+        [0.0],
+        'scheduled outages [start, end, start, end, ...] in s from the first sample '
+        '([0.0] = none)',
+        check=lambda v: len(v) % 2 == 0 or list(v) == [0.0],
+        check_msg='an even-length list of times',
+    ),
 ]
 LATENCY_PARAMS = [
-    Param('latency_s', 0.1, 'fixed delay between measurement and publication (s)', low=0.0, high=10.0),
+    Param(
+        'latency_s', 0.1, 'fixed delay between measurement and publication (s)', low=0.0, high=10.0
+    ),
     Param('jitter_s', 0.0, 'σ of an extra |N(0, σ)| delay (s)', low=0.0, high=10.0),
-    Param('stamp_mode', 'measurement', 'header stamp = measurement time, or arrival (publication) time',
-          choices=['measurement', 'arrival']),
+    Param(
+        'stamp_mode',
+        'measurement',
+        'header stamp = measurement time, or arrival (publication) time',
+        choices=['measurement', 'arrival'],
+    ),
 ]
 COLD_START_PARAMS = [
-    Param('ttff_s', 26.0, 'time to first fix after the first sample (s); u-blox F9 cold start ≈ 25–26 s', low=0.0),
-    Param('cold_start_mode', 'no_fix', 'before the first fix publish NO_FIX, or nothing (drop)',
-          choices=['no_fix', 'drop']),
+    Param(
+        'ttff_s',
+        26.0,
+        'time to first fix after the first sample (s); u-blox F9 cold start ≈ 25–26 s',
+        low=0.0,
+    ),
+    Param(
+        'cold_start_mode',
+        'no_fix',
+        'before the first fix publish NO_FIX, or nothing (drop)',
+        choices=['no_fix', 'drop'],
+    ),
 ]
 
 
@@ -158,7 +319,11 @@ _TOKENS = {
     'none': ('none', None, {}),
     'ch_gauss': ('error', 'gauss', {}),
     'ch_rw': ('error', 'rw', {}),
-    'ch_rw_demo': ('error', 'rw', {'rw_sigma': 0.016, 'rw_max_velocity': 0.03, 'rw_max_acceleration': 0.005}),
+    'ch_rw_demo': (
+        'error',
+        'rw',
+        {'rw_sigma': 0.016, 'rw_max_velocity': 0.03, 'rw_max_acceleration': 0.005},
+    ),
     'gauss_markov': ('error', 'gm', {}),
     'airsim': ('meta', 'airsim', {}),
     'airsim_default': ('meta', 'airsim', {'hdop_final': 0.1, 'hdop_tau_s': 0.9}),
@@ -169,32 +334,72 @@ _TOKENS = {
     'cold_start': ('mod', 'cold_start', {}),
 }
 _COMPONENT_PARAMS = {
-    'gauss': GAUSS_PARAMS, 'rw': RW_PARAMS, 'gm': GM_PARAMS, 'airsim': AIRSIM_PARAMS,
-    'dop': SKY_PARAMS + DOP_PARAMS, 'usarsim': SKY_PARAMS + USARSIM_PARAMS,
-    'outage': OUTAGE_PARAMS, 'latency': LATENCY_PARAMS, 'cold_start': COLD_START_PARAMS,
+    'gauss': GAUSS_PARAMS,
+    'rw': RW_PARAMS,
+    'gm': GM_PARAMS,
+    'airsim': AIRSIM_PARAMS,
+    'dop': SKY_PARAMS + DOP_PARAMS,
+    'usarsim': SKY_PARAMS + USARSIM_PARAMS,
+    'outage': OUTAGE_PARAMS,
+    'latency': LATENCY_PARAMS,
+    'cold_start': COLD_START_PARAMS,
 }
 
 # Presets: a name standing for several tokens with their parameters.
 _PRESETS = {
-    # An RTK-fixed receiver like the paper's ZED-F9P as nmea_navsat_driver publishes it: centimetre error with
-    # time correlation (Gauss–Markov, σ 1.5 cm horizontal / 3 cm vertical, τ 20 s) and the driver's covariance
-    # rule for GGA quality 4 (epe 0.02 m × HDOP, vertical 4·epe·HDOP) at a constant HDOP of 0.5 (the RTK log in
-    # shared/data/real/nmea_rtk_fixed_static reports 0.5). The stand-in for real data when none exists.
-    'rtk': ('gauss_markov+airsim', {'gm_sigma_m': [0.015, 0.015, 0.03], 'gm_tau_s': 20.0,
-                                    'gm_publish_covariance': False, 'hdop_initial': 0.5, 'hdop_final': 0.5,
-                                    'cov_en_per_hdop': 0.02, 'cov_up_per_hdop': 0.08}),
+    # An RTK-fixed receiver like the paper's ZED-F9P as nmea_navsat_driver publishes it: centimetre
+    # error with time correlation (Gauss–Markov, σ 1.5 cm horizontal / 3 cm vertical, τ 20 s) and
+    # the driver's covariance rule for GGA quality 4 (epe 0.02 m × HDOP, vertical 4·epe·HDOP) at a
+    # constant HDOP of 0.5 (the RTK log in shared/data/real/nmea_rtk_fixed_static reports 0.5). The
+    # stand-in for real data when none exists.
+    'rtk': (
+        'gauss_markov+airsim',
+        {
+            'gm_sigma_m': [0.015, 0.015, 0.03],
+            'gm_tau_s': 20.0,
+            'gm_publish_covariance': False,
+            'hdop_initial': 0.5,
+            'hdop_final': 0.5,
+            'cov_en_per_hdop': 0.02,
+            'cov_up_per_hdop': 0.08,
+        },
+    ),
 }
 
-GPS_MODELS = ['none', 'rtk', 'ch_gauss', 'ch_rw', 'airsim', 'ch_gauss+airsim', 'ch_rw+airsim', 'usarsim',
-              'airsim_default', 'ch_rw_demo', 'gauss_markov', 'dop', 'gauss_markov+dop',
-              'ch_rw+outage', 'ch_rw+latency', 'ch_rw+airsim+cold_start', 'dop+outage+latency+cold_start']
+GPS_MODELS = [
+    'none',
+    'rtk',
+    'ch_gauss',
+    'ch_rw',
+    'airsim',
+    'ch_gauss+airsim',
+    'ch_rw+airsim',
+    'usarsim',
+    'airsim_default',
+    'ch_rw_demo',
+    'gauss_markov',
+    'dop',
+    'gauss_markov+dop',
+    'ch_rw+outage',
+    'ch_rw+latency',
+    'ch_rw+airsim+cold_start',
+    'dop+outage+latency+cold_start',
+]
 """Named models (any ``+`` combination of one error token, one covariance/geometry token and modifiers also works)."""
-PAPER_TABLE_I = {'Ch:Gauss': 'ch_gauss', 'Ch:RW': 'ch_rw', 'AirSim': 'airsim',
-                 'Ch:Gauss+AirSim': 'ch_gauss+airsim', 'Ch:RW+AirSim': 'ch_rw+airsim'}
+PAPER_TABLE_I = {
+    'Ch:Gauss': 'ch_gauss',
+    'Ch:RW': 'ch_rw',
+    'AirSim': 'airsim',
+    'Ch:Gauss+AirSim': 'ch_gauss+airsim',
+    'Ch:RW+AirSim': 'ch_rw+airsim',
+}
 
 
 def parse_gps_model(name: str) -> dict:
-    """{'error': comp|None, 'meta': comp|None, 'mods': [...], 'overrides': {...}} or ParameterError('model')."""
+    """
+    {'error': comp|None, 'meta': comp|None, 'mods': [...], 'overrides': {...}} or
+    ParameterError('model').
+    """
     if not isinstance(name, str) or not name.strip():
         raise ParameterError('model', name, 'a GPS model name: ' + ', '.join(GPS_MODELS))
     tokens, preset_overrides = [], {}
@@ -207,7 +412,9 @@ def parse_gps_model(name: str) -> dict:
     out = {'error': None, 'meta': None, 'mods': [], 'overrides': {}}
     for t in tokens:
         if t not in _TOKENS:
-            raise ParameterError('model', name, f"'+'-joined tokens from {', '.join(_TOKENS)} (unknown {t!r})")
+            raise ParameterError(
+                'model', name, f"'+'-joined tokens from {', '.join(_TOKENS)} (unknown {t!r})"
+            )
         role, comp, ov = _TOKENS[t]
         if role == 'none':
             if len(tokens) > 1:
@@ -219,8 +426,12 @@ def parse_gps_model(name: str) -> dict:
             out['mods'].append(comp)
         else:
             if out[role] is not None:
-                raise ParameterError('model', name, f'at most one {"error" if role == "error" else "covariance/geometry"}'
-                                     f' token (got a second: {t!r})')
+                raise ParameterError(
+                    'model',
+                    name,
+                    f'at most one {"error" if role == "error" else "covariance/geometry"}'
+                    f' token (got a second: {t!r})',
+                )
             out[role] = comp
         out['overrides'].update(ov)
     out['overrides'].update(preset_overrides)
@@ -236,7 +447,9 @@ def gps_model_params(name: str) -> list[Param]:
         if p.name in seen:
             continue
         seen.add(p.name)
-        out.append(replace(p, default=spec['overrides'][p.name]) if p.name in spec['overrides'] else p)
+        out.append(
+            replace(p, default=spec['overrides'][p.name]) if p.name in spec['overrides'] else p
+        )
     return out
 
 
@@ -245,24 +458,26 @@ GPS_MODEL_PARAMS = {name: gps_model_params(name) for name in GPS_MODELS}
 
 @dataclass
 class GpsSamples:
-    t_s: np.ndarray                 # (n,) measurement time
-    stamp_s: np.ndarray             # (n,) header stamp (see module doc)
-    publish_s: np.ndarray           # (n,) time the message leaves the sensor
-    error_enu: np.ndarray           # (n,3) m
-    position_enu: np.ndarray        # (n,3) m (truth + error)
-    covariance_enu: np.ndarray      # (n,3,3) m², ENU, as NavSatFix.position_covariance
-    covariance_type: np.ndarray     # (n,) int
-    status: np.ndarray              # (n,) int NavSatStatus
-    satellites: np.ndarray          # (n,) int; −1 = not modelled
-    hdop: np.ndarray                # (n,) float; NaN = not modelled or no fix
-    published: np.ndarray           # (n,) bool
+    t_s: np.ndarray  # (n,) measurement time
+    stamp_s: np.ndarray  # (n,) header stamp (see module doc)
+    publish_s: np.ndarray  # (n,) time the message leaves the sensor
+    error_enu: np.ndarray  # (n,3) m
+    position_enu: np.ndarray  # (n,3) m (truth + error)
+    covariance_enu: np.ndarray  # (n,3,3) m², ENU, as NavSatFix.position_covariance
+    covariance_type: np.ndarray  # (n,) int
+    status: np.ndarray  # (n,) int NavSatStatus
+    satellites: np.ndarray  # (n,) int; −1 = not modelled
+    hdop: np.ndarray  # (n,) float; NaN = not modelled or no fix
+    published: np.ndarray  # (n,) bool
 
     def __len__(self):
         return len(self.t_s)
 
     @staticmethod
     def concat(parts: list['GpsSamples']) -> 'GpsSamples':
-        return GpsSamples(*[np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(GpsSamples)])
+        return GpsSamples(
+            *[np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(GpsSamples)]
+        )
 
     def select(self, idx) -> 'GpsSamples':
         return GpsSamples(*[getattr(self, f.name)[idx] for f in fields(GpsSamples)])
@@ -276,7 +491,9 @@ RW_CHUNK = 65536
 
 
 def _rng(seed: int, name: str) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())]))
+    return np.random.default_rng(
+        np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
+    )
 
 
 class GpsModel:
@@ -304,16 +521,21 @@ class GpsModel:
             try:
                 self.constellation = sat.make_constellation(p['tle_file'])
             except (FileNotFoundError, ValueError) as exc:
-                raise ParameterError('tle_file', p['tle_file'], f'a readable TLE file ({exc})') from None
+                raise ParameterError(
+                    'tle_file', p['tle_file'], f'a readable TLE file ({exc})'
+                ) from None
             self.obstacles = sat.parse_obstacles(p['obstacles'])
         if 'rw' == s['error'] and p['rw_max_velocity'] <= 0:
             raise ParameterError('rw_max_velocity', p['rw_max_velocity'], '> 0')
 
     # ------------------------------------------------------------------------------------------------
     def sample(self, t_s, truth_enu, datum=None) -> GpsSamples:
-        """GPS output at measurement times ``t_s`` (n,) for truth positions ``truth_enu`` (n,3) (ENU m about
-        ``datum``, which the geometry models need; default the ART datum)."""
+        """
+        GPS output at measurement times ``t_s`` (n,) for truth positions ``truth_enu`` (n,3) (ENU m
+        about ``datum``, which the geometry models need; default the ART datum).
+        """
         from vepd_ros.models.geodesy import DEFAULT_DATUM
+
         datum = DEFAULT_DATUM if datum is None else datum
         t = np.atleast_1d(np.asarray(t_s, dtype=float))
         x = np.asarray(truth_enu, dtype=float).reshape(-1, 3)
@@ -327,8 +549,19 @@ class GpsModel:
         p, s = self.p, self.spec
         if n == 0:
             z = np.zeros(0)
-            return GpsSamples(z, z, z, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), z.astype(int),
-                              z.astype(int), z.astype(int), z, z.astype(bool))
+            return GpsSamples(
+                z,
+                z,
+                z,
+                np.zeros((0, 3)),
+                np.zeros((0, 3)),
+                np.zeros((0, 3, 3)),
+                z.astype(int),
+                z.astype(int),
+                z.astype(int),
+                z,
+                z.astype(bool),
+            )
         if self.t0 is None:
             self.t0 = float(t[0])
         dt = np.diff(np.concatenate([[self.t_last if self.t_last is not None else t[0]], t]))
@@ -357,8 +590,8 @@ class GpsModel:
             sats[:] = p['airsim_satellites']
             se, su = p['cov_en_per_hdop'] * h, p['cov_up_per_hdop'] * h
             cov[:] = 0.0
-            cov[:, 0, 0] = cov[:, 1, 1] = se ** 2
-            cov[:, 2, 2] = su ** 2
+            cov[:, 0, 0] = cov[:, 1, 1] = se**2
+            cov[:, 2, 2] = su**2
             ctype[:] = COV_APPROXIMATED
             if p['airsim_fix_type']:
                 status[h > p['eph_min_2d']] = STATUS_NO_FIX
@@ -378,7 +611,7 @@ class GpsModel:
                 sigma = np.maximum((mx - (mx - mn) * (nv - 4) / 8.0) / 3.0, 0.0)
                 sigma = np.where(fix, sigma, 0.0)
                 err[:, :2] += sigma[:, None] * z
-                cov[:, 0, 0] = cov[:, 1, 1] = cov[:, 2, 2] = sigma ** 2
+                cov[:, 0, 0] = cov[:, 1, 1] = cov[:, 2, 2] = sigma**2
                 ctype[fix] = COV_APPROXIMATED
             else:
                 z = self._rng_geo.standard_normal((n, 3))
@@ -403,17 +636,26 @@ class GpsModel:
             publish_s = t + p['latency_s'] + j
         stamp_s = publish_s.copy() if p.get('stamp_mode') == 'arrival' else t.copy()
         self.t_last = float(t[-1])
-        return GpsSamples(t.copy(), stamp_s, publish_s, err, x + err, cov, ctype, status, sats, hdop, published)
+        return GpsSamples(
+            t.copy(), stamp_s, publish_s, err, x + err, cov, ctype, status, sats, hdop, published
+        )
 
-    # -- components ----------------------------------------------------------------------------------
+    # -- components
+    # ----------------------------------------------------------------------------------
     def airsim_hdop(self, t) -> np.ndarray:
-        """H(t) = H∞ + (H0 − H∞)·exp(−(t − t0)/τ): the closed form of AirSim's per-update low-pass."""
+        """
+        H(t) = H∞ + (H0 − H∞)·exp(−(t − t0)/τ): the closed form of AirSim's per-update low-pass.
+        """
         p = self.p
-        return p['hdop_final'] + (p['hdop_initial'] - p['hdop_final']) * np.exp(-(np.asarray(t) - self.t0) / p['hdop_tau_s'])
+        return p['hdop_final'] + (p['hdop_initial'] - p['hdop_final']) * np.exp(
+            -(np.asarray(t) - self.t0) / p['hdop_tau_s']
+        )
 
     def geometry(self, t, x, datum):
         unix = sat.unix_times(t, self.p['epoch_utc'])
-        return sat.sky_geometry(self.constellation.ecef(unix), x, datum, self.p['elevation_mask_deg'], self.obstacles)
+        return sat.sky_geometry(
+            self.constellation.ecef(unix), x, datum, self.p['elevation_mask_deg'], self.obstacles
+        )
 
     def _random_walk(self, t) -> np.ndarray:
         p = self.p
@@ -432,16 +674,18 @@ class GpsModel:
             t_int = tk
         total = sum(counts)
         if total > MAX_RW_SUBSTEPS:
-            raise ValueError(f'ch_rw: the sample times span {t[-1] - self._t_int:.6g} s at '
-                             f'rw_rate_hz '
-                             f'{p["rw_rate_hz"]:g}: {total} internal steps, more than the '
-                             f'{MAX_RW_SUBSTEPS} one '
-                             'call may take; sample a long run (or one across a long gap) in '
-                             'pieces')
+            raise ValueError(
+                f'ch_rw: the sample times span {t[-1] - self._t_int:.6g} s at '
+                f'rw_rate_hz '
+                f'{p["rw_rate_hz"]:g}: {total} internal steps, more than the '
+                f'{MAX_RW_SUBSTEPS} one '
+                'call may take; sample a long run (or one across a long gap) in '
+                'pieces'
+            )
         # normals drawn in chunks of at most RW_CHUNK rows as they are used: the same stream
         # (numpy's generator is sequential), memory independent of the span
         drawn = [0]
-        buf = [[], [], [], 0]                            # zx, zy, zz lists and the read position
+        buf = [[], [], [], 0]  # zx, zy, zz lists and the read position
 
         def take(n):
             zx, zy, zz, j = buf
@@ -449,17 +693,22 @@ class GpsModel:
                 size = min(max(RW_CHUNK, n - (len(zx) - j)), total - drawn[0])
                 z = self._rng_err.standard_normal((size, 3))
                 drawn[0] += size
-                zx, zy, zz = (zx[j:] + z[:, 0].tolist(), zy[j:] + z[:, 1].tolist(),
-                              zz[j:] + z[:, 2].tolist())
+                zx, zy, zz = (
+                    zx[j:] + z[:, 0].tolist(),
+                    zy[j:] + z[:, 1].tolist(),
+                    zz[j:] + z[:, 2].tolist(),
+                )
                 j = 0
             buf[:] = zx, zy, zz, j + n
-            return zx[j:j + n], zy[j:j + n], zz[j:j + n]
+            return zx[j: j + n], zy[j: j + n], zz[j: j + n]
+
         sig, vmax, amax = p['rw_sigma'], p['rw_max_velocity'], p['rw_max_acceleration']
         pmax, gain, variant = p['rw_p_max_m'], p['rw_chrono_gain'], p['rw_variant']
         px, py, pz = self._p.tolist()
         vx, vy, vz = self._v.tolist()
         # Scalar loops, one per variant; `a = namax if a < namax else (amax if a > amax else a)` is
-        # min(max(a, -amax), amax) exactly (same comparisons, same result), without two calls per axis.
+        # min(max(a, -amax), amax) exactly (same comparisons, same result), without two calls per
+        # axis.
         namax, nvmax, ngs = -amax, -vmax, -gain * sig
         sqrt = math.sqrt
         ox, oy, oz = [], [], []
@@ -478,12 +727,18 @@ class GpsModel:
                         ay = namax if ay < namax else (amax if ay > amax else ay)
                         az = ngs * pz + sig * zz
                         az = namax if az < namax else (amax if az > amax else az)
-                        vx += ax * h; vy += ay * h; vz += az * h
+                        vx += ax * h
+                        vy += ay * h
+                        vz += az * h
                         nv = sqrt(vx * vx + vy * vy + vz * vz)
                         if nv > vmax:
                             f = vmax / nv
-                            vx *= f; vy *= f; vz *= f
-                        px += vx * h; py += vy * h; pz += vz * h
+                            vx *= f
+                            vy *= f
+                            vz *= f
+                        px += vx * h
+                        py += vy * h
+                        pz += vz * h
                 elif variant == 'paper':
                     for h, zx, zy, zz in steps:
                         ax = -px / pmax + sig * zx
@@ -495,12 +750,16 @@ class GpsModel:
                         px += vx * h + 0.5 * ax * h * h
                         py += vy * h + 0.5 * ay * h * h
                         pz += vz * h + 0.5 * az * h * h
-                        vx += ax * h; vy += ay * h; vz += az * h
+                        vx += ax * h
+                        vy += ay * h
+                        vz += az * h
                         nv = sqrt(vx * vx + vy * vy + vz * vz)
                         if nv > vmax:
                             f = vmax / nv
-                            vx *= f; vy *= f; vz *= f
-                else:   # tr: TR-2022-02 eq. 3, one internal step = one unit of time
+                            vx *= f
+                            vy *= f
+                            vz *= f
+                else:  # tr: TR-2022-02 eq. 3, one internal step = one unit of time
                     for _, zx, zy, zz in steps:
                         ax = -px / pmax + sig * zx
                         ax = namax if ax < namax else (amax if ax > amax else ax)
@@ -508,14 +767,18 @@ class GpsModel:
                         ay = namax if ay < namax else (amax if ay > amax else ay)
                         az = -pz / pmax + sig * zz
                         az = namax if az < namax else (amax if az > amax else az)
-                        px += vx + ax; py += vy + ay; pz += vz + az
+                        px += vx + ax
+                        py += vy + ay
+                        pz += vz + az
                         vx += ax
                         vx = nvmax if vx < nvmax else (vmax if vx > vmax else vx)
                         vy += ay
                         vy = nvmax if vy < nvmax else (vmax if vy > vmax else vy)
                         vz += az
                         vz = nvmax if vz < nvmax else (vmax if vz > vmax else vz)
-            ox.append(px); oy.append(py); oz.append(pz)
+            ox.append(px)
+            oy.append(py)
+            oz.append(pz)
         out = np.empty((len(t), 3))
         out[:, 0], out[:, 1], out[:, 2] = ox, oy, oz
         self._p[:] = (px, py, pz)
@@ -531,7 +794,7 @@ class GpsModel:
         e = self._gm
         for k in range(len(t)):
             if e is None:
-                e = sig * z[k]                    # start in the stationary distribution
+                e = sig * z[k]  # start in the stationary distribution
             else:
                 phi = math.exp(-dt[k] / p['gm_tau_s'])
                 e = phi * e + sig * math.sqrt(max(1.0 - phi * phi, 0.0)) * z[k]
@@ -564,15 +827,24 @@ class GpsModel:
 
 
 def make_gps_model(name: str, seed: int = 0, **params) -> GpsModel:
-    """A streaming GPS model by name (see module doc); unknown names or bad parameters raise ParameterError."""
+    """
+    A streaming GPS model by name (see module doc); unknown names or bad parameters raise
+    ParameterError.
+    """
     return GpsModel(name, seed, **params)
 
 
-def rw_params_from_widths(width_m: float, width_d1: float | None = None, width_d2: float | None = None,
-                          std_d2: float | None = None) -> dict:
-    """TR-2022-02 §3.2 parameterisation → ``tr``-variant parameters (per-step units): p_max = width/2,
-    max velocity = width of the 1st derivative / 2, max acceleration = width of the 2nd derivative / 2,
-    σ = standard deviation of the 2nd derivative. Unset widths keep the defaults."""
+def rw_params_from_widths(
+    width_m: float,
+    width_d1: float | None = None,
+    width_d2: float | None = None,
+    std_d2: float | None = None,
+) -> dict:
+    """
+    TR-2022-02 §3.2 parameterisation → ``tr``-variant parameters (per-step units): p_max = width/2,
+    max velocity = width of the 1st derivative / 2, max acceleration = width of the 2nd derivative
+    / 2, σ = standard deviation of the 2nd derivative. Unset widths keep the defaults.
+    """
     out = {'rw_variant': 'tr', 'rw_p_max_m': width_m / 2.0}
     if width_d1 is not None:
         out['rw_max_velocity'] = width_d1 / 2.0

@@ -1,33 +1,43 @@
-"""Satellite geometry for the GPS models: orbits, elevation mask, line-of-sight occlusion, DOP.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Satellite geometry for the GPS models: orbits, elevation mask, line-of-sight occlusion, DOP.
 
 * Orbits: the nominal 24-slot GPS constellation (GPS SPS Performance Standard, Table 3-1: circular
-  orbits, a = 26 559.7 km, i = 55°, epoch 1993-07-01 00:00 UTC, GHA 279.06°, RAAN rate −4.4874e-7 deg/s), or
-  SGP4 (the ``sgp4`` package) from a user TLE file, as Balaguer & Carpin's USARSim GPS did (seed 004).
-* Visibility: elevation above a mask (5° by default) and no obstacle on the straight ray to the satellite.
-  Obstacles live in the local ENU frame of the datum: axis-aligned boxes or extruded polygons (YAML).
+  orbits, a = 26 559.7 km, i = 55°, epoch 1993-07-01 00:00 UTC, GHA 279.06°, RAAN rate −4.4874e-7
+  deg/s), or SGP4 (the ``sgp4`` package) from a user TLE file, as Balaguer & Carpin's USARSim GPS
+  did (seed 004).
+* Visibility: elevation above a mask (5° by default) and no obstacle on the straight ray to the
+  satellite. Obstacles live in the local ENU frame of the datum: axis-aligned boxes or extruded
+  polygons (YAML).
 * DOP: G rows [−e_E, −e_N, −e_U, 1] over visible satellites, Q = (GᵀWG)⁻¹, HDOP = √(Q11+Q22), ...
   (standard least-squares forms; W = I or sin²(elevation) weights).
 
-Time: a sample time t_s of the truth's time base maps to UTC as ``epoch_utc + t_s``; stamps above 1e9 s are
-taken as Unix time already (ROS wall-clock stamps), so a live graph on wall time sees today's sky.
+Time: a sample time t_s of the truth's time base maps to UTC as ``epoch_utc + t_s``; stamps above
+1e9 s are taken as Unix time already (ROS wall-clock stamps), so a live graph on wall time sees
+today's sky.
 """
+
 from __future__ import annotations
 
+from dataclasses import dataclass
 import datetime as _dt
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from vepd_ros.models.geodesy import enu_rotation, enu_to_geodetic, geodetic_to_ecef
 
-MU_GPS = 3.986005e14            # m³/s², IS-GPS-200
-OMEGA_E = 7.2921151467e-5       # rad/s
+MU_GPS = 3.986005e14  # m³/s², IS-GPS-200
+OMEGA_E = 7.2921151467e-5  # rad/s
 NOMINAL_A_M = 26_559_700.0
 NOMINAL_INCLINATION_DEG = 55.0
 NOMINAL_EPOCH = _dt.datetime(1993, 7, 1, tzinfo=_dt.timezone.utc)
-NOMINAL_GHA_DEG = 279.06        # 18 h 36 m 14.4 s
+NOMINAL_GHA_DEG = 279.06  # 18 h 36 m 14.4 s
 NOMINAL_RAAN_RATE_DEG_S = -4.4874e-7
 # (plane RAAN deg, [slot argument of latitude u0 deg ×4]) — SPS PS 2001, Table 3-1.
 NOMINAL_SLOTS = {
@@ -45,12 +55,17 @@ def parse_utc(text: str) -> _dt.datetime:
     try:
         d = _dt.datetime.fromisoformat(text.replace('Z', '+00:00'))
     except ValueError:
-        raise ValueError(f"epoch_utc: expected an ISO 8601 time such as '2024-02-07T01:54:02Z', got {text!r}") from None
+        raise ValueError(
+            f"epoch_utc: expected an ISO 8601 time such as '2024-02-07T01:54:02Z', got {text!r}"
+        ) from None
     return d if d.tzinfo else d.replace(tzinfo=_dt.timezone.utc)
 
 
 def unix_times(t_s, epoch_utc: str) -> np.ndarray:
-    """UTC (as Unix seconds) of sample times: epoch + t, or t itself when it already looks like Unix time."""
+    """
+    UTC (as Unix seconds) of sample times: epoch + t, or t itself when it already looks like Unix
+    time.
+    """
     t = np.asarray(t_s, dtype=float)
     return np.where(t > UNIX_THRESHOLD_S, t, parse_utc(epoch_utc).timestamp() + t)
 
@@ -67,7 +82,7 @@ class NominalConstellation:
         self.raan0 = np.radians(raan)
         self.u0 = np.radians(u0)
         self.names = [f'{p}{k + 1}' for p in NOMINAL_SLOTS for k in range(4)]
-        self.n_mean = math.sqrt(MU_GPS / NOMINAL_A_M ** 3)
+        self.n_mean = math.sqrt(MU_GPS / NOMINAL_A_M**3)
         self.epoch_unix = NOMINAL_EPOCH.timestamp()
 
     def __len__(self):
@@ -91,16 +106,23 @@ class NominalConstellation:
 def gmst_rad(jd_ut1: np.ndarray) -> np.ndarray:
     """Greenwich mean sidereal time (IAU-82 polynomial) in radians, for TEME → ECEF."""
     tut1 = (jd_ut1 - 2451545.0) / 36525.0
-    sec = (67310.54841 + (876600.0 * 3600.0 + 8640184.812866) * tut1 + 0.093104 * tut1 ** 2
-           - 6.2e-6 * tut1 ** 3)
+    sec = (
+        67310.54841
+        + (876600.0 * 3600.0 + 8640184.812866) * tut1
+        + 0.093104 * tut1**2
+        - 6.2e-6 * tut1**3
+    )
     return np.mod(np.radians(sec / 240.0), 2 * np.pi)
 
 
 class TleConstellation:
-    """Satellites from a TLE file, propagated with SGP4 (TEME → ECEF by GMST; polar motion ignored)."""
+    """
+    Satellites from a TLE file, propagated with SGP4 (TEME → ECEF by GMST; polar motion ignored).
+    """
 
     def __init__(self, path: str | Path):
         from sgp4.api import Satrec
+
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f'tle_file: {path} does not exist')
@@ -109,7 +131,11 @@ class TleConstellation:
         i = 0
         while i < len(lines) - 1:
             if lines[i].startswith('1 ') and lines[i + 1].startswith('2 '):
-                name = lines[i - 1].strip() if i > 0 and not lines[i - 1].startswith(('1 ', '2 ')) else lines[i][2:7]
+                name = (
+                    lines[i - 1].strip()
+                    if i > 0 and not lines[i - 1].startswith(('1 ', '2 '))
+                    else lines[i][2:7]
+                )
                 self.sats.append(Satrec.twoline2rv(lines[i], lines[i + 1]))
                 self.names.append(name)
                 i += 2
@@ -139,14 +165,15 @@ class TleConstellation:
         return out
 
 
-# -- obstacles ---------------------------------------------------------------------------------------------------
+# -- obstacles
+# ---------------------------------------------------------------------------------------------------
 @dataclass
 class Box:
     lo: np.ndarray
     hi: np.ndarray
 
     def hits(self, origin, direction):
-        """origin (n,1,3), direction (n,S,3) → (n,S) bool: the ray s ≥ 0 meets the box."""
+        """Origin (n,1,3), direction (n,S,3) → (n,S) bool: the ray s ≥ 0 meets the box."""
         with np.errstate(divide='ignore', invalid='ignore'):
             t1 = (self.lo - origin) / direction
             t2 = (self.hi - origin) / direction
@@ -160,7 +187,7 @@ class Box:
 
 @dataclass
 class ExtrudedPolygon:
-    vertices: np.ndarray      # (m,2) E, N
+    vertices: np.ndarray  # (m,2) E, N
     z_min: float
     z_max: float
     far_m: float = 10_000.0
@@ -182,7 +209,11 @@ class ExtrudedPolygon:
             sa, sb = (self.z_min - o[..., 2]) / dz, (self.z_max - o[..., 2]) / dz
         within = (o[..., 2] >= self.z_min) & (o[..., 2] <= self.z_max)
         s0 = np.where(dz == 0, np.where(within, 0.0, np.inf), np.maximum(np.minimum(sa, sb), 0.0))
-        s1 = np.where(dz == 0, np.where(within, self.far_m, -np.inf), np.minimum(np.maximum(sa, sb), self.far_m))
+        s1 = np.where(
+            dz == 0,
+            np.where(within, self.far_m, -np.inf),
+            np.minimum(np.maximum(sa, sb), self.far_m),
+        )
         ok = s1 > s0
         s0f, s1f = np.where(ok, s0, 0.0), np.where(ok, s1, 0.0)
         p0 = o[..., :2] + s0f[..., None] * direction[..., :2]
@@ -196,7 +227,10 @@ class ExtrudedPolygon:
 
 def _segments_cross(p0, p1, a, b):
     def orient(p, q, r):
-        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (
+            r[..., 0] - p[..., 0]
+        )
+
     a = np.broadcast_to(a, p0.shape)
     b = np.broadcast_to(b, p0.shape)
     d1, d2 = orient(a, b, p0), orient(a, b, p1)
@@ -205,19 +239,24 @@ def _segments_cross(p0, p1, a, b):
 
 
 def parse_obstacles(spec) -> list:
-    """Obstacles from a list of dicts (or a YAML file path / YAML text with an ``obstacles:`` list).
+    """
+    Obstacles from a list of dicts (or a YAML file path / YAML text with an ``obstacles:`` list).
 
-    ``{type: box, min: [e, n, u], max: [e, n, u]}`` or ``{type: polygon, vertices: [[e, n], ...], z_min, z_max}``
-    (ENU metres about the datum)."""
+    ``{type: box, min: [e, n, u], max: [e, n, u]}`` or ``{type: polygon, vertices: [[e, n], ...],
+    z_min, z_max}`` (ENU metres about the datum).
+    """
     from vepd_ros.yamlio import load_yaml, parse_yaml
+
     if isinstance(spec, (str, Path)):
         text = str(spec)
         if not text.strip():
             return []
         p = Path(text)
-        data = (load_yaml(p, what='obstacles', expect=(dict, list)) if p.is_file()
-                else parse_yaml(text, where='<obstacles text>', what='obstacles',
-                                expect=(dict, list)))
+        data = (
+            load_yaml(p, what='obstacles', expect=(dict, list))
+            if p.is_file()
+            else parse_yaml(text, where='<obstacles text>', what='obstacles', expect=(dict, list))
+        )
         if isinstance(data, dict):
             data = data.get('obstacles', [])
         spec = data or []
@@ -238,19 +277,22 @@ def parse_obstacles(spec) -> list:
             else:
                 raise ValueError
         except (KeyError, ValueError, TypeError):
-            raise ValueError(f"obstacles[{i}]: expected {{type: box, min: [e,n,u], max: [e,n,u]}} or "
-                             f"{{type: polygon, vertices: [[e,n],...], z_min, z_max}}, got {o!r}") from None
+            raise ValueError(
+                f'obstacles[{i}]: expected {{type: box, min: [e,n,u], max: [e,n,u]}} or '
+                f'{{type: polygon, vertices: [[e,n],...], z_min, z_max}}, got {o!r}'
+            ) from None
     return out
 
 
-# -- geometry ----------------------------------------------------------------------------------------------------
+# -- geometry
+# ----------------------------------------------------------------------------------------------------
 @dataclass
 class SkyGeometry:
-    elevation: np.ndarray     # (n,S) rad
-    azimuth: np.ndarray       # (n,S) rad, from north, clockwise
-    los_enu: np.ndarray       # (n,S,3) unit vectors
-    above_mask: np.ndarray    # (n,S) bool
-    visible: np.ndarray       # (n,S) bool (above mask and not occluded)
+    elevation: np.ndarray  # (n,S) rad
+    azimuth: np.ndarray  # (n,S) rad, from north, clockwise
+    los_enu: np.ndarray  # (n,S,3) unit vectors
+    above_mask: np.ndarray  # (n,S) bool
+    visible: np.ndarray  # (n,S) bool (above mask and not occluded)
 
     @property
     def n_visible(self) -> np.ndarray:
@@ -258,13 +300,15 @@ class SkyGeometry:
 
 
 def sky_geometry(sats_ecef, rx_enu, datum, mask_deg: float = 5.0, obstacles=()) -> SkyGeometry:
-    """Geometry of satellites (n,S,3 ECEF) seen from receivers at ENU positions (n,3) about ``datum``."""
+    """
+    Geometry of satellites (n,S,3 ECEF) seen from receivers at ENU positions (n,3) about ``datum``.
+    """
     rx_enu = np.atleast_2d(rx_enu)
     lat, lon, alt = enu_to_geodetic(rx_enu, datum)
-    rx = geodetic_to_ecef(lat, lon, alt)                      # (n,3)
+    rx = geodetic_to_ecef(lat, lon, alt)  # (n,3)
     los = sats_ecef - rx[:, None, :]
     los /= np.linalg.norm(los, axis=-1, keepdims=True)
-    r_local = enu_rotation(lat, lon)                           # (n,3,3)
+    r_local = enu_rotation(lat, lon)  # (n,3,3)
     e = np.einsum('nij,nsj->nsi', r_local, los)
     el = np.arcsin(np.clip(e[..., 2], -1, 1))
     az = np.arctan2(e[..., 0], e[..., 1])
@@ -282,7 +326,7 @@ def sky_geometry(sats_ecef, rx_enu, datum, mask_deg: float = 5.0, obstacles=()) 
 def dop_matrix(geom: SkyGeometry, weighting: str = 'equal'):
     """Q = (GᵀWG)⁻¹ (n,4,4) over the visible satellites, NaN where fewer than 4 are visible."""
     e = geom.los_enu
-    g = np.concatenate([-e, np.ones(e.shape[:-1] + (1,))], axis=-1)       # (n,S,4)
+    g = np.concatenate([-e, np.ones(e.shape[:-1] + (1,))], axis=-1)  # (n,S,4)
     w = geom.visible.astype(float)
     if weighting == 'elevation':
         w = w * np.sin(np.clip(geom.elevation, 1e-3, None)) ** 2
@@ -299,9 +343,15 @@ def dop_matrix(geom: SkyGeometry, weighting: str = 'equal'):
 def dops(q) -> dict:
     """GDOP, PDOP, HDOP, VDOP, TDOP, EDOP, NDOP from Q (n,4,4)."""
     d = np.diagonal(q, axis1=-2, axis2=-1)
-    return {'GDOP': np.sqrt(d.sum(-1)), 'PDOP': np.sqrt(d[..., :3].sum(-1)), 'HDOP': np.sqrt(d[..., :2].sum(-1)),
-            'VDOP': np.sqrt(d[..., 2]), 'TDOP': np.sqrt(d[..., 3]), 'EDOP': np.sqrt(d[..., 0]),
-            'NDOP': np.sqrt(d[..., 1])}
+    return {
+        'GDOP': np.sqrt(d.sum(-1)),
+        'PDOP': np.sqrt(d[..., :3].sum(-1)),
+        'HDOP': np.sqrt(d[..., :2].sum(-1)),
+        'VDOP': np.sqrt(d[..., 2]),
+        'TDOP': np.sqrt(d[..., 3]),
+        'EDOP': np.sqrt(d[..., 0]),
+        'NDOP': np.sqrt(d[..., 1]),
+    }
 
 
 def make_constellation(tle_file: str = ''):

@@ -1,1 +1,7 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
 """Thin rclpy nodes: they translate messages and parameters; all computation lives in the cores."""

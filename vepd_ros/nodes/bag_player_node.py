@@ -1,10 +1,19 @@
-"""bag_player_node: ``ros2 bag play --clock`` for the pip runtime (which has no ros2 CLI).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Reads a ROS 1 or ROS 2 bag (sqlite3, mcap) with ``vepd_ros.io.bags`` and republishes the chosen topics as rclpy
-messages in record-time order, driving ``/clock`` in the bag's record-time base at ``rate`` × real time. As
-truth_node does, the messages of a step go out before ``/clock`` reaches their time, so timers firing at T see
-the data recorded up to T. ``bag_replay`` in ``vepd run`` uses it where ``ros2 bag play`` would run under launch.
 """
+bag_player_node: ``ros2 bag play --clock`` for the pip runtime (which has no ros2 CLI).
+
+Reads a ROS 1 or ROS 2 bag (sqlite3, mcap) with ``vepd_ros.io.bags`` and republishes the chosen
+topics as rclpy messages in record-time order, driving ``/clock`` in the bag's record-time base at
+``rate`` × real time. As truth_node does, the messages of a step go out before ``/clock`` reaches
+their time, so timers firing at T see the data recorded up to T. ``bag_replay`` in ``vepd run``
+uses it where ``ros2 bag play`` would run under launch.
+"""
+
 from __future__ import annotations
 
 import rclpy
@@ -12,19 +21,36 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
-
 from vepd_ros.nodes.base import declare_params, ns_to_stamp, run_node
 from vepd_ros.nodes.recorder_node import message_class
 from vepd_ros.params import Param, ParameterError
 
 PLAYER_PARAMS = [
-    Param('bag', '', 'bag to play (ROS 2 directory or .db3/.mcap, or ROS 1 .bag)', check=bool, check_msg='a bag path'),
+    Param(
+        'bag',
+        '',
+        'bag to play (ROS 2 directory or .db3/.mcap, or ROS 1 .bag)',
+        check=bool,
+        check_msg='a bag path',
+    ),
     Param('rate', 1.0, 'playback rate (x real time)', low=0.0, low_open=True, high=1000.0),
     Param('topics', [''], "topics to play ([''] = every topic whose type is installed here)"),
-    Param('clock_step_s', 0.01, '/clock resolution in bag time (s); the wall period is clock_step_s / rate. Keep it '
-          'below every timer period of the graph (the judge at 35 Hz: 28.6 ms), or ticks are skipped',
-          low=0.0, low_open=True, high=0.1),
-    Param('wait_for_subscribers', 0, 'hold playback until this many subscribers exist on the played topics', low=0),
+    Param(
+        'clock_step_s',
+        0.01,
+        '/clock resolution in bag time (s); the wall period is clock_step_s / rate. Keep it '
+        'below every timer period of the graph (the judge at 35 Hz: 28.6 ms), or ticks are '
+        'skipped',
+        low=0.0,
+        low_open=True,
+        high=0.1,
+    ),
+    Param(
+        'wait_for_subscribers',
+        0,
+        'hold playback until this many subscribers exist on the played topics',
+        low=0,
+    ),
     Param('shutdown_when_done', False, 'exit once the bag has been played'),
 ]
 PLAY_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
@@ -32,8 +58,10 @@ PLAY_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def to_ros(src, cls):
-    """A rosbags message (ROS 1 or ROS 2 type) → an rclpy message of ``cls``, field by field (ROS 1's extra
-    fields such as Header.seq are left out; numpy arrays become lists)."""
+    """
+    A rosbags message (ROS 1 or ROS 2 type) → an rclpy message of ``cls``, field by field (ROS 1's
+    extra fields such as Header.seq are left out; numpy arrays become lists).
+    """
     dst = cls()
     for name in cls.get_fields_and_field_types():
         if not hasattr(src, name):
@@ -49,10 +77,12 @@ def to_ros(src, cls):
 
 
 class BagPlayerNode(Node):
+
     def __init__(self, **kwargs):
         super().__init__('bag_player', **kwargs)
         self.p = p = declare_params(self, PLAYER_PARAMS)
         from vepd_ros.io.bags import BagError, open_bag
+
         try:
             self.bag = open_bag(p['bag'])
             info = self.bag.info()
@@ -62,7 +92,11 @@ class BagPlayerNode(Node):
         self.pubs, skipped = {}, []
         for topic in wanted:
             if not self.bag.has_topic(topic):
-                raise ParameterError('topics', topic, f'a topic of {p["bag"]}: ' + ', '.join(t.name for t in info.topics))
+                raise ParameterError(
+                    'topics',
+                    topic,
+                    f'a topic of {p["bag"]}: ' + ', '.join(t.name for t in info.topics),
+                )
             try:
                 cls = message_class(self.bag.msgtype(topic))
             except (ImportError, AttributeError, ValueError):
@@ -70,7 +104,9 @@ class BagPlayerNode(Node):
                 continue
             self.pubs[topic] = (cls, self.create_publisher(cls, topic, PLAY_QOS))
         if skipped:
-            self.get_logger().warning('not played (type not installed here): ' + ', '.join(skipped))
+            self.get_logger().warning(
+                'not played (type not installed here): ' + ', '.join(skipped)
+            )
         self.messages = self.bag.messages(list(self.pubs))
         self.next = next(self.messages, None)
         self.sim_ns = None if self.next is None else self.next[0]
@@ -78,13 +114,20 @@ class BagPlayerNode(Node):
         self.pub_clock = self.create_publisher(ClockMsg, '/clock', 10)
         self.played = 0
         self.done = self.next is None
-        self.timer = self.create_timer(p['clock_step_s'] / p['rate'], self._on_step,
-                                       clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.get_logger().info(f"playing {len(self.pubs)} topic(s) of {p['bag']} at x{p['rate']:g}")
+        self.timer = self.create_timer(
+            p['clock_step_s'] / p['rate'],
+            self._on_step,
+            clock=Clock(clock_type=ClockType.STEADY_TIME),
+        )
+        self.get_logger().info(
+            f'playing {len(self.pubs)} topic(s) of {p["bag"]} at x{p["rate"]:g}'
+        )
 
     def _ready(self) -> bool:
         need = self.p['wait_for_subscribers']
-        return not need or sum(pub.get_subscription_count() for _, pub in self.pubs.values()) >= need
+        return (
+            not need or sum(pub.get_subscription_count() for _, pub in self.pubs.values()) >= need
+        )
 
     def _on_step(self):
         if self.done or not self._ready():
@@ -100,8 +143,11 @@ class BagPlayerNode(Node):
             self.done = True
             self.get_logger().info(f'played {self.played} messages')
             if self.p['shutdown_when_done']:
-                self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context),
-                                  clock=Clock(clock_type=ClockType.STEADY_TIME))
+                self.create_timer(
+                    0.5,
+                    lambda: rclpy.try_shutdown(context=self.context),
+                    clock=Clock(clock_type=ClockType.STEADY_TIME),
+                )
             return
         self.sim_ns += self.step_ns
 

@@ -1,6 +1,14 @@
-"""What every vepd_ros node shares: parameter declaration from ``Param`` specs, a clean ``main``,
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+What every vepd_ros node shares: parameter declaration from ``Param`` specs, a clean ``main``,
 stamp conversion, and counted, throttled warnings for dropped input.
 """
+
 from __future__ import annotations
 
 import signal
@@ -10,13 +18,12 @@ from typing import Callable, Iterable
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-
+from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from vepd_ros.params import Param, ParameterError
 
 try:
     from rclpy.exceptions import InvalidHandle
-except ImportError:                                   # pragma: no cover - older rclpy
+except ImportError:  # pragma: no cover - older rclpy
     InvalidHandle = RuntimeError
 
 SENSOR_QOS = qos_profile_sensor_data
@@ -26,33 +33,67 @@ TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 """Ground-truth inputs of the noise nodes: reliable, deep enough for a burst of accelerated truth."""
 
 TRUTH_STREAM_PARAMS = [
-    Param('max_gap_s', 1.0, 'truth gaps longer than this are not interpolated across (s)', low=0.0, low_open=True),
-    Param('topic_timeout_s', 10.0, 'report a truth topic that has delivered nothing after this long (s, wall clock)',
-          low=0.0, low_open=True),
+    Param(
+        'max_gap_s',
+        1.0,
+        'truth gaps longer than this are not interpolated across (s)',
+        low=0.0,
+        low_open=True,
+    ),
+    Param(
+        'topic_timeout_s',
+        10.0,
+        'report a truth topic that has delivered nothing after this long (s, wall clock)',
+        low=0.0,
+        low_open=True,
+    ),
 ]
 """Parameters every node that resamples a truth stream shares (the noise nodes)."""
 
 
 def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float) -> list[Param]:
-    """model, seed, label, rate_hz: what the GPS and the IMU noise node (``kind`` 'gps' / 'imu') both declare."""
+    """
+    model, seed, label, rate_hz: what the GPS and the IMU noise node (``kind`` 'gps' / 'imu') both
+    declare.
+    """
     return [
         Param('model', model, f'{kind.upper()} noise model (vepd sensors models)'),
-        Param('seed', 0, 'seed of the model\'s random streams (the study seed when label is set)', low=0),
-        Param('label', '', 'label of this chain in a study: when set, the model restarts at every run start '
-              f'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "{kind}", label, scenario, run) '
-              'as the offline study does'),
+        Param(
+            'seed',
+            0,
+            "seed of the model's random streams (the study seed when label is set)",
+            low=0,
+        ),
+        Param(
+            'label',
+            '',
+            'label of this chain in a study: when set, the model restarts at every run start '
+            f'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "{kind}", '
+            f'label, scenario, run) '
+            'as the offline study does',
+        ),
         # 1e-3 Hz: the slowest clock models.sensors.period_ns accepts (the judge's frequency range)
-        Param('rate_hz', rate_hz, 'output rate (Hz), ticks k/rate_hz in the truth time base', low=1e-3,
-              high=max_rate_hz),
+        Param(
+            'rate_hz',
+            rate_hz,
+            'output rate (Hz), ticks k/rate_hz in the truth time base',
+            low=1e-3,
+            high=max_rate_hz,
+        ),
     ]
 
-EVENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+EVENT_QOS = QoSProfile(
+    depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
 """Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and latched, so a
 node that joins late still receives what happened before it was discovered."""
 
 
 def declare_params(node: Node, specs: Iterable[Param]) -> dict:
-    """Declare every spec on ``node`` (overrides from --ros-args/params files apply) and validate."""
+    """
+    Declare every spec on ``node`` (overrides from --ros-args/params files apply) and validate.
+    """
     values = {}
     for p in specs:
         node.declare_parameter(p.name, p.default, descriptor=_descriptor(p))
@@ -62,9 +103,10 @@ def declare_params(node: Node, specs: Iterable[Param]) -> dict:
 
 def _descriptor(p: Param):
     from rcl_interfaces.msg import ParameterDescriptor
+
     text = p.description
     if p.choices is not None:
-        text += f" (one of: {', '.join(map(str, p.choices))})"
+        text += f' (one of: {", ".join(map(str, p.choices))})'
     return ParameterDescriptor(description=text, dynamic_typing=isinstance(p.default, float))
 
 
@@ -74,60 +116,82 @@ def stamp_to_ns(stamp) -> int:
 
 def ns_to_stamp(t_ns: int):
     from builtin_interfaces.msg import Time
+
     return Time(sec=int(t_ns // 1_000_000_000), nanosec=int(t_ns % 1_000_000_000))
 
 
 class DropCounter:
-    """Counts dropped input per reason and warns at most once every ``throttle_s`` (wall clock) per reason."""
+    """
+    Counts dropped input per reason and warns at most once every ``throttle_s`` (wall clock) per
+    reason.
+    """
 
     def __init__(self, node: Node, throttle_s: float = 5.0):
         self._node, self._throttle_s = node, throttle_s
         self.counts: dict[str, int] = {}
-        self._warned: dict[str, float] = {}      # reason -> time.monotonic() of its last warning
+        self._warned: dict[str, float] = {}  # reason -> time.monotonic() of its last warning
 
     def drop(self, reason: str, detail: str = '') -> None:
         import time
+
         self.counts[reason] = self.counts.get(reason, 0) + 1
-        # Throttled here, per reason: rclpy's throttle_duration_sec throttles per call site, so one reason's
-        # stream of drops would silence every other reason.
+        # Throttled here, per reason: rclpy's throttle_duration_sec throttles per call site, so one
+        # reason's stream of drops would silence every other reason.
         now = time.monotonic()
         last = self._warned.get(reason)
         if last is None or now - last >= self._throttle_s:
             self._warned[reason] = now
-            self._node.get_logger().warning(f'dropped message ({reason}): {detail} [{self.counts[reason]} so far]')
+            self._node.get_logger().warning(
+                f'dropped message ({reason}): {detail} [{self.counts[reason]} so far]'
+            )
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
 
-MODEL_PARAMS_NOTE = ('model parameters: each model declares its own (names, defaults, units): '
-                     '`vepd sensors models` lists them; set them with -p NAME:=VALUE like the above.')
-RL_PARAMS_NOTE = ("parameters: robot_localization's own (the node reads its YAML unchanged, e.g. "
-                  '--params-file share/vepd_ros/config/ekf.yaml or navsat.yaml; unknown or ill-typed ones '
-                  'exit 2 naming them), plus vepd_ros\'s reset_on_run_events (bool, default false: restart '
-                  'at every run truth_node announces on /ground_truth/run).')
+MODEL_PARAMS_NOTE = (
+    'model parameters: each model declares its own (names, defaults, units): '
+    '`vepd sensors models` lists them; set them with -p NAME:=VALUE like the above.'
+)
+RL_PARAMS_NOTE = (
+    "parameters: robot_localization's own (the node reads its YAML unchanged, e.g. "
+    '--params-file share/vepd_ros/config/ekf.yaml or navsat.yaml; unknown or ill-typed ones '
+    "exit 2 naming them), plus vepd_ros's reset_on_run_events (bool, default false: restart "
+    'at every run truth_node announces on /ground_truth/run).'
+)
 
 
 def wants_help(argv) -> bool:
     """``-h``/``--help`` among the node's own arguments (before ``--ros-args``)."""
     argv = list(argv or [])[1:]
     if '--ros-args' in argv:
-        argv = argv[:argv.index('--ros-args')]
+        argv = argv[: argv.index('--ros-args')]
     return any(a in ('-h', '--help') for a in argv)
 
 
-def node_help(executable: str, doc: str | None, params: Iterable[Param] | None, note: str = '') -> str:
-    """The text ``<node> --help`` prints: the module docstring, then every parameter (the ``Param`` specs:
-    name, type, default, description, allowed values), then how to set them with ``--ros-args``."""
-    lines = [f'usage: ros2 run vepd_ros {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '']
+def node_help(
+    executable: str, doc: str | None, params: Iterable[Param] | None, note: str = ''
+) -> str:
+    """
+    The text ``<node> --help`` prints: the module docstring, then every parameter (the ``Param``
+    specs: name, type, default, description, allowed values), then how to set them with
+    ``--ros-args``.
+    """
+    lines = [
+        f'usage: ros2 run vepd_ros {executable} [--ros-args -p NAME:=VALUE ... | --params-file '
+        f'FILE]',
+        '',
+    ]
     if doc:
         lines += [doc.strip(), '']
     specs = list(params or [])
     if specs:
         lines.append('parameters:')
         for p in specs:
-            text = p.description + (f" (one of: {', '.join(map(str, p.choices))})" if p.choices is not None else '')
+            text = p.description + (
+                f' (one of: {", ".join(map(str, p.choices))})' if p.choices is not None else ''
+            )
             lines.append(f'  {p.name} ({type(p.default).__name__}, default {p.default!r})')
             lines.append(f'      {text}')
     if note:
@@ -137,28 +201,44 @@ def node_help(executable: str, doc: str | None, params: Iterable[Param] | None, 
 
 
 def _ignore_signals() -> None:
-    """From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the cleanup
-    (that printed a KeyboardInterrupt traceback from destroy_node and exited -2)."""
+    """
+    From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the
+    cleanup (that printed a KeyboardInterrupt traceback from destroy_node and exited -2).
+    """
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             signal.signal(sig, signal.SIG_IGN)
-        except (ValueError, OSError):                # not the main thread (in-process tests)
+        except (ValueError, OSError):  # not the main thread (in-process tests)
             pass
 
 
-def run_node(factory: Callable[..., Node], args=None, *, params: Iterable[Param] | None = None,
-             help_note: str = '') -> int:
-    """Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
-    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start prints
-    the parameter, value and what was expected, and exits 2 (the node never starts with invalid
-    parameters). ``-h``/``--help`` prints the node's parameters (``params``, the specs it declares) and
-    exits 0 without starting ROS."""
+def run_node(
+    factory: Callable[..., Node],
+    args=None,
+    *,
+    params: Iterable[Param] | None = None,
+    help_note: str = '',
+) -> int:
+    """
+    Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
+    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start
+    prints the parameter, value and what was expected, and exits 2 (the node never starts with
+    invalid parameters). ``-h``/``--help`` prints the node's parameters (``params``, the specs it
+    declares) and exits 0 without starting ROS.
+    """
     argv = sys.argv if args is None else args
     if wants_help(argv):
         import os
+
         module = sys.modules.get(getattr(factory, '__module__', ''), None)
-        sys.stdout.write(node_help(os.path.basename(argv[0]).removesuffix('.py') if argv else 'node',
-                                   getattr(module, '__doc__', None), params, help_note))
+        sys.stdout.write(
+            node_help(
+                os.path.basename(argv[0]).removesuffix('.py') if argv else 'node',
+                getattr(module, '__doc__', None),
+                params,
+                help_note,
+            )
+        )
         return 0
     node = None
     try:
@@ -169,7 +249,8 @@ def run_node(factory: Callable[..., Node], args=None, *, params: Iterable[Param]
             print(f'[ERROR] {exc}', file=sys.stderr)
             return 2
         from vepd_ros.nodes.guard import watch_inputs
-        watch_inputs(node)          # a second graph on this domain stops the node (exit 1)
+
+        watch_inputs(node)  # a second graph on this domain stops the node (exit 1)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
@@ -177,42 +258,46 @@ def run_node(factory: Callable[..., Node], args=None, *, params: Iterable[Param]
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
-            # SIGINT/SIGTERM shut the context down asynchronously; a callback that was mid-publish then
-            # fails with "context is invalid". That is a clean shutdown, not a crash.
+            # SIGINT/SIGTERM shut the context down asynchronously; a callback that was mid-publish
+            # then fails with "context is invalid". That is a clean shutdown, not a crash.
             if node.context.ok():
                 raise
         if getattr(node, 'foreign_publisher', None):
             return 1
-        return getattr(node, 'exit_status', 0)       # a node that ended on a failure says so
+        return getattr(node, 'exit_status', 0)  # a node that ended on a failure says so
     except KeyboardInterrupt:
-        return 0                                  # interrupted while starting
+        return 0  # interrupted while starting
     except Exception:
         if rclpy.ok():
             raise
-        return 0                                  # a signal shut the context down during construction
+        return 0  # a signal shut the context down during construction
     finally:
         try:
             _ignore_signals()
             if node is not None:
                 try:
                     node.destroy_node()
-                except Exception:                 # noqa: BLE001 - the context is gone; nothing left to free
+                except Exception:  # noqa: BLE001 - the context is gone; nothing left to free
                     pass
             rclpy.try_shutdown()
-        except KeyboardInterrupt:                 # a signal that came before the handlers were replaced
+        except KeyboardInterrupt:  # a signal that came before the handlers were replaced
             pass
 
 
 def drain_subscriptions(subscriptions: Iterable) -> int:
-    """Run each subscription's callback on the messages already delivered to it but not yet taken by the executor
-    (the same take the executor does). A timer callback calls this first, so that what arrived before the tick is
-    processed before it: rclpy's executors run the ready timers of a node before its ready subscriptions, which
-    would otherwise let a tick overtake a message that arrived earlier (the offline study's order is arrivals,
-    then the timer). Returns the number of messages handled.
+    """
+    Run each subscription's callback on the messages already delivered to it but not yet taken by
+    the executor (the same take the executor does). A timer callback calls this first, so that what
+    arrived before the tick is processed before it: rclpy's executors run the ready timers of a
+    node before its ready subscriptions, which would otherwise let a tick overtake a message that
+    arrived earlier (the offline study's order is arrivals, then the timer). Returns the number of
+    messages handled.
 
-    For this package's own subscriptions, whose callbacks take the message alone. The take is the one rclpy's
-    executors do (``Subscription.handle.take_message``, the same from Humble to Kilted); where an rclpy lacks
-    it, nothing is drained and only the tick/arrival order falls back to the executor's."""
+    For this package's own subscriptions, whose callbacks take the message alone. The take is the
+    one rclpy's executors do (``Subscription.handle.take_message``, the same from Humble to
+    Kilted); where an rclpy lacks it, nothing is drained and only the tick/arrival order falls back
+    to the executor's.
+    """
     n = 0
     for sub in subscriptions:
         if sub is None:
@@ -222,7 +307,7 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
                 with sub.handle:
                     info = sub.handle.take_message(sub.msg_type, sub.raw)
             except (InvalidHandle, AttributeError):
-                info = None                            # destroyed meanwhile, or an rclpy without this take
+                info = None  # destroyed meanwhile, or an rclpy without this take
             if info is None:
                 break
             sub.callback(info[0])
@@ -240,18 +325,33 @@ PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class RunEvents:
-    """Follows truth_node's run events (``/ground_truth/run``, JSON) so a node can restart per run.
+    """
+    Follows truth_node's run events (``/ground_truth/run``, JSON) so a node can restart per run.
 
     A start event is applied just before the first truth sample stamped at or after the run's start
-    (``before(t_ns)``), whatever order the two topics arrive in within a callback round. ``on_start`` gets the
-    event dict, extended with ``seed`` = ``seeding.derive_seed(study_seed, kind, label, scenario, run)``: the
-    seeds the offline study uses for the same run.
+    (``before(t_ns)``), whatever order the two topics arrive in within a callback round.
+    ``on_start`` gets the event dict, extended with ``seed`` = ``seeding.derive_seed(study_seed,
+    kind, label, scenario, run)``: the seeds the offline study uses for the same run.
     """
 
-    def __init__(self, node: Node, kind: str, study_seed: int, label: str, on_start: Callable[[dict], None],
-                 drops: 'DropCounter | None' = None):
+    def __init__(
+        self,
+        node: Node,
+        kind: str,
+        study_seed: int,
+        label: str,
+        on_start: Callable[[dict], None],
+        drops: 'DropCounter | None' = None,
+    ):
         from std_msgs.msg import String
-        self.kind, self.study_seed, self.label, self.on_start, self.drops = kind, study_seed, label, on_start, drops
+
+        self.kind, self.study_seed, self.label, self.on_start, self.drops = (
+            kind,
+            study_seed,
+            label,
+            on_start,
+            drops,
+        )
         self.pending: list[dict] = []
         self.sub = node.create_subscription(String, RUN_EVENTS_TOPIC, self._on_event, EVENT_QOS)
 
@@ -259,12 +359,18 @@ class RunEvents:
         import json
 
         from vepd_ros.seeding import derive_seed
+
         try:
             e = json.loads(msg.data)
             if e.get('event') != 'start':
                 return
-            e = {**e, 'seed': derive_seed(self.study_seed, self.kind, self.label, e['scenario'], int(e['run']))}
-            int(e['stamp_ns'])                  # a start event must carry its stamp
+            e = {
+                **e,
+                'seed': derive_seed(
+                    self.study_seed, self.kind, self.label, e['scenario'], int(e['run'])
+                ),
+            }
+            int(e['stamp_ns'])  # a start event must carry its stamp
         except (ValueError, KeyError, TypeError) as exc:
             if self.drops is not None:
                 self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
@@ -273,7 +379,9 @@ class RunEvents:
         self.pending.sort(key=lambda ev: int(ev['stamp_ns']))
 
     def before(self, t_ns: int) -> None:
-        """Apply every start event due at truth stamp ``t_ns`` (call before processing that sample)."""
+        """
+        Apply every start event due at truth stamp ``t_ns`` (call before processing that sample).
+        """
         while self.pending and int(self.pending[0]['stamp_ns']) <= t_ns:
             self.on_start(self.pending.pop(0))
 
@@ -283,46 +391,66 @@ DIAGNOSTICS_TOPIC = '/diagnostics'
 
 def _steady_clock():
     from rclpy.clock import Clock, ClockType
+
     return Clock(clock_type=ClockType.STEADY_TIME)
 
 
 class DiagnosticsPublisher:
-    """A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every ``period_s``.
+    """
+    A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every
+    ``period_s``.
 
-    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): ERROR naming the
-    input while one the node's ``watchdog`` (``TopicWatchdog``) watches has not arrived after its timeout, WARN
-    with "N input messages dropped" once the ``DropCounter`` has counted anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
-    ``dropped_<reason>`` for every drop reason. The period is wall-clock (a steady timer), so a node on sim
-    time whose ``/clock`` never comes still reports; the header stamp is the node clock's time.
-    ``timer=False``: no timer, the node calls ``publish()`` itself."""
+    One status named ``vepd_ros<node's fully qualified name>`` (``vepd_ros/chain/recorder``): ERROR
+    naming the input while one the node's ``watchdog`` (``TopicWatchdog``) watches has not arrived
+    after its timeout, WARN with "N input messages dropped" once the ``DropCounter`` has counted
+    anything, OK otherwise. Values: ``values()`` (e.g. message counts) first, then
+    ``dropped_<reason>`` for every drop reason. The period is wall-clock (a steady timer), so a
+    node on sim time whose ``/clock`` never comes still reports; the header stamp is the node
+    clock's time. ``timer=False``: no timer, the node calls ``publish()`` itself.
+    """
 
-    def __init__(self, node: Node, drops: DropCounter, values: Callable[[], dict] | None = None,
-                 period_s: float = 1.0, timer: bool = True):
+    def __init__(
+        self,
+        node: Node,
+        drops: DropCounter,
+        values: Callable[[], dict] | None = None,
+        period_s: float = 1.0,
+        timer: bool = True,
+    ):
         from diagnostic_msgs.msg import DiagnosticArray
+
         self._node, self.drops, self._values = node, drops, values
         self.pub = node.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC, QoSProfile(depth=10))
         self.published = 0
-        self.timer = node.create_timer(period_s, self.publish, clock=_steady_clock()) if timer else None
+        self.timer = (
+            node.create_timer(period_s, self.publish, clock=_steady_clock()) if timer else None
+        )
 
     def status(self):
         from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-        st = DiagnosticStatus(name=f'vepd_ros{self._node.get_fully_qualified_name()}', hardware_id='vepd_ros')
+
+        st = DiagnosticStatus(
+            name=f'vepd_ros{self._node.get_fully_qualified_name()}', hardware_id='vepd_ros'
+        )
         total = self.drops.total
         st.level = DiagnosticStatus.WARN if total else DiagnosticStatus.OK
         st.message = f'{total} input messages dropped' if total else 'ok'
-        watchdog = getattr(self._node, 'watchdog', None)          # the node's TopicWatchdog, by convention
+        watchdog = getattr(self._node, 'watchdog', None)  # the node's TopicWatchdog, by convention
         missing = watchdog.missing() if watchdog is not None else []
         if missing:
             # an input that never came: the node produces nothing, which is an error, not a warning
             st.level = DiagnosticStatus.ERROR
             st.message = '; '.join(missing) + (f'; {st.message}' if total else '')
-        values = {**(self._values() if self._values else {}),
-                  **{f'dropped_{k}': v for k, v in self.drops.counts.items()}}
+        values = {
+            **(self._values() if self._values else {}),
+            **{f'dropped_{k}': v for k, v in self.drops.counts.items()},
+        }
         st.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
         return st
 
     def publish(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
+
         if not self._node.context.ok():
             return
         arr = DiagnosticArray(status=[self.status()])
@@ -332,32 +460,47 @@ class DiagnosticsPublisher:
 
 
 class TopicWatchdog:
-    """Reports, by name, an input that has not shown up ``timeout_s`` wall-clock seconds after the node started:
-    ``no message on <topic> after N s`` (or ``no publisher on ...`` for ``what='publisher'``), warned again
-    every ``repeat_s`` while it stays missing; the timer stops once everything watched has shown up. Wall-clock on purpose: on sim time a missing truth topic usually
-    means a missing ``/clock`` too, and the node clock would never get to the timeout."""
+    """
+    Reports, by name, an input that has not shown up ``timeout_s`` wall-clock seconds after the
+    node started: ``no message on <topic> after N s`` (or ``no publisher on ...`` for
+    ``what='publisher'``), warned again every ``repeat_s`` while it stays missing; the timer stops
+    once everything watched has shown up. Wall-clock on purpose: on sim time a missing truth topic
+    usually means a missing ``/clock`` too, and the node clock would never get to the timeout.
+    """
 
-    def __init__(self, node: Node, timeout_s: float, repeat_s: float = 30.0, period_s: float = 1.0):
+    def __init__(
+        self, node: Node, timeout_s: float, repeat_s: float = 30.0, period_s: float = 1.0
+    ):
         self._node, self.timeout_s, self.repeat_s = node, float(timeout_s), float(repeat_s)
         self._clock = _steady_clock()
         self._t0 = self._clock.now().nanoseconds
-        self._watched: list[list] = []          # [topic, ok(), what, last warning (ns) or None]
-        self.reported: list[str] = []           # every warning given (tests, diagnostics)
+        self._watched: list[list] = []  # [topic, ok(), what, last warning (ns) or None]
+        self.reported: list[str] = []  # every warning given (tests, diagnostics)
         self.timer = node.create_timer(period_s, self.check, clock=self._clock)
 
     def watch(self, topic: str, ok: Callable[[], bool], what: str = 'message') -> None:
-        """Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``, appeared)."""
+        """
+        Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``,
+        appeared).
+        """
         self._watched.append([topic, ok, what, None])
 
     def missing(self) -> list[str]:
-        """``no message on <topic> after N s`` for every watched input still missing after the timeout."""
+        """
+        ``no message on <topic> after N s`` for every watched input still missing after the
+        timeout.
+        """
         if self._clock.now().nanoseconds - self._t0 < self.timeout_s * 1e9:
             return []
-        return [f'no {what} on {topic} after {self.timeout_s:g} s' for topic, ok, what, _ in self._watched if not ok()]
+        return [
+            f'no {what} on {topic} after {self.timeout_s:g} s'
+            for topic, ok, what, _ in self._watched
+            if not ok()
+        ]
 
     def check(self) -> None:
         if self._watched and all(w[1]() for w in self._watched):
-            self.timer.cancel()                 # everything has shown up: nothing left to watch
+            self.timer.cancel()  # everything has shown up: nothing left to watch
             return
         now = self._clock.now().nanoseconds
         if now - self._t0 < self.timeout_s * 1e9:

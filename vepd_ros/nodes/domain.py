@@ -1,4 +1,11 @@
-"""A ROS_DOMAIN_ID held exclusively by one process on this machine (no ROS import).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+A ROS_DOMAIN_ID held exclusively by one process on this machine (no ROS import).
 
 DDS participants on the same domain see each other's topics: two ``vepd demo`` runs, a test run and
 a robot on one machine (or one network) would read each other's ``/clock`` and ground truth.
@@ -16,8 +23,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import time
 from pathlib import Path
+import time
 
 LOCK_DIR = Path(os.environ.get('VEPD_DOMAIN_LOCK_DIR', '/tmp/vepd_ros_domain_locks'))
 DOMAIN_RANGE = range(1, 233)
@@ -26,8 +33,8 @@ port numbers (7400 + 250 * domain + offsets) pass 65535."""
 
 
 class DomainLease:
-    """``DomainLease().domain_id``: a domain in ``DOMAIN_RANGE`` no other lease on this machine
-    holds.
+    """
+    ``DomainLease().domain_id``: a domain in ``DOMAIN_RANGE`` no other lease on this machine holds.
 
     ``avoid``: domains not to take even when free (e.g. one found busy by a discovery check).
     """

@@ -1,13 +1,23 @@
-"""evaluator_node: computes VEPD when every batch holds K runs; publishes ``/vepd/result`` and writes the report.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Listens to ``/vepd/runs`` (recorder events, JSON). Batches: the runs the recorders announce, plus every batch
-stored under ``reference_dir`` (a directory in the batch layout: ``Real/`` and/or ``Sim/<label>/``). Once the
-reference side and every expected label hold ``k`` runs of every scenario, it evaluates with
-``vepd_ros.metrics.evaluator.EvaluatorCore`` and publishes the result as JSON (the ``vepd evaluate --json``
-shape, latched), and writes ``result.json`` + the report into ``output_dir``. With ``rolling`` (live use) it
-re-evaluates on each new run over the last ``k`` runs of each batch. If no publisher of ``/vepd/runs`` (no recorder)
-has appeared after ``topic_timeout_s``, it says so.
 """
+evaluator_node: computes VEPD when every batch holds K runs; publishes ``/vepd/result`` and writes
+the report.
+
+Listens to ``/vepd/runs`` (recorder events, JSON). Batches: the runs the recorders announce, plus
+every batch stored under ``reference_dir`` (a directory in the batch layout: ``Real/`` and/or
+``Sim/<label>/``). Once the reference side and every expected label hold ``k`` runs of every
+scenario, it evaluates with ``vepd_ros.metrics.evaluator.EvaluatorCore`` and publishes the result
+as JSON (the ``vepd evaluate --json`` shape, latched), and writes ``result.json`` + the report into
+``output_dir``. With ``rolling`` (live use) it re-evaluates on each new run over the last ``k``
+runs of each batch. If no publisher of ``/vepd/runs`` (no recorder) has appeared after
+``topic_timeout_s``, it says so.
+"""
+
 from __future__ import annotations
 
 import json
@@ -15,13 +25,12 @@ from pathlib import Path
 
 from rclpy.node import Node
 from std_msgs.msg import String
-
-from vepd_ros.metrics.evaluator import REFERENCE, EvaluatorCore
+from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.metrics.vepd import MAX_N_BOOT
-from vepd_ros.runs.atomic import atomic_write_text
-from vepd_ros.nodes.base import EVENT_QOS, DropCounter, TopicWatchdog, declare_params, run_node
+from vepd_ros.nodes.base import declare_params, DropCounter, EVENT_QOS, run_node, TopicWatchdog
 from vepd_ros.nodes.recorder_node import RUNS_TOPIC
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
 
@@ -30,18 +39,31 @@ RESULT_TOPIC = '/vepd/result'
 EVALUATOR_PARAMS = [
     Param('k', 10, 'runs per scenario and batch that complete it', low=2),
     Param('output_dir', 'vepd_out', 'where result.json and the report are written'),
-    Param('reference_dir', '', 'stored batches (batch layout root) to evaluate with the live ones'),
-    Param('expected_labels', '', 'labels under test to wait for (comma list; empty: any that appear)'),
+    Param(
+        'reference_dir', '', 'stored batches (batch layout root) to evaluate with the live ones'
+    ),
+    Param(
+        'expected_labels', '', 'labels under test to wait for (comma list; empty: any that appear)'
+    ),
     Param('scenarios', '', 'scenarios to wait for (comma list; empty: those of the reference)'),
     Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
     Param('rolling', False, 're-evaluate on every new run over the last k runs of each batch'),
     Param('n_boot', 1000, 'bootstrap resamples for the 95 % interval', low=0, high=MAX_N_BOOT),
     Param('seed', 0, 'bootstrap seed', low=0),
     Param('report', True, 'write report.md/.html and figures when all batches live in output_dir'),
-    Param('exit_when_done', False, 'exit (status 0) once the result is published (not with rolling): '
-          'under ros2 launch this ends the launch'),
-    Param('topic_timeout_s', 10.0, f'report a {RUNS_TOPIC} without any publisher after this long (s, wall clock)',
-          low=0.0, low_open=True),
+    Param(
+        'exit_when_done',
+        False,
+        'exit (status 0) once the result is published (not with rolling): '
+        'under ros2 launch this ends the launch',
+    ),
+    Param(
+        'topic_timeout_s',
+        10.0,
+        f'report a {RUNS_TOPIC} without any publisher after this long (s, wall clock)',
+        low=0.0,
+        low_open=True,
+    ),
 ]
 
 
@@ -50,11 +72,12 @@ def _csv(text: str) -> list[str]:
 
 
 class EvaluatorNode(Node):
+
     def __init__(self, **kwargs):
         super().__init__('evaluator', **kwargs)
         self.p = p = declare_params(self, EVALUATOR_PARAMS)
         self.drops = DropCounter(self)
-        self.batches: dict[str, dict[str, dict[int, Path]]] = {}      # side → scenario → j → csv
+        self.batches: dict[str, dict[str, dict[int, Path]]] = {}  # side → scenario → j → csv
         self.stored_sides: set[str] = set()
         if p['reference_dir']:
             self._load_stored(Path(p['reference_dir']))
@@ -65,18 +88,28 @@ class EvaluatorNode(Node):
         self.evaluations = 0
         self.runs_received = 0
         self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
-        self.watchdog.watch(RUNS_TOPIC, lambda: self.runs_received > 0 or self.count_publishers(RUNS_TOPIC) > 0,
-                            what='publisher')
+        self.watchdog.watch(
+            RUNS_TOPIC,
+            lambda: self.runs_received > 0 or self.count_publishers(RUNS_TOPIC) > 0,
+            what='publisher',
+        )
         self._evaluated_key = None
         self._exit_timer = None
         if p['exit_when_done'] and p['rolling']:
-            raise ParameterError('exit_when_done', True, 'false with rolling (a rolling window has no last run)')
-        self.get_logger().info(f"evaluator: k={p['k']} labels={self.expected or 'any'} "
-                               f"scenarios={self.scenarios or 'of the reference'} → {p['output_dir']}")
+            raise ParameterError(
+                'exit_when_done', True, 'false with rolling (a rolling window has no last run)'
+            )
+        self.get_logger().info(
+            f'evaluator: k={p["k"]} labels={self.expected or "any"} '
+            f'scenarios={self.scenarios or "of the reference"} → {p["output_dir"]}'
+        )
 
     def _load_stored(self, root: Path):
         for side, folder in [(REFERENCE, root / 'Real')] + [
-                (d.name.removesuffix('_results'), d) for d in sorted((root / 'Sim').glob('*')) if d.is_dir()]:
+            (d.name.removesuffix('_results'), d)
+            for d in sorted((root / 'Sim').glob('*'))
+            if d.is_dir()
+        ]:
             if not folder.is_dir():
                 continue
             b, warns = scan_batch_dir(folder, side, display_name(side))
@@ -96,18 +129,25 @@ class EvaluatorNode(Node):
             return self.drops.drop('bad_event', f'{RUNS_TOPIC}: {exc}')
         if ev.get('status') != 'written':
             if ev.get('status') == 'discarded':
-                self.get_logger().warning(f"run discarded by {ev.get('label')}: {ev.get('reason')}")
+                self.get_logger().warning(
+                    f'run discarded by {ev.get("label")}: {ev.get("reason")}'
+                )
             return
         try:
             side = REFERENCE if ev['side'] == 'real' else ev['label']
-            self.batches.setdefault(side, {}).setdefault(ev['scenario'], {})[int(ev['j'])] = Path(ev['path'])
+            self.batches.setdefault(side, {}).setdefault(ev['scenario'], {})[int(ev['j'])] = Path(
+                ev['path']
+            )
         except (KeyError, TypeError, ValueError) as exc:
             return self.drops.drop('bad_event', f'{RUNS_TOPIC}: missing {exc}')
         self.maybe_evaluate()
 
-    # -- readiness and evaluation -----------------------------------------------------------------------
+    # -- readiness and evaluation
+    # -----------------------------------------------------------------------
     def _selected(self) -> dict[str, dict[str, list[Path]]] | None:
-        """The runs to evaluate (last k of each batch when rolling), or None while a batch is short."""
+        """
+        The runs to evaluate (last k of each batch when rolling), or None while a batch is short.
+        """
         k = self.p['k']
         ref = self.batches.get(REFERENCE, {})
         scenarios = self.scenarios or sorted({canonical_scenario(s) for s in ref})
@@ -116,7 +156,9 @@ class EvaluatorNode(Node):
             return None
         out: dict[str, dict[str, list[Path]]] = {}
         for side in [REFERENCE] + labels:
-            by_sc = {canonical_scenario(s): (s, runs) for s, runs in self.batches.get(side, {}).items()}
+            by_sc = {
+                canonical_scenario(s): (s, runs) for s, runs in self.batches.get(side, {}).items()
+            }
             for sc in scenarios:
                 if sc not in by_sc or len(by_sc[sc][1]) < k:
                     return None
@@ -130,11 +172,21 @@ class EvaluatorNode(Node):
         sel = self._selected()
         if sel is None:
             return None
-        key = json.dumps({s: {sc: [str(p) for p in ps] for sc, ps in v.items()} for s, v in sel.items()}, sort_keys=True)
-        if key == self._evaluated_key or (self._evaluated_key is not None and not self.p['rolling']):
+        key = json.dumps(
+            {s: {sc: [str(p) for p in ps] for sc, ps in v.items()} for s, v in sel.items()},
+            sort_keys=True,
+        )
+        if key == self._evaluated_key or (
+            self._evaluated_key is not None and not self.p['rolling']
+        ):
             return None
         self._evaluated_key = key
-        core = EvaluatorCore(k=self.p['k'], velocity=self.p['velocity'], n_boot=self.p['n_boot'], seed=self.p['seed'])
+        core = EvaluatorCore(
+            k=self.p['k'],
+            velocity=self.p['velocity'],
+            n_boot=self.p['n_boot'],
+            seed=self.p['seed'],
+        )
         out = Path(self.p['output_dir'])
         out.mkdir(parents=True, exist_ok=True)
         try:
@@ -145,53 +197,80 @@ class EvaluatorNode(Node):
                     core.add_records(side, sc, [read_run(p) for p in paths])
             res = core.result()
         except ValueError as exc:
-            # No score can be computed from these runs (e.g. runs excluded for lost data left a batch
-            # below two runs): say so on /vepd/result and in result.json, never a silent or partial VEPD.
+            # No score can be computed from these runs (e.g. runs excluded for lost data left a
+            # batch below two runs): say so on /vepd/result and in result.json, never a silent or
+            # partial VEPD.
             return self._publish_failure(out, str(exc), core)
         self.evaluations += 1
         atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
         self.pub.publish(String(data=json.dumps(res)))
-        line = ', '.join(f"{m['display_name']} {m['VEPD']:.4f}" for m in res['models'].values())
+        line = ', '.join(f'{m["display_name"]} {m["VEPD"]:.4f}' for m in res['models'].values())
         self.get_logger().info(f'VEPD ({self.evaluations}): {line}')
         for ex in res.get('excluded_runs') or []:
-            self.get_logger().warning(f"run excluded: {ex.get('path')} ({ex.get('label')}, {ex.get('scenario')}): "
-                                      f"{ex.get('reason')}")
+            self.get_logger().warning(
+                f'run excluded: {ex.get("path")} ({ex.get("label")}, {ex.get("scenario")}): '
+                f'{ex.get("reason")}'
+            )
         for b in res.get('incomplete_batches') or []:
-            self.get_logger().warning(f"batch incomplete: {b.get('label')} {b.get('scenario')} has {b.get('have')} "
-                                      f"of {b.get('k')} usable runs")
+            self.get_logger().warning(
+                f'batch incomplete: {b.get("label")} {b.get("scenario")} has {b.get("have")} '
+                f'of {b.get("k")} usable runs'
+            )
         if self.p['report'] and not self.stored_sides:
             try:
                 from vepd_ros.report import build_report
-                build_report(out, velocity=self.p['velocity'], n_boot=self.p['n_boot'], seed=self.p['seed'],
-                             k=self.p['k'], progress=False)
+
+                build_report(
+                    out,
+                    velocity=self.p['velocity'],
+                    n_boot=self.p['n_boot'],
+                    seed=self.p['seed'],
+                    k=self.p['k'],
+                    progress=False,
+                )
             except Exception as exc:  # noqa: BLE001 - the result stands; the report is a by-product
                 self.get_logger().warning(f'report not written: {exc}')
         if self.p['exit_when_done'] and self._exit_timer is None:
-            # a moment for DDS to deliver the latched result to subscribers that are already matched
-            from rclpy.clock import Clock, ClockType
+            # a moment for DDS to deliver the latched result to subscribers that are already
+            # matched
             import rclpy
+            from rclpy.clock import Clock, ClockType
+
             self.get_logger().info('result published; exiting (exit_when_done)')
-            self._exit_timer = self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context),
-                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self._exit_timer = self.create_timer(
+                0.5,
+                lambda: rclpy.try_shutdown(context=self.context),
+                clock=Clock(clock_type=ClockType.STEADY_TIME),
+            )
         return res
 
-
     def _publish_failure(self, out: Path, why: str, core: EvaluatorCore) -> dict:
-        res = {'complete': False, 'error': why, 'models': {},
-               'excluded_runs': list(core.excluded), 'incomplete_batches': core.incomplete_batches(),
-               'min_coverage': core.min_coverage}
+        res = {
+            'complete': False,
+            'error': why,
+            'models': {},
+            'excluded_runs': list(core.excluded),
+            'incomplete_batches': core.incomplete_batches(),
+            'min_coverage': core.min_coverage,
+        }
         atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
         self.pub.publish(String(data=json.dumps(res)))
         self.get_logger().error(f'no result: {why}')
         for ex in res['excluded_runs']:
-            self.get_logger().error(f"run excluded: {ex.get('path')} ({ex.get('label')}, {ex.get('scenario')}): "
-                                    f"{ex.get('reason')}")
+            self.get_logger().error(
+                f'run excluded: {ex.get("path")} ({ex.get("label")}, {ex.get("scenario")}): '
+                f'{ex.get("reason")}'
+            )
         if self.p['exit_when_done'] and self._exit_timer is None and not self.p['rolling']:
             import rclpy
             from rclpy.clock import Clock, ClockType
-            self.exit_status = 1            # the launch ends with the failure, not with a result
-            self._exit_timer = self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context),
-                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+            self.exit_status = 1  # the launch ends with the failure, not with a result
+            self._exit_timer = self.create_timer(
+                0.5,
+                lambda: rclpy.try_shutdown(context=self.context),
+                clock=Clock(clock_type=ClockType.STEADY_TIME),
+            )
         return res
 
 

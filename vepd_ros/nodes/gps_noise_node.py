@@ -1,30 +1,51 @@
-"""gps_noise_node: ground truth → a GPS noise model → ``/gps/fix`` (sensor_msgs/NavSatFix) at ``rate_hz``.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Subscribes ``/ground_truth/odometry`` (nav_msgs/Odometry, pose in the ENU frame about ``datum``). Samples on
-the sensor's own clock: ticks k/rate_hz in the truth's time base, each published once truth at or past it has
-arrived, the position interpolated between the two bracketing truth messages — never one output per truth
-message. Header stamps are in the truth's time base (so /clock and bag replay work). With the ``latency``
-modifier a fix is held until truth time passes its publication time. The numbers equal
-``vepd_ros.models.sensors.simulate_sensors`` for the same truth and seed.
-Bad truth (NaN/Inf, stamps not increasing, a position beyond ``max_range_m`` of the datum) is dropped, counted and
-warned about (throttled) and counted on ``/diagnostics``; the node keeps running. No truth after
-``topic_timeout_s`` is reported by topic name. Bad parameters stop it at start with the parameter named.
 """
+gps_noise_node: ground truth → a GPS noise model → ``/gps/fix`` (sensor_msgs/NavSatFix) at
+``rate_hz``.
+
+Subscribes ``/ground_truth/odometry`` (nav_msgs/Odometry, pose in the ENU frame about ``datum``).
+Samples on the sensor's own clock: ticks k/rate_hz in the truth's time base, each published once
+truth at or past it has arrived, the position interpolated between the two bracketing truth
+messages — never one output per truth message. Header stamps are in the truth's time base (so
+/clock and bag replay work). With the ``latency`` modifier a fix is held until truth time passes
+its publication time. The numbers equal ``vepd_ros.models.sensors.simulate_sensors`` for the same
+truth and seed. Bad truth (NaN/Inf, stamps not increasing, a position beyond ``max_range_m`` of the
+datum) is dropped, counted and warned about (throttled) and counted on ``/diagnostics``; the node
+keeps running. No truth after ``topic_timeout_s`` is reported by topic name. Bad parameters stop it
+at start with the parameter named.
+"""
+
 from __future__ import annotations
 
 import math
 
-import numpy as np
 from nav_msgs.msg import Odometry
+import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import NavSatFix, NavSatStatus
-
-from vepd_ros.models.geodesy import DEFAULT_DATUM, check_datum, enu_to_geodetic
+from vepd_ros.models.geodesy import check_datum, DEFAULT_DATUM, enu_to_geodetic
 from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
 from vepd_ros.models.sensors import TruthResampler
-from vepd_ros.nodes.base import (MODEL_PARAMS_NOTE, SENSOR_QOS, TRUTH_QOS, TRUTH_STREAM_PARAMS, DiagnosticsPublisher, DropCounter,
-                                 RunEvents, TopicWatchdog, declare_params, noise_chain_params, ns_to_stamp, run_node,
-                                 stamp_to_ns)
+from vepd_ros.nodes.base import (
+    declare_params,
+    DiagnosticsPublisher,
+    DropCounter,
+    MODEL_PARAMS_NOTE,
+    noise_chain_params,
+    ns_to_stamp,
+    run_node,
+    RunEvents,
+    SENSOR_QOS,
+    stamp_to_ns,
+    TopicWatchdog,
+    TRUTH_QOS,
+    TRUTH_STREAM_PARAMS,
+)
 from vepd_ros.params import Param
 
 
@@ -38,15 +59,27 @@ def _datum_ok(v) -> bool:
 
 GPS_NODE_PARAMS = [
     *noise_chain_params('gps', 'ch_rw', 10.0, 1000.0),
-    Param('datum', list(DEFAULT_DATUM), 'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)', check=_datum_ok,
-          check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]'),
+    Param(
+        'datum',
+        list(DEFAULT_DATUM),
+        'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)',
+        check=_datum_ok,
+        check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]',
+    ),
     Param('frame_id', 'gps', 'frame_id of /gps/fix'),
-    Param('max_range_m', 100000.0, 'truth farther than this from the datum is dropped (m)', low=0.0, low_open=True),
+    Param(
+        'max_range_m',
+        100000.0,
+        'truth farther than this from the datum is dropped (m)',
+        low=0.0,
+        low_open=True,
+    ),
     *TRUTH_STREAM_PARAMS,
 ]
 
 
 class GpsNoiseNode(Node):
+
     def __init__(self, **kwargs):
         super().__init__('gps_noise_node', **kwargs)
         self.p = p = declare_params(self, GPS_NODE_PARAMS)
@@ -56,22 +89,36 @@ class GpsNoiseNode(Node):
         self.model = make_gps_model(p['model'], p['seed'], **self.mp)
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
         self.drops = DropCounter(self)
-        self.pending = []          # (publish_ns, msg) held for latency
-        self.runs = RunEvents(self, 'gps', p['seed'], p['label'], self._restart, self.drops) if p['label'] else None
+        self.pending = []  # (publish_ns, msg) held for latency
+        self.runs = (
+            RunEvents(self, 'gps', p['seed'], p['label'], self._restart, self.drops)
+            if p['label']
+            else None
+        )
         self.published = 0
         self.received = 0
         self.pub = self.create_publisher(NavSatFix, '/gps/fix', SENSOR_QOS)
-        self.sub = self.create_subscription(Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS)
+        self.sub = self.create_subscription(
+            Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS
+        )
         self._hello = self.create_timer(0.01, self._on_spinning)
         self.diagnostics = DiagnosticsPublisher(
-            self, self.drops, lambda: {'truth_messages': self.received, 'published': self.published})
+            self,
+            self.drops,
+            lambda: {'truth_messages': self.received, 'published': self.published},
+        )
         self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
-        self.watchdog.watch(self.resolve_topic_name('/ground_truth/odometry'), lambda: self.received > 0)
-        self.get_logger().info(f"gps: model={p['model']} seed={p['seed']} rate={p['rate_hz']} Hz datum={self.datum}")
-
+        self.watchdog.watch(
+            self.resolve_topic_name('/ground_truth/odometry'), lambda: self.received > 0
+        )
+        self.get_logger().info(
+            f'gps: model={p["model"]} seed={p["seed"]} rate={p["rate_hz"]} Hz datum={self.datum}'
+        )
 
     def _on_spinning(self):
-        """First executor callback: say we are up (start-up scripts and tests wait for this line)."""
+        """
+        First executor callback: say we are up (start-up scripts and tests wait for this line).
+        """
         self._hello.cancel()
         self.get_logger().info('spinning; waiting for truth on /ground_truth/odometry')
 
@@ -80,7 +127,9 @@ class GpsNoiseNode(Node):
         self.model = make_gps_model(self.p['model'], event['seed'], **self.mp)
         self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
         self.pending = []
-        self.get_logger().info(f"run {event['scenario']} #{event['run']}: model re-seeded ({event['seed']})")
+        self.get_logger().info(
+            f'run {event["scenario"]} #{event["run"]}: model re-seeded ({event["seed"]})'
+        )
 
     def _on_truth(self, msg: Odometry):
         self.received += 1
@@ -92,7 +141,9 @@ class GpsNoiseNode(Node):
         if not all(math.isfinite(v) for v in x):
             return self.drops.drop('non_finite', f'truth position {x} at {t_ns} ns')
         if math.hypot(*x) > self.p['max_range_m']:
-            return self.drops.drop('out_of_range', f'truth {x} is > {self.p["max_range_m"]} m from the datum')
+            return self.drops.drop(
+                'out_of_range', f'truth {x} is > {self.p["max_range_m"]} m from the datum'
+            )
         try:
             ticks = self.resampler.push(t_ns, x)
         except ValueError as exc:
@@ -129,8 +180,7 @@ class GpsNoiseNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(GpsNoiseNode, args=args, params=GPS_NODE_PARAMS,
-                    help_note=MODEL_PARAMS_NOTE)
+    return run_node(GpsNoiseNode, args=args, params=GPS_NODE_PARAMS, help_note=MODEL_PARAMS_NOTE)
 
 
 if __name__ == '__main__':

@@ -1,4 +1,11 @@
-"""Foreign publishers: a graph stops at once when someone else publishes on its truth, sensor or
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Foreign publishers: a graph stops at once when someone else publishes on its truth, sensor or
 /clock topics.
 
 Two graphs on one DDS domain (two demos on a machine, a demo beside a running robot) read each
@@ -24,8 +31,15 @@ from typing import Iterable
 from vepd_ros.nodes.base import PROGRESS_TOPIC
 
 MULTI_PUBLISHER_TOPICS = frozenset(
-    {'/rosout', '/parameter_events', '/diagnostics', '/tf', '/tf_static', '/vepd/runs',
-     PROGRESS_TOPIC}
+    {
+        '/rosout',
+        '/parameter_events',
+        '/diagnostics',
+        '/tf',
+        '/tf_static',
+        '/vepd/runs',
+        PROGRESS_TOPIC,
+    }
 )
 """Topics every node (or every chain's recorder) publishes on: more than one publisher is normal
 there."""
@@ -61,9 +75,12 @@ def fix_hint(domain_id: int | None = None) -> str:
 
 
 def foreign_publishers(node, topics: Iterable[str], own: set[str] | None = None) -> list[str]:
-    """Error texts, one per topic with a stranger on it. ``own``: the fully qualified names of this
-    graph's nodes (any other publisher is a stranger); None: publishers from more than one node
-    are."""
+    """
+    Error texts, one per topic with a stranger on it.
+
+    ``own``: the fully qualified names of this graph's nodes (any other publisher is a stranger);
+    None: publishers from more than one node are.
+    """
     problems = []
     for topic in sorted(set(topics) - MULTI_PUBLISHER_TOPICS):
         infos = node.get_publishers_info_by_topic(topic)
@@ -84,8 +101,10 @@ def published_topics(nodes) -> set[str]:
 
 
 def other_participants(node, own: set[str]) -> list[str]:
-    """Nodes visible on this domain that are not in ``own`` (for the start-up check of a leased
-    domain)."""
+    """
+    Nodes visible on this domain that are not in ``own`` (for the start-up check of a leased
+    domain).
+    """
     return sorted(
         fqn(ns, name)
         for name, ns in node.get_node_names_and_namespaces()
@@ -94,7 +113,8 @@ def other_participants(node, own: set[str]) -> list[str]:
 
 
 def watch_inputs(node, period_s: float = CHECK_PERIOD_S):
-    """Stop ``node`` (shut its context down) when one of its input topics has publishers from more
+    """
+    Stop ``node`` (shut its context down) when one of its input topics has publishers from more
     than one node; the error is logged and kept in ``node.foreign_publisher``. Returns the timer
     (steady clock).
     """
@@ -110,7 +130,7 @@ def watch_inputs(node, period_s: float = CHECK_PERIOD_S):
         unnamed = any('unnamed participant' in p for p in problems)
         pending['unnamed'], was_unnamed = unnamed, pending['unnamed']
         if unnamed and not was_unnamed:
-            return      # DDS announces a publisher before its node's name: look again next time
+            return  # DDS announces a publisher before its node's name: look again next time
         if problems:
             node.foreign_publisher = (
                 '; '.join(problems) + ' -- ' + fix_hint(node.context.get_domain_id())

@@ -1,33 +1,48 @@
-"""judge_node: the built-in robot_localization ekf_node (same parameter names and topics).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Parameters come from robot_localization's own YAML (``--ros-args --params-file config/ekf.yaml``); they
-are read through ``vepd_ros.judge.config`` (unknown or ill-typed → exit 2 naming them). Subscribes every
-configured ``odomN`` / ``imuN`` / ``poseN`` / ``twistN`` topic with SensorDataQoS, runs the node-loop
-emulation (``vepd_ros.judge.filter.RosFilter``) on a timer at ``frequency`` on the node clock (so
-``use_sim_time`` works) and publishes ``odometry/filtered`` (nav_msgs/Odometry) stamped with the last
-measurement time, twist in the body frame, only when the stamp moved forward.
-
-Two vepd_ros parameters beside upstream's: ``reset_on_run_events`` (restart the filter at each run truth_node
-announces) and ``publish_on_measurement`` (wall clock only: also run the loop when a measurement arrives, so
-its estimate goes out at once — end-to-end latency of the noise hop plus ~1.5 ms instead of up to one 35 Hz
-tick; the output rate becomes the measurement rate).
 """
+judge_node: the built-in robot_localization ekf_node (same parameter names and topics).
+
+Parameters come from robot_localization's own YAML (``--ros-args --params-file config/ekf.yaml``);
+they are read through ``vepd_ros.judge.config`` (unknown or ill-typed → exit 2 naming them).
+Subscribes every configured ``odomN`` / ``imuN`` / ``poseN`` / ``twistN`` topic with SensorDataQoS,
+runs the node-loop emulation (``vepd_ros.judge.filter.RosFilter``) on a timer at ``frequency`` on
+the node clock (so ``use_sim_time`` works) and publishes ``odometry/filtered`` (nav_msgs/Odometry)
+stamped with the last measurement time, twist in the body frame, only when the stamp moved forward.
+
+Two vepd_ros parameters beside upstream's: ``reset_on_run_events`` (restart the filter at each run
+truth_node announces) and ``publish_on_measurement`` (wall clock only: also run the loop when a
+measurement arrives, so its estimate goes out at once — end-to-end latency of the noise hop plus
+~1.5 ms instead of up to one 35 Hz tick; the output rate becomes the measurement rate).
+"""
+
 from __future__ import annotations
 
 import array
 import math
 
-import numpy as np
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
 from nav_msgs.msg import Odometry
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu
-
 from vepd_ros.frames import quaternion_from_rpy
-from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
 from vepd_ros.judge.filter import RosFilter
-from vepd_ros.nodes.base import RL_PARAMS_NOTE, SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node
+from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
+from vepd_ros.nodes.base import (
+    drain_subscriptions,
+    DropCounter,
+    ns_to_stamp,
+    RL_PARAMS_NOTE,
+    run_node,
+    RunEvents,
+    SENSOR_QOS,
+)
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}
@@ -37,58 +52,93 @@ MAX_CATCH_UP_TICKS = 100
 """On sim time, at most this many skipped timer periods are processed late (a longer jump is a pause or a clock
 reset, not a busy executor)."""
 
-_TYPES = {'odom': Odometry, 'imu': Imu, 'pose': PoseWithCovarianceStamped, 'twist': TwistWithCovarianceStamped}
+_TYPES = {
+    'odom': Odometry,
+    'imu': Imu,
+    'pose': PoseWithCovarianceStamped,
+    'twist': TwistWithCovarianceStamped,
+}
 
 
-_TF_WARNED = False      # the missing-tf2_msgs warning was given in this process
+_TF_WARNED = False  # the missing-tf2_msgs warning was given in this process
+
 
 class JudgeNode(Node):
+
     def __init__(self, node_name: str = 'ekf_filter_node', **kwargs):
         kwargs.setdefault('allow_undeclared_parameters', True)
         kwargs.setdefault('automatically_declare_parameters_from_overrides', True)
         super().__init__(node_name, **kwargs)
-        raw = {name: p.value for name, p in self._parameters.items()
-               if name not in _RCLPY_PARAMETERS and p.value is not None}
-        raw = {k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()}
-        # vepd_ros's own switch (not a robot_localization parameter): restart the filter at every run start
-        # announced by truth_node, as a freshly launched ekf_node per run would (the offline study's semantics).
+        raw = {
+            name: p.value
+            for name, p in self._parameters.items()
+            if name not in _RCLPY_PARAMETERS and p.value is not None
+        }
+        raw = {
+            k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()
+        }
+        # vepd_ros's own switch (not a robot_localization parameter): restart the filter at every
+        # run start announced by truth_node, as a freshly launched ekf_node per run would (the
+        # offline study's semantics).
         reset_on_runs = bool(raw.pop('reset_on_run_events', False))
-        # vepd_ros's own switch too: also run the filter loop when a measurement arrives, so an estimate is
-        # published as soon as its measurement is fused instead of at the next `frequency` tick (lower latency for
-        # live use; the output rate becomes the measurement rate, unlike ekf_node and the paper's 35 Hz).
+        # vepd_ros's own switch too: also run the filter loop when a measurement arrives, so an
+        # estimate is published as soon as its measurement is fused instead of at the next
+        # `frequency` tick (lower latency for live use; the output rate becomes the measurement
+        # rate, unlike ekf_node and the paper's 35 Hz).
         self._tick_on_arrival = bool(raw.pop('publish_on_measurement', False))
-        # The same loader as the offline graph: robot_localization's YAML including a control block (ART's
-        # file sets use_control with nothing publishing cmd_vel: emulated as a command that never arrives).
+        # The same loader as the offline graph: robot_localization's YAML including a control block
+        # (ART's file sets use_control with nothing publishing cmd_vel: emulated as a command that
+        # never arrives).
         judge = load_judge_params(raw)
         self.params = judge.ekf
         self.filter = RosFilter(self.params)
         if judge.control is not None:
             self.filter.ekf = make_judge_ekf(judge, 1)
         self.drops = DropCounter(self)
-        self.runs = RunEvents(self, 'judge', 0, 'judge', self._restart, self.drops) if reset_on_runs else None
-        # depth: a recorder on a busy machine may take a burst late; reliable keep-last must not overwrite it
+        self.runs = (
+            RunEvents(self, 'judge', 0, 'judge', self._restart, self.drops)
+            if reset_on_runs
+            else None
+        )
+        # depth: a recorder on a busy machine may take a burst late; reliable keep-last must not
+        # overwrite it
         self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=100))
         self.pub_tf = self._tf_publisher() if self.params.publish_tf else None
         self._subs = []
         for s in self.params.sensors:
-            qos = QoSProfile(depth=s.queue_size, reliability=SENSOR_QOS.reliability, history=SENSOR_QOS.history,
-                             durability=SENSOR_QOS.durability)
-            self._subs.append(self.create_subscription(
-                _TYPES[s.kind], s.topic, lambda msg, name=s.name: self._on_msg(name, msg), qos))
+            qos = QoSProfile(
+                depth=s.queue_size,
+                reliability=SENSOR_QOS.reliability,
+                history=SENSOR_QOS.history,
+                durability=SENSOR_QOS.durability,
+            )
+            self._subs.append(
+                self.create_subscription(
+                    _TYPES[s.kind], s.topic, lambda msg, name=s.name: self._on_msg(name, msg), qos
+                )
+            )
         self._sim_time = bool(self.get_parameter('use_sim_time').value)
         if self._tick_on_arrival and self._sim_time:
-            raise ParameterError('publish_on_measurement', True,
-                                 'false with use_sim_time (on sim time the judge ticks on the study\'s schedule)')
+            raise ParameterError(
+                'publish_on_measurement',
+                True,
+                "false with use_sim_time (on sim time the judge ticks on the study's schedule)",
+            )
         self.timer = self.create_timer(1.0 / self.params.frequency, self._on_tick)
         self.published = 0
         self.get_logger().info(
-            f"judge: {len(self.params.sensors)} sensor(s) "
-            f"({', '.join(f'{s.name}={s.topic}' for s in self.params.sensors)}), {self.params.frequency:g} Hz")
+            f'judge: {len(self.params.sensors)} sensor(s) '
+            f'({", ".join(f"{s.name}={s.topic}" for s in self.params.sensors)}), '
+            f'{self.params.frequency:g} Hz'
+        )
 
     def _tf_publisher(self):
-        """``publish_tf`` (robot_localization's, default true): world_frame -> base_link_frame_output on /tf, as
-        ekf_node broadcasts it. The message type is tf2_msgs/TFMessage, which a ROS 2 install has and the pip
-        runtime does not: there the judge says so once and publishes no transform."""
+        """
+        ``publish_tf`` (robot_localization's, default true): world_frame -> base_link_frame_output
+        on /tf, as ekf_node broadcasts it. The message type is tf2_msgs/TFMessage, which a ROS 2
+        install has and the pip runtime does not: there the judge says so once and publishes no
+        transform.
+        """
         global _TF_WARNED
         try:
             from tf2_msgs.msg import TFMessage
@@ -96,27 +146,35 @@ class JudgeNode(Node):
             # once per process: vepd run composes one judge per chain, and one line says it for all
             log = self.get_logger().debug if _TF_WARNED else self.get_logger().warning
             _TF_WARNED = True
-            log('publish_tf is true but tf2_msgs is not installed here (the pip runtime has no tf2): no '
-                f'{self.params.world_frame} -> {self.params.base_link_frame_output} transform on /tf. Install '
-                'ros-$ROS_DISTRO-tf2-msgs, or set publish_tf: false.')
+            log(
+                'publish_tf is true but tf2_msgs is not installed here (the pip runtime has no '
+                'tf2): no '
+                f'{self.params.world_frame} -> {self.params.base_link_frame_output} transform on '
+                f'/tf. Install '
+                'ros-$ROS_DISTRO-tf2-msgs, or set publish_tf: false.'
+            )
             return None
         return self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
 
     def _publish_tf(self, odom: Odometry) -> None:
         from geometry_msgs.msg import TransformStamped
         from tf2_msgs.msg import TFMessage
+
         t = TransformStamped()
         t.header = odom.header
         t.child_frame_id = odom.child_frame_id
         p = odom.pose.pose
         t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (
-            p.position.x, p.position.y, p.position.z)
+            p.position.x,
+            p.position.y,
+            p.position.z,
+        )
         t.transform.rotation = p.orientation
         self.pub_tf.publish(TFMessage(transforms=[t]))
 
     def _restart(self, event: dict) -> None:
         self.filter.reset()
-        self.get_logger().info(f"run {event['scenario']} #{event['run']}: filter restarted")
+        self.get_logger().info(f'run {event["scenario"]} #{event["run"]}: filter restarted')
 
     def _on_msg(self, name: str, msg) -> None:
         if self.runs is not None:
@@ -133,28 +191,33 @@ class JudgeNode(Node):
             self._tick(self.get_clock().now().nanoseconds)
 
     def _on_tick(self) -> None:
-        # What arrived before the tick goes into it (not after it, by executor order). Drained before the clock is
-        # read: with publish_on_measurement each drained message ticks at its own now(), and a tick at an older
-        # now() would look like the clock going backwards (a filter reset).
+        # What arrived before the tick goes into it (not after it, by executor order). Drained
+        # before the clock is read: with publish_on_measurement each drained message ticks at its
+        # own now(), and a tick at an older now() would look like the clock going backwards (a
+        # filter reset).
         drain_subscriptions(self._subs)
         now = self.get_clock().now().nanoseconds
         if now <= 0:
-            return                      # use_sim_time without /clock yet
+            return  # use_sim_time without /clock yet
         if self._sim_time:
-            # On sim time a timer fires at the first /clock step past its due time, so now() can be a whole clock
-            # step late (10 ms with a 100 Hz simulator clock) and the tick would take in measurements stamped after
-            # its due time. Process at the due time instead: the timer was created at sim time 0, so its ticks lie on
-            # k·period. (On the wall clock now() is the due time up to scheduling jitter.)
+            # On sim time a timer fires at the first /clock step past its due time, so now() can be
+            # a whole clock step late (10 ms with a 100 Hz simulator clock) and the tick would take
+            # in measurements stamped after its due time. Process at the due time instead: the
+            # timer was created at sim time 0, so its ticks lie on k·period. (On the wall clock
+            # now() is the due time up to scheduling jitter.)
             now -= now % self.params.period_ns
             for t in self._missed_ticks(now):
                 self._tick(t)
         self._tick(now)
 
     def _missed_ticks(self, now: int) -> range:
-        """Sim time only: the nominal ticks k·period between the previous tick and ``now`` that the timer did not
-        fire for (rcl skips periods when /clock jumps or the process was descheduled), at most
-        ``MAX_CATCH_UP_TICKS``. Processing them keeps the output on the offline study's schedule under load;
-        robot_localization's timer skips them (on the wall clock this node does too)."""
+        """
+        Sim time only: the nominal ticks k·period between the previous tick and ``now`` that the
+        timer did not fire for (rcl skips periods when /clock jumps or the process was
+        descheduled), at most ``MAX_CATCH_UP_TICKS``. Processing them keeps the output on the
+        offline study's schedule under load; robot_localization's timer skips them (on the wall
+        clock this node does too).
+        """
         last, period = self.filter.last_tick_ns, self.params.period_ns
         if last is None or now - last <= period:
             return range(0)
@@ -176,7 +239,9 @@ class JudgeNode(Node):
         m.header.stamp = ns_to_stamp(stamp_ns)
         m.header.frame_id = p.world_frame
         m.child_frame_id = p.base_link_frame_output
-        m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z = (float(v) for v in x[0:3])
+        m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z = (
+            float(v) for v in x[0:3]
+        )
         q = quaternion_from_rpy(float(x[3]), float(x[4]), float(x[5]))
         o = m.pose.pose.orientation
         o.x, o.y, o.z, o.w = (float(v) for v in q)
@@ -186,8 +251,9 @@ class JudgeNode(Node):
         m.pose.covariance = [float(v) for v in P[0:6, 0:6].ravel()]
         m.twist.covariance = [float(v) for v in P[6:12, 6:12].ravel()]
         if not all(math.isfinite(v) for v in x[:12]):
-            self.get_logger().error('NaNs were detected in the output state of the filter',
-                                    throttle_duration_sec=5.0)
+            self.get_logger().error(
+                'NaNs were detected in the output state of the filter', throttle_duration_sec=5.0
+            )
         return m
 
 

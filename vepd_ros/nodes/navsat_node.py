@@ -1,36 +1,53 @@
-"""navsat_node: the built-in robot_localization navsat_transform_node (same parameter names and topics).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Parameters: robot_localization's own navsat_transform YAML (``--ros-args --params-file config/navsat.yaml``;
-the section must match the node name, ``navsat_transform`` by default), read through
-``vepd_ros.judge.navsat`` (unknown or ill-typed → exit 2 naming them). Core: ``NavSatCore`` (reference §7).
+"""
+navsat_node: the built-in robot_localization navsat_transform_node (same parameter names and
+topics).
+
+Parameters: robot_localization's own navsat_transform YAML (``--ros-args --params-file
+config/navsat.yaml``; the section must match the node name, ``navsat_transform`` by default), read
+through ``vepd_ros.judge.navsat`` (unknown or ill-typed → exit 2 naming them). Core: ``NavSatCore``
+(reference §7).
 
 Topics, as upstream (relative names, remap as usual):
-* subscribes ``imu`` (sensor_msgs/Imu — robot_localization's ROS 2 code name; its docs say imu/data, so
-  remap it: ``--ros-args -r imu:=/imu/data``; not subscribed with ``use_odometry_yaw`` or
-  ``wait_for_datum``), ``gps/fix`` (NavSatFix), ``odometry/filtered`` (Odometry) — all SensorDataQoS
-  with depth 1;
-* publishes ``odometry/gps`` (Odometry) and, with ``publish_filtered_gps``, ``gps/filtered`` (NavSatFix),
-  reliable depth 10, from a timer at ``frequency`` started after ``delay`` seconds.
+* subscribes ``imu`` (sensor_msgs/Imu — robot_localization's ROS 2 code name; its docs say
+  imu/data, so remap it: ``--ros-args -r imu:=/imu/data``; not subscribed with ``use_odometry_yaw``
+  or ``wait_for_datum``), ``gps/fix`` (NavSatFix), ``odometry/filtered`` (Odometry) — all
+  SensorDataQoS with depth 1;
+* publishes ``odometry/gps`` (Odometry) and, with ``publish_filtered_gps``, ``gps/filtered``
+  (NavSatFix), reliable depth 10, from a timer at ``frequency`` started after ``delay`` seconds.
 
-There is no TF listener in the pip runtime (no tf2 packages): the transforms navsat_transform would look
-up (base_link→imu frame, base_link→gps frame) come from the vepd-only parameter ``static_transforms``
-(list of strings "parent child x y z roll pitch yaw"); with a real ROS install use robot_localization
-itself and static_transform_publisher. The odom→base_link transform for the antenna lever arm is taken
-from odometry/filtered.
+There is no TF listener in the pip runtime (no tf2 packages): the transforms navsat_transform would
+look up (base_link→imu frame, base_link→gps frame) come from the vepd-only parameter
+``static_transforms`` (list of strings "parent child x y z roll pitch yaw"); with a real ROS
+install use robot_localization itself and static_transform_publisher. The odom→base_link transform
+for the antenna lever arm is taken from odometry/filtered.
 """
+
 from __future__ import annotations
 
 import array
 
-import numpy as np
 from nav_msgs.msg import Odometry
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
-
-from vepd_ros.judge.navsat import NavSatCore, StaticTF, load_navsat_params
-from vepd_ros.nodes.base import (RL_PARAMS_NOTE, SENSOR_QOS, DropCounter, RunEvents, drain_subscriptions, ns_to_stamp, run_node,
-                                 stamp_to_ns)
+from vepd_ros.judge.navsat import load_navsat_params, NavSatCore, StaticTF
+from vepd_ros.nodes.base import (
+    drain_subscriptions,
+    DropCounter,
+    ns_to_stamp,
+    RL_PARAMS_NOTE,
+    run_node,
+    RunEvents,
+    SENSOR_QOS,
+    stamp_to_ns,
+)
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
@@ -39,19 +56,32 @@ NODE_NAME = 'navsat_transform'
 
 def sensor_qos_depth1() -> QoSProfile:
     """SensorDataQoS with KeepLast(1), as navsat_transform_node subscribes."""
-    return QoSProfile(depth=1, reliability=SENSOR_QOS.reliability, history=SENSOR_QOS.history,
-                      durability=SENSOR_QOS.durability)
+    return QoSProfile(
+        depth=1,
+        reliability=SENSOR_QOS.reliability,
+        history=SENSOR_QOS.history,
+        durability=SENSOR_QOS.durability,
+    )
 
 
 class NavSatNode(Node):
+
     def __init__(self, node_name: str = NODE_NAME, **kwargs):
         kwargs.setdefault('allow_undeclared_parameters', True)
         kwargs.setdefault('automatically_declare_parameters_from_overrides', True)
         super().__init__(node_name, **kwargs)
-        raw = {name: p.value for name, p in self._parameters.items()
-               if name not in _RCLPY_PARAMETERS and p.value is not None and not name.startswith('qos_overrides.')}
-        raw = {k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()}
-        # vepd_ros's own switch (not upstream's): a fresh navsat_transform at every run start of a study
+        raw = {
+            name: p.value
+            for name, p in self._parameters.items()
+            if name not in _RCLPY_PARAMETERS
+            and p.value is not None
+            and not name.startswith('qos_overrides.')
+        }
+        raw = {
+            k: (list(v) if isinstance(v, (array.array, np.ndarray)) else v) for k, v in raw.items()
+        }
+        # vepd_ros's own switch (not upstream's): a fresh navsat_transform at every run start of a
+        # study
         reset_on_runs = bool(raw.pop('reset_on_run_events', False))
         tf_specs = raw.pop('static_transforms', [])
         if isinstance(tf_specs, str):
@@ -64,15 +94,26 @@ class NavSatNode(Node):
         self._tf = tf
         self.core = NavSatCore(self.p, tf=tf)
         self.drops = DropCounter(self)
-        self.runs = RunEvents(self, 'navsat', 0, 'navsat', self._restart, self.drops) if reset_on_runs else None
+        self.runs = (
+            RunEvents(self, 'navsat', 0, 'navsat', self._restart, self.drops)
+            if reset_on_runs
+            else None
+        )
         qos = sensor_qos_depth1()
         self._qos = qos
         self.sub_odom = self.create_subscription(Odometry, 'odometry/filtered', self._on_odom, qos)
         self.sub_fix = self.create_subscription(NavSatFix, 'gps/fix', self._on_fix, qos)
-        self.sub_imu = (self.create_subscription(Imu, 'imu', self._on_imu, qos) if self.core.imu_sub_active else None)
+        self.sub_imu = (
+            self.create_subscription(Imu, 'imu', self._on_imu, qos)
+            if self.core.imu_sub_active
+            else None
+        )
         self.pub_odom = self.create_publisher(Odometry, 'odometry/gps', QoSProfile(depth=10))
-        self.pub_fix = (self.create_publisher(NavSatFix, 'gps/filtered', QoSProfile(depth=10))
-                        if self.p['publish_filtered_gps'] else None)
+        self.pub_fix = (
+            self.create_publisher(NavSatFix, 'gps/filtered', QoSProfile(depth=10))
+            if self.p['publish_filtered_gps']
+            else None
+        )
         self.published = {'odometry/gps': 0, 'gps/filtered': 0}
         period = 1.0 / self.p['frequency']
         if self.p['delay'] > 0:
@@ -81,8 +122,10 @@ class NavSatNode(Node):
         else:
             self.timer = self.create_timer(period, self._on_tick)
         self.get_logger().info(
-            f"navsat: {self.p['frequency']:g} Hz, use_odometry_yaw={self.p['use_odometry_yaw']}, "
-            f"zero_altitude={self.p['zero_altitude']}, publish_filtered_gps={self.p['publish_filtered_gps']}")
+            f'navsat: {self.p["frequency"]:g} Hz, use_odometry_yaw={self.p["use_odometry_yaw"]}, '
+            f'zero_altitude={self.p["zero_altitude"]}, '
+            f'publish_filtered_gps={self.p["publish_filtered_gps"]}'
+        )
 
     def _start_timer(self):
         self._start.cancel()
@@ -93,12 +136,18 @@ class NavSatNode(Node):
         self.core = NavSatCore(self.p, tf=self._tf)
         if self.core.imu_sub_active and self.sub_imu is None:
             self.sub_imu = self.create_subscription(Imu, 'imu', self._on_imu, self._qos)
-        self.get_logger().info(f"run {event['scenario']} #{event['run']}: datum forgotten, waiting for a new one")
+        self.get_logger().info(
+            f'run {event["scenario"]} #{event["run"]}: datum forgotten, waiting for a new one'
+        )
 
     def _close_imu_subscription(self) -> None:
-        """Upstream resets the IMU subscription once the datum exists. With per-run restarts it stays open (and
-        IMU is ignored while no datum is needed): a re-created subscription takes a variable time to match, which
-        would delay the next run's datum by a variable amount."""
+        """
+        Upstream resets the IMU subscription once the datum exists.
+
+        With per-run restarts it stays open (and IMU is ignored while no datum is needed): a
+        re-created subscription takes a variable time to match, which would delay the next run's
+        datum by a variable amount.
+        """
         if self.sub_imu is not None and self.runs is None:
             self.destroy_subscription(self.sub_imu)
             self.sub_imu = None
@@ -113,10 +162,19 @@ class NavSatNode(Node):
         if cov.size != 9:
             self.drops.drop('bad message', f'gps/fix position_covariance has {cov.size} values')
             return
-        good = self.core.on_fix(stamp_to_ns(m.header.stamp), m.latitude, m.longitude, m.altitude, cov=cov,
-                                status=int(m.status.status), frame_id=m.header.frame_id)
+        good = self.core.on_fix(
+            stamp_to_ns(m.header.stamp),
+            m.latitude,
+            m.longitude,
+            m.altitude,
+            cov=cov,
+            status=int(m.status.status),
+            frame_id=m.header.frame_id,
+        )
         if not good[0]:
-            self.drops.drop('no fix', 'gps/fix with STATUS_NO_FIX or NaN position ignored (as upstream)')
+            self.drops.drop(
+                'no fix', 'gps/fix with STATUS_NO_FIX or NaN position ignored (as upstream)'
+            )
 
     def _on_imu(self, m: Imu) -> None:
         self._run_boundary(m.header.stamp)
@@ -124,17 +182,26 @@ class NavSatNode(Node):
             self._close_imu_subscription()
             return
         o = m.orientation
-        self.core.on_imu(stamp_to_ns(m.header.stamp), (o.x, o.y, o.z, o.w), frame_id=m.header.frame_id)
+        self.core.on_imu(
+            stamp_to_ns(m.header.stamp), (o.x, o.y, o.z, o.w), frame_id=m.header.frame_id
+        )
 
     def _on_odom(self, m: Odometry) -> None:
         self._run_boundary(m.header.stamp)
         pp, o = m.pose.pose.position, m.pose.pose.orientation
-        self.core.on_odom(stamp_to_ns(m.header.stamp), (pp.x, pp.y, pp.z), (o.x, o.y, o.z, o.w),
-                          pose_cov=np.asarray(m.pose.covariance, float), frame_id=m.header.frame_id,
-                          child_frame_id=m.child_frame_id)
+        self.core.on_odom(
+            stamp_to_ns(m.header.stamp),
+            (pp.x, pp.y, pp.z),
+            (o.x, o.y, o.z, o.w),
+            pose_cov=np.asarray(m.pose.covariance, float),
+            frame_id=m.header.frame_id,
+            child_frame_id=m.child_frame_id,
+        )
 
     def _on_tick(self) -> None:
-        drain_subscriptions((self.sub_fix, self.sub_imu, self.sub_odom))   # arrivals before the tick count for it
+        drain_subscriptions(
+            (self.sub_fix, self.sub_imu, self.sub_odom)
+        )  # arrivals before the tick count for it
         godom, gfix = self.core.tick()
         if godom is not None and godom['valid'][0]:
             self.pub_odom.publish(self.to_odometry(godom))
@@ -165,8 +232,11 @@ class NavSatNode(Node):
         m.header.stamp = ns_to_stamp(int(d['stamp_ns'][0]))
         m.header.frame_id = d['frame_id']
         m.status.status = int(d['status'])
-        m.latitude, m.longitude, m.altitude = (float(d['latitude'][0]), float(d['longitude'][0]),
-                                               float(d['altitude'][0]))
+        m.latitude, m.longitude, m.altitude = (
+            float(d['latitude'][0]),
+            float(d['longitude'][0]),
+            float(d['altitude'][0]),
+        )
         m.position_covariance = [float(v) for v in d['position_covariance'][0]]
         m.position_covariance_type = int(d['position_covariance_type'])
         return m

@@ -1,36 +1,52 @@
-"""truth_node: publishes ground truth of the paper's manoeuvres (no simulator needed).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-Publishes ``/ground_truth/odometry`` (nav_msgs/Odometry: pose in ``frame_id``, twist in ``child_frame_id``),
-``/ground_truth/imu`` (noise-free sensor_msgs/Imu: orientation, body rates, specific force incl. gravity),
-``/ground_truth/run`` (std_msgs/String JSON: run start/end events) and, when accelerated, ``/clock``.
-Sample k of a run carries stamp t_run_start + k/rate_hz: stamps are the sample times, never callback times.
-Runs start on whole seconds of the time base (the first after the previous run's end plus ``gap_s``).
 """
+truth_node: publishes ground truth of the paper's manoeuvres (no simulator needed).
+
+Publishes ``/ground_truth/odometry`` (nav_msgs/Odometry: pose in ``frame_id``, twist in
+``child_frame_id``), ``/ground_truth/imu`` (noise-free sensor_msgs/Imu: orientation, body rates,
+specific force incl. gravity), ``/ground_truth/run`` (std_msgs/String JSON: run start/end events)
+and, when accelerated, ``/clock``. Sample k of a run carries stamp t_run_start + k/rate_hz: stamps
+are the sample times, never callback times. Runs start on whole seconds of the time base (the first
+after the previous run's end plus ``gap_s``).
+"""
+
 from __future__ import annotations
 
 import json
 
+from nav_msgs.msg import Odometry
 import numpy as np
 import rclpy
-from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu
 from std_msgs.msg import String
-
-from vepd_ros.nodes.base import (EVENT_QOS, PROGRESS_QOS, PROGRESS_TOPIC, DropCounter, declare_params, ns_to_stamp,
-                                  run_node)
+from vepd_ros.nodes.base import (
+    declare_params,
+    DropCounter,
+    EVENT_QOS,
+    ns_to_stamp,
+    PROGRESS_QOS,
+    PROGRESS_TOPIC,
+    run_node,
+)
 from vepd_ros.params import ParameterError
 from vepd_ros.seeding import run_plan
 from vepd_ros.truth import generate
-from vepd_ros.truth.params import TRUTH_PARAMS, scenario_list
+from vepd_ros.truth.params import scenario_list, TRUTH_PARAMS
 from vepd_ros.truth.scenarios import ScenarioParams
 
 NS = 1_000_000_000
 
 
 class TruthNode(Node):
+
     def __init__(self, **kwargs):
         super().__init__('truth_node', **kwargs)
         self.p = p = declare_params(self, TRUTH_PARAMS)
@@ -43,45 +59,62 @@ class TruthNode(Node):
         self.pub_odom = self.create_publisher(Odometry, '/ground_truth/odometry', 50)
         self.pub_imu = self.create_publisher(Imu, '/ground_truth/imu', 50)
         self.pub_run = self.create_publisher(String, '/ground_truth/run', EVENT_QOS)
-        self.pub_clock = self.create_publisher(ClockMsg, '/clock', 10) if self.drive_clock else None
+        self.pub_clock = (
+            self.create_publisher(ClockMsg, '/clock', 10) if self.drive_clock else None
+        )
         self.run, self.k, self.samples = -1, 0, None
-        self.run_t0_ns = None        # stamp of sample 0 of the current run
-        self.next_run_ns = None      # stamp at which the next run starts
+        self.run_t0_ns = None  # stamp of sample 0 of the current run
+        self.next_run_ns = None  # stamp at which the next run starts
         self.sim_ns = int(round(p['start_time_s'] * NS))
         self.published = 0
         self._shutdown_timer = None
         self._clock_started = False
-        self._finish_ns = None       # shutdown_when_done: sim time at which /clock stops
+        self._finish_ns = None  # shutdown_when_done: sim time at which /clock stops
         self.drops = DropCounter(self)
-        self._progress: dict[str, list] = {}   # node -> [stamp_ns, wall ns when it last moved]
-        self.paced_steps = 0                   # steps held back by pacing (tests, logs)
+        self._progress: dict[str, list] = {}  # node -> [stamp_ns, wall ns when it last moved]
+        self.paced_steps = 0  # steps held back by pacing (tests, logs)
         if p['pace_nodes']:
             if not self.drive_clock:
-                raise ParameterError('pace_nodes', p['pace_nodes'], '0 unless this node drives /clock '
-                                     '(time_scale != 1 or publish_clock)')
+                raise ParameterError(
+                    'pace_nodes',
+                    p['pace_nodes'],
+                    '0 unless this node drives /clock (time_scale != 1 or publish_clock)',
+                )
             self.create_subscription(String, PROGRESS_TOPIC, self._on_progress, PROGRESS_QOS)
         if self.drive_clock:
             wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
-            self.timer = self.create_timer(wall_period_s, self._on_clock_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self.timer = self.create_timer(
+                wall_period_s, self._on_clock_tick, clock=Clock(clock_type=ClockType.STEADY_TIME)
+            )
         else:
             self.timer = self.create_timer(1.0 / p['rate_hz'], self._on_tick)
         self.get_logger().info(
-            f"truth: scenario={p['scenario']} runs={p['runs']} per scenario, duration={p['duration_s']} s rate={p['rate_hz']} Hz "
-            f"{'driving /clock x%.3g' % p['time_scale'] if self.drive_clock else 'on the node clock'}")
+            f'truth: scenario={p["scenario"]} runs={p["runs"]} per scenario, '
+            f'duration={p["duration_s"]} s rate={p["rate_hz"]} Hz '
+            f'{"driving /clock x%.3g" % p["time_scale"] if self.drive_clock else "on the node clock"}'
+        )
 
     # -- time sources -------------------------------------------------------------------------
     def _ready(self) -> bool:
-        """False while the first run waits for its subscribers (``wait_for_subscribers``,
-        ``wait_for_run_subscribers``)."""
+        """
+        False while the first run waits for its subscribers (``wait_for_subscribers``,
+        ``wait_for_run_subscribers``).
+        """
         if self.run >= 0:
             return True
         p = self.p
-        n_odom, n_run = self.pub_odom.get_subscription_count(), self.pub_run.get_subscription_count()
+        n_odom, n_run = (
+            self.pub_odom.get_subscription_count(),
+            self.pub_run.get_subscription_count(),
+        )
         if n_odom >= p['wait_for_subscribers'] and n_run >= p['wait_for_run_subscribers']:
             return True
         self.get_logger().info(
-            f"waiting for subscribers: /ground_truth/odometry {n_odom}/{p['wait_for_subscribers']}, "
-            f"/ground_truth/run {n_run}/{p['wait_for_run_subscribers']}", throttle_duration_sec=5.0)
+            f'waiting for subscribers: /ground_truth/odometry '
+            f'{n_odom}/{p["wait_for_subscribers"]}, '
+            f'/ground_truth/run {n_run}/{p["wait_for_run_subscribers"]}',
+            throttle_duration_sec=5.0,
+        )
         return False
 
     def _on_progress(self, msg: String) -> None:
@@ -97,24 +130,37 @@ class TruthNode(Node):
     @staticmethod
     def _wall_ns() -> int:
         import time
+
         return time.monotonic_ns()
 
     def _paced(self) -> bool:
-        """True when the next step keeps sim time within ``pace_window_s`` (+ two steps: the step in flight)
-        of the slowest progress report. A node stuck for ``pace_timeout_s`` stops counting (warned by name)."""
+        """
+        True when the next step keeps sim time within ``pace_window_s`` (+ two steps: the step in
+        flight) of the slowest progress report. A node stuck for ``pace_timeout_s`` stops counting
+        (warned by name).
+        """
         if not self.p['pace_nodes'] or not self._clock_started:
-            return True                 # the first step is free: it starts /clock, which the reports follow
+            return True  # the first step is free: it starts /clock, which the reports follow
         if len(self._progress) < self.p['pace_nodes']:
-            self.get_logger().info(f"waiting for {self.p['pace_nodes']} nodes to report on {PROGRESS_TOPIC} "
-                                   f'({len(self._progress)} so far)', throttle_duration_sec=5.0)
+            self.get_logger().info(
+                f'waiting for {self.p["pace_nodes"]} nodes to report on {PROGRESS_TOPIC} '
+                f'({len(self._progress)} so far)',
+                throttle_duration_sec=5.0,
+            )
             return False
         limit = self.sim_ns - int(self.p['pace_window_s'] * NS) - 2 * self.period_ns
         now = self._wall_ns()
         slow = [(stamp, node) for node, (stamp, moved) in self._progress.items() if stamp < limit]
-        stuck = [node for stamp, node in slow if now - self._progress[node][1] > self.p['pace_timeout_s'] * NS]
+        stuck = [
+            node
+            for stamp, node in slow
+            if now - self._progress[node][1] > self.p['pace_timeout_s'] * NS
+        ]
         for node in stuck:
-            self.get_logger().warning(f'{node}: no progress for {self.p["pace_timeout_s"]:g} s (wall); sim time '
-                                      'goes on without it (its runs will show the gap in their coverage)')
+            self.get_logger().warning(
+                f'{node}: no progress for {self.p["pace_timeout_s"]:g} s (wall); sim time '
+                'goes on without it (its runs will show the gap in their coverage)'
+            )
             self._progress[node] = [self.sim_ns, now]
         if len(slow) > len(stuck):
             self.paced_steps += 1
@@ -122,12 +168,16 @@ class TruthNode(Node):
         return True
 
     def _on_clock_tick(self):
-        """One step of sim time: publish the samples stamped up to T, then let /clock reach T − period/2.
+        """
+        One step of sim time: publish the samples stamped up to T, then let /clock reach T −
+        period/2.
 
-        Data for step T goes out before any node's clock reaches T (as a simulator publishes a step's results
-        before advancing its clock), so a timer firing at T — the judge's, navsat's — finds the data stamped T
-        already delivered, whatever order the executor picks. This is the offline study's ordering at one
-        instant (arrivals, then timer callbacks), so the graph and the study time messages alike."""
+        Data for step T goes out before any node's clock reaches T (as a simulator publishes a
+        step's results before advancing its clock), so a timer firing at T — the judge's, navsat's
+        — finds the data stamped T already delivered, whatever order the executor picks. This is
+        the offline study's ordering at one instant (arrivals, then timer callbacks), so the graph
+        and the study time messages alike.
+        """
         self.step()
 
     def step(self) -> bool:
@@ -143,16 +193,18 @@ class TruthNode(Node):
         return True
 
     def step_externally(self) -> float:
-        """Hand the stepping to the caller (``vepd run`` in one process, lockstep): the wall timer stops and the
-        caller calls ``step`` once the graph has run every callback the previous step caused. Returns the wall
-        period of one step at ``time_scale``."""
+        """
+        Hand the stepping to the caller (``vepd run`` in one process, lockstep): the wall timer
+        stops and the caller calls ``step`` once the graph has run every callback the previous step
+        caused. Returns the wall period of one step at ``time_scale``.
+        """
         self.timer.cancel()
         return 1.0 / (self.p['rate_hz'] * self.p['time_scale'])
 
     def _on_tick(self):
         now_ns = self.get_clock().now().nanoseconds
         if now_ns <= 0 or not self._ready():
-            return   # use_sim_time without /clock yet, or still waiting for subscribers
+            return  # use_sim_time without /clock yet, or still waiting for subscribers
         self._publish_due(now_ns)
 
     # -- publication --------------------------------------------------------------------------
@@ -160,8 +212,12 @@ class TruthNode(Node):
         self.run += 1
         p = self.p
         scenario, _, seed = self.plan[self.run]
-        traj = generate(scenario, p['duration_s'], seed=seed,
-                        params=ScenarioParams(speed_mps=p['speed_mps'] or None))
+        traj = generate(
+            scenario,
+            p['duration_s'],
+            seed=seed,
+            params=ScenarioParams(speed_mps=p['speed_mps'] or None),
+        )
         self.samples = _Samples(traj.sample(np.arange(self.n_samples) * self.period_ns / NS))
         self.run_t0_ns, self.k = t0_ns, 0
         self._event('start', t0_ns, traj.meta)
@@ -172,8 +228,9 @@ class TruthNode(Node):
             if self.samples is None:
                 if self.run + 1 >= len(self.plan):
                     return self._finish()
-                # Runs start on whole seconds of the time base, so every sensor clock (ticks k/rate_hz) has the
-                # same phase relative to the run start as in the offline study, where runs start at t = 0.
+                # Runs start on whole seconds of the time base, so every sensor clock (ticks
+                # k/rate_hz) has the same phase relative to the run start as in the offline study,
+                # where runs start at t = 0.
                 if self.next_run_ns is None:
                     self.next_run_ns = now_ns
                 start = self.next_run_ns = -(-self.next_run_ns // NS) * NS
@@ -196,7 +253,12 @@ class TruthNode(Node):
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id = stamp, self.p['frame_id']
         odom.child_frame_id = self.p['child_frame_id']
-        pos, q, v, w = s.position[k], s.quaternion[k], s.velocity_body[k], s.angular_velocity_body[k]
+        pos, q, v, w = (
+            s.position[k],
+            s.quaternion[k],
+            s.velocity_body[k],
+            s.angular_velocity_body[k],
+        )
         odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = pos
         o = odom.pose.pose.orientation
         o.x, o.y, o.z, o.w = q
@@ -214,17 +276,29 @@ class TruthNode(Node):
 
     def _event(self, kind: str, stamp_ns: int, meta: dict):
         scenario, j, seed = self.plan[self.run]
-        payload = {**meta, 'event': kind, 'index': self.run, 'total': len(self.plan), 'scenario': scenario, 'run': j,
-                   'seed': seed, 'study_seed': self.p['seed'], 'stamp_ns': stamp_ns}
+        payload = {
+            **meta,
+            'event': kind,
+            'index': self.run,
+            'total': len(self.plan),
+            'scenario': scenario,
+            'run': j,
+            'seed': seed,
+            'study_seed': self.p['seed'],
+            'stamp_ns': stamp_ns,
+        }
         self.pub_run.publish(String(data=json.dumps(payload)))
-        self.get_logger().info(f"run {self.run + 1}/{len(self.plan)} ({scenario} #{j}) {kind} at t={stamp_ns / NS:.3f} s")
+        self.get_logger().info(
+            f'run {self.run + 1}/{len(self.plan)} ({scenario} #{j}) {kind} at '
+            f't={stamp_ns / NS:.3f} s'
+        )
 
     def _finish(self):
         if not self.p['shutdown_when_done'] or self._shutdown_timer is not None:
             return
         if self.drive_clock:
-            # /clock runs on a little so every node closes its last run (recorders close a run once their clock
-            # passes its end), then stops (``step``).
+            # /clock runs on a little so every node closes its last run (recorders close a run once
+            # their clock passes its end), then stops (``step``).
             if self._finish_ns is None:
                 self._finish_ns = self.sim_ns + int(self.p['clock_tail_s'] * NS)
             return
@@ -232,17 +306,25 @@ class TruthNode(Node):
 
     def _stop(self) -> bool:
         if self._shutdown_timer is None:
-            self.get_logger().info(f'all {len(self.plan)} runs published ({self.published} samples); /clock '
-                                   f'stopped ({self.paced_steps} steps held back by pacing); shutting down')
+            self.get_logger().info(
+                f'all {len(self.plan)} runs published ({self.published} samples); /clock '
+                f'stopped ({self.paced_steps} steps held back by pacing); shutting down'
+            )
             self.timer.cancel()
-            # Give DDS a moment to deliver the last (reliable, latched) events before the process exits.
+            # Give DDS a moment to deliver the last (reliable, latched) events before the process
+            # exits.
             self._shutdown_timer = self.create_timer(
-                0.5, lambda: rclpy.try_shutdown(context=self.context), clock=Clock(clock_type=ClockType.STEADY_TIME))
+                0.5,
+                lambda: rclpy.try_shutdown(context=self.context),
+                clock=Clock(clock_type=ClockType.STEADY_TIME),
+            )
         return False
 
 
 class _Samples:
-    """Per-sample arrays of one run, converted to Python floats once (message building stays cheap)."""
+    """
+    Per-sample arrays of one run, converted to Python floats once (message building stays cheap).
+    """
 
     def __init__(self, traj):
         self.position = traj.position_enu.tolist()

@@ -1,4 +1,11 @@
-"""The result's tables as rows: for text (the report's Markdown and HTML) and as CSV files beside
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+The result's tables as rows: for text (the report's Markdown and HTML) and as CSV files beside
 result.json.
 
     table_rows(res)      -> Table I, Table II, runs per side and scenario (formatted strings)
@@ -14,6 +21,7 @@ CSV (full precision, Python's shortest round-trip repr; empty cell = no value):
   W2, VEPD, ci95_low, ci95_high, rank, k_real, k_sim;
 * ``runs.csv``: one row per run — side (real/sim), label, model, scenario, E_mps, S, path.
 """
+
 from __future__ import annotations
 
 import csv
@@ -42,12 +50,22 @@ def side_name(res: dict, side: str) -> str:
 
 
 def table_rows(res: dict):
-    """Table I (combined), Table II (per scenario, rank R), and the run counts K per side and
-    scenario."""
+    """
+    Table I (combined), Table II (per scenario, rank R), and the run counts K per side and
+    scenario.
+    """
     t1 = [['Sensor model', 'W1 (m/s)', 'W2', 'VEPD', '95% interval', 'rank']]
     for e in res['models'].values():
-        t1.append([e['display_name'], fmt(e['W1']), fmt(e['W2']), fmt(e['VEPD']),
-                   _ci(e.get('ci95')), fmt_rank(e.get('rank'))])
+        t1.append(
+            [
+                e['display_name'],
+                fmt(e['W1']),
+                fmt(e['W2']),
+                fmt(e['VEPD']),
+                _ci(e.get('ci95')),
+                fmt_rank(e.get('rank')),
+            ]
+        )
     sc = res['scenarios']
     t2 = [['Sensor model'] + [x for s in sc for x in (f'{s} VEPD', 'R')]]
     for e in res['models'].values():
@@ -56,19 +74,23 @@ def table_rows(res: dict):
             p = e['per_scenario'].get(s)
             row += [fmt(p['VEPD']), fmt_rank(p.get('rank'))] if p else ['—', '—']
         t2.append(row)
-    t3 = [['side'] + sc] + [[side_name(res, s)] + [str(res['k'][s].get(x, 0)) for x in sc]
-                            for s in res['k']]
+    t3 = [['side'] + sc] + [
+        [side_name(res, s)] + [str(res['k'][s].get(x, 0)) for x in sc] for s in res['k']
+    ]
     return t1, t2, t3
 
 
 def interval_rows(res: dict):
-    """Table II's intervals: per model and scenario, the 95 % bootstrap interval of that scenario's
-    VEPD (``per_scenario.<s>.ci95``; '—' when absent, e.g. n_boot 0)."""
+    """
+    Table II's intervals: per model and scenario, the 95 % bootstrap interval of that scenario's
+    VEPD (``per_scenario.<s>.ci95``; '—' when absent, e.g. n_boot 0).
+    """
     sc = res['scenarios']
     rows = [['Sensor model'] + [f'{s} 95% interval' for s in sc]]
     for e in res['models'].values():
-        rows.append([e['display_name']]
-                    + [_ci((e['per_scenario'].get(s) or {}).get('ci95')) for s in sc])
+        rows.append(
+            [e['display_name']] + [_ci((e['per_scenario'].get(s) or {}).get('ci95')) for s in sc]
+        )
     return rows
 
 
@@ -93,16 +115,70 @@ def csv_tables(res: dict) -> dict[str, str]:
     t1, t2 = [], []
     for label, e in res['models'].items():
         ci = e.get('ci95') or (None, None)
-        t1.append([label, e['display_name'], e['W1'], e['W2'], e['VEPD'], ci[0], ci[1],
-                   e.get('rank'), ';'.join(e.get('combined_scenarios') or [])])
+        t1.append(
+            [
+                label,
+                e['display_name'],
+                e['W1'],
+                e['W2'],
+                e['VEPD'],
+                ci[0],
+                ci[1],
+                e.get('rank'),
+                ';'.join(e.get('combined_scenarios') or []),
+            ]
+        )
         for s, p in e['per_scenario'].items():
             ci = p.get('ci95') or (None, None)
-            t2.append([label, e['display_name'], s, p.get('sim_scenario', s), p['W1'], p['W2'],
-                       p['VEPD'], ci[0], ci[1], p.get('rank'), p.get('k_real'), p.get('k_sim')])
-    out = {'table1': _csv_text(['label', 'model', 'W1_mps', 'W2', 'VEPD', 'ci95_low', 'ci95_high',
-                                'rank', 'combined_scenarios'], t1),
-           'table2': _csv_text(['label', 'model', 'scenario', 'sim_scenario', 'W1_mps', 'W2',
-                                'VEPD', 'ci95_low', 'ci95_high', 'rank', 'k_real', 'k_sim'], t2)}
+            t2.append(
+                [
+                    label,
+                    e['display_name'],
+                    s,
+                    p.get('sim_scenario', s),
+                    p['W1'],
+                    p['W2'],
+                    p['VEPD'],
+                    ci[0],
+                    ci[1],
+                    p.get('rank'),
+                    p.get('k_real'),
+                    p.get('k_sim'),
+                ]
+            )
+    out = {
+        'table1': _csv_text(
+            [
+                'label',
+                'model',
+                'W1_mps',
+                'W2',
+                'VEPD',
+                'ci95_low',
+                'ci95_high',
+                'rank',
+                'combined_scenarios',
+            ],
+            t1,
+        ),
+        'table2': _csv_text(
+            [
+                'label',
+                'model',
+                'scenario',
+                'sim_scenario',
+                'W1_mps',
+                'W2',
+                'VEPD',
+                'ci95_low',
+                'ci95_high',
+                'rank',
+                'k_real',
+                'k_sim',
+            ],
+            t2,
+        ),
+    }
     if res.get('runs'):
         ref = res.get('reference', REFERENCE)
         rows = []
@@ -110,26 +186,39 @@ def csv_tables(res: dict) -> dict[str, str]:
         for side, by_sc in sorted(res['runs'].items(), key=lambda kv: kv[0] != ref):
             for s, v in by_sc.items():
                 for e, s_, name in zip(v['E'], v['S'], v['names']):
-                    rows.append(['real' if side == ref else 'sim', side, side_name(res, side), s,
-                                 e, s_, name])
+                    rows.append(
+                        [
+                            'real' if side == ref else 'sim',
+                            side,
+                            side_name(res, side),
+                            s,
+                            e,
+                            s_,
+                            name,
+                        ]
+                    )
         out['runs'] = _csv_text(['side', 'label', 'model', 'scenario', 'E_mps', 'S', 'path'], rows)
     return out
 
 
 def write_tables_csv(res: dict, out_dir) -> dict[str, Path]:
-    """table1.csv, table2.csv and (when ``res`` carries every run's E and S) runs.csv in
-    ``out_dir``, each written atomically. Returns their paths by name."""
+    """
+    table1.csv, table2.csv and (when ``res`` carries every run's E and S) runs.csv in
+    ``out_dir``, each written atomically. Returns their paths by name.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return {name: atomic_write_text(out / f'{name}.csv', text, fsync=False)
-            for name, text in csv_tables(res).items()}
+    return {
+        name: atomic_write_text(out / f'{name}.csv', text, fsync=False)
+        for name, text in csv_tables(res).items()
+    }
 
 
 def write_result(res: dict, out_dir) -> dict[str, Path]:
     """result.json and the CSV tables beside it (``write_tables_csv``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(res, indent=1, allow_nan=False) + '\n'   # a result is finite (metrics)
+    text = json.dumps(res, indent=1, allow_nan=False) + '\n'  # a result is finite (metrics)
     paths = {'json': atomic_write_text(out / 'result.json', text, fsync=False)}
     paths.update(write_tables_csv(res, out))
     return paths

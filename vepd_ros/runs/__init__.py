@@ -1,13 +1,56 @@
-"""Run records: the on-disk format (paper CSV + JSON sidecar), batch folders and their index, atomic
-writes, and the recorder core that segments paired estimate/truth streams into runs (design.md §5)."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Run records: the on-disk format (paper CSV + JSON sidecar), batch folders and their index, atomic
+writes, and the recorder core that segments paired estimate/truth streams into runs (design.md §5).
+"""
+
 from vepd_ros.runs.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temps
-from vepd_ros.runs.format import (EXTRA_COLUMNS, PAPER_COLUMNS, VELOCITY_KINDS, RunFileError, RunRecord, read_run,
-                                  write_run)
-from vepd_ros.runs.layout import (AUTHORS_MODELS, OUR_MODELS, REST_SCENARIOS, BatchDir, BatchWriter, Layout,
-                                  canonical_scenario, display_name, scan_root)
+from vepd_ros.runs.format import (
+    EXTRA_COLUMNS,
+    PAPER_COLUMNS,
+    read_run,
+    RunFileError,
+    RunRecord,
+    VELOCITY_KINDS,
+    write_run,
+)
+from vepd_ros.runs.layout import (
+    AUTHORS_MODELS,
+    BatchDir,
+    BatchWriter,
+    canonical_scenario,
+    display_name,
+    Layout,
+    OUR_MODELS,
+    REST_SCENARIOS,
+    scan_root,
+)
 from vepd_ros.runs.recorder import RecorderCore
 
-__all__ = ['atomic_write_bytes', 'atomic_write_text', 'remove_stale_temps', 'EXTRA_COLUMNS', 'PAPER_COLUMNS',
-           'VELOCITY_KINDS', 'RunFileError', 'RunRecord', 'read_run', 'write_run', 'AUTHORS_MODELS', 'OUR_MODELS',
-           'REST_SCENARIOS', 'BatchDir', 'BatchWriter', 'Layout', 'canonical_scenario', 'display_name', 'scan_root',
-           'RecorderCore']
+__all__ = [
+    'atomic_write_bytes',
+    'atomic_write_text',
+    'remove_stale_temps',
+    'EXTRA_COLUMNS',
+    'PAPER_COLUMNS',
+    'VELOCITY_KINDS',
+    'RunFileError',
+    'RunRecord',
+    'read_run',
+    'write_run',
+    'AUTHORS_MODELS',
+    'OUR_MODELS',
+    'REST_SCENARIOS',
+    'BatchDir',
+    'BatchWriter',
+    'Layout',
+    'canonical_scenario',
+    'display_name',
+    'scan_root',
+    'RecorderCore',
+]

@@ -1,21 +1,32 @@
-"""Atomic file writes: a temporary file in the same directory, fsync, ``os.replace``, fsync of the directory.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
 
-A reader (or a crash — SIGKILL, power loss after the fsyncs) sees either the old file or the complete new
-one under the final name, never a partial one. Temporary names are hidden and carry the writer's pid:
-``.<final name>.tmp-<pid>-<random>``; ``remove_stale_temps`` clears those of writers that are gone.
-
-``atomic_write_many`` writes a batch the same way but syncs each directory once, after the last rename:
-every file's data is still fsynced before its rename, so no file under its final name is ever partial —
-after a SIGKILL (the rename is atomic) or a power loss (the data was on disk before the name pointed at
-it). What the batch gives up: until the closing directory fsync, a power loss may lose renames of the
-batch (those files are then missing, or present under their old contents), never half-write them.
 """
+Atomic file writes: a temporary file in the same directory, fsync, ``os.replace``, fsync of the
+directory.
+
+A reader (or a crash — SIGKILL, power loss after the fsyncs) sees either the old file or the
+complete new one under the final name, never a partial one. Temporary names are hidden and carry
+the writer's pid: ``.<final name>.tmp-<pid>-<random>``; ``remove_stale_temps`` clears those of
+writers that are gone.
+
+``atomic_write_many`` writes a batch the same way but syncs each directory once, after the last
+rename: every file's data is still fsynced before its rename, so no file under its final name is
+ever partial — after a SIGKILL (the rename is atomic) or a power loss (the data was on disk before
+the name pointed at it). What the batch gives up: until the closing directory fsync, a power loss
+may lose renames of the batch (those files are then missing, or present under their old contents),
+never half-write them.
+"""
+
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import re
 import secrets
-from pathlib import Path
 
 _TMP_RE = re.compile(r'^\.(?P<final>.+)\.tmp-(?P<pid>\d+)-[0-9a-f]+$')
 
@@ -34,7 +45,10 @@ def _fsync_dir(d: Path) -> None:
 
 
 def _replace_with(path: Path, data: bytes, fsync: bool) -> None:
-    """Write ``data`` to a temporary name beside ``path`` (fsynced if asked), then rename it to ``path``."""
+    """
+    Write ``data`` to a temporary name beside ``path`` (fsynced if asked), then rename it to
+    ``path``.
+    """
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}')
     try:
         with open(tmp, 'wb') as f:
@@ -60,8 +74,11 @@ def atomic_write_bytes(path, data: bytes, fsync: bool = True) -> Path:
 
 
 def atomic_write_many(items, fsync: bool = True) -> list[Path]:
-    """``[(path, bytes or str), ...]`` each written atomically, in order; with ``fsync`` each file's data is
-    fsynced before its rename and every directory involved once after the last rename (module doc)."""
+    """
+    ``[(path, bytes or str), ...]`` each written atomically, in order; with ``fsync`` each file's
+    data is fsynced before its rename and every directory involved once after the last rename
+    (module doc).
+    """
     paths, dirs = [], {}
     for path, data in items:
         path = Path(path)
@@ -93,7 +110,9 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(directory) -> list[Path]:
-    """Delete temporary files left by writers that no longer run (killed mid-write); returns them."""
+    """
+    Delete temporary files left by writers that no longer run (killed mid-write); returns them.
+    """
     removed = []
     d = Path(directory)
     if not d.is_dir():

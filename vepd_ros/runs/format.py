@@ -1,4 +1,11 @@
-"""One run on disk: the paper's CSV plus a JSON sidecar (design.md §5).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+One run on disk: the paper's CSV plus a JSON sidecar (design.md §5).
 
 CSV columns, in this order:
 
@@ -12,9 +19,9 @@ longer one's length with EMPTY cells (``padding='empty'``, the default: a plot o
 false drop to 0 m/s), or with 0.0 as in the authors' files (``padding='zero'``, for their scripts).
 Floats are written with Python's shortest round-trip repr, so a value read back is bit-identical.
 
-Sidecar ``<scenario>_<j>.json``: ``format``, ``columns``, ``se_len`` and ``gt_len`` (the true lengths,
-so padding is unambiguous), and whatever the writer knows — side, label, model, scenario, j, seed,
-source topics, message counts, dropped counts, parameters.
+Sidecar ``<scenario>_<j>.json``: ``format``, ``columns``, ``se_len`` and ``gt_len`` (the true
+lengths, so padding is unambiguous), and whatever the writer knows — side, label, model, scenario,
+j, seed, source topics, message counts, dropped counts, parameters.
 
 Reading a file without a sidecar (the authors' files): only TRAILING padding of a column pair is
 removed — rows at the tail where time and value are both exactly 0.0 (time not increasing there) or
@@ -32,16 +39,16 @@ metric —, stamps that do not strictly increase (constant or repeated ``se_time
 sidecar that is not a JSON object or whose ``se_len``/``gt_len`` is not an integer within the file.
 Error messages quote at most ~80 characters of what the file holds.
 """
+
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
+import json
 from pathlib import Path
+import re
 from typing import Any
 
 import numpy as np
-
 from vepd_ros.runs.atomic import atomic_write_many
 from vepd_ros.runs.safety import load_json
 from vepd_ros.yamlio import quote
@@ -55,17 +62,20 @@ MAX_ABS_TIME_S = 1e5
 """Largest |stamp| of a run file, s (27.8 h from the run start): bounds the metric's 15 Hz grid."""
 MAX_ABS_VELOCITY_MPS = 1e4
 """Largest |velocity| of a run file, m/s: a number beyond it is a corrupt file, not a vehicle."""
-_NUMBER_RE = re.compile(r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)',
-                        re.I | re.A)
+_NUMBER_RE = re.compile(
+    r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)', re.I | re.A
+)
 _OTHER_CHAR_RE = re.compile(r'[^0-9eE+\-.,\n]')
 
 
 def _fill_empty_cells(text: str) -> str:
-    """``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C
-    speed; two passes of ',,' cover any run of empty cells)."""
+    """
+    ``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C
+    speed; two passes of ',,' cover any run of empty cells).
+    """
     s = '\n' + text + '\n'
     for a, b in ((',,', ',nan,'), (',,', ',nan,'), ('\n,', '\nnan,'), (',\n', ',nan\n')):
-        if a in s:                              # most files have none of some patterns
+        if a in s:  # most files have none of some patterns
             s = s.replace(a, b)
     return s[1:-1]
 
@@ -76,12 +86,15 @@ class RunFileError(ValueError):
 
 @dataclass
 class RunRecord:
-    """One run: estimate (se) and truth (gt) streams, each with its own stamps (s from run start)."""
+    """
+    One run: estimate (se) and truth (gt) streams, each with its own stamps (s from run start).
+    """
+
     se_t: np.ndarray
-    se_v: np.ndarray                       # horizontal speed, m/s
+    se_v: np.ndarray  # horizontal speed, m/s
     gt_t: np.ndarray
     gt_v: np.ndarray
-    se_vx: np.ndarray | None = None        # body-frame components (optional; authors' files lack them)
+    se_vx: np.ndarray | None = None  # body-frame components (optional; authors' files lack them)
     se_vy: np.ndarray | None = None
     gt_vx: np.ndarray | None = None
     gt_vy: np.ndarray | None = None
@@ -92,7 +105,17 @@ class RunRecord:
     def from_components(cls, se_t, se_vx, se_vy, gt_t, gt_vx, gt_vy, meta=None) -> 'RunRecord':
         """From body-frame components; the speed columns are hypot(vx, vy)."""
         a = [np.asarray(x, float) for x in (se_t, se_vx, se_vy, gt_t, gt_vx, gt_vy)]
-        return cls(a[0], np.hypot(a[1], a[2]), a[3], np.hypot(a[4], a[5]), a[1], a[2], a[4], a[5], dict(meta or {}))
+        return cls(
+            a[0],
+            np.hypot(a[1], a[2]),
+            a[3],
+            np.hypot(a[4], a[5]),
+            a[1],
+            a[2],
+            a[4],
+            a[5],
+            dict(meta or {}),
+        )
 
     @property
     def has_components(self) -> bool:
@@ -102,16 +125,25 @@ class RunRecord:
     def name(self) -> str:
         return str(self.path) if self.path else str(self.meta.get('name', 'run'))
 
-    def signal(self, velocity: str = 'speed') -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(se_t, se_x, gt_t, gt_x) for a velocity kind: 'speed' (paper columns), 'vx' (body forward
-        component), 'vector' (complex vx + 1j*vy, the vector form of the paper's eq. 1)."""
+    def signal(
+        self, velocity: str = 'speed'
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """
+        (se_t, se_x, gt_t, gt_x) for a velocity kind: 'speed' (paper columns), 'vx' (body forward
+        component), 'vector' (complex vx + 1j*vy, the vector form of the paper's eq. 1).
+        """
         if velocity == 'speed':
             return self.se_t, self.se_v, self.gt_t, self.gt_v
         if velocity not in VELOCITY_KINDS:
-            raise ValueError(f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}")
+            raise ValueError(
+                f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}"
+            )
         if not self.has_components:
-            raise RunFileError(f"{self.name}: velocity '{velocity}' needs the columns {', '.join(EXTRA_COLUMNS)}; "
-                               f"this run has only the paper's four columns (use velocity 'speed')")
+            raise RunFileError(
+                f"{self.name}: velocity '{velocity}' needs the columns "
+                f"{', '.join(EXTRA_COLUMNS)}; "
+                f"this run has only the paper's four columns (use velocity 'speed')"
+            )
         if velocity == 'vx':
             return self.se_t, self.se_vx, self.gt_t, self.gt_vx
         return self.se_t, self.se_vx + 1j * self.se_vy, self.gt_t, self.gt_vx + 1j * self.gt_vy
@@ -125,10 +157,12 @@ _COLUMN_CACHE_SIZE = 16
 
 
 def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = '') -> list[str]:
-    """Each value's ``repr`` (Python's shortest round-trip form), then ``pad`` ('' or '0.0') to n
+    """
+    Each value's ``repr`` (Python's shortest round-trip form), then ``pad`` ('' or '0.0') to n
     rows. ``cache`` maps (the column's bytes, n, pad) to its text, keeping the last
     ``_COLUMN_CACHE_SIZE`` columns: the runs of a study share their estimate stamps and, six at a
-    time, their truth columns, and ``repr`` is most of the cost of writing a run."""
+    time, their truth columns, and ``repr`` is most of the cost of writing a run.
+    """
     if cache is None:
         return [repr(x) for x in a.tolist()] + [pad] * (n - len(a))
     key = (a.tobytes(), n, pad)
@@ -136,16 +170,18 @@ def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = ''
     if text is None:
         text = [repr(x) for x in a.tolist()] + [pad] * (n - len(a))
         if len(cache) >= _COLUMN_CACHE_SIZE:
-            del cache[next(iter(cache))]           # least recently used
+            del cache[next(iter(cache))]  # least recently used
     cache[key] = text
     return text
 
 
 def run_csv_text(rec: RunRecord, cache: dict | None = None, padding: str = 'empty') -> str:
-    """The CSV text of a run; ``padding`` of the shorter column pair: 'empty' cells or 'zero' (0.0,
-    the authors' files)."""
+    """
+    The CSV text of a run; ``padding`` of the shorter column pair: 'empty' cells or 'zero' (0.0,
+    the authors' files).
+    """
     if padding not in PADDINGS:
-        raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
+        raise ValueError(f'padding must be one of {", ".join(PADDINGS)}, got {padding!r}')
     pad = '' if padding == 'empty' else '0.0'
     se_n, gt_n = len(rec.se_t), len(rec.gt_t)
     n = max(se_n, gt_n)
@@ -162,28 +198,42 @@ def run_csv_text(rec: RunRecord, cache: dict | None = None, padding: str = 'empt
     return '\n'.join(lines) + '\n'
 
 
-def write_run(csv_path, rec: RunRecord, meta: dict | None = None, fsync: bool = True,
-              padding: str = 'empty') -> Path:
-    """Write the sidecar, then the CSV, each atomically. The CSV under its final name marks the run
-    complete; a sidecar without its CSV is a run that never completed (readers report it)."""
+def write_run(
+    csv_path, rec: RunRecord, meta: dict | None = None, fsync: bool = True, padding: str = 'empty'
+) -> Path:
+    """
+    Write the sidecar, then the CSV, each atomically.
+
+    The CSV under its final name marks the run complete; a sidecar without its CSV is a run that
+    never completed (readers report it).
+    """
     return write_runs([(csv_path, rec, meta)], fsync, padding)[0]
 
 
 def write_runs(items, fsync: bool = True, padding: str = 'empty') -> list[Path]:
-    """``[(csv_path, rec, meta), ...]``: every sidecar, then every CSV, each file atomically
-    (``atomic_write_many``). With ``fsync`` each file's data is on disk before its rename and the sidecars'
-    directories are synced before the first CSV is renamed, so a CSV under its final name has its sidecar
-    even after a power loss; the CSVs' directories are synced once at the end. All texts are built (and
-    validated) before anything is written. Sets ``rec.path`` and ``rec.meta`` (the sidecar's dict)."""
+    """
+    ``[(csv_path, rec, meta), ...]``: every sidecar, then every CSV, each file atomically
+    (``atomic_write_many``). With ``fsync`` each file's data is on disk before its rename and the
+    sidecars' directories are synced before the first CSV is renamed, so a CSV under its final name
+    has its sidecar even after a power loss; the CSVs' directories are synced once at the end. All
+    texts are built (and validated) before anything is written. Sets ``rec.path`` and ``rec.meta``
+    (the sidecar's dict).
+    """
     todo, cache = [], {}
     for csv_path, rec, meta in items:
         csv_path = Path(csv_path)
         m: dict[str, Any] = dict(rec.meta)
         m.update(meta or {})
-        m.update({'format': FORMAT,
-                  'columns': list(PAPER_COLUMNS) + (list(EXTRA_COLUMNS) if rec.has_components else []),
-                  'se_len': int(len(rec.se_t)), 'gt_len': int(len(rec.gt_t))})
-        text = run_csv_text(rec, cache, padding)      # validates before anything is written
+        m.update(
+            {
+                'format': FORMAT,
+                'columns': list(PAPER_COLUMNS)
+                + (list(EXTRA_COLUMNS) if rec.has_components else []),
+                'se_len': int(len(rec.se_t)),
+                'gt_len': int(len(rec.gt_t)),
+            }
+        )
+        text = run_csv_text(rec, cache, padding)  # validates before anything is written
         side = json.dumps(m, indent=1, sort_keys=True, default=_json_default) + '\n'
         todo.append((csv_path, rec, m, text, side))
     atomic_write_many([(sidecar_path(p), side) for p, _, _, _, side in todo], fsync)
@@ -204,7 +254,8 @@ def _json_default(o):
     raise TypeError(f'not JSON serialisable: {type(o).__name__}')
 
 
-# ------------------------------------------------------------------------------------------------ read
+# ------------------------------------------------------------------------------------------------
+# read
 
 
 def _has_empty_cell(line: str) -> bool:
@@ -212,11 +263,14 @@ def _has_empty_cell(line: str) -> bool:
 
 
 def _parse_fast(body: list[str], ncol: int):
-    """(values, empty mask) by numpy's parser, or None (the caller parses cell by cell). Rows
-    before the first one with an empty cell (found by bisection: padding is trailing) are parsed as
-    they are — numpy refuses '1_0', other digit scripts and empty cells there —; the padded tail,
-    if any, must be plain ASCII numbers and commas, its empty cells are parsed as NaN (the
-    mask)."""
+    """
+    (values, empty mask) by numpy's parser, or None (the caller parses cell by cell).
+
+    Rows before the first one with an empty cell (found by bisection: padding is trailing) are
+    parsed as they are — numpy refuses '1_0', other digit scripts and empty cells there —; the
+    padded tail, if any, must be plain ASCII numbers and commas, its empty cells are parsed as NaN
+    (the mask).
+    """
     k = len(body)
     if _has_empty_cell(body[-1]):
         lo, hi = 0, len(body) - 1
@@ -236,9 +290,16 @@ def _parse_fast(body: list[str], ncol: int):
             tail = '\n'.join(body[k:])
             if not tail.isascii() or _OTHER_CHAR_RE.search(tail):
                 return None
-            vals.append(np.loadtxt(_fill_empty_cells(tail).split('\n'), delimiter=',', ndmin=2,
-                                   dtype=float, comments=None))
-            masks.append(np.isnan(vals[-1]))         # no 'nan' in the text: NaN = empty cell
+            vals.append(
+                np.loadtxt(
+                    _fill_empty_cells(tail).split('\n'),
+                    delimiter=',',
+                    ndmin=2,
+                    dtype=float,
+                    comments=None,
+                )
+            )
+            masks.append(np.isnan(vals[-1]))  # no 'nan' in the text: NaN = empty cell
     except ValueError:
         return None
     if any(v.shape[1] != ncol for v in vals):
@@ -247,21 +308,26 @@ def _parse_fast(body: list[str], ncol: int):
 
 
 def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """(header names, values (rows, cols) with NaN for empty cells, mask of empty cells).
+    """
+    (header names, values (rows, cols) with NaN for empty cells, mask of empty cells).
 
     Fast path (numpy's parser) for files of plain numbers and empty cells only; anything else
     (letters other than an exponent, '_', non-ASCII) goes cell by cell through ``_NUMBER_RE``,
-    which names the first cell that is not a plain decimal number."""
+    which names the first cell that is not a plain decimal number.
+    """
     try:
         text = path.read_bytes().decode('utf-8')
     except UnicodeDecodeError as exc:
-        raise RunFileError(f'{path}: not a UTF-8 text CSV (byte {exc.start} cannot be '
-                           f'decoded)') from None
+        raise RunFileError(
+            f'{path}: not a UTF-8 text CSV (byte {exc.start} cannot be decoded)'
+        ) from None
     except OSError as exc:
         raise RunFileError(f'{path}: cannot read the run file ({exc.strerror})') from None
     lines = text.splitlines()
     if not lines or not lines[0].strip():
-        raise RunFileError(f'{path}: empty file (expected a header {",".join(PAPER_COLUMNS)} and rows)')
+        raise RunFileError(
+            f'{path}: empty file (expected a header {",".join(PAPER_COLUMNS)} and rows)'
+        )
     header = [h.strip().strip('"').strip("'") for h in lines[0].split(',')]
     seen = set()
     for h in header:
@@ -280,23 +346,30 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     for i, ln in enumerate(body):
         cells = ln.split(',')
         if len(cells) != ncol:
-            raise RunFileError(f'{path}: row {i + 2} has {len(cells)} fields, the header has {ncol}')
+            raise RunFileError(
+                f'{path}: row {i + 2} has {len(cells)} fields, the header has {ncol}'
+            )
         for c, cell in enumerate(cells):
             cell = cell.strip()
             if not cell:
                 empty[i, c] = True
                 continue
             if not _NUMBER_RE.fullmatch(cell):
-                raise RunFileError(f'{path}: row {i + 2}, column {quote(header[c], 40)}: '
-                                   f'{quote(cell)} is not a number (plain decimal, e.g. 1.25 or '
-                                   f'-3e-2)')
+                raise RunFileError(
+                    f'{path}: row {i + 2}, column {quote(header[c], 40)}: '
+                    f'{quote(cell)} is not a number (plain decimal, e.g. 1.25 or '
+                    f'-3e-2)'
+                )
             vals[i, c] = float(cell)
     return header, vals, empty
 
 
 def trailing_padding_start(t: np.ndarray, v: np.ndarray, t_empty=None, v_empty=None) -> int:
-    """Length of a column pair once its trailing padding is removed: tail rows where time and value are
-    both exactly 0.0 (the time not increasing there — the first row is never padding), or both empty."""
+    """
+    Length of a column pair once its trailing padding is removed: tail rows where time and value
+    are both exactly 0.0 (the time not increasing there — the first row is never padding), or both
+    empty.
+    """
     n = len(t)
     i = n
     while i > 1:
@@ -312,7 +385,11 @@ def trailing_padding_start(t: np.ndarray, v: np.ndarray, t_empty=None, v_empty=N
 
 
 def read_run(path, sidecar: bool | None = None) -> RunRecord:
-    """Read one run file. ``sidecar``: None = use ``<name>.json`` when present; False = ignore it."""
+    """
+    Read one run file.
+
+    ``sidecar``: None = use ``<name>.json`` when present; False = ignore it.
+    """
     path = Path(path)
     if not path.is_file():
         raise RunFileError(f'{path}: run file not found')
@@ -323,8 +400,10 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
             idx[name] = header.index(name)
     missing = [c for c in PAPER_COLUMNS if c not in idx]
     if missing:
-        raise RunFileError(f'{path}: missing column(s) {", ".join(missing)}; expected a header with '
-                           f'{", ".join(PAPER_COLUMNS)} (found {quote(",".join(header))})')
+        raise RunFileError(
+            f'{path}: missing column(s) {", ".join(missing)}; expected a header with '
+            f'{", ".join(PAPER_COLUMNS)} (found {quote(",".join(header))})'
+        )
     meta: dict = {}
     sc = sidecar_path(path)
     use_sidecar = sc.is_file() if sidecar is None else (sidecar and sc.is_file())
@@ -334,8 +413,10 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
             raise RunFileError(f'{sc}: sidecar lacks se_len/gt_len (the true column lengths)')
         for k in ('se_len', 'gt_len'):
             if type(meta[k]) is not int:
-                raise RunFileError(f'{sc}: sidecar field {k} must be an integer (a row count), '
-                                   f'got {quote(meta[k])}')
+                raise RunFileError(
+                    f'{sc}: sidecar field {k} must be an integer (a row count), '
+                    f'got {quote(meta[k])}'
+                )
     col = {k: vals[:, i] for k, i in idx.items()}
     emp = {k: empty[:, i] for k, i in idx.items()}
     nrows = vals.shape[0]
@@ -345,13 +426,18 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         if use_sidecar:
             n = meta[f'{pre}_len']
             if not 0 <= n <= nrows:
-                raise RunFileError(f'{path}: sidecar says {pre}_len = {quote(n, 30)} but the '
-                                   f'file has {nrows} rows')
-            pad = [(a[n:] == 0) | e[n:]
-                   for a, e in ((t, emp[f'{pre}_time']), (v, emp[f'{pre}_vel']))]
+                raise RunFileError(
+                    f'{path}: sidecar says {pre}_len = {quote(n, 30)} but the '
+                    f'file has {nrows} rows'
+                )
+            pad = [
+                (a[n:] == 0) | e[n:] for a, e in ((t, emp[f'{pre}_time']), (v, emp[f'{pre}_vel']))
+            ]
             if not (np.all(pad[0]) and np.all(pad[1])):
-                raise RunFileError(f'{path}: rows after {pre}_len = {n} (from the sidecar) are '
-                                   f'not zero padding (0.0 or empty cells)')
+                raise RunFileError(
+                    f'{path}: rows after {pre}_len = {n} (from the sidecar) are '
+                    f'not zero padding (0.0 or empty cells)'
+                )
         else:
             n = trailing_padding_start(t, v, emp[f'{pre}_time'], emp[f'{pre}_vel'])
         lens[pre] = n
@@ -362,26 +448,43 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         part = a[:n]
         if np.any(emp[k][:n]) or not np.all(np.isfinite(part)):
             bad = int(np.flatnonzero(~np.isfinite(part) | emp[k][:n])[0])
-            raise RunFileError(f'{path}: column {k} row {bad + 2} is empty or not finite (NaN row inside the run)')
+            raise RunFileError(
+                f'{path}: column {k} row {bad + 2} is empty or not finite (NaN row inside the run)'
+            )
         limit = MAX_ABS_TIME_S if k.endswith('_time') else MAX_ABS_VELOCITY_MPS
         big = np.flatnonzero(np.abs(part) > limit)
         if big.size:
             r = int(big[0])
             unit = 's' if k.endswith('_time') else 'm/s'
-            raise RunFileError(f'{path}: column {k} row {r + 2} holds {float(part[r])!r}, beyond '
-                               f'the bound |{k}| <= {limit:g} {unit} of a run file')
+            raise RunFileError(
+                f'{path}: column {k} row {r + 2} holds {float(part[r])!r}, beyond '
+                f'the bound |{k}| <= {limit:g} {unit} of a run file'
+            )
         out[k] = part.copy()
     for pre in ('se', 'gt'):
         t = out[f'{pre}_time']
         back = np.flatnonzero(np.diff(t) <= 0)
         if back.size:
             r = int(back[0]) + 1
-            how = ('goes backwards' if t[r] < t[r - 1]
-                   else 'repeats a stamp (times must strictly increase)')
-            raise RunFileError(f'{path}: column {pre}_time {how} at row {r + 2} '
-                               f'({float(t[r - 1])!r} -> {float(t[r])!r})')
+            how = (
+                'goes backwards'
+                if t[r] < t[r - 1]
+                else 'repeats a stamp (times must strictly increase)'
+            )
+            raise RunFileError(
+                f'{path}: column {pre}_time {how} at row {r + 2} '
+                f'({float(t[r - 1])!r} -> {float(t[r])!r})'
+            )
     extras = all(k in out for k in EXTRA_COLUMNS)
-    return RunRecord(out['se_time'], out['se_vel'], out['gt_time'], out['gt_vel'],
-                     out.get('se_vx') if extras else None, out.get('se_vy') if extras else None,
-                     out.get('gt_vx') if extras else None, out.get('gt_vy') if extras else None,
-                     meta=meta, path=path)
+    return RunRecord(
+        out['se_time'],
+        out['se_vel'],
+        out['gt_time'],
+        out['gt_vel'],
+        out.get('se_vx') if extras else None,
+        out.get('se_vy') if extras else None,
+        out.get('gt_vx') if extras else None,
+        out.get('gt_vy') if extras else None,
+        meta=meta,
+        path=path,
+    )

@@ -1,4 +1,11 @@
-"""The recorder core: pairs an estimate stream with a truth stream into runs and writes each completed
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+The recorder core: pairs an estimate stream with a truth stream into runs and writes each completed
 run atomically (no ROS here; ``nodes/recorder_node.py`` wraps it).
 
 Feed samples as they arrive, each stream at its own rate with its own stamps (seconds, any epoch):
@@ -16,28 +23,30 @@ A run closes when both streams have passed its end stamp, or one stream is ``clo
 other stalled), so a truth sample that arrives a little after an estimate sample with a later stamp is
 still in the right run. Samples stamped after the end wait for the next run (duration, motion).
 
-At most one run (plus the pre-roll / close-lag tail) is held in memory. Each completed run is written
-by ``BatchWriter`` (temp file + fsync + rename); a SIGKILL loses at most the run in progress. Runs with
-fewer than ``min_samples`` on a stream are not written; the event says so (status 'discarded').
-Bad samples (non-finite, stamp not after the previous one of that stream) are dropped and counted.
+At most one run (plus the pre-roll / close-lag tail) is held in memory. Each completed run is
+written by ``BatchWriter`` (temp file + fsync + rename); a SIGKILL loses at most the run in
+progress. Runs with fewer than ``min_samples`` on a stream are not written; the event says so
+(status 'discarded'). Bad samples (non-finite, stamp not after the previous one of that stream) are
+dropped and counted.
 
-Coverage (contract C1): every written run's sidecar says, per stream, what was expected and what arrived:
-``coverage = {'estimates': {...}, 'truth': {...}}``, each ``{'expected', 'received', 'max_gap_s', 'rate_hz'}``
-with ``expected = round(duration_s * rate_hz)`` (the samples of the half-open run interval [start, end);
-a source that samples both ends, as truth_node does, delivers one more), ``received`` the samples recorded
-and ``max_gap_s`` the longest interval between the run start, consecutive stamps and the run end (so a
-stream that starts late or stops early shows a gap too). ``rate_hz`` is the stream's nominal rate
-(``rates_hz``); where it is not given, the median stamp interval of the run stands for it, which catches
-gaps but not a uniformly thinned stream. The evaluator excludes runs whose coverage is short.
+Coverage (contract C1): every written run's sidecar says, per stream, what was expected and what
+arrived: ``coverage = {'estimates': {...}, 'truth': {...}}``, each ``{'expected', 'received',
+'max_gap_s', 'rate_hz'}`` with ``expected = round(duration_s * rate_hz)`` (the samples of the
+half-open run interval [start, end); a source that samples both ends, as truth_node does, delivers
+one more), ``received`` the samples recorded and ``max_gap_s`` the longest interval between the run
+start, consecutive stamps and the run end (so a stream that starts late or stops early shows a gap
+too). ``rate_hz`` is the stream's nominal rate (``rates_hz``); where it is not given, the median
+stamp interval of the run stands for it, which catches gaps but not a uniformly thinned stream. The
+evaluator excludes runs whose coverage is short.
 """
+
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
+import math
 from typing import Callable
 
 import numpy as np
-
 from vepd_ros.runs.format import RunRecord
 from vepd_ros.runs.layout import BatchWriter
 from vepd_ros.runs.safety import safe_component
@@ -63,20 +72,39 @@ class _Stream:
 
 
 class RecorderCore:
-    def __init__(self, root=None, *, side: str = 'sim', label: str | None = None, scenario: str = 'run',
-                 segmentation: str = 'manual', duration_s: float | None = None,
-                 motion_threshold_mps: float = 0.1, motion_hold_s: float = 1.0, pre_roll_s: float = 1.0,
-                 close_lag_s: float = 0.5, max_runs: int | None = None, min_samples: int = 3,
-                 meta: dict | None = None, on_event: Callable[[dict], None] | None = None,
-                 writer: BatchWriter | None = None, fsync: bool = True,
-                 rates_hz: dict | None = None):
+
+    def __init__(
+        self,
+        root=None,
+        *,
+        side: str = 'sim',
+        label: str | None = None,
+        scenario: str = 'run',
+        segmentation: str = 'manual',
+        duration_s: float | None = None,
+        motion_threshold_mps: float = 0.1,
+        motion_hold_s: float = 1.0,
+        pre_roll_s: float = 1.0,
+        close_lag_s: float = 0.5,
+        max_runs: int | None = None,
+        min_samples: int = 3,
+        meta: dict | None = None,
+        on_event: Callable[[dict], None] | None = None,
+        writer: BatchWriter | None = None,
+        fsync: bool = True,
+        rates_hz: dict | None = None,
+    ):
         if segmentation not in SEGMENTATIONS:
-            raise ValueError(f"segmentation must be one of {', '.join(SEGMENTATIONS)}, got {segmentation!r}")
+            raise ValueError(
+                f'segmentation must be one of {", ".join(SEGMENTATIONS)}, got {segmentation!r}'
+            )
         if segmentation == 'duration' and not (duration_s and duration_s > 0):
             raise ValueError(f'segmentation duration needs duration_s > 0, got {duration_s}')
         if segmentation == 'motion' and scenario == 'rest':
-            raise ValueError("segmentation 'motion' cannot find runs of scenario 'rest'; use duration or manual")
-        safe_component('scenario', scenario)           # becomes the run files' names
+            raise ValueError(
+                "segmentation 'motion' cannot find runs of scenario 'rest'; use duration or manual"
+            )
+        safe_component('scenario', scenario)  # becomes the run files' names
         if writer is None:
             if root is None:
                 raise ValueError('RecorderCore needs a root directory or a BatchWriter')
@@ -92,31 +120,36 @@ class RecorderCore:
         self.max_runs = max_runs
         self.min_samples = min_samples
         self.meta = dict(meta or {})
-        # nominal rates ('se', 'gt') for the coverage block; None or 0: estimated from the run's stamps
+        # nominal rates ('se', 'gt') for the coverage block; None or 0: estimated from the run's
+        # stamps
         self.rates_hz = {k: float(v) for k, v in (rates_hz or {}).items() if v}
         self.on_event = on_event
         self.events: list[dict] = []
-        self.totals: Counter = Counter()          # over the recorder's life
-        self._run_counts: Counter = Counter()     # of the run in progress
+        self.totals: Counter = Counter()  # over the recorder's life
+        self._run_counts: Counter = Counter()  # of the run in progress
         self._last = {'se': -math.inf, 'gt': -math.inf}
         self._recording = False
         self._t0: float | None = None
         self._end: float | None = None
         self._cur = {'se': _Stream(), 'gt': _Stream()}
-        self._next: deque = deque()               # (kind, t, vx, vy) stamped after the end of the current run
-        self._pre: deque = deque()                # motion pre-roll
+        self._next: deque = deque()  # (kind, t, vx, vy) stamped after the end of the current run
+        self._pre: deque = deque()  # motion pre-roll
         self._below_since: float | None = None
         self._runs_done = 0
-        self.run_j: int | None = None             # run number of the next file (None: one past the highest)
+        self.run_j: int | None = None  # run number of the next file (None: one past the highest)
 
-    # ------------------------------------------------------------------------------------------- control
+    # -------------------------------------------------------------------------------------------
+    # control
     @property
     def recording(self) -> bool:
         return self._recording
 
     @property
     def run_start(self) -> float | None:
-        """Start stamp of the run in progress (None: not recording, or not known until its first sample)."""
+        """
+        Start stamp of the run in progress (None: not recording, or not known until its first
+        sample).
+        """
         return self._t0 if self._recording else None
 
     @property
@@ -129,7 +162,11 @@ class RecorderCore:
         return self.max_runs is not None and self._runs_done >= self.max_runs
 
     def start(self, stamp: float | None = None) -> None:
-        """Begin a run at ``stamp`` (None: at the next sample). Closes a run in progress first."""
+        """
+        Begin a run at ``stamp`` (None: at the next sample).
+
+        Closes a run in progress first.
+        """
         if self._recording:
             self.stop()
         self._begin(stamp)
@@ -144,8 +181,11 @@ class RecorderCore:
         return self._try_close()
 
     def close_if_stale(self, now: float) -> dict | None:
-        """Close a run whose end is known once ``now`` is ``close_lag_s`` past it, even if a stream stopped
-        short of the end (the last run of a batch: no later sample will ever arrive to close it)."""
+        """
+        Close a run whose end is known once ``now`` is ``close_lag_s`` past it, even if a stream
+        stopped short of the end (the last run of a batch: no later sample will ever arrive to
+        close it).
+        """
         if self._recording and self._end is not None and now >= self._end + self.close_lag_s:
             return self._close()
         return None
@@ -154,7 +194,8 @@ class RecorderCore:
         """Close the run in progress now (end of input)."""
         return self._close(force=True) if self._recording else None
 
-    # ------------------------------------------------------------------------------------------- samples
+    # -------------------------------------------------------------------------------------------
+    # samples
     def feed_estimate(self, stamp: float, vx: float, vy: float = 0.0) -> dict | None:
         return self._feed('se', stamp, vx, vy)
 
@@ -244,7 +285,8 @@ class RecorderCore:
             return self._close()
         return None
 
-    # ------------------------------------------------------------------------------------------- close
+    # -------------------------------------------------------------------------------------------
+    # close
     def _coverage(self, kind: str, stamps: list, t0: float, end: float) -> dict:
         """One stream's C1 coverage entry for the run [t0, end] (see the module docstring)."""
         t = np.asarray(stamps, dtype=float)
@@ -256,8 +298,12 @@ class RecorderCore:
             steps = steps[steps > 0]
             rate = float(1.0 / np.median(steps)) if len(steps) else 0.0
         duration = max(end - t0, 0.0)
-        return {'expected': int(round(duration * rate)), 'received': int(len(t)),
-                'max_gap_s': round(max_gap, 9), 'rate_hz': round(rate, 9)}
+        return {
+            'expected': int(round(duration * rate)),
+            'received': int(len(t)),
+            'max_gap_s': round(max_gap, 9),
+            'rate_hz': round(rate, 9),
+        }
 
     def _close(self, force: bool = False) -> dict:
         se, gt = self._cur['se'], self._cur['gt']
@@ -266,22 +312,48 @@ class RecorderCore:
         if end is None:
             end = max([s.t[-1] for s in (se, gt) if len(s)], default=t0)
         counts = dict(self._run_counts)
-        ev = {'scenario': self.scenario, 'side': self.writer.side, 'label': self.writer.label,
-              'start_stamp': t0, 'end_stamp': end, 'se_len': len(se), 'gt_len': len(gt), 'counts': counts}
+        ev = {
+            'scenario': self.scenario,
+            'side': self.writer.side,
+            'label': self.writer.label,
+            'start_stamp': t0,
+            'end_stamp': end,
+            'se_len': len(se),
+            'gt_len': len(gt),
+            'counts': counts,
+        }
         if len(se) < self.min_samples or len(gt) < self.min_samples:
-            ev.update(status='discarded', reason=f'short run: {len(se)} estimate and {len(gt)} truth samples '
-                                                 f'(at least {self.min_samples} each needed)')
+            ev.update(
+                status='discarded',
+                reason=f'short run: {len(se)} estimate and {len(gt)} truth samples '
+                f'(at least {self.min_samples} each needed)',
+            )
             self.totals['runs_discarded'] += 1
         else:
-            rec = RunRecord.from_components(np.asarray(se.t) - t0, se.vx, se.vy, np.asarray(gt.t) - t0, gt.vx, gt.vy)
+            rec = RunRecord.from_components(
+                np.asarray(se.t) - t0, se.vx, se.vy, np.asarray(gt.t) - t0, gt.vx, gt.vy
+            )
             meta = dict(self.meta)
-            meta.update({'start_stamp': t0, 'end_stamp': end, 'message_counts': {'estimate': len(se), 'truth': len(gt)},
-                         'dropped': {k: v for k, v in counts.items() if '_dropped_' in k},
-                         'segmentation': {'mode': self.segmentation, 'duration_s': self.duration_s,
-                                          'motion_threshold_mps': self.threshold, 'motion_hold_s': self.hold_s,
-                                          'pre_roll_s': self.pre_roll_s, 'close_lag_s': self.close_lag_s},
-                         'coverage': {'estimates': self._coverage('se', se.t, t0, end),
-                                      'truth': self._coverage('gt', gt.t, t0, end)}})
+            meta.update(
+                {
+                    'start_stamp': t0,
+                    'end_stamp': end,
+                    'message_counts': {'estimate': len(se), 'truth': len(gt)},
+                    'dropped': {k: v for k, v in counts.items() if '_dropped_' in k},
+                    'segmentation': {
+                        'mode': self.segmentation,
+                        'duration_s': self.duration_s,
+                        'motion_threshold_mps': self.threshold,
+                        'motion_hold_s': self.hold_s,
+                        'pre_roll_s': self.pre_roll_s,
+                        'close_lag_s': self.close_lag_s,
+                    },
+                    'coverage': {
+                        'estimates': self._coverage('se', se.t, t0, end),
+                        'truth': self._coverage('gt', gt.t, t0, end),
+                    },
+                }
+            )
             path = self.writer.write(rec, self.scenario, meta, j=self.run_j)
             ev.update(status='written', path=str(path), j=rec.meta.get('j'), duration_s=end - t0)
             self.totals['runs_written'] += 1

@@ -1,5 +1,11 @@
-"""Safety of what a command writes and reads: names that become paths, output directories, JSON
-files.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+r"""
+Safety of what a command writes and reads: names that become paths, output directories, JSON files.
 
 ``safe_component(kind, value)``
     One path component made from a name (a model label, a scenario, ...) — from the command line, a
@@ -25,12 +31,13 @@ files.
 
 Error messages quote values with ``vepd_ros.yamlio.quote`` (cut to ~80 characters).
 """
+
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import re
 import shutil
-from pathlib import Path
 from typing import Iterable
 
 from vepd_ros.params import ParameterError
@@ -42,16 +49,22 @@ _COMPONENT_RE = re.compile(r'[A-Za-z0-9_+][A-Za-z0-9_.+-]*')
 
 
 class OutputDirError(ValueError):
-    """An output directory cannot be written without replacing something the user did not ask to
-    replace."""
+    """
+    An output directory cannot be written without replacing something the user did not ask to
+    replace.
+    """
 
 
 def safe_component(kind: str, value) -> str:
-    """``value`` if it is one safe path component (module doc), else ``ParameterError`` naming
-    ``kind``."""
-    expected = (f'one path component: 1..{MAX_COMPONENT_LEN} characters of letters, digits, '
-                '_ . + -, '
-                f"not starting with '.' or '-' (no '/', '..' or absolute path)")
+    """
+    ``value`` if it is one safe path component (module doc), else ``ParameterError`` naming
+    ``kind``.
+    """
+    expected = (
+        f'one path component: 1..{MAX_COMPONENT_LEN} characters of letters, digits, '
+        '_ . + -, '
+        f"not starting with '.' or '-' (no '/', '..' or absolute path)"
+    )
     if not isinstance(value, str):
         raise ParameterError(kind, value, expected)
     if not (0 < len(value) <= MAX_COMPONENT_LEN) or not _COMPONENT_RE.fullmatch(value):
@@ -64,8 +77,10 @@ def safe_component(kind: str, value) -> str:
 
 
 def read_output_marker(path) -> dict | None:
-    """The marker of a previous output in directory ``path`` (None: none, or not a marker we
-    wrote)."""
+    """
+    The marker of a previous output in directory ``path`` (None: none, or not a marker we
+    wrote).
+    """
     m = Path(path) / MARKER_NAME
     if not m.is_file():
         return None
@@ -77,12 +92,15 @@ def read_output_marker(path) -> dict | None:
 
 
 def check_output_dir(path, *, command: str, overwrite: bool = False) -> Path:
-    """Raise ``OutputDirError`` unless ``path`` may be written by ``command`` (module doc); no side
-    effect."""
+    """
+    Raise ``OutputDirError`` unless ``path`` may be written by ``command`` (module doc); no side
+    effect.
+    """
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise OutputDirError(f'{p}: exists and is not a directory; choose another output '
-                             f'directory')
+        raise OutputDirError(
+            f'{p}: exists and is not a directory; choose another output directory'
+        )
     if not p.is_dir() or overwrite:
         return p
     try:
@@ -94,22 +112,35 @@ def check_output_dir(path, *, command: str, overwrite: bool = False) -> Path:
     mark = read_output_marker(p)
     if mark is not None and mark['command'] == command:
         return p
-    what = (f"the output of 'vepd {mark['command']}'" if mark is not None
-            else f'not empty and not an output of vepd {command}')
-    raise OutputDirError(f'{p}: {what}; refusing to write into it (its files would be replaced). '
-                         f'Choose a new or empty directory, or pass --overwrite to replace '
-                         f'what vepd {command} writes there')
+    what = (
+        f"the output of 'vepd {mark['command']}'"
+        if mark is not None
+        else f'not empty and not an output of vepd {command}'
+    )
+    raise OutputDirError(
+        f'{p}: {what}; refusing to write into it (its files would be replaced). '
+        f'Choose a new or empty directory, or pass --overwrite to replace '
+        f'what vepd {command} writes there'
+    )
 
 
-def prepare_output_dir(path, *, command: str, overwrite: bool = False,
-                       replaces: Iterable[str] = (), info: dict | None = None) -> Path:
-    """Check (``check_output_dir``), create, clear what ``command`` owns when allowed, write the
+def prepare_output_dir(
+    path,
+    *,
+    command: str,
+    overwrite: bool = False,
+    replaces: Iterable[str] = (),
+    info: dict | None = None,
+) -> Path:
+    """
+    Check (``check_output_dir``), create, clear what ``command`` owns when allowed, write the
     marker.
 
     ``replaces``: names (relative to ``path``) of the entries this command writes; they are removed
     before writing when the directory is a previous output of ``command`` or ``overwrite`` is
     given, so a re-run leaves no stale file of the earlier one. Nothing else in the directory is
-    touched."""
+    touched.
+    """
     p = check_output_dir(path, command=command, overwrite=overwrite)
     p.mkdir(parents=True, exist_ok=True)
     root = p.resolve()
@@ -124,6 +155,7 @@ def prepare_output_dir(path, *, command: str, overwrite: bool = False,
     mark = {'format': MARKER_FORMAT, 'command': command}
     mark.update(info or {})
     from vepd_ros.runs.atomic import atomic_write_text
+
     text = json.dumps(mark, indent=1, sort_keys=True, allow_nan=False) + '\n'
     atomic_write_text(p / MARKER_NAME, text)
     return p
@@ -136,6 +168,7 @@ def prepare_output_dir(path, *, command: str, overwrite: bool = False,
 def load_json(path, what: str = 'JSON file', expect: type = dict):
     """Parse a JSON file into ``expect`` or raise ``RunFileError`` naming the file (module doc)."""
     from vepd_ros.runs.format import RunFileError
+
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -148,14 +181,20 @@ def load_json(path, what: str = 'JSON file', expect: type = dict):
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RunFileError(f'{p}: the {what} is not valid JSON ({exc.msg} at line {exc.lineno}, '
-                           f'column {exc.colno})') from None
+        raise RunFileError(
+            f'{p}: the {what} is not valid JSON ({exc.msg} at line {exc.lineno}, '
+            f'column {exc.colno})'
+        ) from None
     except RecursionError:
         raise RunFileError(f'{p}: the {what} is nested too deeply to be a {what}') from None
-    except ValueError:              # after JSONDecodeError (a subclass): Python's int-size limit
-        raise RunFileError(f'{p}: the {what} holds an integer with more digits than Python '
-                           f'reads (sys.get_int_max_str_digits); not a {what}') from None
+    except ValueError:  # after JSONDecodeError (a subclass): Python's int-size limit
+        raise RunFileError(
+            f'{p}: the {what} holds an integer with more digits than Python '
+            f'reads (sys.get_int_max_str_digits); not a {what}'
+        ) from None
     if not isinstance(obj, expect):
-        raise RunFileError(f'{p}: the {what} holds a JSON {type(obj).__name__}, expected an '
-                           f"{'object' if expect is dict else expect.__name__}")
+        raise RunFileError(
+            f'{p}: the {what} holds a JSON {type(obj).__name__}, expected an '
+            f'{"object" if expect is dict else expect.__name__}'
+        )
     return obj

@@ -1,16 +1,28 @@
-"""A sampled ground-truth trajectory of a ground vehicle (ENU world frame ``odom``, FLU ``base_link``)."""
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+A sampled ground-truth trajectory of a ground vehicle (ENU world frame ``odom``, FLU
+``base_link``).
+"""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from vepd_ros.frames import GRAVITY_MPS2, quaternion_from_rpy, rotation_matrix_from_rpy, wrap_angle
 
 
 @dataclass
 class Trajectory:
-    """Arrays over N samples. ``yaw_unwrapped`` is continuous; ``rpy`` wraps yaw to (-π, π].
+    """
+    Arrays over N samples.
+
+    ``yaw_unwrapped`` is continuous; ``rpy`` wraps yaw to (-π, π].
 
     t_s                    (N,)   seconds from run start
     position_enu           (N,3)  m, world frame
@@ -20,6 +32,7 @@ class Trajectory:
     angular_velocity_body  (N,3)  rad/s, FLU
     acceleration_body      (N,3)  m/s², kinematic acceleration d(v_world)/dt expressed in the body frame
     """
+
     t_s: np.ndarray
     position_enu: np.ndarray
     roll: np.ndarray
@@ -63,14 +76,19 @@ class Trajectory:
 
     @property
     def specific_force_body(self) -> np.ndarray:
-        """What an ideal accelerometer reads: f = a − g in the body frame, i.e. a_body + Rᵀ·(0, 0, g).
-        At rest and level this is (0, 0, +9.80665) m/s² (REP-145)."""
+        """
+        What an ideal accelerometer reads: f = a − g in the body frame, i.e. a_body + Rᵀ·(0, 0, g).
+
+        At rest and level this is (0, 0, +9.80665) m/s² (REP-145).
+        """
         g_body = np.einsum('nji,j->ni', self.rotation, np.array([0.0, 0.0, GRAVITY_MPS2]))
         return self.acceleration_body + g_body
 
     def sample(self, t_s) -> 'Trajectory':
-        """The trajectory at times ``t_s`` (s), by linear interpolation of every field (yaw unwrapped).
-        Times outside the run are clamped to its ends."""
+        """
+        The trajectory at times ``t_s`` (s), by linear interpolation of every field (yaw
+        unwrapped). Times outside the run are clamped to its ends.
+        """
         t = np.atleast_1d(np.asarray(t_s, dtype=float))
 
         def interp(a):
@@ -79,9 +97,17 @@ class Trajectory:
                 return np.interp(t, self.t_s, a)
             return np.stack([np.interp(t, self.t_s, a[:, i]) for i in range(a.shape[1])], axis=-1)
 
-        return Trajectory(t, interp(self.position_enu), interp(self.roll), interp(self.pitch),
-                          interp(self.yaw_unwrapped), interp(self.velocity_body),
-                          interp(self.angular_velocity_body), interp(self.acceleration_body), dict(self.meta))
+        return Trajectory(
+            t,
+            interp(self.position_enu),
+            interp(self.roll),
+            interp(self.pitch),
+            interp(self.yaw_unwrapped),
+            interp(self.velocity_body),
+            interp(self.angular_velocity_body),
+            interp(self.acceleration_body),
+            dict(self.meta),
+        )
 
     @property
     def duration_s(self) -> float:

@@ -1,4 +1,13 @@
-"""4-DOF kinematic bicycle with a DC-motor speed model (MPC paper, ../seeds/003 eq. 1–2).
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+4-DOF kinematic bicycle with a DC-motor speed model (MPC paper, ../seeds/003 eq.
+
+1–2).
 
     ẋ = v cos θ,  ẏ = v sin θ,  θ̇ = v tan δ / l,
     v̇ = (R γ / I) [f1(v, α) − f0(v)],  f1 = τ0 α − τ0 v / (ω0 R γ),  f0 = c1 v / (R γ) + c0
@@ -7,10 +16,12 @@ which is linear in v:  v̇ = k_a α − k_v v − k_c  with k_a = Rγτ0/I, k_v 
 The Coulomb term c0 only resists motion (the forcing k_a α − k_c is floored at 0), so v never turns
 negative. Steering follows its command through a first-order servo (time constant ``steering_tau_s``).
 
-Both first-order systems are integrated exactly for a zero-order-hold input (one ``scipy.signal.lfilter`` each), so a
-30 s run at 1 kHz costs about a millisecond. The numbers below are 1/6-scale-vehicle-like choices (top
-speed ≈ 2.6 m/s, speed time constant ≈ 0.55 s); the paper does not publish identified values.
+Both first-order systems are integrated exactly for a zero-order-hold input (one
+``scipy.signal.lfilter`` each), so a 30 s run at 1 kHz costs about a millisecond. The numbers below
+are 1/6-scale-vehicle-like choices (top speed ≈ 2.6 m/s, speed time constant ≈ 0.55 s); the paper
+does not publish identified values.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,13 +72,19 @@ def _first_order_zoh(u: np.ndarray, a: float, b: float, y0: float = 0.0) -> np.n
     return y
 
 
-def simulate(vehicle: VehicleParams, t_s: np.ndarray, throttle: np.ndarray, steering_cmd_rad: np.ndarray,
-             yaw0_rad: float = 0.0):
-    """Integrate the model on the uniform grid ``t_s`` with inputs held over each step.
+def simulate(
+    vehicle: VehicleParams,
+    t_s: np.ndarray,
+    throttle: np.ndarray,
+    steering_cmd_rad: np.ndarray,
+    yaw0_rad: float = 0.0,
+):
+    """
+    Integrate the model on the uniform grid ``t_s`` with inputs held over each step.
 
     Returns (position_enu (N,3), yaw_unwrapped (N,), speed v (N,), v̇ (N,), yaw rate ω (N,)).
-    Position and yaw are trapezoidal integrals of the sampled velocity and yaw rate, so the pose is by
-    construction the integral of the published velocity.
+    Position and yaw are trapezoidal integrals of the sampled velocity and yaw rate, so the pose is
+    by construction the integral of the published velocity.
     """
     h = float(t_s[1] - t_s[0])
     k_a, k_v, k_c = vehicle.speed_coefficients
@@ -76,8 +93,11 @@ def simulate(vehicle: VehicleParams, t_s: np.ndarray, throttle: np.ndarray, stee
     v = _first_order_zoh(forcing, a_v, (1.0 - a_v) / k_v)
     v_dot = forcing - k_v * v
     a_d = np.exp(-h / vehicle.steering_tau_s)
-    delta = _first_order_zoh(np.clip(steering_cmd_rad, -vehicle.max_steering_rad, vehicle.max_steering_rad),
-                             a_d, 1.0 - a_d)
+    delta = _first_order_zoh(
+        np.clip(steering_cmd_rad, -vehicle.max_steering_rad, vehicle.max_steering_rad),
+        a_d,
+        1.0 - a_d,
+    )
     omega = v * np.tan(delta) / vehicle.wheelbase_m
     yaw = yaw0_rad + _cumtrapz(omega, h)
     pos = np.zeros((len(t_s), 3))

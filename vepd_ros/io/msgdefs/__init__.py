@@ -1,11 +1,20 @@
-"""Message definitions the stock ROS 2 typestore lacks: sbg_driver and chrono_ros_interfaces.
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Message definitions the stock ROS 2 typestore lacks: sbg_driver and chrono_ros_interfaces.
 
 The ``.msg`` files beside this module were written from the field lists of the drivers ART pinned
-(SBG-Systems/sbg_ros2_driver ``aa63b9a``, projectchrono/chrono_ros_interfaces ``b9586a8``). ROS 2 bags
-recorded on Iron or later, and every MCAP bag, carry their own definitions; ``vepd_ros.io.bags``
-prefers those, so these files only matter for bags without them (Humble sqlite3, like ART's).
-Nested names inside a package (``SbgEkfStatus status``) resolve against the message's own package.
+(SBG-Systems/sbg_ros2_driver ``aa63b9a``, projectchrono/chrono_ros_interfaces ``b9586a8``). ROS 2
+bags recorded on Iron or later, and every MCAP bag, carry their own definitions;
+``vepd_ros.io.bags`` prefers those, so these files only matter for bags without them (Humble
+sqlite3, like ART's). Nested names inside a package (``SbgEkfStatus status``) resolve against the
+message's own package.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -24,7 +33,9 @@ def msg_texts() -> dict[str, str]:
             out[f'{pkg}/msg/{path.stem}'] = path.read_text(encoding='utf-8')
     if not out:
         raise FileNotFoundError(
-            f'no bundled .msg files under {MSG_ROOT} (is vepd_ros/io/msgdefs/**/*.msg in package_data?)')
+            f'no bundled .msg files under {MSG_ROOT} (is vepd_ros/io/msgdefs/**/*.msg in '
+            f'package_data?)'
+        )
     return out
 
 
@@ -32,6 +43,7 @@ def msg_texts() -> dict[str, str]:
 def bundled_types() -> dict:
     """Parsed rosbags type dict of all bundled definitions."""
     from rosbags.typesys import get_types_from_msg
+
     types: dict = {}
     for name, text in msg_texts().items():
         types.update(get_types_from_msg(text, name))
@@ -45,7 +57,8 @@ def register(typestore) -> None:
 
 def ros2_typestore():
     """A fresh ROS 2 (Kilted) typestore with the bundled sbg_driver/chrono_ros_interfaces types."""
-    from rosbags.typesys import Stores, get_typestore
+    from rosbags.typesys import get_typestore, Stores
+
     ts = get_typestore(Stores.ROS2_KILTED)
     register(ts)
     return ts
