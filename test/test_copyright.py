@@ -15,9 +15,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.copyright
 @pytest.mark.linter
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason='the tree is not yet ament-conformant (issue 12)'
-)
 def test_copyright(monkeypatch):
     """Every .py file carries the BSD-3-Clause notice of LICENSE (ament's bsd_3clause)."""
     main = pytest.importorskip(
