@@ -54,6 +54,7 @@ import zlib
 
 import numpy as np
 from vepd_ros.models import satellites as sat
+from vepd_ros.models import simulators as sim
 from vepd_ros.models.geodesy import CONVERSIONS
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params import vec3_param as _vec3
@@ -325,6 +326,10 @@ _TOKENS = {
         {'rw_sigma': 0.016, 'rw_max_velocity': 0.03, 'rw_max_acceleration': 0.005},
     ),
     'gauss_markov': ('error', 'gm', {}),
+    'gz_navsat': ('error', 'gz_navsat', {}),
+    'hector_gps': ('error', 'hector_gps', {}),
+    'carla_gnss': ('error', 'carla_gnss', {}),
+    'matlab_gps': ('error', 'matlab_gps', {}),
     'airsim': ('meta', 'airsim', {}),
     'airsim_default': ('meta', 'airsim', {'hdop_final': 0.1, 'hdop_tau_s': 0.9}),
     'dop': ('meta', 'dop', {}),
@@ -337,6 +342,10 @@ _COMPONENT_PARAMS = {
     'gauss': GAUSS_PARAMS,
     'rw': RW_PARAMS,
     'gm': GM_PARAMS,
+    'gz_navsat': sim.GZ_NAVSAT_PARAMS,
+    'hector_gps': sim.HECTOR_PARAMS,
+    'carla_gnss': sim.CARLA_GNSS_PARAMS,
+    'matlab_gps': sim.MATLAB_GPS_PARAMS,
     'airsim': AIRSIM_PARAMS,
     'dop': SKY_PARAMS + DOP_PARAMS,
     'usarsim': SKY_PARAMS + USARSIM_PARAMS,
@@ -384,6 +393,10 @@ GPS_MODELS = [
     'ch_rw+latency',
     'ch_rw+airsim+cold_start',
     'dop+outage+latency+cold_start',
+    'gz_navsat',
+    'hector_gps',
+    'carla_gnss',
+    'matlab_gps',
 ]
 """Named models (any ``+`` combination of one error token, one covariance/geometry token and modifiers also works)."""
 PAPER_TABLE_I = {
@@ -517,6 +530,9 @@ class GpsModel:
         self._t_int = None
         self._gm = None
         self._in_outage = False
+        # another simulator's own error law (models/simulators.py), drawing from the error stream
+        self._sim = _SIMULATOR_ERRORS[s['error']](self._rng_err, p) \
+            if s['error'] in _SIMULATOR_ERRORS else None
         if s['meta'] in ('dop', 'usarsim'):
             try:
                 self.constellation = sat.make_constellation(p['tle_file'])
@@ -583,6 +599,12 @@ class GpsModel:
             if p['gm_publish_covariance']:
                 cov[:, idx, idx] = np.asarray(p['gm_sigma_m']) ** 2
                 ctype[:] = COV_DIAGONAL_KNOWN
+        elif s['error'] in ('gz_navsat', 'carla_gnss'):
+            err += self._sim.error(t, x, datum, p['conversion'])
+        elif s['error'] == 'hector_gps':
+            err += self._sim.error(dt)
+        elif s['error'] == 'matlab_gps':
+            err += self._sim.error(n)
 
         if s['meta'] == 'airsim':
             h = self.airsim_hdop(t)
@@ -824,6 +846,14 @@ class GpsModel:
         if mode == 'drop':
             published[mask] = False
         status[mask] = STATUS_NO_FIX
+
+
+_SIMULATOR_ERRORS = {
+    'gz_navsat': sim.GzNavSatError,
+    'hector_gps': sim.HectorGpsError,
+    'carla_gnss': sim.CarlaGnssError,
+    'matlab_gps': sim.MatlabGpsError,
+}
 
 
 def make_gps_model(name: str, seed: int = 0, **params) -> GpsModel:

@@ -44,6 +44,7 @@ import zlib
 import numpy as np
 from scipy.signal import lfilter
 from vepd_ros.frames import GRAVITY_MPS2
+from vepd_ros.models import simulators as sim
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params import vec3_param as _vec3
 
@@ -228,8 +229,20 @@ _MODELS = {
         },
     ),
 }
+_MODELS.update({
+    # gz-sensors ImuSensor: one GaussianNoiseModel per axis, orientation on (zero covariance)
+    'gz_imu': ('gz', {'orientation_mode': 'truth'}),
+    # CARLA sensor.other.imu: white accelerometer noise, gyroscope bias + white noise
+    'carla_imu': ('carla', {'orientation_mode': 'truth'}),
+})
 IMU_MODELS = list(_MODELS)
-_KIND_PARAMS = {'none': [], 'drift': DRIFT_PARAMS, 'allan': ALLAN_PARAMS}
+_KIND_PARAMS = {
+    'none': [],
+    'drift': DRIFT_PARAMS,
+    'allan': ALLAN_PARAMS,
+    'gz': sim.GZ_IMU_PARAMS,
+    'carla': sim.CARLA_IMU_PARAMS,
+}
 
 
 def imu_model_params(name: str) -> list[Param]:
@@ -305,6 +318,11 @@ class ImuModel:
         self._ka = np.zeros(3)
         self._gm_started = False
         self._turn_on = None
+        self._sim = None
+        if self.kind == 'gz':
+            self._sim = sim.GzImuNoise(self._r['gw'], self.p)
+        elif self.kind == 'carla':
+            self._sim = sim.CarlaImuNoise(self._r['gw'], self.p)
 
     def sample(self, t_s, truth) -> ImuSamples:
         """IMU output at ``t_s`` for ``truth`` (a ``Trajectory`` sampled at ``t_s``)."""
@@ -411,6 +429,8 @@ class ImuModel:
             self._gm_started = True
             cov_w[:, idx, idx] = p['gyro_arw'] ** 2 * p['rate_hz']
             cov_f[:, idx, idx] = p['acc_vrw'] ** 2 * p['rate_hz']
+        elif self._sim is not None:
+            wn, fn, cov_w, cov_f = self._sim.apply(t, self.t_last, w, f)
         # orientation
         mode = p['orientation_mode']
         cov_o = zero3.copy()
