@@ -44,15 +44,14 @@ Batch form (the offline study; vectorised over K runs that share message timing)
          base_link)
     gps  dict: 'stamp_ns' (m,); optional 'arrival_ns'; 'latitude', 'longitude', 'altitude' (K, m)
          deg/m; optional 'position_covariance' (9,) / (m, 9) / (K, m, 9) (default zeros, the
-         Chrono case);
-         optional 'status' (K, m) (default 0; −1 or NaN positions are ignored by navsat);
-         'frame_id' (default 'gps')
+         Chrono case); optional 'status' (K, m) (default 0; −1 or NaN positions are ignored by
+         navsat); 'frame_id' (default 'gps')
     returns dict: 'stamp_ns' (T,) published /odometry/filtered stamps, 'tick_ns' (T,), 'state'
          (K, T, 15), 'p_diag' (K, T, 15) (or 'P' (K, T, 15, 15)), the state columns by name 'x' 'y'
          'z' 'roll' 'pitch' 'yaw' 'vx' 'vy' 'vz' 'vroll' 'vpitch' 'vyaw' 'ax' 'ay' 'az' (K, T) —
          velocities in the body frame, as robot_localization publishes them — 'speed' (K, T) =
-         hypot(vx, vy), and
-         'gps_odom_stamp_ns' (G,) + 'gps_odom_position' (K, G, 3): what navsat published.
+         hypot(vx, vy), and 'gps_odom_stamp_ns' (G,) + 'gps_odom_position' (K, G, 3): what navsat
+         published.
 
 Runs whose GPS validity (NO_FIX / NaN) differs are split into groups with equal validity patterns,
 because navsat's publication times, and so the EKF's timing, depend on it.
