@@ -157,8 +157,10 @@ move a run's zero or be dropped uncounted by the judge's per-topic guard)."""
 
 def _stamps_in_order(stamp_ns, arrival_ns) -> np.ndarray:
     """
-    Mask of the messages kept: stamp − arrival within ``MAX_STAMP_SKEW_S`` of the median
-    offset, and stamps non-decreasing in arrival order (after the skew cut).
+    Return the mask of the messages kept.
+
+    Kept: stamp − arrival within ``MAX_STAMP_SKEW_S`` of the median offset, and stamps
+    non-decreasing in arrival order (after the skew cut).
     """
     st = np.asarray(stamp_ns, np.int64)
     if st.size == 0:
@@ -208,8 +210,9 @@ def read_bag_streams(
     truth_options: TruthOptions | None = None,
 ) -> BagStreams:
     """
-    Read a bag's gps/imu/truth(/odom) topics in one arrival-ordered pass (garbage collector paused:
-    ``perf.gc_paused``).
+    Read a bag's gps/imu/truth(/odom) topics in one arrival-ordered pass.
+
+    The garbage collector is paused meanwhile (``perf.gc_paused``).
     """
     topics = {'truth': profile.topic('truth')}
     if not topics['truth']:
@@ -339,7 +342,7 @@ def _cut(d: dict | None, a: int, b: int) -> dict | None:
 # hybrid
 def truth_trajectory(truth: TruthStream, zero_ns: int):
     """
-    A planar ``vepd_ros.truth.Trajectory`` rebuilt from a truth stream (t from ``zero_ns``).
+    Rebuild a planar ``vepd_ros.truth.Trajectory`` from a truth stream (t from ``zero_ns``).
 
     Heading: from the body components when known (yaw = atan2 of world velocity minus the body slip
     angle), else the course over ground atan2(v_north, v_east), held while slower than 0.2 m/s.
@@ -416,7 +419,7 @@ def simulate_replacement(
     gps_rate_hz: float = 10.0,
     datum=None,
 ) -> dict:
-    """Simulated IMU or GPS arrays (run_judge_batch layout, K=1 rows) from the truth."""
+    """Simulate IMU or GPS arrays (run_judge_batch layout, K=1 rows) from the truth."""
     from vepd_ros.models.geodesy import DEFAULT_DATUM
     from vepd_ros.models.sensors import simulate_sensors
 
@@ -475,7 +478,11 @@ def simulate_replacement(
 def judge_segment(
     imu: dict, gps: dict | None, ekf_config, navsat_config, static_tf=(), gravity_frame='imu'
 ):
-    """The built-in judge over one segment's IMU and GPS (K = 1): (stamp_ns, vx, vy, dropped)."""
+    """
+    Run the built-in judge over one segment's IMU and GPS (K = 1).
+
+    Returns (stamp_ns, vx, vy, dropped).
+    """
     from vepd_ros.judge.graph import run_judge_batch
     from vepd_ros.judge.navsat import StaticTF
 
@@ -544,7 +551,10 @@ def make_runs(
         a, b = seg.start_ns, seg.end_ns
         imu, gps, odom = _cut(streams.imu, a, b), _cut(streams.gps, a, b), _cut(streams.odom, a, b)
         tr = streams.truth.window(a, b + 1, on='arrival')
-        where = f'{streams.path} [{(a - streams.start_ns) / NS:.2f}, {(b - streams.start_ns) / NS:.2f}] s'
+        where = (
+            f'{streams.path} [{(a - streams.start_ns) / NS:.2f}, '
+            f'{(b - streams.start_ns) / NS:.2f}] s'
+        )
         if len(tr) < 2:
             raise ValueError(f'{where}: fewer than 2 truth messages in the run')
         early = {}

@@ -61,7 +61,9 @@ class MissingTopicError(BagError):
 
 class UnknownTypeError(BagError):
     """
-    A requested topic's message type has no definition (not in the bag, ROS 2 store or bundled).
+    A requested topic's message type has no definition.
+
+    Not in the bag, the ROS 2 store or the bundled definitions.
     """
 
 
@@ -90,6 +92,8 @@ class BagInfo:
 
 def bag_format(path) -> str:
     """
+    Tell a bag's storage format from its path.
+
     'ros1' for a ``.bag`` file, 'sqlite3' or 'mcap' for a ROS 2 bag directory or storage file.
     """
     p = Path(path)
@@ -377,7 +381,7 @@ class Bag:
                 item = next(it)
             except StopIteration:
                 break
-            except Exception as exc:  # noqa: BLE001 - storage layer errors (sqlite, mcap, lz4, struct)
+            except Exception as exc:  # noqa: BLE001 - sqlite/mcap/lz4/struct storage errors
                 after = f' after t={last / NS:.3f} s' if last is not None else ''
                 raise CorruptBagError(
                     f'{self.path}: cannot read record{after} (truncated or corrupt?): '
@@ -416,8 +420,9 @@ class Bag:
 @functools.lru_cache(maxsize=1)
 def _ros2_fielddefs() -> dict:
     """
-    Field definitions of the stock ROS 2 (Kilted) typestore (built once: ~6 ms; callers must not
-    mutate it).
+    Return the field definitions of the stock ROS 2 (Kilted) typestore.
+
+    Built once (~6 ms); callers must not mutate it.
     """
     from rosbags.typesys import get_typestore, Stores
 
@@ -437,6 +442,8 @@ def _nested_names(desc) -> list:
 
 def _type_closure(roots, sources) -> set:
     """
+    Return the names of ``roots`` and of every type their fields reach.
+
     Names of ``roots`` and every type their fields reach, each looked up in the first of
     ``sources`` (dicts of rosbags field definitions) that has it; unknown names are kept (reported
     later).
@@ -468,6 +475,8 @@ FLAT_TYPES = ('sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix')
 
 def flat_imu(raw):
     """
+    Decode a little-endian CDR sensor_msgs/Imu without the typestore.
+
     A sensor_msgs/Imu in little-endian CDR as (stamp_ns, frame_id, 37 floats: orientation x y z w,
     its covariance, angular_velocity, its covariance, linear_acceleration, its covariance); None if
     the bytes do not have exactly that layout (the caller then uses the typestore). Offsets count
@@ -487,6 +496,8 @@ def flat_imu(raw):
 
 def flat_navsatfix(raw):
     """
+    Decode a little-endian CDR sensor_msgs/NavSatFix without the typestore.
+
     A sensor_msgs/NavSatFix in little-endian CDR as (stamp_ns, frame_id, status, service, latitude,
     longitude, altitude, covariance 9 floats, covariance type); None if the layout differs.
     """
@@ -518,7 +529,7 @@ _FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navs
 
 
 def flat_imu_from_message(m) -> tuple:
-    """An Imu message object (rosbags or rclpy) in the layout of ``flat_imu``."""
+    """Flatten an Imu message object (rosbags or rclpy) to the layout of ``flat_imu``."""
     o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
     return (
         stamp_ns(m),
@@ -542,7 +553,7 @@ def flat_imu_from_message(m) -> tuple:
 
 
 def flat_navsatfix_from_message(m) -> tuple:
-    """A NavSatFix message object in the layout of ``flat_navsatfix``."""
+    """Flatten a NavSatFix message object to the layout of ``flat_navsatfix``."""
     return (
         stamp_ns(m),
         m.header.frame_id,
@@ -558,6 +569,8 @@ def flat_navsatfix_from_message(m) -> tuple:
 
 def _flat_decoder(ts, msgtype: str):
     """
+    Return the flat decoder of ``msgtype`` if the typestore's definition allows it, else None.
+
     The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as
     the stock ROS 2 store does, else None.
     """
@@ -575,7 +588,7 @@ def _flat_decoder(ts, msgtype: str):
 
 
 def open_bag(path, **kw) -> Bag:
-    """Open a bag (``with open_bag(p) as bag:``)."""
+    """Open a bag, to use as a context manager (``with ... as bag:``)."""
     return Bag(path, **kw).open()
 
 
@@ -586,6 +599,8 @@ def bag_info(path) -> BagInfo:
 
 def read_messages(path, topics: Iterable[str], **kw) -> list[tuple[int, object]]:
     """
+    Read the messages of ``topics`` into a list.
+
     [(arrival_ns, msg)] of ``topics`` in arrival order (whole bag in memory; for small
     windows/logs).
     """
@@ -594,6 +609,8 @@ def read_messages(path, topics: Iterable[str], **kw) -> list[tuple[int, object]]
 
 def iter_messages(path, topics: Iterable[str], **kw) -> Iterator[tuple[int, str, str, object]]:
     """
+    Iterate over the messages of ``topics`` in a bag.
+
     Open ``path`` and yield (arrival_ns, topic, msgtype, msg) for ``topics`` in arrival order.
     """
     with Bag(path) as bag:
@@ -630,6 +647,8 @@ class GpsArrays:
     @property
     def sigma_h(self) -> np.ndarray:
         """
+        Return the horizontal 1-sigma implied by the covariance.
+
         Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish'
         value).
         """
@@ -652,6 +671,8 @@ class ImuArrays:
 
 def _window(bag: Bag, t0, t1, time_base: str):
     """
+    Convert a window in seconds to absolute arrival-ns bounds.
+
     Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch.
     """
     if time_base not in ('bag', 'absolute'):
@@ -678,7 +699,11 @@ def read_gps_arrays(
     *,
     time_base: str = 'bag',
 ) -> GpsArrays:
-    """NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
+    """
+    Read the NavSatFix messages of ``topic`` in a time window.
+
+    NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default).
+    """
     with Bag(path) as bag:
         _check_type(bag, topic, 'sensor_msgs/msg/NavSatFix')
         start, stop, off = _window(bag, t0, t1, time_base)

@@ -12,14 +12,19 @@ v_up; ENU, m/s), the horizontal ``speed`` = hypot(v_east, v_north) (the paper's 
 own loggers used single components, art_conventions §3–4), and the body-frame planar velocity (vx
 forward, vy left) when an orientation is known (NaN otherwise).
 
-Supported types and the frame each assumes (every assumption is a parameter):
+Supported types and the frame each assumes (every assumption is a parameter), as
+type — velocity taken from — frame (parameter, default):
 
-| type | velocity taken from | frame (parameter, default) |
-|---|---|---|
-| nav_msgs/Odometry | twist.twist.linear | ``odom_twist_frame='child'`` (REP-105: child_frame_id, rotated to the world by pose orientation); ``'world'`` if the producer writes world-frame twist |
-| geometry_msgs/TwistStamped, TwistWithCovarianceStamped | twist(.twist).linear | ``twist_frame='world'`` (ENU world, e.g. Chrono's ``state/twist``); ``'body'`` (FLU vehicle; no E/N then, speed = hypot(vx, vy)); ``'ned'`` |
-| sbg_driver/SbgGpsVel, SbgEkfNav | velocity | ``sbg_frame='ned'`` (driver default ``use_enu: false``: x North, y East, z Down); ``'enu'`` |
-| chrono_ros_interfaces/Body | twist.linear | world frame of Chrono (Z up; X, Y taken as east, north), orientation from pose → body vx |
+* nav_msgs/Odometry — twist.twist.linear — ``odom_twist_frame='child'`` (REP-105:
+  child_frame_id, rotated to the world by pose orientation); ``'world'`` if the producer writes
+  world-frame twist;
+* geometry_msgs/TwistStamped, TwistWithCovarianceStamped — twist(.twist).linear —
+  ``twist_frame='world'`` (ENU world, e.g. Chrono's ``state/twist``); ``'body'`` (FLU vehicle; no
+  E/N then, speed = hypot(vx, vy)); ``'ned'``;
+* sbg_driver/SbgGpsVel, SbgEkfNav — velocity — ``sbg_frame='ned'`` (driver default
+  ``use_enu: false``: x North, y East, z Down); ``'enu'``;
+* chrono_ros_interfaces/Body — twist.linear — world frame of Chrono (Z up; X, Y taken as east,
+  north), orientation from pose → body vx.
 
 Orientation: Odometry and Body carry one (a quaternion with |q| far from 1, like Chrono fork's
 w-in-x bug, is treated as unknown: vx = vy = NaN, speed still from the world velocity). The SBG
@@ -104,7 +109,7 @@ class TruthStream:
     def window(
         self, start_ns: int | None, stop_ns: int | None, on: str = 'stamp'
     ) -> 'TruthStream':
-        """Samples with time in [start_ns, stop_ns) on 'stamp' or 'arrival'."""
+        """Return the samples with time in [start_ns, stop_ns) on 'stamp' or 'arrival'."""
         t = self.stamp_ns if on == 'stamp' else self.arrival_ns
         m = np.ones(t.shape, bool)
         if start_ns is not None:
@@ -178,6 +183,8 @@ def truth_from_arrays(
     msgtype: str, stamp_ns, arrival_ns, linear, quat, opts: TruthOptions | None = None
 ) -> TruthStream:
     """
+    Convert raw messages of ``msgtype`` to a TruthStream.
+
     The conversion itself, vectorised: raw linear velocity (n,3) and orientation (n,4, NaN = none).
     """
     opts = opts or TruthOptions()
@@ -254,7 +261,7 @@ def truth_from_messages(
 
 
 def read_truth(path, topic: str, opts: TruthOptions | None = None, **kw) -> TruthStream:
-    """The truth stream of ``topic`` in a bag (type taken from the bag)."""
+    """Read the truth stream of ``topic`` in a bag (type taken from the bag)."""
     from vepd_ros.io.bags import Bag
 
     with Bag(path) as bag:

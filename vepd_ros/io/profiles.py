@@ -10,15 +10,17 @@ Topic profiles: which bag topic plays which role (gps, imu, truth, odom) and how
 | profile | gps | imu | truth | odom |
 |---|---|---|---|---|
 | ``art`` | /fix | /imu | /sbg/gps_vel (SbgGpsVel, NED) | /odometry/filtered |
-| ``chrono`` | /chrono_ros_node/output/gps/gps1 | accelerometer + gyroscope topics merged (``accel``/``gyro`` roles) | /chrono_ros_node/output/vehicle/state (Body, world-frame velocity) | /odometry/filtered |
+| ``chrono`` | …/gps/gps1 | ``accel`` + ``gyro`` merged | …/vehicle/state | /odometry/filtered |
 | ``custom`` | — | — | — | — (every role from ``--topic role=/name``) |
 
 ``art`` is the real ART car of the IROS 2024 runs (art_conventions §1a; the ART EKF listens to /imu
 and /fix). ``chrono`` is Chrono::ROS as the lab's demo publishes it (node ``chrono_ros_node``,
 §1b): the GPS noise variant is picked by the gps topic (gps1 none, gps2 Gaussian, gps3 random walk,
 ``_airsim`` covariance) — override it with ``--topic gps=...``; accelerometer and gyroscope come as
-two Imu topics that ``ins_publisher`` merged into /imu, which ``vepd bag`` does the same way
-(``merge_imu``). A role may be set to '' to switch it off (e.g. ``odom=``).
+two Imu topics (the ``accel``/``gyro`` roles) that ``ins_publisher`` merged into /imu, which
+``vepd bag`` does the same way (``merge_imu``); truth is the vehicle state's Body (world-frame
+velocity). ``…`` in the table stands for /chrono_ros_node/output. A role may be set to '' to
+switch it off (e.g. ``odom=``).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Profile:
         return replace(self, topics=t)
 
     def imu_topics(self) -> list[str]:
-        """The topic(s) making up the IMU stream: [imu] or [accel, gyro]."""
+        """Return the topic(s) making up the IMU stream: [imu] or [accel, gyro]."""
         if self.topic('imu'):
             return [self.topic('imu')]
         if self.topic('accel') and self.topic('gyro'):

@@ -139,6 +139,8 @@ def stationary_gaps(
     t_ns, speed, threshold: float = 0.05, min_gap_s: float = 2.0
 ) -> list[tuple[int, int]]:
     """
+    Find the standstills in a speed series.
+
     [(start_ns, end_ns)] of standstills: speed < threshold continuously for at least min_gap_s.
     """
     t = np.asarray(t_ns, np.int64)
@@ -169,7 +171,9 @@ def split_stationary(
     scenarios='run',
 ) -> list[Segment]:
     """
-    Runs between standstills (see the module doc); ``scenarios`` is a label or a list in run order.
+    Split a recording into the runs between standstills (see the module doc).
+
+    ``scenarios`` is a label or a list in run order.
     """
     t = np.asarray(t_ns, np.int64)
     if t.size == 0:

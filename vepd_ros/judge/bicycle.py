@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+A second judge: the 4-DOF bicycle-model EKF of Zhang et al., for sensitivity studies.
+
 A second judge: the 4-DOF bicycle-model EKF of Zhang et al., "Using simulation to design an MPC
 policy for field navigation using GPS sensing" (shared/seeds/003, §2.1–2.2), for sensitivity
 studies (the VEPD paper's future work: does the sim-to-real ranking depend on the estimator?).
@@ -96,6 +98,8 @@ def bicycle_params(values: Mapping[str, Any] | None = None) -> dict:
 
 def load_bicycle_params(source) -> dict:
     """
+    Build the parameters from a mapping or an ekf YAML.
+
     From a mapping of bicycle parameters, or an ekf YAML (path/mapping) with a ``bicycle_ekf``
     section (``frequency`` defaults to the ekf_filter_node's).
     """
@@ -141,8 +145,10 @@ def run_bicycle_batch(
     **_ignored,
 ) -> dict:
     """
-    The bicycle judge over K runs with identical timing; inputs as ``graph.run_judge_batch``
-    (``navsat_params`` is not used: the bicycle EKF makes its own tangent plane).
+    Run the bicycle judge over K runs with identical timing.
+
+    Inputs as ``graph.run_judge_batch`` (``navsat_params`` is not used: the bicycle EKF makes its
+    own tangent plane).
     """
     p = load_bicycle_params(ekf_params)
     if imu is None or gps is None:
@@ -288,6 +294,8 @@ def run_bicycle_batch(
 
 def _predict(x, P, Qr, init, last_t, t, omega, acc):
     """
+    Step the bicycle model forward to time t (Euler).
+
     Euler step of the bicycle model to time t for the initialised runs whose last time is before t.
     """
     dt_ns = np.where(init, t - last_t, 0)
@@ -346,6 +354,8 @@ def replay_bicycle(
     gravity_frame: str = 'imu',
 ) -> dict:
     """
+    Replay a bag or CSV directory through the bicycle judge.
+
     `vepd judge replay --judge bicycle`: the IMU topic is ``--navsat-imu-topic`` or the ekf
     config's imu0 topic (or the only Imu topic), the fix topic ``--gps-topic`` or the only
     NavSatFix topic.

@@ -130,6 +130,8 @@ TWIST_FLAGS = slice(6, 12)
 @dataclass(frozen=True)
 class SubTopic:
     """
+    One measurement stream of a sensor.
+
     One measurement stream of a sensor, as upstream names it for the per-topic guard and the queue:
     ``odom0_pose``, ``odom0_twist``, ``imu0_pose``, ``imu0_twist``, ``imu0_acceleration``,
     ``pose0``, ``twist0``. ``update_vector`` is the sensor's config after upstream's per-part

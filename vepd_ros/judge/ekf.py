@@ -90,6 +90,8 @@ _TWO_PI = 2.0 * math.pi
 
 def wrap(a):
     """
+    Wrap angles to (−π, π] as robot_localization does.
+
     robot_localization's angle wrap (``angles::normalize_angle``): r = fmod(a + π, 2π);
     r ≤ 0 → r + π, else r − π. Works on floats and arrays.
     """
@@ -102,6 +104,8 @@ def wrap(a):
 
 def covariance_matrix(values, name: str = 'covariance') -> np.ndarray:
     """
+    Build a 15×15 matrix from a parameter list.
+
     15 values → diagonal matrix; 225 values → full matrix read row-major (robot_localization).
     """
     v = np.asarray(values, dtype=float).ravel()
@@ -151,7 +155,7 @@ _INDEX_CACHE: dict = {}
 
 
 def index_set(update_vector) -> IndexSet:
-    """Cached ``IndexSet`` of a 15-bool update vector (or a tuple of indices)."""
+    """Return the cached ``IndexSet`` of a 15-bool update vector (or a tuple of indices)."""
     if type(update_vector) is tuple:  # the common form (MeasurementSeries.update_vector): no numpy
         s = _UV_CACHE.get(update_vector)
         if s is not None:
@@ -232,6 +236,8 @@ class Ekf:
 
     def _predict_k1(self, dt: float) -> None:
         """
+        Predict one run (K = 1) by dt.
+
         K = 1 prediction: x⁺ = A(x)·x in scalar Python, the Jacobian scattered into an identity in
         one call, then ``J P Jᵀ + dt·Q`` on 2-D arrays. Equal to ``_predict_batch`` up to rounding
         (tested).
@@ -240,6 +246,8 @@ class Ekf:
 
     def _predict_k1_list(self, dt: float, xl: list | None = None) -> list:
         """
+        Predict one run (K = 1) by dt and return x⁺ as a list.
+
         ``_predict_k1``: sets P, returns x⁺ as a list (for a caller that adjusts it further);
         ``xl``: x as a list when the caller has it.
         """
@@ -496,6 +504,8 @@ class Ekf:
         self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None, clamped: bool = False
     ):
         """
+        Correct the selected runs with the measured entries (the core update).
+
         Core update on the selected entries: zs (K', m), Rs (K', m, m) or (m, m), thr2 = thr² (inf:
         no gate). ``rows`` limits the update to those runs. ``clamped``: Rs already went through
         ``clamp_variances`` (it is idempotent; the array path clamps whole series at once). Returns
@@ -532,6 +542,8 @@ class Ekf:
         self, s: IndexSet, zs, Rs: np.ndarray, thr2: float = math.inf, rdiag=None
     ) -> bool:
         """
+        Correct one run, refusing and counting a singular innovation covariance.
+
         ``_correct_k1`` with a singular innovation covariance refused and counted instead of
         raised.
         """
@@ -796,7 +808,9 @@ class Ekf:
 
     def predict_to(self, t_ns: int) -> None:
         """
-        Timeout / predict_to_current_time prediction: predict by (t − last_time), last_time = t.
+        Predict to time t (timeout / predict_to_current_time prediction).
+
+        Predict by (t − last_time), last_time = t.
         """
         delta = int(t_ns) - self.last_time_ns
         self.predict(delta * 1e-9)
@@ -867,6 +881,8 @@ _J1_FLAT = np.array(
 
 def _inv(S: np.ndarray, checked: bool = True) -> np.ndarray:
     """
+    Invert one float64 matrix with the LAPACK call of ``np.linalg.inv``.
+
     ``np.linalg.inv`` of one float64 matrix without its wrapper: the same LAPACK call, so the same
     bits. ``checked``: a result that is not finite (singular S) is redone by ``np.linalg.inv`` for
     its ``LinAlgError``; unchecked, the caller does that (NaN where LAPACK failed).
@@ -893,6 +909,8 @@ _GATE_MARGIN = 1.0 + 1e-9
 
 def gate_bound_variances(Rs) -> list:
     """
+    Return each measurement's R diagonal when R is provably positive definite, else None.
+
     Per measurement of Rs (n, m, m), clamped: its diagonal as a list when Rs is strictly diagonally
     dominant with a positive diagonal (hence positive definite, Gershgorin), else None — the
     ``rdiag`` argument of ``Ekf._correct_k1``'s early gate.
@@ -908,6 +926,8 @@ def gate_bound_variances(Rs) -> list:
 
 def clamp_variances(Rs) -> np.ndarray:
     """
+    Clamp the variances of measurement covariances.
+
     Copy of Rs (..., m, m) with the diagonal made |·| and raised to 1e-9 (off-diagonals kept).
     """
     Rs = np.array(Rs, dtype=float, order='C')
@@ -931,6 +951,8 @@ def _wrap_cols(a: np.ndarray, cols) -> None:
 
 def _wrap_inplace(a: np.ndarray, cols=None) -> None:
     """
+    Wrap angles in place.
+
     ``wrap`` in place on a (all of it, or its columns ``cols``: a slice or an index array), bit for
     bit the same numbers (r + π and r − π are the same single additions).
     """
@@ -945,6 +967,8 @@ def _wrap_inplace(a: np.ndarray, cols=None) -> None:
 
 def _joseph(P, G, HP, Rs, idx):
     """
+    Return the Joseph-form covariance update without forming the 15×15 I−GH.
+
     (I−GH) P (I−GH)ᵀ + G R Gᵀ without forming 15×15 I−GH: with M = P − G·HP = (I−GH)P,
     M (I−GH)ᵀ = M − M[:, idx]·Gᵀ.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Emulate robot_localization's ekf_node loop: queue, timer ticks, output and resets.
+
 Emulation of robot_localization's ekf_node loop (``RosFilter``), reference §5 and the rl_golden
 README "Exact semantics".
 
@@ -96,7 +98,7 @@ class RosFilter:
         self.last_tick_ns: int | None = None
 
     def reset(self) -> None:
-        """robot_localization's reset(): forget everything but the parameters."""
+        """Forget everything but the parameters, as robot_localization's reset does."""
         self.ekf.reset()
         self.builder.reset(0)
         self._reset_loop()
@@ -105,7 +107,7 @@ class RosFilter:
     # ------------------------------------------------------------------ input
     def feed(self, sensor: str, msg, arrival_ns: int | None = None) -> None:
         """
-        A message of ``sensor`` (name 'odom0' or its topic).
+        Feed a message of ``sensor`` (name 'odom0' or its topic).
 
         With ``arrival_ns`` it is delivered at the first tick ≥ arrival; without, it is delivered
         (prepared and queued) now.
@@ -193,6 +195,8 @@ def run_schedule(
     on_update=None,
 ) -> ScheduleResult:
     """
+    Run prepared measurement series through the node loop at the given tick times.
+
     Run prepared ``MeasurementSeries`` (array path; z with a leading K axis or none) through the
     node loop at the given tick times. Each series needs ``arrivals`` (None = arrival at its
     stamp). Deliveries are ordered by (arrival, series order, sample index): build the series list
@@ -221,6 +225,8 @@ def run_schedule(
 
 def delivery_order(series: list) -> tuple:
     """
+    Return the static deliveries of ``series`` in delivery order.
+
     The static deliveries of ``series`` as three lists (arrival, series index, sample index),
     sorted by arrival, then series order, then sample.
     """
@@ -237,6 +243,8 @@ def delivery_order(series: list) -> tuple:
 
 def series_tables(series: list) -> tuple:
     """
+    Return the per-series facts the loops need.
+
     Per-series facts the loops need: index sets, clamped Rsub (the clamp is idempotent: once per
     series) and squared rejection thresholds (inf: no gate).
     """
@@ -249,6 +257,8 @@ def series_tables(series: list) -> tuple:
 
 class NodeOutputs:
     """
+    Hold the output rows of ekf_node's timer callback, and end that callback.
+
     The output rows of ekf_node's timer callback, and the end of that callback (one place for every
     loop: ``_loop_batch``, ``_loop_k1`` and the graph's batch loop).
 
@@ -283,6 +293,8 @@ class NodeOutputs:
 
     def end_tick(self, ekf: Ekf, now: int, timeout: bool):
         """
+        End a timer callback: timeout prediction, then the output row.
+
         Returns None when the filter is not initialised or the row is not kept, else whether it was
         published.
         """
@@ -313,7 +325,7 @@ class NodeOutputs:
 
 
 def _loop_batch(ekf, series, ticks, events, out: NodeOutputs, on_update=None) -> None:
-    """The node loop of ``run_schedule`` for any K."""
+    """Run the node loop of ``run_schedule`` for any K."""
     arr_l, sid_l, sidx_l = events
     sets, clamped, thr2 = series_tables(series)
     queue: list = []
@@ -353,6 +365,8 @@ def _loop_k1(
     on_publish=None,
 ) -> None:
     """
+    Run the node loop for K = 1 (hoisted numpy work; also the judge graph's loop).
+
     ``_loop_batch`` for K = 1 with the per-message numpy work hoisted out of the loop, and the K =
     1 loop of the judge graph (``graph.run_graph``), which adds:
 
@@ -522,6 +536,8 @@ def _loop_k1(
 
 def _state_term_rows(series, zfull, idx_of, has_terms, sid_l, sidx_l, e0, e1, x) -> dict:
     """
+    Apply the state terms to the deliveries e0..e1, per series.
+
     For the deliveries e0..e1 of series with state terms, per series: (zs list, z (n, 15), [0]) in
     delivery order — z with the terms applied at state x (once for all of a series' samples: the
     same elementwise operations as sample by sample), zs the flagged entries as floats or None when

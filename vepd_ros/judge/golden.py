@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Replay rl_golden scenarios through the built-in judge and compare with the golden ticks.
+
 Run an rl_golden scenario directory (scenario.json, raw_*.csv, golden_ticks.csv) from its RAW
 messages through the message layer and the node-loop emulation, and compare with the golden ticks.
 
@@ -34,6 +36,8 @@ RTOL_P = 1e-9
 
 def read_csv(path: Path) -> dict:
     """
+    Read a CSV file into numpy columns.
+
     CSV → {column: numpy array}; integer columns (``*_ns``, ``seq``, ``id``) as int64, text kept.
     """
     opener = gzip.open if str(path).endswith('.gz') else open
@@ -75,8 +79,9 @@ def _is_int64(v: str) -> bool:
 
 def scenario_params(scenario: dict, where: str = 'scenario.json'):
     """
-    The EkfParams of a golden scenario's ``ros_parameters`` (a mapping; ValueError naming
-    ``where`` and the field otherwise).
+    Return the EkfParams of a golden scenario's ``ros_parameters``.
+
+    ``ros_parameters`` must be a mapping (ValueError naming ``where`` and the field otherwise).
     """
     ros = _field(scenario, 'ros_parameters', dict, where)
     return load_ekf_params({k: v for k, v in ros.items() if v is not None})
@@ -101,6 +106,8 @@ def _cols(d, names, n):
 
 def build_series(params, directory: Path) -> list:
     """
+    Build the MeasurementSeries of a scenario's raw CSV files.
+
     raw_<sensor>.csv files → MeasurementSeries in delivery order (messages sorted by arrival).
     """
     b = MeasurementBuilder(params)

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Co-simulate the judge graph offline: ekf_node + navsat_transform_node, without transport.
+
 Offline co-simulation of the judge graph: ekf_node + navsat_transform_node, IMU + NavSatFix in,
 /odometry/filtered out — the whole ROS graph of design §1 without transport.
 
@@ -25,13 +27,14 @@ The data ends at the last arrival (``t_end_ns``); ticks run up to and including 
 
 Batch form (the offline study; vectorised over K runs that share message timing)::
 
-    run_judge_batch(ekf_params, navsat_params, imu, gps, tf=None, *, t_start_ns=None, t_end_ns=None,
-                    ekf_first_tick_ns=None, navsat_first_tick_ns=None, full_covariance=False,
-                    gravity_frame='imu') -> dict
+    run_judge_batch(ekf_params, navsat_params, imu, gps, tf=None, *, t_start_ns=None,
+                    t_end_ns=None, ekf_first_tick_ns=None, navsat_first_tick_ns=None,
+                    full_covariance=False, gravity_frame='imu') -> dict
 
-    gravity_frame  'imu' (default: ROS 1 and ROS 2 after PR #946) or 'base_link' (the 3.5/3.6 snapshot);
-                 only matters for an IMU mounted rotated — see ``imu_gravity_removal``
-    ekf_params   EkfParams, a path to robot_localization's ekf YAML, or a mapping (``load_judge_params``)
+    gravity_frame  'imu' (default: ROS 1 and ROS 2 after PR #946) or 'base_link' (the 3.5/3.6
+                 snapshot); only matters for an IMU mounted rotated — see ``imu_gravity_removal``
+    ekf_params   EkfParams, a path to robot_localization's ekf YAML, or a mapping
+                 (``load_judge_params``)
     navsat_params  mapping / YAML path for navsat_transform, or None (no navsat: GPS not used)
     imu  dict: 'stamp_ns' (n,) int64; optional 'arrival_ns' (n,); 'angular_velocity' (K, n, 3);
          'linear_acceleration' (K, n, 3) (specific force, +g on z at rest); optional 'orientation'
@@ -39,15 +42,16 @@ Batch form (the offline study; vectorised over K runs that share message timing)
          optional '*_covariance' (9,) / (n, 9) / (K, n, 9) for 'orientation', 'angular_velocity',
          'linear_acceleration' (default zeros, clamped to 1e-9 by the filter); 'frame_id' (default
          base_link)
-    gps  dict: 'stamp_ns' (m,); optional 'arrival_ns'; 'latitude', 'longitude', 'altitude' (K, m) deg/m;
-         optional 'position_covariance' (9,) / (m, 9) / (K, m, 9) (default zeros, the Chrono case);
-         optional 'status' (K, m) (default 0; −1 or NaN positions are ignored by navsat);
-         'frame_id' (default 'gps')
-    returns dict: 'stamp_ns' (T,) published /odometry/filtered stamps, 'tick_ns' (T,), 'state' (K, T, 15),
-         'p_diag' (K, T, 15) (or 'P' (K, T, 15, 15)), the state columns by name 'x' 'y' 'z' 'roll'
-         'pitch' 'yaw' 'vx' 'vy' 'vz' 'vroll' 'vpitch' 'vyaw' 'ax' 'ay' 'az' (K, T) — velocities in the
-         body frame, as robot_localization publishes them — 'speed' (K, T) = hypot(vx, vy), and
-         'gps_odom_stamp_ns' (G,) + 'gps_odom_position' (K, G, 3): what navsat published.
+    gps  dict: 'stamp_ns' (m,); optional 'arrival_ns'; 'latitude', 'longitude', 'altitude' (K, m)
+         deg/m; optional 'position_covariance' (9,) / (m, 9) / (K, m, 9) (default zeros, the
+         Chrono case); optional 'status' (K, m) (default 0; −1 or NaN positions are ignored by
+         navsat); 'frame_id' (default 'gps')
+    returns dict: 'stamp_ns' (T,) published /odometry/filtered stamps, 'tick_ns' (T,), 'state'
+         (K, T, 15), 'p_diag' (K, T, 15) (or 'P' (K, T, 15, 15)), the state columns by name 'x' 'y'
+         'z' 'roll' 'pitch' 'yaw' 'vx' 'vy' 'vz' 'vroll' 'vpitch' 'vyaw' 'ax' 'ay' 'az' (K, T) —
+         velocities in the body frame, as robot_localization publishes them — 'speed' (K, T) =
+         hypot(vx, vy), and 'gps_odom_stamp_ns' (G,) + 'gps_odom_position' (K, G, 3): what navsat
+         published.
 
 Runs whose GPS validity (NO_FIX / NaN) differs are split into groups with equal validity patterns,
 because navsat's publication times, and so the EKF's timing, depend on it.
@@ -185,6 +189,8 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
 
 class _ControlledEkf(Ekf):
     """
+    Ekf with robot_localization's control deceleration for a timed-out command.
+
     Ekf whose prediction first applies robot_localization's control acceleration for a timed-out
     (zero) command. The transfer matrix uses the prior angles, which control does not change, so
     A·(x + δ) = A·x + A·δ: the base prediction (Jacobian and Q from the prior state, as upstream)
@@ -233,6 +239,8 @@ class _ControlledEkf(Ekf):
 
     def _predict_controlled_k1(self, dt: float) -> None:
         """
+        Predict one run (K = 1) with the control change, in scalar Python.
+
         K = 1: the base prediction, then A·δ for the control change δ, in scalar Python — the same
         operations in the same order as the array form it replaced, with numpy's sin/cos/tan
         (elementwise, so three angles in one call give what three (1,)-arrays gave), hence the same
@@ -455,7 +463,7 @@ def run_graph(
     record_filtered_gps: bool = False,
 ) -> GraphResult:
     """
-    The event loop.
+    Run the event loop.
 
     ``series``: prepared EKF measurement series (``MeasurementBuilder.*_arrays`` with
     ``arrivals``), in the order upstream callbacks would enqueue same-arrival parts. With
@@ -550,6 +558,8 @@ def run_graph(
 
     def navsat_timer(now: int) -> list:
         """
+        Run navsat's timer callback at ``now``.
+
         Navsat's timer callback at ``now``: its odometry/gps publication as EKF series (arrival
         now).
         """
@@ -584,6 +594,8 @@ def run_graph(
 
     def odometry_to_navsat(now: int, stamp: int) -> None:
         """
+        Hand a published /odometry/filtered to navsat (at the EKF tick time).
+
         A published /odometry/filtered reaches navsat (at the EKF tick time); the message (pose
         quaternion, pose covariance) is built only if navsat reads it.
         """
@@ -639,6 +651,8 @@ def explain_no_estimate(
     dropped: Mapping[str, int] | None, static_tf_option: str = '--static-tf'
 ) -> str:
     """
+    Explain from its drop counts why a judge run gave no usable estimate.
+
     Why a judge run gave no usable estimate, from its drop counts, and what to pass: a missing
     static transform names the frames and the ``--static-tf "PARENT CHILD x y z roll pitch yaw"``
     to give.
@@ -667,6 +681,8 @@ def explain_no_estimate(
 
 def _drops(builder, nav, ekf) -> dict:
     """
+    Count every message the graph dropped, by reason.
+
     Every message the graph dropped, by reason: the EKF's message layer and update guard, and
     navsat's.
     """
@@ -687,6 +703,8 @@ def _batch_loop(
     ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, with_nav
 ) -> None:
     """
+    Run the general event loop of ``run_graph``.
+
     run_graph's general event loop: for K > 1 the batch update without ``_process``'s checks, for K
     = 1 (only with ``K1_LOOP`` off) every measurement through ``_process``.
     """
@@ -756,6 +774,8 @@ def _batch_loop(
 
 def _x_for(s: MeasurementSeries, ekf: Ekf):
     """
+    Return the filter state shaped for a series' state terms.
+
     Filter state shaped for a series' state terms: (K, 15) for batched z, (15,) for an unbatched
     series (replay, K = 1).
     """
@@ -791,7 +811,7 @@ def run_judge_batch(
     full_covariance: bool = False,
     gravity_frame: str = 'imu',
 ) -> dict:
-    """The judge (ekf + navsat) over K runs with identical timing; see the module docstring."""
+    """Run the judge (ekf + navsat) over K runs with identical timing; see the module docstring."""
     judge = load_judge_params(ekf_params)
     nparams = _navsat_params(navsat_params)
     p = judge.ekf
@@ -903,7 +923,9 @@ def run_judge_batch(
 
 def _split_by_pattern(groups, n_groups, K, *, imu, gps, **kw) -> dict:
     """
-    Run each GPS-validity group as its own batch; results per run are kept in run order as lists.
+    Run each GPS-validity group as its own batch.
+
+    Results per run are kept in run order as lists.
     """
     outs = [None] * K
     for g in range(n_groups):
@@ -941,6 +963,8 @@ def circle_inputs(
     alt0: float = 260.0,
 ):
     """
+    Build IMU + GPS inputs of a planar circle drive for ``run_judge_batch``.
+
     IMU + GPS inputs for ``run_judge_batch`` of a planar circle drive (counter-clockwise, starting
     east-bound at the datum), with optional Gaussian GPS noise (zero reported covariance, as
     Chrono). For tests and benchmarks. Returns (imu, gps, truth) dicts.

@@ -124,7 +124,9 @@ class MeasurementSeries:
 
     def at(self, i: int, x: np.ndarray | None = None):
         """
-        (z (..., 15), Rsub (..., m, m)) of sample i; with state terms applied when x is given.
+        Return (z (..., 15), Rsub (..., m, m)) of sample i.
+
+        With state terms applied when x is given.
         """
         z = self.z[..., i, :]
         if self.state_terms is not None and x is not None:
@@ -141,6 +143,8 @@ class MeasurementSeries:
 @dataclass(frozen=True)
 class _FinishPlan:
     """
+    What ``_finish`` needs of an update vector.
+
     What ``_finish`` needs of an update vector: final flags (two_d_mode added), their count m,
     positions ``pos`` in the flagged sub-block of the covariance block entries ``loc``, whether
     both run contiguously (slices instead of fancy indexing), and the two_d_mode positions ``td``.
@@ -158,6 +162,8 @@ class _FinishPlan:
 @dataclass(frozen=True)
 class _PosePlan:
     """
+    Frame-dependent part of ``_pose_core``.
+
     Frame-dependent part of ``_pose_core``: target transform (Rt, tt), source-frame transform,
     masked flags, the mask rotation and its 6×6 covariance rotator; for an IMU the mounting RPY
     offset and Rz(yaw offset)ᵀ.
@@ -177,6 +183,8 @@ class _PosePlan:
 @dataclass(frozen=True)
 class _FramePlan:
     """
+    Frame-dependent part of ``_twist_core`` / ``_accel_core``.
+
     Frame-dependent part of ``_twist_core`` / ``_accel_core``: transform, masked flags, 6×6
     rotator.
     """
@@ -209,6 +217,8 @@ def _rot6(R):
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:
     """
+    Return the rotation matrix of quaternions (x, y, z, w) as tf2 builds it.
+
     Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
     setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays
     NaN.
@@ -262,6 +272,8 @@ def _rpy(R):
 
 def _nonfinite_counted(method):
     """
+    Make an array entry point run with numpy's overflow/invalid warnings off.
+
     Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge
     input value becomes non-finite after the frame rotations, and ``_finish`` counts and drops or
     ignores every such sample (``_bad_samples``) -- the condition is handled there, not reported
@@ -342,6 +354,8 @@ class MeasurementBuilder:
     # ------------------------------------------------------------------ guards
     def _guard(self, topic: str, stamps: np.ndarray, valid: np.ndarray) -> np.ndarray:
         """
+        Return the keep mask of the per-sub-topic stamp guard, in arrival order.
+
         Keep mask in arrival order: stamp > reset time and stamp ≥ last accepted stamp of the
         sub-topic. The guard advances on every accepted message, even when preparation fails later.
         """
@@ -365,6 +379,8 @@ class MeasurementBuilder:
     # ------------------------------------------------------------------ public: messages
     def from_message(self, sensor: str | SensorConfig, msg, x: np.ndarray | None = None) -> list:
         """
+        Prepare one ROS message of ``sensor`` as measurement tuples.
+
         One ROS message of ``sensor`` (name like 'imu0' or its topic) → list of (topic, stamp_ns,
         z, R15, update_vector, threshold) measurement tuples, in upstream queue order. ``x`` is the
         filter state (K, 15) for state-dependent terms.
@@ -455,6 +471,8 @@ class MeasurementBuilder:
         self, sensor, stamps, q, w, a, ocov, wcov, acov, frame_id: str = '', arrivals=None
     ) -> list:
         """
+        Prepare sensor_msgs/Imu fields given as arrays.
+
         sensor_msgs/Imu fields as arrays (leading batch axes allowed, then N): q (..., N, 4) xyzw,
         w, a (..., N, 3), covariances (..., N, 9) row-major. Returns the pose, twist and
         acceleration series (only the configured parts).
@@ -541,6 +559,8 @@ class MeasurementBuilder:
         arrivals=None,
     ) -> list:
         """
+        Prepare nav_msgs/Odometry given as arrays.
+
         nav_msgs/Odometry as arrays: pose part then twist part (upstream order); the pose's source
         frame is the child frame when ``pose_use_child_frame``, the twist is in the child frame.
         """
@@ -563,7 +583,9 @@ class MeasurementBuilder:
         source_frame: str | None = None,
     ) -> list:
         """
-        geometry_msgs/PoseWithCovarianceStamped as arrays (``source_frame``: base_link by default).
+        Prepare geometry_msgs/PoseWithCovarianceStamped given as arrays.
+
+        ``source_frame``: base_link by default.
         """
         s = self._sensor(sensor)
         stamps = np.asarray(stamps, np.int64)
@@ -592,7 +614,9 @@ class MeasurementBuilder:
     @_nonfinite_counted
     def twist_arrays(self, sensor, stamps, v, w, tcov, frame_id: str = '', arrivals=None) -> list:
         """
-        geometry_msgs/TwistWithCovarianceStamped as arrays (in ``frame_id``, base_link when empty).
+        Prepare geometry_msgs/TwistWithCovarianceStamped given as arrays.
+
+        The twist is in ``frame_id``, base_link when empty.
         """
         s = self._sensor(sensor)
         stamps = np.asarray(stamps, np.int64)
@@ -617,6 +641,8 @@ class MeasurementBuilder:
     # ------------------------------------------------------------------ cores
     def _lookup(self, topic, target, source):
         """
+        Look up a static transform, counting a drop for ``topic`` when it is missing.
+
         tf2 lookupTransform(target, source) of the static tree (cached per tree version); a missing
         transform counts a drop for ``topic`` every time and returns None.
         """
@@ -701,6 +727,8 @@ class MeasurementBuilder:
 
     def _bad_samples(self, z, Rsub, sel, idx, topic) -> np.ndarray | None:
         """
+        Return the mask of the samples to drop, counting them.
+
         Mask over ``sel`` of the samples to drop (counted; None when there are none): a
         covariance entry not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value
         beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
@@ -736,6 +764,8 @@ class MeasurementBuilder:
         self, st: SubTopic, target, pose_frame, source_frame, imu: bool
     ) -> _PosePlan | None:
         """
+        Return the frame-dependent part of ``_pose_core``.
+
         The frame-dependent part of ``_pose_core``, cached unless a lookup failed (each message
         then counts its drop again).
         """
@@ -788,6 +818,8 @@ class MeasurementBuilder:
         arrivals,
     ):
         """
+        Prepare pose messages.
+
         Pose messages: positions pos (..., N, 3), orientations as matrices Rm (..., N, 3, 3)
         (``_quat_matrix``).
         """
@@ -840,6 +872,8 @@ class MeasurementBuilder:
         self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub
     ):
         """
+        Turn consecutive poses into a twist (differential mode).
+
         Consecutive poses → twist (reference §6.7): Δ = prev⁻¹·cur rotated by the target rotation,
         divided by the header dt; covariance (R_cur + R_prev)·dt (upstream multiplies).
         """
@@ -896,6 +930,8 @@ class MeasurementBuilder:
 
     def _frame_plan(self, st: SubTopic, part: str, frame) -> _FramePlan | None:
         """
+        Return the frame-dependent part of a twist or acceleration.
+
         base_link ← ``frame`` transform and the update-vector entries ``part`` ('twist': 6..11,
         'accel': 12..14) masked by its rotation (cached per static tree version).
         """
@@ -1001,6 +1037,8 @@ class Measurement:
 
 def _cov_unset(cov3) -> np.ndarray:
     """
+    Tell which IMU blocks are marked absent.
+
     IMU block absent: covariance[0] == −1 (|c0 + 1| < 1e-9), over the N axis (batch axes must
     agree).
     """

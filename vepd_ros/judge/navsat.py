@@ -172,8 +172,9 @@ def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
 def load_navsat_params(path_or_mapping, node_name: str | None = None) -> dict[str, Any]:
     """
-    navsat_transform parameters from robot_localization's own YAML (``node: {ros__parameters:
-    {...}}``).
+    Load navsat_transform parameters from robot_localization's own YAML.
+
+    The YAML layout is ``node: {ros__parameters: {...}}``.
 
     ``path_or_mapping`` is a file path or an already-parsed mapping. The node section is chosen by
     ``node_name``, else the only section that has ``ros__parameters``, else ``navsat_transform`` /
@@ -216,6 +217,8 @@ UPS = 0
 
 def utm_standard_zone(lat, lon):
     """
+    Return the standard UTM zone of latitude/longitude, as GeographicLib does.
+
     GeographicLib ``UTMUPS::StandardZone``: 1..60, with the Norway (32V) and Svalbard (31X..37X)
     exceptions; 0 (UPS) outside −80° ≤ lat < 84°. Vectorised.
     """
@@ -251,6 +254,8 @@ def _transformer(zone: int, northp: bool):
 
 def utm_forward(lat, lon, zone=None):
     """
+    Project WGS84 latitude/longitude to UTM.
+
     (easting, northing, zone, northp) of WGS84 latitude/longitude (degrees), like
     ``GeographicLib::UTMUPS::Forward``. ``zone`` forces a zone (int or array); default = standard
     zone. Vectorised over any shape; the hemisphere is lat >= 0.
@@ -280,6 +285,8 @@ def utm_forward(lat, lon, zone=None):
 
 def utm_convergence_deg(lat, lon, zone=None):
     """
+    Return the UTM meridian convergence γ (degrees) with GeographicLib's sign.
+
     Meridian convergence γ (degrees) in the point's (or the given) zone, GeographicLib's sign: the
     bearing of grid north clockwise from true north... as PROJ ≥ 8 reports it (both give +1.95° at
     51.42N 5.49E in zone 31). Scalar inputs.
@@ -303,6 +310,8 @@ def utm_reverse(zone, northp, x, y):
 
 class StaticTF(StaticTransforms):
     """
+    The judge's static transform tree with navsat_transform's spellings.
+
     The judge's static transform tree (``judge.transforms.StaticTransforms``: ``lookup(target,
     source)`` → (R, t), ``LookupError`` when not connected) with navsat_transform's spellings:
     ``add(parent, child, xyz, quat_xyzw)`` and ``parse`` of command-line specs.
@@ -318,6 +327,8 @@ class StaticTF(StaticTransforms):
     @classmethod
     def parse(cls, specs) -> 'StaticTF':
         """
+        Build the tree from command-line transform specs.
+
         From strings 'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw'
         (angles in radians, fixed-axis roll-pitch-yaw; note ROS 1 static_transform_publisher's
         positional order is x y z **yaw pitch roll** parent child — convert before passing it
@@ -459,6 +470,8 @@ class NavSatCore:
     # -- helpers ------------------------------------------------------------------------------
     def _lookup(self, target, source):
         """
+        Look up (R, t) of source in target, or None when the frames are not connected.
+
         (R, t) of source in target (read-only arrays), or None when the frames are not connected;
         remembered per static tree version (every fix asks for the GPS lever arm).
         """
@@ -477,6 +490,8 @@ class NavSatCore:
 
     def _vec(self, a, shape=()):
         """
+        Broadcast ``a`` to (K,) + shape floats.
+
         ``a`` as (K,) + shape floats (read only: a broadcast view, or ``a`` itself when it has that
         form).
         """
@@ -493,6 +508,8 @@ class NavSatCore:
 
     def timer_ticks(self, t_start_ns: int, t_end_ns: int) -> np.ndarray:
         """
+        Return the tick instants of the node timer.
+
         Tick instants of the node timer started at ``t_start_ns`` (first callback one period after
         start + ``delay``), up to ``t_end_ns`` inclusive.
         """
@@ -580,6 +597,8 @@ class NavSatCore:
 
     def on_imu(self, stamp_ns, quat, frame_id: str = 'imu', mask=None):
         """
+        Handle an IMU message as upstream's ImuCallback does.
+
         ImuCallback (only while the IMU subscription exists).
 
         ``quat``: (K, 4) x y z w.
@@ -616,6 +635,8 @@ class NavSatCore:
         child_frame_id: str = 'base_link',
     ):
         """
+        Handle odometry/filtered as upstream's OdomCallback does.
+
         OdomCallback for odometry/filtered.
 
         ``pos`` (K,3), ``quat`` (K,4), ``pose_cov`` (K,36).
@@ -640,6 +661,8 @@ class NavSatCore:
         self, stamp_ns, source, frame_id: str = 'odom', child_frame_id: str = 'base_link'
     ):
         """
+        Handle odometry/filtered, building the message only when navsat reads it.
+
         ``on_odom`` with the message built only when navsat reads it: ``source()`` returns (pos,
         quat, pose_cov) as ``on_odom`` takes them (it must not depend on anything that changes
         later). Until every run has its transform the message is taken at once (datum); after that
@@ -797,6 +820,8 @@ class NavSatCore:
 
 def gps_batch_arrays(gps, K: int):
     """
+    Return the fixes of a batch input dict as (lat, lon, alt, status) arrays.
+
     The fixes of a batch input dict (``run_judge_batch``'s ``gps``) as (lat, lon, alt, status),
     each (K, m): latitude must be (K, m); longitude, altitude and status (default 0) broadcast to
     it.

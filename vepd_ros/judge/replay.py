@@ -42,7 +42,6 @@ import csv
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
-import sys
 
 import numpy as np
 from vepd_ros.frames import quaternion_from_rpy
@@ -53,7 +52,9 @@ NAVSAT_TYPES = ('sensor_msgs/msg/NavSatFix', 'sensor_msgs/NavSatFix')
 
 def add_replay_arguments(p) -> None:
     """
-    Every option of ``vepd judge replay`` (commands/judge.py can register the parser with this).
+    Add every option of ``vepd judge replay`` to a parser.
+
+    commands/judge.py can register the parser with this.
     """
 
     def have(opt):
@@ -251,6 +252,8 @@ def _stack(kind, frame, child, rs) -> TopicArrays:
 
 def read_csv_dir(path: Path, params) -> dict:
     """
+    Read a directory of rl_golden raw CSV files.
+
     raw_<sensor>.csv (rl_golden layout) → {topic: TopicArrays}; raw_fix.csv → 'fix' (NavSatFix).
     """
     from vepd_ros.judge.golden import read_csv
@@ -348,8 +351,10 @@ def replay(
     gravity_frame: str = 'imu',
 ):
     """
-    Run INPUT through the judge; returns the graph result dict (``GraphResult.as_dict`` plus
-    'frame_id', 'child_frame_id', 'used_topics').
+    Run INPUT through the judge.
+
+    Returns the graph result dict (``GraphResult.as_dict`` plus 'frame_id', 'child_frame_id',
+    'used_topics').
     """
     from vepd_ros.judge.registry import get_judge
 
@@ -572,7 +577,7 @@ def replay_robot_localization(
 
 
 def write_csv(path, r: dict) -> int:
-    """The /odometry/filtered stream of run 0 as CSV; returns the number of rows."""
+    """Write the /odometry/filtered stream of run 0 as CSV; return the number of rows."""
     st = r['state'][0]
     pd = r['p_diag'][0]
     q = quaternion_from_rpy(st[:, 3], st[:, 4], st[:, 5])

@@ -41,7 +41,7 @@ def msg_texts() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def bundled_types() -> dict:
-    """Parsed rosbags type dict of all bundled definitions."""
+    """Parse all bundled definitions into one rosbags type dict."""
     from rosbags.typesys import get_types_from_msg
 
     types: dict = {}
@@ -56,7 +56,11 @@ def register(typestore) -> None:
 
 
 def ros2_typestore():
-    """A fresh ROS 2 (Kilted) typestore with the bundled sbg_driver/chrono_ros_interfaces types."""
+    """
+    Build a fresh ROS 2 (Kilted) typestore with the bundled types registered.
+
+    The bundled types are the sbg_driver/chrono_ros_interfaces ones.
+    """
     from rosbags.typesys import get_typestore, Stores
 
     ts = get_typestore(Stores.ROS2_KILTED)
