@@ -267,3 +267,28 @@ def test_console_script_exit_codes(domain_id):
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
         proc.stdout.close()
+
+
+def test_simulator_models_from_an_sdf_run_in_the_nodes(ros_ctx, executor, tmp_path):
+    """A Gazebo SDF's models (dotted parameter names) publish what the library computes."""
+    from test_simconfig import GZ_SDF
+    from vepd_ros.io.simconfig import read_sdf
+    from vepd_ros.models.sensors import simulate_sensors
+
+    path = tmp_path / 'robot.sdf'
+    path.write_text(GZ_SDF)
+    gps, imu = read_sdf(path)
+    traj, stamps = _truth_trajectory()
+    h = _Harness(ros_ctx, executor, {'model': gps.model, 'seed': 7, **gps.params},
+                 {'model': imu.model, 'seed': 7, **imu.params})
+    h.feed(_truth_msgs(traj, stamps))
+    assert h.drain(int(RUN_S * 10) + 1, int(RUN_S * 100) + 1), (len(h.fixes), len(h.imus))
+    lib = simulate_sensors(traj, gps.model, imu.model, seed=7, gps_params=gps.params,
+                           imu_params=imu.params)
+    lla = np.array([[m.latitude, m.longitude, m.altitude] for m in h.fixes])
+    np.testing.assert_allclose(lla[:, :2], lib.gps_lla[:, :2], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(lla[:, 2], lib.gps_lla[:, 2], rtol=0, atol=1e-9)
+    w = np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z]
+                  for m in h.imus])
+    np.testing.assert_array_equal(w, lib.imu.angular_velocity)
+    assert all(m.position_covariance_type == 0 for m in h.fixes)

@@ -130,25 +130,15 @@ _UNITS = {
 }
 
 
-def _write_out(path, header: str, text: str) -> None:
-    from pathlib import Path
-
-    out = Path(path)
-    if out.is_dir():
-        raise ValueError(f'--out {path}: a directory; expected the YAML file name')
-    tmp = out.with_name(out.name + '.tmp')
-    try:
-        tmp.write_text(header + text)
-        tmp.replace(out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def gps(args) -> int:
     import json
 
-    from vepd_ros.models.calibration import fit_gps, node_params_yaml, read_gps_log
+    from vepd_ros.models.calibration import (
+        fit_gps,
+        node_params_yaml,
+        read_gps_log,
+        write_params_file,
+    )
     from vepd_ros.models.gps import gps_model_params, parse_gps_model
 
     spec = parse_gps_model(args.model)
@@ -185,7 +175,7 @@ def gps(args) -> int:
         if spec['meta'] == 'airsim' and note:
             print(f'  note: {note}')
     if args.out:
-        _write_out(
+        write_params_file(
             args.out,
             f'# vepd calibrate gps {args.file}\n# fitted {fit["n_fixes"]} fixes '
             f'over '
@@ -200,7 +190,12 @@ def imu(args) -> int:
     import json
 
     import numpy as np
-    from vepd_ros.models.calibration import fit_imu, node_params_yaml, read_imu_log
+    from vepd_ros.models.calibration import (
+        fit_imu,
+        node_params_yaml,
+        read_imu_log,
+        write_params_file,
+    )
     from vepd_ros.progress import progress_bar
 
     log = read_imu_log(args.file, args.topic)
@@ -230,7 +225,7 @@ def imu(args) -> int:
                     f'{v["have_s"]:.1f} s)'
                 )
     if args.out:
-        _write_out(
+        write_params_file(
             args.out,
             f'# vepd calibrate imu {args.file}\n# static segment '
             f'{fit["segment_s"][0]:.2f} to '

@@ -18,6 +18,14 @@ SIMULATE_EXAMPLE = """example (30 s circle, the paper's random-walk GPS and drif
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
 writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish)."""
 
+FROM_EXAMPLE = """examples:
+  vepd sensors from-sdf robot.urdf --out sim_sensors.yaml     # Gazebo (Classic or gz) or hector
+  vepd sensors from-carla objects.json --out sim_sensors.yaml # CARLA blueprint attributes
+  vepd sensors from-matlab gps.yaml --out sim_sensors.yaml    # MATLAB gpsSensor properties
+prints the model each sensor becomes and writes one ROS 2 parameters file with a gps_noise_node
+and an imu_noise_node section: pass it to the noise nodes (--params-file) or to
+`vepd sensors simulate --gps-params FILE --imu-params FILE`."""
+
 MODELS_EXAMPLE = """examples:
   vepd sensors models            # every GPS and IMU model
   vepd sensors models ch_rw      # the parameters of one model, with defaults and units"""
@@ -98,6 +106,23 @@ def register(sub):
     )
     ls.add_argument('model', nargs='?', help='show the parameters of one model')
     ls.set_defaults(func=models)
+    for fmt, what in (('sdf', 'an SDF/URDF file (Gazebo sensors, hector GPS plugin)'),
+                      ('carla', 'a CARLA attribute file (JSON or YAML)'),
+                      ('matlab', 'a MATLAB gpsSensor parameters YAML')):
+        fr = s.add_parser(
+            f'from-{fmt}',
+            help=f'read {what} → the noise models and their parameters YAML',
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog=FROM_EXAMPLE,
+        )
+        fr.add_argument('file', help=f'{what}')
+        fr.add_argument('--gps-sensor', default=None, metavar='NAME',
+                        help='which GPS sensor when the file has several (default the first)')
+        fr.add_argument('--imu-sensor', default=None, metavar='NAME',
+                        help='which IMU sensor when the file has several (default the first)')
+        fr.add_argument('--out', default=None,
+                        help='write the parameters YAML here (default: print only)')
+        fr.set_defaults(func=from_config, config_format=fmt)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
 
 
@@ -217,4 +242,54 @@ def models(args) -> int:
     )
     print('  paper Table I: ' + ', '.join(f'{k} = {v}' for k, v in PAPER_TABLE_I.items()))
     print('IMU models: ' + ', '.join(IMU_MODELS))
+    return 0
+
+
+def _pick(sensors, kind: str, name: str | None, path):
+    """Return the sensor of ``kind`` named ``name`` (the first one when no name is given)."""
+    of_kind = [c for c in sensors if c.kind == kind]
+    if name is None:
+        return of_kind[0] if of_kind else None
+    for c in of_kind:
+        if c.name == name:
+            return c
+    from vepd_ros.params import ParameterError
+
+    raise ParameterError(f'--{kind}-sensor', name, f'a {kind.upper()} sensor of {path}: '
+                         + (', '.join(repr(c.name) for c in of_kind) or 'there is none'))
+
+
+def from_config(args) -> int:
+    """Read a simulator's sensor configuration; print the models; write their parameters YAML."""
+    import sys
+
+    from vepd_ros.io.simconfig import READERS
+    from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.models.gps import make_gps_model
+    from vepd_ros.models.imu import make_imu_model
+
+    sensors = READERS[args.config_format](args.file)
+    chosen = [c for c in (_pick(sensors, 'gps', args.gps_sensor, args.file),
+                          _pick(sensors, 'imu', args.imu_sensor, args.file)) if c is not None]
+    text = ''
+    for c in sensors:
+        mark = '*' if c in chosen else ' '
+        where = f' (line {c.line})' if c.line else ''
+        rate = f', {c.rate_hz:g} Hz' if c.rate_hz else ''
+        print(f'{mark} {c.kind.upper()} sensor {c.name!r}{where}: model {c.model}{rate}')
+    for c in chosen:
+        # building the model checks every value against the model's own declarations
+        (make_gps_model if c.kind == 'gps' else make_imu_model)(c.model, 0, **c.params)
+        node = 'gps_noise_node' if c.kind == 'gps' else 'imu_noise_node'
+        for k, v in c.params.items():
+            print(f'    {k} = {v}')
+        for w in c.warnings:
+            print(f'warning: {w}', file=sys.stderr)
+        rate = {'rate_hz': float(c.rate_hz)} if c.rate_hz else {}
+        text += node_params_yaml(node, c.model, {**rate, **c.params})
+    if args.out:
+        header = f'# vepd sensors from-{args.config_format} {args.file}\n'
+        write_params_file(args.out, header, text)
+        print(f'wrote {args.out} (' + ', '.join(
+            'gps_noise_node' if c.kind == 'gps' else 'imu_noise_node' for c in chosen) + ')')
     return 0

@@ -659,6 +659,21 @@ def node_params_yaml(node: str, model: str, params: dict) -> str:
     return yaml.safe_dump({node: {'ros__parameters': clean}}, sort_keys=False)
 
 
+def write_params_file(path, header: str, text: str) -> None:
+    """
+    Write a parameters YAML (``header + text``) to the file ``path``, whole or not at all.
+
+    The file named by ``--out`` is replaced; a directory is refused with an error naming it.
+    """
+    from pathlib import Path
+
+    from vepd_ros.runs.atomic import atomic_write_text
+
+    if Path(path).is_dir():
+        raise ValueError(f'--out {path}: a directory; expected the YAML file name')
+    atomic_write_text(path, header + text)
+
+
 def read_node_params(path, node: str) -> dict:
     """The ``ros__parameters`` of ``node`` (or of ``/**``) in a ROS 2 parameters file."""
     from vepd_ros.yamlio import load_yaml

@@ -37,9 +37,9 @@ Written from the simulators' own sources (read, not copied), with their paramete
   N(0, noise_gyro_stddev²) per axis.
 * MATLAB ``gpsSensor`` (fusion.internal.GPSSensorBase): position error per axis
   e_k = k·e_{k−1} + σ·√(2(1−k))·z_k with k = DecayFactor, σ = HorizontalPositionAccuracy on both
-  horizontal axes and VerticalPositionAccuracy on the vertical (filter([1], [1 −k]) of scaled normals,
-  state from zero): k = 0 is white noise of variance 2σ², 0 < k < 1 a first-order process of
-  stationary variance 2σ²/(1+k), and k = 1 gives no position error at all (the scale is 0).
+  horizontal axes and VerticalPositionAccuracy on the vertical (filter([1], [1 −k]) of scaled
+  normals, state from zero): k = 0 is white noise of variance 2σ², 0 < k < 1 a first-order process
+  of stationary variance 2σ²/(1+k), and k = 1 gives no position error at all (the scale is 0).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ GZ_NOISE_ELEMENTS = (
 GZ_PRECISION_EPS = 1e-6
 """gz::math::equal(precision, 0, 1e-6): a smaller precision means no quantisation."""
 
+
 def round_half_away(v: np.ndarray) -> np.ndarray:
     """Round to the nearest integer, halves away from zero, as C++'s std::round."""
     return np.copysign(np.floor(np.abs(v) + 0.5), v)
@@ -86,10 +87,10 @@ def gz_noise_params(prefix: str, unit: str, vector: bool = False) -> list[Param]
     return [
         spec('mean', f'mean of the white noise ({unit})', False),
         spec('stddev', f'σ of the white noise ({unit})', True),
-        spec('bias_mean', f'mean of the bias drawn once at start, sign then flipped ({unit})', False),
+        spec('bias_mean', f'mean of the bias drawn once, sign then flipped ({unit})', False),
         spec('bias_stddev', f'σ of the bias drawn once at start ({unit})', True),
-        spec('dynamic_bias_stddev', f'σ_b of the Gauss–Markov bias ({unit}; stationary σ_b·√(τ/2))',
-             True),
+        spec('dynamic_bias_stddev', f'σ_b of the Gauss–Markov bias ({unit}; stationary '
+             'σ_b·√(τ/2))', True),
         spec('dynamic_bias_correlation_time', 'τ of the Gauss–Markov bias (s)', True),
         spec('precision', f'output rounded to a multiple of this; 0 = none ({unit})', True),
     ]
@@ -99,20 +100,20 @@ class GzNoise:
     """
     One channel of gz-sensors' GaussianNoiseModel (module docstring for the law).
 
-    The bias is drawn at construction (a normal, then a uniform for its sign); ``apply`` draws one
-    normal per sample for the white noise and, when the dynamic bias is on, one more per sample
-    with dt > 0.
+    The bias is drawn at construction (a normal, then a uniform for its sign); the white noise and
+    the dynamic bias then draw from two streams of their own, one normal per sample (per sample
+    with dt > 0 for the bias), so samples taken one at a time equal samples taken in a batch.
     """
 
     def __init__(self, rng: np.random.Generator, mean=0.0, stddev=0.0, bias_mean=0.0,
                  bias_stddev=0.0, dynamic_bias_stddev=0.0, dynamic_bias_correlation_time=0.0,
                  precision=0.0):
-        self.rng = rng
         self.mean, self.stddev = float(mean), float(stddev)
         self.sigma_b, self.tau_s = float(dynamic_bias_stddev), float(dynamic_bias_correlation_time)
         self.precision = float(precision)
         bias = rng.normal(bias_mean, bias_stddev) if bias_stddev > 0 else float(bias_mean)
         self.bias = -bias if rng.uniform() < 0.5 else bias
+        self.white_rng, self.bias_rng = rng.spawn(2)
 
     @property
     def dynamic(self) -> bool:
@@ -129,13 +130,13 @@ class GzNoise:
         x = np.asarray(x, dtype=float)
         n = len(x)
         dt = np.broadcast_to(np.asarray(dt, dtype=float), (n,))
-        w = (self.mean + self.stddev * self.rng.standard_normal(n)) if self.stddev > 0 \
+        w = (self.mean + self.stddev * self.white_rng.standard_normal(n)) if self.stddev > 0 \
             else np.full(n, self.mean)
         bias = np.full(n, self.bias)
         if self.dynamic and n:
             step = dt > 0
             z = np.zeros(n)
-            z[step] = self.rng.standard_normal(int(step.sum()))
+            z[step] = self.bias_rng.standard_normal(int(step.sum()))
             ratio = np.where(step, dt, 0.0) / self.tau_s
             phi = np.exp(-ratio)
             sigma_d = np.sqrt(-self.sigma_b**2 * self.tau_s / 2.0 * np.expm1(-2.0 * ratio))
@@ -162,13 +163,13 @@ def gz_noise(rng: np.random.Generator, p: dict, prefix: str, axis: int | None = 
     return GzNoise(rng, **values)
 
 
-GZ_NAVSAT_PARAMS = gz_noise_params('position_sensing.horizontal', 'degrees of latitude/longitude') \
+GZ_NAVSAT_PARAMS = gz_noise_params('position_sensing.horizontal', 'degrees of lat/lon') \
     + gz_noise_params('position_sensing.vertical', 'm')
 """Gazebo NavSat position noise (``<navsat><position_sensing>``; velocity is not in NavSatFix)."""
 
 
 class GzNavSatError:
-    """Gazebo's NavSat position noise as an ENU error in metres (degrees applied as Gazebo does)."""
+    """Gazebo's NavSat position noise as an ENU error in metres (applied in degrees, as Gazebo)."""
 
     def __init__(self, rng: np.random.Generator, p: dict):
         self.horizontal = gz_noise(rng, p, 'position_sensing.horizontal')
@@ -251,7 +252,8 @@ HECTOR_PARAMS = [
     Param('offset', [0.0, 0.0, 0.0], 'constant position error (m; x, y, z)', **_vec3(False)),
     Param('drift', [0.0, 0.0, 0.0], 'position drift scale (m; x, y, z)', **_vec3()),
     Param('driftFrequency', [1 / 3600] * 3, 'position drift frequency f (Hz; x, y, z)', **_vec3()),
-    Param('gaussianNoise', [0.0, 0.0, 0.0], 'σ of the white position error (m; x, y, z)', **_vec3()),
+    Param('gaussianNoise', [0.0, 0.0, 0.0], 'σ of the white position error (m; x, y, z)',
+          **_vec3()),
     Param('velocityOffset', [0.0, 0.0, 0.0], 'constant velocity error (m/s)', **_vec3(False)),
     Param('velocityDrift', [0.0, 0.0, 0.0], 'velocity drift scale (m/s)', **_vec3()),
     Param('velocityDriftFrequency', [1 / 3600] * 3, 'velocity drift frequency (Hz)', **_vec3()),
@@ -279,7 +281,7 @@ class HectorGpsError:
         p = self.p
         out = np.empty((len(dt), 3))
         vel = [np.asarray(p[k]) for k in ('velocityDrift', 'velocityDriftFrequency',
-                                           'velocityOffset', 'velocityGaussianNoise')]
+                                          'velocityOffset', 'velocityGaussianNoise')]
         pos = [np.asarray(p[k]) for k in ('drift', 'driftFrequency', 'offset', 'gaussianNoise')]
         for k, step in enumerate(np.asarray(dt, dtype=float)):
             self.vel_drift, vel_err = self._step(self.rng, self.vel_drift, *vel, step)
@@ -296,11 +298,11 @@ CARLA_GNSS_PARAMS = [
                              ('alt', 'altitude', 'm'))
     for kind in ('bias', 'stddev')
 ]
-"""CARLA sensor.other.gnss noise attributes (degrees for latitude/longitude, as CARLA applies them)."""
+"""CARLA sensor.other.gnss noise attributes (latitude/longitude in degrees, as CARLA does)."""
 
 
 class CarlaGnssError:
-    """CARLA's GNSS noise: bias + white noise on latitude and longitude in degrees, altitude in m."""
+    """CARLA's GNSS noise: bias + white noise on latitude/longitude in degrees, altitude in m."""
 
     def __init__(self, rng: np.random.Generator, p: dict):
         self.rng, self.p = rng, p

@@ -1,0 +1,310 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Read a simulator's own sensor configuration into vepd_ros noise models.
+
+* SDF or URDF (``read_sdf``): every ``<sensor>`` of type gps/navsat (Gazebo Classic ``<gps>``, gz
+  ``<navsat>``) and imu, with their ``<noise>`` blocks (gz spelling: one block per axis under
+  ``<angular_velocity>``/``<linear_acceleration>``; Gazebo Classic's older ``<imu><noise>`` with
+  ``<rate>``/``<accel>`` for all three axes), and hector_gazebo_plugins' GPS ``<plugin>``.
+  ``<update_rate>`` becomes the sensor's rate.
+* CARLA (``read_carla``): a blueprint attribute dictionary as JSON or YAML, keyed by blueprint id
+  (``sensor.other.gnss``/``sensor.other.imu``), or carla-ros-bridge's objects file (sensors with a
+  ``type``); attribute values may be strings as CARLA stores them. ``sensor_tick`` is the period.
+* MATLAB (``read_matlab``): YAML with a ``gpsSensor`` mapping of its properties.
+
+Each returns ``SensorConfig`` records; a malformed or unsupported element is a ``ValueError``
+naming the file, the element and its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+from pathlib import Path
+from xml.parsers import expat
+
+from vepd_ros.models import simulators as sim
+
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class SensorConfig:
+    """One sensor read from a simulator's configuration: the vepd_ros model it maps to."""
+
+    kind: str  # 'gps' or 'imu'
+    model: str  # a GPS_MODELS / IMU_MODELS name
+    params: dict
+    name: str  # the sensor's name in the file
+    line: int  # line of the sensor's element (0 where the format has none)
+    rate_hz: float | None = None
+    warnings: list = field(default_factory=list)
+
+
+@dataclass
+class _Element:
+    tag: str
+    attrs: dict
+    line: int
+    children: list = field(default_factory=list)
+    text: str = ''
+
+    def child(self, tag):
+        return next((c for c in self.children if c.tag == tag), None)
+
+
+def _parse_xml(path: Path) -> _Element:
+    """Parse XML into elements that know their line; entity declarations are refused."""
+    data = path.read_bytes()
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError(f'{path}: larger than {MAX_CONFIG_BYTES} bytes; refused')
+    parser = expat.ParserCreate()
+    stack: list[_Element] = [_Element('#document', {}, 0)]
+
+    def start(tag, attrs):
+        el = _Element(tag, attrs, parser.CurrentLineNumber)
+        stack[-1].children.append(el)
+        stack.append(el)
+
+    def end(tag):
+        stack.pop()
+
+    def text(data):
+        stack[-1].text += data
+
+    def entity(*args):
+        raise ValueError(f'{path}: line {parser.CurrentLineNumber}: entity declarations refused')
+
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    parser.CharacterDataHandler, parser.EntityDeclHandler = text, entity
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise ValueError(f'{path}: not well-formed XML ({exc})') from None
+    return stack[0]
+
+
+def _walk(el: _Element):
+    yield el
+    for c in el.children:
+        yield from _walk(c)
+
+
+def _number(path, el: _Element, count: int = 1):
+    """Return the float (or list of ``count`` floats) in an element's text."""
+    parts = el.text.split()
+    try:
+        values = [float(v) for v in parts]
+    except ValueError:
+        values = []
+    if len(values) != count or not all(math.isfinite(v) for v in values):
+        want = 'a finite number' if count == 1 else f'{count} finite numbers'
+        raise ValueError(f'{path}: line {el.line}: <{el.tag}>: expected {want}, '
+                         f'got {el.text.strip()[:40]!r}')
+    return values[0] if count == 1 else values
+
+
+def _noise_block(path, noise: _Element | None) -> dict:
+    """Return the seven Gaussian-noise values of a ``<noise>`` element (zeros when absent)."""
+    values = dict.fromkeys(sim.GZ_NOISE_ELEMENTS, 0.0)
+    if noise is None:
+        return values
+    kind = noise.attrs.get('type') or (noise.child('type').text.strip()
+                                       if noise.child('type') is not None else 'gaussian')
+    if kind == 'none':
+        return values
+    if kind not in ('gaussian', 'gaussian_quantized'):
+        raise ValueError(f'{path}: line {noise.line}: <noise type={kind!r}>: only gaussian, '
+                         'gaussian_quantized and none are Gazebo noise models vepd_ros runs')
+    for c in noise.children:
+        if c.tag in values:
+            values[c.tag] = _number(path, c)
+        elif c.tag != 'type':
+            raise ValueError(f'{path}: line {c.line}: <noise><{c.tag}>: unknown element '
+                             f'(expected {", ".join(sim.GZ_NOISE_ELEMENTS)})')
+    return values
+
+
+def _rate(path, sensor: _Element) -> float | None:
+    el = sensor.child('update_rate')
+    return _number(path, el) if el is not None else None
+
+
+def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
+    params, warnings = {}, []
+    pos = body.child('position_sensing')
+    for axis in ('horizontal', 'vertical'):
+        holder = pos.child(axis) if pos is not None else None
+        block = _noise_block(path, holder.child('noise') if holder is not None else None)
+        params.update({f'position_sensing.{axis}.{k}': v for k, v in block.items()})
+    sigma = params['position_sensing.horizontal.stddev']
+    if sigma > 1e-3:
+        warnings.append(
+            f'{path}: line {sensor.line}: horizontal position stddev {sigma:g} is applied by '
+            f'Gazebo in DEGREES (≈ {sigma * 111_000:.3g} m), although the SDF documentation '
+            'says metres (gz-sensors #325)')
+    return SensorConfig('gps', 'gz_navsat', params, sensor.attrs.get('name', ''), sensor.line,
+                        _rate(path, sensor), warnings)
+
+
+def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
+    params = {}
+    legacy = body.child('noise')
+    for quantity, legacy_tag in (('angular_velocity', 'rate'), ('linear_acceleration', 'accel')):
+        holder = body.child(quantity)
+        per_axis = []
+        for axis in 'xyz':
+            el = holder.child(axis) if holder is not None else None
+            if el is not None:
+                per_axis.append(_noise_block(path, el.child('noise')))
+            elif legacy is not None:
+                # Gazebo Classic's <imu><noise><rate>/<accel>: the same block for every axis
+                sub = legacy.child(legacy_tag)
+                block = _noise_block(path, sub) if sub is not None else _noise_block(path, None)
+                if sub is not None and legacy.child('type') is not None:
+                    block = _noise_block(path, _Element('noise', {'type': legacy.child(
+                        'type').text.strip()}, legacy.line, sub.children))
+                per_axis.append(block)
+            else:
+                per_axis.append(_noise_block(path, None))
+        for k in sim.GZ_NOISE_ELEMENTS:
+            params[f'{quantity}.{k}'] = [b[k] for b in per_axis]
+    return SensorConfig('imu', 'gz_imu', params, sensor.attrs.get('name', ''), sensor.line,
+                        _rate(path, sensor))
+
+
+HECTOR_VECTOR_ELEMENTS = ('offset', 'drift', 'driftFrequency', 'gaussianNoise', 'velocityOffset',
+                          'velocityDrift', 'velocityDriftFrequency', 'velocityGaussianNoise')
+
+
+def _hector_gps(path, plugin: _Element) -> SensorConfig:
+    params = {}
+    for c in plugin.children:
+        if c.tag in HECTOR_VECTOR_ELEMENTS:
+            params[c.tag] = _number(path, c, 3) if len(c.text.split()) == 3 \
+                else [_number(path, c)] * 3
+    rate = plugin.child('updateRate')
+    return SensorConfig('gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
+                        _number(path, rate) if rate is not None else None)
+
+
+def read_sdf(path) -> list[SensorConfig]:
+    """Return the GPS and IMU sensors of an SDF or URDF file (module docstring)."""
+    path = Path(path)
+    root = _parse_xml(path)
+    out = []
+    for el in _walk(root):
+        if el.tag == 'sensor':
+            kind = el.attrs.get('type', '')
+            if kind in ('gps', 'navsat'):
+                body = el.child('navsat') or el.child('gps')
+                out.append(_gz_gps(path, el, body or _Element(kind, {}, el.line)))
+            elif kind == 'imu':
+                out.append(_gz_imu(path, el, el.child('imu') or _Element('imu', {}, el.line)))
+        elif el.tag == 'plugin' and 'hector_gazebo_ros_gps' in el.attrs.get('filename', ''):
+            out.append(_hector_gps(path, el))
+    if not out:
+        raise ValueError(f'{path}: no <sensor type="gps|navsat|imu"> and no hector GPS plugin')
+    return out
+
+
+CARLA_IGNORED = {'sensor_tick', 'noise_seed', 'role_name', 'id', 'type', 'spawn_point',
+                 'attached_objects', 'attach_to'}
+
+
+def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
+    kind, model, specs = (('gps', 'carla_gnss', sim.CARLA_GNSS_PARAMS)
+                          if blueprint == 'sensor.other.gnss'
+                          else ('imu', 'carla_imu', sim.CARLA_IMU_PARAMS))
+    known = {p.name for p in specs}
+    params = {}
+    for key, value in attrs.items():
+        if key in known:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                number = math.nan
+            if isinstance(value, bool) or not math.isfinite(number):
+                raise ValueError(f'{path}: {name}: {key}: expected a finite number, got {value!r}')
+            params[key] = number
+        elif key.startswith('noise_') and key not in CARLA_IGNORED:
+            raise ValueError(f'{path}: {name}: {key}: not a {blueprint} attribute '
+                             f'(known: {", ".join(sorted(known))})')
+    tick = attrs.get('sensor_tick')
+    rate = None
+    if tick not in (None, '', 0, '0', '0.0'):
+        try:
+            rate = 1.0 / float(tick)
+        except (TypeError, ValueError, ZeroDivisionError):
+            raise ValueError(f'{path}: {name}: sensor_tick: expected seconds, got {tick!r}') \
+                from None
+    return SensorConfig(kind, model, params, name, 0, rate)
+
+
+def read_carla(path) -> list[SensorConfig]:
+    """Return the GNSS and IMU sensors of a CARLA attribute file (JSON or YAML)."""
+    from vepd_ros.yamlio import load_yaml
+
+    path = Path(path)
+    data = load_yaml(path, what='CARLA sensor attributes')   # JSON is YAML 1.2
+    out = []
+
+    def visit(node, where):
+        if isinstance(node, dict):
+            kind = node.get('type')
+            if kind in ('sensor.other.gnss', 'sensor.other.imu'):
+                out.append(_carla_sensor(path, kind, node, str(node.get('id', where))))
+                return
+            for key, value in node.items():
+                if key in ('sensor.other.gnss', 'sensor.other.imu') and isinstance(value, dict):
+                    out.append(_carla_sensor(path, key, value, key))
+                else:
+                    visit(value, f'{where}/{key}')
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                visit(value, f'{where}[{i}]')
+
+    visit(data, '')
+    if not out:
+        raise ValueError(f'{path}: no sensor.other.gnss or sensor.other.imu attributes found')
+    return out
+
+
+def read_matlab(path) -> list[SensorConfig]:
+    """Return the gpsSensor of a MATLAB parameters YAML (``gpsSensor: {Property: value}``)."""
+    from vepd_ros.params import validate_params
+    from vepd_ros.yamlio import load_yaml
+
+    path = Path(path)
+    data = load_yaml(path, what='MATLAB sensor parameters')
+    out = []
+    if not isinstance(data, dict):
+        raise ValueError(f'{path}: expected a mapping with gpsSensor')
+    gps = data.get('gpsSensor')
+    if isinstance(gps, dict):
+        known = {p.name for p in sim.MATLAB_GPS_PARAMS}
+        rate = gps.get('SampleRate')
+        params = {k: v for k, v in gps.items() if k in known}
+        ignored = sorted(set(gps) - known - {'SampleRate', 'ReferenceLocation', 'ReferenceFrame',
+                                             'PositionInputFormat', 'RandomStream', 'Seed',
+                                             'VelocityAccuracy'})
+        if ignored:
+            raise ValueError(f'{path}: gpsSensor: {ignored[0]}: not a gpsSensor position-noise '
+                             f'property (known: {", ".join(sorted(known))}, SampleRate)')
+        validate_params(sim.MATLAB_GPS_PARAMS, params)
+        out.append(SensorConfig('gps', 'matlab_gps', params, 'gpsSensor', 0,
+                                float(rate) if rate is not None else None))
+    for other in sorted(set(data) - {'gpsSensor'}):
+        raise ValueError(f'{path}: {other}: not supported (vepd_ros reads gpsSensor; imuSensor '
+                         'is not modelled yet)')
+    if not out:
+        raise ValueError(f'{path}: no gpsSensor mapping')
+    return out
+
+
+READERS = {'sdf': read_sdf, 'carla': read_carla, 'matlab': read_matlab}
