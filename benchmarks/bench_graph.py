@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the sim_judge graph over DDS: rates, latency, CPU, lossless time_scale.
+
 sim_judge graph over DDS: rates, latency, CPU per node at real time, and the fastest lossless
 time_scale.
 
@@ -119,6 +121,8 @@ def stop_all(procs=None, grace_s: float = 8.0) -> None:
 
 def exe(name: str) -> list[str]:
     """
+    Return the command of a console script run from the working tree.
+
     The command of a console script, run from the working tree (``python -m``; PYTHONPATH=ROOT), so
     the benchmark measures the code in this checkout as bench_judge*.py do; config comes from the
     installed share.
@@ -130,6 +134,8 @@ def exe(name: str) -> list[str]:
 # monitor
 def cdr_stamp_ns(raw: bytes) -> int:
     """
+    Return the header stamp (ns) of a serialized message.
+
     header.stamp of a serialized message whose first field is std_msgs/Header (CDR, little endian).
     """
     sec, nsec = struct.unpack_from('<iI', raw, 4)
@@ -339,6 +345,8 @@ def print_realtime(r: dict, args) -> None:
 # part 2
 def speeds(t: dict) -> str:
     """
+    Format the sim speed of each run.
+
     Sim seconds per wall second of each run, from the monitor's receipt times of the run's IMU
     messages.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the paper-sized offline study through the ``vepd study`` command.
+
 Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the 30
 reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on the 2-core box
 (≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the minimum and the median of
@@ -77,6 +79,8 @@ CLI_ARGS = [
 
 def _cpu() -> float:
     """
+    Return the CPU seconds of this process and of its children.
+
     User + sys seconds of this process and of its waited-for children (pool workers, subprocesses).
     """
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -110,6 +114,8 @@ def study(workers=None, chunk=None):
 
 def cli(tree: Path | None):
     """
+    Run ``vepd study`` in a fresh interpreter or as the installed script.
+
     ``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), or with
     ``tree`` None the installed ``vepd`` console script beside this interpreter (run from a
     temporary directory); output discarded.

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Launch live evaluation on the vehicle: real GPS/IMU -> judge -> recorder -> evaluator.
+
 Live evaluation on the vehicle (Jetson): real /fix and /imu -> judge -> recorder on the INS ->
 evaluator over a rolling window of the last K runs against a stored simulated batch.
 Usage: ros2 launch vepd_ros live_eval.launch.py reference_dir:=/data/vepd run_duration_s:=20.0

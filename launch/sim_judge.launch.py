@@ -6,6 +6,7 @@
 
 """
 Simulation: truth -> GPS/IMU noise models -> judge -> recorder -> evaluator, one chain per model.
+
 Usage: ros2 launch vepd_ros sim_judge.launch.py models:=ch_gauss,ch_rw k:=10 time_scale:=5.0
        judge:=robot_localization (default where installed) | builtin; use_truth_node:=false with a simulator.
 

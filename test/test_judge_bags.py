@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Replay robot_localization's own bag regression tests through ``vepd judge replay``.
+
 robot_localization's own bag regression tests, replayed through `vepd judge replay`
 (shared/data/robot_localization_tests/PROVENANCE.md): the final /odometry/filtered position must be
 within the upstream tolerance of the upstream expected value.
@@ -158,6 +160,8 @@ def test_ekf_bag1_through_the_cli(shared_data, tmp_path):
 
 def test_bag1_gps_through_navsat(shared_data, tmp_path):
     """
+    Replay test1.bag's real /fix through navsat_transform fed by the filter.
+
     test1.bag's real /fix through navsat_transform, fed by the filter's own output (the judge
     graph): one odometry/gps per fix after the datum, z = 0 (zero_altitude), and the UTM → odom map
     is rigid: horizontal distances between fixes are kept to the millimetre.
