@@ -45,7 +45,8 @@ scenario), as one process per node and in one process (``vepd run sim_judge``). 
   start).
 
     .venv/bin/python benchmarks/bench_graph.py [--window 30] [--scales 1 2 4 8 16] [--duration 10]
-        [--modes processes inprocess] [--skip-realtime] [--skip-sweep] [--all-scales] [--domain 217]
+        [--modes processes inprocess] [--skip-realtime] [--skip-sweep] [--all-scales]
+        [--domain 217]
 
 Needs `make venv` (the nodes run as the installed console scripts). Default total ≈ 3–4 min.
 """

@@ -7,10 +7,11 @@
 """
 Benchmark the paper-sized offline study through the ``vepd study`` command.
 
-Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the 30
-reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on the 2-core box
-(≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the minimum and the median of
---repeat runs, and the CPU seconds (user + sys of every process) beside each wall time, for.
+Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the
+30 reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on
+the 2-core box (≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the
+minimum and the median of --repeat runs, and the CPU seconds (user + sys of every process) beside
+each wall time, for.
 
 * cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a
   fresh interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user
@@ -24,8 +25,9 @@ reference runs — 180 runs, 5400 simulated seconds, judge included). Target: un
 * with --unbatched also the study with one run per chunk on one core (every run filtered alone, K =
   1).
 
-    .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...] [--unbatched]
-                                               [--cli-only] [--tree DIR | --installed]
+    .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...]
+                                               [--unbatched] [--cli-only]
+                                               [--tree DIR | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
 (``pipeline.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree``
