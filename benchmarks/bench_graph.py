@@ -537,7 +537,7 @@ def judge_trial(t: dict, ref: dict | None) -> tuple[bool, bool, list[str]]:
 # ---------------------------------------------------------------------------------------------
 # main
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--window', type=float, default=30.0, help='real-time measuring window (s)')
     ap.add_argument(
         '--warmup', type=float, default=3.0, help='wait after the first filtered message (s)'

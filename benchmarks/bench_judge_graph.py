@@ -49,7 +49,7 @@ def timed(fn, repeat):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--k', type=int, nargs='+', default=[1, 30, 90, 180])
     ap.add_argument('--repeat', type=int, default=2)
     a = ap.parse_args(argv)

@@ -183,7 +183,7 @@ def line(name: str, mn: float, med: float, cpu: float, extra: str = '') -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--workers', type=int, default=None, help='default: all cores')
     ap.add_argument(
