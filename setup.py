@@ -1,4 +1,6 @@
 """
+Package vepd_ros for colcon (ament_python) and pip.
+
 ament_python package: builds with colcon on ROS 2 Humble/Jazzy and with `pip install .` (pip
 runtime).
 """

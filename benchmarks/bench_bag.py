@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark ``vepd bag`` throughput on an ART-layout ROS 2 bag.
+
 ``vepd bag`` throughput on an ART-layout ROS 2 bag of 100 Hz IMU + 10 Hz GPS (+ 25 Hz truth
 Odometry and SbgGpsVel), built from a simulated circle run. Target: ≥ 200× real time for the whole
 command (read + judge + write) in this process, imports done. Prints bag seconds per wall second

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the sim_judge graph over DDS: rates, latency, CPU, lossless time_scale.
+
 sim_judge graph over DDS: rates, latency, CPU per node at real time, and the fastest lossless
 time_scale.
 
@@ -43,7 +45,8 @@ scenario), as one process per node and in one process (``vepd run sim_judge``). 
   start).
 
     .venv/bin/python benchmarks/bench_graph.py [--window 30] [--scales 1 2 4 8 16] [--duration 10]
-        [--modes processes inprocess] [--skip-realtime] [--skip-sweep] [--all-scales] [--domain 217]
+        [--modes processes inprocess] [--skip-realtime] [--skip-sweep] [--all-scales]
+        [--domain 217]
 
 Needs `make venv` (the nodes run as the installed console scripts). Default total ≈ 3–4 min.
 """
@@ -119,6 +122,8 @@ def stop_all(procs=None, grace_s: float = 8.0) -> None:
 
 def exe(name: str) -> list[str]:
     """
+    Return the command of a console script run from the working tree.
+
     The command of a console script, run from the working tree (``python -m``; PYTHONPATH=ROOT), so
     the benchmark measures the code in this checkout as bench_judge*.py do; config comes from the
     installed share.
@@ -130,6 +135,8 @@ def exe(name: str) -> list[str]:
 # monitor
 def cdr_stamp_ns(raw: bytes) -> int:
     """
+    Return the header stamp (ns) of a serialized message.
+
     header.stamp of a serialized message whose first field is std_msgs/Header (CDR, little endian).
     """
     sec, nsec = struct.unpack_from('<iI', raw, 4)
@@ -339,6 +346,8 @@ def print_realtime(r: dict, args) -> None:
 # part 2
 def speeds(t: dict) -> str:
     """
+    Format the sim speed of each run.
+
     Sim seconds per wall second of each run, from the monitor's receipt times of the run's IMU
     messages.
     """
@@ -528,7 +537,7 @@ def judge_trial(t: dict, ref: dict | None) -> tuple[bool, bool, list[str]]:
 # ---------------------------------------------------------------------------------------------
 # main
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--window', type=float, default=30.0, help='real-time measuring window (s)')
     ap.add_argument(
         '--warmup', type=float, default=3.0, help='wait after the first filtered message (s)'

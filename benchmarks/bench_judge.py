@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the built-in judge: cost per step and throughput, K = 1 and batches.
+
 Built-in judge speed: sequential cost per step and throughput on a 30 s run of 100 Hz IMU + 10 Hz
 GPS (odometry/gps with zero covariance), ticks at 35 Hz; single run (K = 1) and a batch of K runs
 in one vectorised pass. Target: ≥ 200× real time per run on one core (K = 1 filter ≤ 0.15 s).

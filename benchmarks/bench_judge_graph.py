@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the judge graph (ekf_node + navsat_transform) and the bicycle judge.
+
 Judge graph speed (ekf_node + navsat_transform co-simulation, vepd_ros.judge.graph): a 30 s run of
 100 Hz IMU + 10 Hz GPS (all-zero NavSatFix covariance, as Chrono) through the ART config/ekf.yaml
 and config/navsat.yaml (35 Hz, two_d_mode, differential GPS, IMU gates, control block), single run
@@ -47,7 +49,7 @@ def timed(fn, repeat):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--k', type=int, nargs='+', default=[1, 30, 90, 180])
     ap.add_argument('--repeat', type=int, default=2)
     a = ap.parse_args(argv)

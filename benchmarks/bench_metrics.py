@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the evaluator on K = 10 000 runs per side, in a fresh process.
+
 Evaluator speed: K = 10 000 runs per side (20 s runs, estimate 35 Hz, truth 25 Hz) in under 1 s,
 the first call in a fresh process included.
 
@@ -66,6 +68,8 @@ def evaluate(real, sim, n_boot=1000):
 
 def child(k: int, repeat: int) -> None:
     """
+    Time the import and the calls in one fresh interpreter.
+
     One fresh interpreter: build, then time the import and the calls; one JSON line on stdout.
     """
     real, sim = make(k, 1), make(k, 2)

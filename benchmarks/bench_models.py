@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Benchmark the throughput of the GPS/IMU noise models, vectorised and streaming.
+
 Throughput of the GPS/IMU noise models: samples per second, vectorised (one call per run) and
 streaming (one call per sample, as the nodes do). A 10 Hz GPS and a 100 Hz IMU need ≥ 10 and ≥ 100
 samples/s streaming; the offline study (5 models × 30 runs × 30 s) needs the vectorised rates to be

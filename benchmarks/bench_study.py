@@ -5,10 +5,13 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the 30
-reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on the 2-core box
-(≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the minimum and the median of
---repeat runs, and the CPU seconds (user + sys of every process) beside each wall time, for.
+Benchmark the paper-sized offline study through the ``vepd study`` command.
+
+Offline study speed: the paper-sized study (5 GPS models × 3 scenarios × 10 runs × 30 s, plus the
+30 reference runs — 180 runs, 5400 simulated seconds, judge included). Target: under 5 s wall on
+the 2-core box (≥ 1000× real time) for what a user runs, the ``vepd study`` command. Prints the
+minimum and the median of --repeat runs, and the CPU seconds (user + sys of every process) beside
+each wall time, for.
 
 * cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a
   fresh interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user
@@ -22,8 +25,9 @@ reference runs — 180 runs, 5400 simulated seconds, judge included). Target: un
 * with --unbatched also the study with one run per chunk on one core (every run filtered alone, K =
   1).
 
-    .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...] [--unbatched]
-                                               [--cli-only] [--tree DIR | --installed]
+    .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...]
+                                               [--unbatched] [--cli-only]
+                                               [--tree DIR | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
 (``pipeline.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree``
@@ -77,6 +81,8 @@ CLI_ARGS = [
 
 def _cpu() -> float:
     """
+    Return the CPU seconds of this process and of its children.
+
     User + sys seconds of this process and of its waited-for children (pool workers, subprocesses).
     """
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -110,6 +116,8 @@ def study(workers=None, chunk=None):
 
 def cli(tree: Path | None):
     """
+    Run ``vepd study`` in a fresh interpreter or as the installed script.
+
     ``vepd study`` of ``tree`` in a fresh interpreter (``python -m vepd_ros.cli``), or with
     ``tree`` None the installed ``vepd`` console script beside this interpreter (run from a
     temporary directory); output discarded.
@@ -175,7 +183,7 @@ def line(name: str, mn: float, med: float, cpu: float, extra: str = '') -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--workers', type=int, default=None, help='default: all cores')
     ap.add_argument(

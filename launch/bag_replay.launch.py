@@ -6,6 +6,7 @@
 
 """
 Bag replay: ros2 bag play (with its clock) -> judge -> recorder on the INS topic -> evaluator.
+
 Usage: ros2 launch vepd_ros bag_replay.launch.py bag:=real_lot17_1 reference_dir:=vepd_out
        (reference_dir is the root of a stored study: the folder holding Sim/<label>/).
 

@@ -6,8 +6,10 @@
 
 """
 Simulation: truth -> GPS/IMU noise models -> judge -> recorder -> evaluator, one chain per model.
+
 Usage: ros2 launch vepd_ros sim_judge.launch.py models:=ch_gauss,ch_rw k:=10 time_scale:=5.0
-       judge:=robot_localization (default where installed) | builtin; use_truth_node:=false with a simulator.
+       judge:=robot_localization (default where installed) | builtin;
+       use_truth_node:=false with a simulator.
 
 Ends by itself: once every batch holds k runs the evaluator publishes /vepd/result, writes
 result.json and the report, and exits; the launch then shuts down (exit status 0). truth_node paces

@@ -29,6 +29,8 @@ SHARED_DATA = Path(os.environ.get('VEPD_SHARED_DATA', REPO.parent / 'shared' / '
 @pytest.fixture
 def shared_data() -> Path:
     """
+    Return the shared data folder, or skip the test without it.
+
     ../shared/data beside the clone (CI has it); tests needing it skip with the reason otherwise.
     """
     if not SHARED_DATA.is_dir():
@@ -50,7 +52,7 @@ def domain_id():
 
 @pytest.fixture
 def ros_ctx(domain_id):
-    """A fresh rclpy context on this test's own domain; shut down afterwards."""
+    """Give a fresh rclpy context on this test's own domain; shut down afterwards."""
     import rclpy
 
     ctx = rclpy.context.Context()

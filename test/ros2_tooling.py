@@ -38,6 +38,8 @@ PYPI_DEPS = ('osrf-pycommon', 'lark')  # what install.sh takes from PyPI beside 
 
 def tooling_dir(distro: str) -> Path:
     """
+    Return the directory holding ``distro``'s tooling, installing it on first use.
+
     The directory holding ``distro``'s tooling, installed on first use (skips without the wheels).
     """
     wheels = sorted((TOOLING / distro).glob('*.whl')) + sorted((TOOLING / 'common').glob('*.whl'))
@@ -76,6 +78,8 @@ def tooling_dir(distro: str) -> Path:
 
 def package_executables_ready() -> None:
     """
+    Fail unless the package executables are installed for ``ros2 run``.
+
     ``ros2 run`` / launch_ros find executables in ``<prefix>/lib/vepd_ros`` (``make venv`` puts
     them there).
     """
@@ -89,7 +93,7 @@ def package_executables_ready() -> None:
 
 
 def ros2_env(distro: str, domain_id: int) -> dict:
-    """The environment of a ``ros2`` command with ``distro``'s tooling, on ``domain_id``."""
+    """Return the environment of a ``ros2`` command with ``distro``'s tooling, on ``domain_id``."""
     from ros_helpers import ros_env
 
     env = ros_env(domain_id)
@@ -105,6 +109,8 @@ def ros2_env(distro: str, domain_id: int) -> dict:
 
 def ros2_cmd(*args: str) -> list[str]:
     """
+    Return the command line of ``ros2 ARGS...`` run by the venv's Python.
+
     ``ros2 ARGS...`` as the real CLI's entry point (``ros2cli.cli:main``) run by the venv's Python.
     """
     return [

@@ -59,6 +59,8 @@ def spin_until(executor, predicate, timeout_s: float = 10.0, step_s: float = 0.0
 
 def wait_for_output(proc, text: str, timeout_s: float = 10.0) -> str:
     """
+    Read a subprocess's stdout until a line contains ``text``; return what was read.
+
     Read a subprocess's stdout (text mode) until a line containing ``text`` appears; returns what
     was read. Raises AssertionError with the output on timeout or early exit.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test ``vepd bag`` on real and ART-layout bags, its errors and its profiles.
+
 ``vepd bag``: real test1.bag through the judge vs wheel odometry; ART-layout ROS 2 bags give the
 offline study's runs bit for bit; errors leave no run file; recorded estimate, ranges, hybrid,
 Chrono profile.
@@ -38,6 +40,8 @@ def _files(root):
 
 def test_test1_bag_speed_against_wheel_odometry(shared_data, tmp_path, capsys):
     """
+    Judge the real Husky bag against wheel odometry.
+
     Real Husky data: /fix (2.5 Hz) + /imu/data (30 Hz) through the ART judge; truth = wheel
     odometry.
     """
@@ -335,6 +339,8 @@ def test_chrono_profile_merges_accel_and_gyro(tmp_path):
 
 def test_split_stationary_from_the_command(tmp_path):
     """
+    Split stop-go truth into two labelled runs.
+
     Stop-go truth: two motion stretches separated by 4 s standstills become two labelled runs.
     """
     t = np.arange(0, 30, 0.04)

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the bag_replay graph over DDS against the offline judge.
+
 The bag_replay graph over DDS: a ROS 2 bag in the ART layout (/fix, /imu, a truth topic) played on
 its own /clock through the built-in judge, recorded as one run, and compared with the offline judge
 on the same streams.

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the worked examples in ``vepd`` help and quiet ends on a closed pipe.
+
 `vepd --help` and the offline commands' --help show a worked example; a closed pipe ends
 quietly.
 """
@@ -45,6 +47,8 @@ def test_evaluate_help_states_the_interval_and_its_seed(capsys):
 @pytest.mark.parametrize('argv', [['sensors', 'models'], ['sensors', 'models', 'ch_rw']])
 def test_closed_pipe_ends_quietly_for_any_command(argv):
     """
+    End quietly when the reader of ``vepd sensors models`` closes the pipe.
+
     `vepd sensors models | head`: the pipe is closed before the command writes (main() covers
     every subcommand, not only evaluate).
     """
@@ -69,6 +73,8 @@ def test_closed_pipe_ends_quietly_for_any_command(argv):
 
 def test_an_unwritable_output_is_exit_2_naming_it(tmp_path, capsys):
     """
+    Report an OSError as one line naming the path.
+
     An OSError (here --out under a regular file) is one line naming the path, not a
     traceback.
     """
@@ -85,6 +91,8 @@ def test_an_unwritable_output_is_exit_2_naming_it(tmp_path, capsys):
 
 def test_closed_pipe_ends_without_a_traceback(tmp_path):
     """
+    End quietly when the reader of ``vepd evaluate --json`` closes the pipe.
+
     `vepd evaluate ROOT --json | head`: the reader closes the pipe before the JSON is
     written.
     """

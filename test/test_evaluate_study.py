@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test ``vepd study`` end to end: offline, seeded, re-evaluable from disk.
+
 `vepd study`: truth → models → built-in judge → runs → VEPD, offline, seeded, re-evaluable from
 disk.
 """
@@ -173,6 +175,8 @@ def test_truth_order_groups_runs_by_truth_and_keeps_each_labels_order():
 
 def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
     """
+    Write the same bytes with one process as with the worker pool.
+
     Workers write the runs; the bytes on disk (runs, sidecars, index.json) and result.json are the
     same for one process with small chunks and for the default pool.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test that evaluator_node over DDS publishes what ``vepd evaluate`` computes.
+
 evaluator_node over DDS: fed /vepd/runs events for runs on disk, it publishes on /vepd/result
 exactly what ``vepd evaluate`` (``evaluate_root``) computes for the same directory, and writes
 result.json.

@@ -63,6 +63,8 @@ def _est_v(j, k):
 
 class Feeder:
     """
+    Play truth_node and the judge, and collect runs and diagnostics.
+
     Plays truth_node and the judge: truth Odometry, an estimate Odometry, run events; collects
     /vepd/runs and /diagnostics. Stamps start two minutes in the future, so the recorder's
     staleness check (node clock) never closes a run: runs close on their samples, as in a live
@@ -124,6 +126,8 @@ class Feeder:
 
     def samples(self, j, ks, pre_gap=False):
         """
+        Return truth and estimate samples k of run j.
+
         Truth and estimate samples k of run j (same stamps on both streams; the last, k = N_RUN -
         1, is the end stamp). pre_gap: one sample of each stream 0.2 s before the start first
         (outside any run).
@@ -562,6 +566,8 @@ def test_noise_nodes_drop_bad_truth_report_it_on_diagnostics_and_publish_what_cl
 
 class _Output:
     """
+    Collect a subprocess's output lines on a thread.
+
     Collects a subprocess's output lines on a thread (select() on a text pipe misses lines already
     in Python's read buffer).
     """

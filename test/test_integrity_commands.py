@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test judge replay, bag and calibrate under careless use.
+
 `vepd judge replay`, `vepd bag`, `vepd calibrate` under careless use (issues 13 and 17): exit 0
 only with a real result; otherwise exit 2 with a message naming the topic, transform, file or
 field, and no file written.
@@ -168,6 +170,8 @@ def test_calibrate_binary_input_names_the_file(tmp_path, capsys):
 
 def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path, capsys):
     """
+    Calibrate 17 s of white noise: only N is resolved and written.
+
     17 s of white noise: N is resolved; bias instability, its time and K are not and are not
     written.
     """
@@ -257,6 +261,8 @@ def test_calibrate_constant_logs_are_errors_without_warnings(tmp_path, capsys):
 )
 def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, name):
     """
+    Refuse out-of-range rates and bad standstill or transform options.
+
     Rates outside the judge's frequency range (1e-300 Hz: an infinite period; 1e12 Hz: a zero
     one), non-finite standstill options, a NaN or zero-length static transform: exit 2 naming the
     option, nothing written (checked before the bag is read).
@@ -279,6 +285,8 @@ def test_static_tf_parse_refuses_nan_and_zero_quaternion():
 @pytest.mark.parametrize('content', [b'SQLite format 3\x00' + b'\x00' * 200, b'\xff' * 4096])
 def test_replay_corrupt_bag_is_an_error_naming_it(tmp_path, capsys, content):
     """
+    Refuse a truncated or corrupt bag in judge replay with exit 2.
+
     Judge replay reads bags with vepd bag's open checks (io.bags): a truncated or corrupt .db3
     is exit 2 naming the file, not an AnyReaderError traceback; nothing written.
     """
@@ -327,6 +335,8 @@ def test_calibrate_gps_nmea_constant_time_is_an_error(tmp_path, capsys):
 
 def test_calibrate_imu_duplicate_time_pairs_is_an_error(tmp_path, capsys):
     """
+    Refuse a log whose times repeat (a zero median step), naming the file.
+
     Every time twice (0, 0, 0.01, 0.01, ...): a zero median step in the static segment is an
     error naming the file, not a ZeroDivisionError.
     """
@@ -354,6 +364,8 @@ def test_calibrate_csv_underscore_number_refused(tmp_path, capsys):
 @pytest.mark.parametrize('rate', [1e-300, 1e12, float('inf'), float('nan'), 0.0])
 def test_sensor_clock_rate_bounded(rate):
     """
+    Refuse a rate outside the supported range in period_ns, naming rate_hz.
+
     models.sensors.period_ns: a rate outside [MIN_RATE_HZ, MAX_RATE_HZ] is a ValueError naming
     rate_hz (1e-300 Hz overflowed int(), 1e12 Hz gave a zero period and a ZeroDivisionError).
     """

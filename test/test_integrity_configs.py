@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test that bad configuration files give a clear error naming the file and field.
+
 Bad configuration files: a clear error naming the file and field (exit 2), never a traceback, an
 all-NaN result or unbounded work (issue 17). The YAML reader itself: vepd_ros.yamlio (contract
 C4).
@@ -148,6 +150,8 @@ def test_config_errors_quote_bounded_values():
 
 def test_assignments_read_by_the_one_yaml_reader_with_bounded_errors():
     """
+    Read ``name:=value`` values as YAML, refusing bad ones by parameter name.
+
     `name:=value` values follow the package's YAML reader (1e3 is a float, as in a parameter
     file); a value that is not YAML, or a huge one, is a ParameterError naming the parameter with
     the value cut (never a yaml traceback, never the whole input echoed).
@@ -188,6 +192,8 @@ def test_assignments_read_by_the_one_yaml_reader_with_bounded_errors():
 )
 def test_graph_config_errors_name_the_file(tmp_path, text, words):
     """
+    Refuse a bad ekf YAML with a ValueError naming the file.
+
     Vepd run / ros2 launch read the ekf YAML through yamlio (C4): a ValueError naming the
     file, never a YAML, Recursion or Unicode traceback.
     """
@@ -224,6 +230,8 @@ def test_graph_huge_frequency_string_is_a_bounded_error(tmp_path):
 )
 def test_graph_scenario_is_one_path_component(name, value):
     """
+    Refuse a scenario name that is not one safe file-name component.
+
     A scenario becomes a file name (runs.safety.safe_component): refused by the argument check,
     so `vepd run ... --list` refuses it too.
     """
@@ -254,6 +262,8 @@ def test_typed_args_bad_yaml_value_is_a_parameter_error():
 )
 def test_ranges_csv_errors_name_the_file(tmp_path, content, words):
     """
+    Refuse bad --split ranges with a ValueError naming the file.
+
     --split ranges: a time of 1e300 s (an OverflowError in ns), '3_5' (float() reads 35),
     binary content: a ValueError naming the file, never a traceback or a silent 35 s.
     """
@@ -268,6 +278,8 @@ def test_ranges_csv_errors_name_the_file(tmp_path, content, words):
 
 def test_negative_variance_in_a_covariance_is_refused():
     """
+    Refuse an initial_estimate_covariance of all -1.
+
     initial_estimate_covariance of all -1 (attack case judge_ekf_iec_neg) is not a covariance.
     """
     from vepd_ros.judge.config import load_ekf_params
@@ -283,6 +295,8 @@ def test_negative_variance_in_a_covariance_is_refused():
 
 def test_ekf_yaml_with_empty_parameters_names_the_file(tmp_path):
     """
+    Name the configuration file when its ros__parameters are empty.
+
     An ekf YAML whose ros__parameters are empty (attack case judge_ekf_empty_params): the error
     names the configuration file, not the bag the judge then never initialised on.
     """

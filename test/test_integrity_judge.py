@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the judge's message layer under bad input: drop and count, never raise.
+
 The judge's message layer under bad input (issue 17): a bad message is dropped and counted per
 reason, never raised, never carried into a NaN state, and no numpy warning escapes; valid input is
 unchanged.
@@ -124,6 +126,8 @@ def test_zero_quaternion_is_identity_as_upstream():
 
 def test_batch_path_tiny_quaternion_dropped_and_counted():
     """
+    Drop the same sample with the same count on the array path.
+
     The array path (K runs at once) drops the same sample with the same count, without
     warnings.
     """
@@ -166,6 +170,8 @@ def test_out_of_order_imu_stamp_dropped_and_counted():
 
 def test_update_that_would_go_non_finite_is_refused_and_counted():
     """
+    Keep the state and count it when a covariance makes the gain overflow.
+
     A covariance that is finite but makes the gain overflow: the EKF keeps its state and counts
     it.
     """
@@ -207,6 +213,8 @@ def test_navsat_counts_bad_fixes():
 @pytest.mark.parametrize('case', ['quaternion', 'acceleration', 'latitude', 'longitude'])
 def test_graph_batch_path_drops_and_counts(case):
     """
+    Keep the batch judge finite on bad values, counting the drops.
+
     run_judge_batch (vepd bag, the offline study): the same bad values give a finite state, a
     counted drop and no numpy warning (gravity removal before the message layer, UTM projection of
     a bad fix).
@@ -237,6 +245,8 @@ def test_graph_batch_path_drops_and_counts(case):
 
 def test_stamp_far_outside_the_recording_is_an_error_not_a_huge_grid():
     """
+    Refuse a time span too long for the filter grid before allocating.
+
     One fix stamped 1e9 s late: the filter's time grid would be 3.5e10 cycles (261 GiB); the
     replay refuses with a ValueError naming the span (judge.graph.MAX_TICKS) before allocating.
     """
@@ -279,6 +289,8 @@ def test_judge_check_bad_scenario_json_names_file_and_field(
     shared_data, tmp_path, capsys, mutate, words
 ):
     """
+    Refuse a scenario.json of the wrong shape, naming the file and field.
+
     `vepd judge check` on a scenario.json of the wrong shape: exit 2 naming the file and the
     field, not an AttributeError / TypeError / KeyError traceback.
     """
@@ -306,6 +318,8 @@ def test_judge_check_raw_csv_with_header_only_names_the_file(shared_data, tmp_pa
 
 def test_graph_batch_path_counts_a_nan_fix():
     """
+    Count a NaN-latitude fix as dropped in the batch judge.
+
     run_judge_batch (vepd bag, judge replay): a NaN-latitude fix is ignored as upstream and
     counted in `dropped`, so the run is flagged rather than silently short of a fix.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test that non-finite metric inputs or results are errors; property tests.
+
 Issue 17, metrics: a non-finite input or result is an error, never NaN/Infinity in a result; and
 a property-based suite (hypothesis, bounded and derandomized: the same examples every run) over the
 run readers, the metric functions and the bootstrap.

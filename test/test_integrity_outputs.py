@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test that outputs never replace the user's files nor escape --out.
+
 Issue 17, outputs: nothing of the user's is replaced without --overwrite, nothing is written
 outside --out (names that become paths are one safe component), and a killed study's workers die
 with it.
@@ -308,6 +310,8 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
 
 def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, capsys):
     """
+    Refuse an --out folder holding the user's files in ``vepd evaluate``.
+
     `vepd evaluate ROOT --out DIR` follows contract C3 like study and report: a folder holding
     the user's files is refused before anything is computed or written; its own output is
     rewritten.
@@ -333,6 +337,8 @@ def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, c
 
 def test_parameter_error_crosses_a_process_boundary():
     """
+    Carry a worker's ParameterError to the parent with its fields.
+
     A ParameterError raised in a study worker reaches the parent: it pickles with its fields
     (a pool whose worker error cannot be unpickled waits forever).
     """
@@ -362,6 +368,8 @@ def test_parameter_error_crosses_a_process_boundary():
 )
 def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, extra, named):
     """
+    Check models, K and the duration in the parent before any worker starts.
+
     Models are built, and K and the duration checked against stated bounds, in the parent:
     exit 2 naming the value, OUT never created, no worker started.
     """
@@ -386,6 +394,8 @@ _BOOT_CMDS = [['study'] + STUDY[1:] + ['--out', 'OUT'], ['evaluate', 'ROOT'], ['
 )
 def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, opt, value):
     """
+    Refuse a negative seed or a bad --n-boot with exit 2.
+
     A negative seed, a negative or unbounded --n-boot: argparse exit 2 naming the option and
     the bound, before anything is read or written.
     """
@@ -403,6 +413,8 @@ def test_seed_and_n_boot_are_refused_naming_the_option(tmp_path, capsys, cmd, op
 
 def test_sensors_simulate_output_policy(tmp_path, capsys):
     """
+    Keep a user's own CSVs in ``vepd sensors simulate --out`` unless --overwrite.
+
     `vepd sensors simulate --out DIR` keeps a user's own truth.csv/gps.csv: refused before
     simulating unless --overwrite; a re-run into its own previous output replaces its CSVs.
     """
@@ -429,6 +441,8 @@ def test_sensors_simulate_output_policy(tmp_path, capsys):
 @pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
 def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
     """
+    Refuse a reference label in ``vepd bag --side sim`` before writing.
+
     `vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
     any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
     refused before anything is written.

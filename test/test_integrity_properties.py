@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Property-test the judge's message layer and the models' samplers.
+
 Property tests (hypothesis, bounded and derandomised) of the judge's message layer and the
 models' samplers (issue 17): any message field values -- NaN, Inf, huge, tiny or zero quaternions
 -- never raise, never let a numpy warning out and never leave a non-finite filter state; a

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test that every bad run file, sidecar or index is a clear error naming the file.
+
 Issue 17, readers: every bad run file, sidecar or index is a clear error naming the file (exit 2
 from `vepd evaluate`, never a traceback); no work proportional to a number in a file name; a model
 folder named real is refused; an interrupted study or a run with lost samples is flagged (contract
@@ -265,6 +267,8 @@ def test_coverage_rule():
 
 def test_inconsistent_coverage_is_an_error_naming_file_and_field(root, capsys):
     """
+    Refuse a coverage block that cannot describe its run.
+
     A coverage block that cannot describe its run (rate 0 for a stream with samples, more
     samples received than the run file holds) is exit 2 naming the file and the field, not a run
     scored or excluded on its word.

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test vepd_ros.io.bags: ROS 1 and ROS 2 bag reading.
+
 vepd_ros.io.bags: ROS 1 and ROS 2 (sqlite3, mcap) reading, arrival order, type resolution, clear
 errors.
 """
@@ -127,6 +129,8 @@ def _drop_definitions(bag_dir):
 
 def test_sqlite3_bag_without_definitions_uses_bundled_sbg_types(tmp_path):
     """
+    Decode Humble-era sqlite3 bags without definitions from the bundled .msg files.
+
     Humble-era sqlite3 bags (like ART's) carry no definitions: the bundled .msg files decode them.
     """
     path = write_bag(tmp_path / 'b', _streams(), storage='sqlite3')
@@ -239,7 +243,7 @@ def test_bare_mcap_file_opens(tmp_path):
 
 
 def _imu_fix_msgs(ts, frame):
-    """A rosbags Imu and NavSatFix with random values and the given frame_id."""
+    """Build a rosbags Imu and NavSatFix with random values and the given frame_id."""
     rng = np.random.default_rng(len(frame))
     T = ts.types
     hdr = T['std_msgs/msg/Header'](
@@ -279,6 +283,8 @@ def _norm(v):
 )
 def test_flat_decoders_equal_the_typestore(frame):
     """
+    Read the same numbers with the flat decoders as with rosbags' deserialiser.
+
     flat_imu / flat_navsatfix read the same numbers as rosbags' deserialiser at every string length
     (CDR alignment after frame_id) and with trailing padding; big-endian CDR and other sizes go
     back to the typestore (None).
@@ -304,6 +310,8 @@ def test_flat_decoders_equal_the_typestore(frame):
 
 def test_flat_reading_equals_message_objects(art_bag, monkeypatch):
     """
+    Give the same arrays from read_bag_streams with flat decoders as with messages.
+
     read_bag_streams with the flat decoders gives the arrays the message objects give, bit for bit.
     """
     from vepd_ros.io.bagrun import read_bag_streams
@@ -344,6 +352,8 @@ def test_typestore_has_only_what_the_topics_need_and_is_kept(art_bag):
 
 def test_no_flat_decoder_for_a_definition_that_is_not_the_stock_one():
     """
+    Decode a bag that redefines sensor_msgs/Imu by its typestore.
+
     A bag that defines sensor_msgs/Imu (or a type inside it) differently is decoded by its
     typestore.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the ground-truth adapters of vepd_ros.io.ins.
+
 vepd_ros.io.ins: every ground-truth adapter gives the ENU velocity, horizontal speed and body vx it
 should.
 """
@@ -122,6 +124,8 @@ def test_unknown_truth_type():
 
 def test_adapters_on_real_messages(tmp_path):
     """
+    Check the adapters on messages decoded from a written bag.
+
     Messages as rosbags decodes them from a written bag (SbgGpsVel, SbgEkfNav, Odometry, Body).
     """
     n = 20

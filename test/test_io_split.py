@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test vepd_ros.io.split and io.profiles: ranges, gaps, runs per bag, topic roles.
+
 vepd_ros.io.split and io.profiles: time ranges (YAML/CSV), standstill gaps, one run per bag; topic
 roles.
 """

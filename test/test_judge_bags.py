@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Replay robot_localization's own bag regression tests through ``vepd judge replay``.
+
 robot_localization's own bag regression tests, replayed through `vepd judge replay`
 (shared/data/robot_localization_tests/PROVENANCE.md): the final /odometry/filtered position must be
 within the upstream tolerance of the upstream expected value.
@@ -35,7 +37,7 @@ ekf_filter_node:
     imu0_config: [false, false, false, true, true, true, false, false, false, true, true, false, true, true, true]
     imu0_remove_gravitational_acceleration: true
     process_noise_covariance: [0.05, 0.05, 0.06, 0.03, 0.03, 0.06, 0.025, 0.025, 0.04, 0.01, 0.01, 0.02, 0.01, 0.01, 0.015]
-"""
+"""  # noqa: E501 (one ekf row per line; the string's value must not change)
 # ekf bag2 (test2.bag, Jackal): frequency 50, odom0 vx vy vz vyaw, imu0 roll pitch yaw vroll vpitch
 # vyaw ax ay az
 BAG2_YAML = """
@@ -49,7 +51,7 @@ ekf_filter_node:
     imu0_config: [false, false, false, true, true, true, false, false, false, true, true, true, true, true, true]
     imu0_remove_gravitational_acceleration: true
     process_noise_covariance: [0.03, 0.03, 0.04, 0.03, 0.03, 0.06, 0.025, 0.025, 0.05, 0.002, 0.002, 0.004, 0.01, 0.01, 0.01]
-"""
+"""  # noqa: E501 (one ekf row per line; the string's value must not change)
 # the ROS 1 test's transform, `static_transform_publisher 0 -0.3 0.52 -1.570796327 0 1.570796327
 # base_link imu_link` (x y z yaw pitch roll), as roll pitch yaw
 BAG1_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
@@ -158,6 +160,8 @@ def test_ekf_bag1_through_the_cli(shared_data, tmp_path):
 
 def test_bag1_gps_through_navsat(shared_data, tmp_path):
     """
+    Replay test1.bag's real /fix through navsat_transform fed by the filter.
+
     test1.bag's real /fix through navsat_transform, fed by the filter's own output (the judge
     graph): one odometry/gps per fix after the datum, z = 0 (zero_altitude), and the UTM → odom map
     is rigid: horizontal distances between fixes are kept to the millimetre.

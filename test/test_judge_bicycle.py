@@ -121,6 +121,8 @@ def test_registry_selects_judges_by_name():
 
 def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     """
+    Run the bicycle judge on the real Husky bag through replay.
+
     The bicycle judge on the real Husky bag (IMU rotated: static TF), through replay --judge
     bicycle: it ends near the last GPS fix (it fuses absolute positions) and reports a plausible
     speed.

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the EKF core and node loop against the reference and its section 11.
+
 EKF core and node loop: reference §2-§5 and each numbered consequence of §11
 (rl_golden-independent).
 """
@@ -36,6 +38,8 @@ def test_wrap_matches_normalize_angle():
 
 def test_upstream_test_ekf_two_measurements():
     """
+    Initialise x and P as upstream test_ekf.cpp does.
+
     Upstream test_ekf.cpp: first full measurement initialises x, P exactly; after the second,
     every entry is within 1e-3 of the measurement.
     """
@@ -125,6 +129,8 @@ def test_mahalanobis_gate_rejects_whole_and_threshold_semantics():
 
 def test_c5_two_d_mode_pseudo_measurements_change_gate():
     """
+    Gate the zero two_d_mode entries of a measurement with the rest.
+
     §11.5: a two_d_mode measurement carries Z/ROLL/PITCH/... = 0, var 1e-6; they join the gate.
     """
     params = load_ekf_params(
@@ -173,6 +179,8 @@ def test_c7_nan_entry_dropped_rest_fused():
 
 def test_batched_runs_equal_single_runs():
     """
+    Filter K runs together as each run alone.
+
     K runs filtered together equal each run filtered alone (incl. a NaN in one run and a gate).
     """
     rng = np.random.default_rng(1)
@@ -238,6 +246,8 @@ def test_k1_predict_equals_batch_path(dynamic):
 )
 def test_k1_correct_equals_batch_path(idx):
     """
+    Give the same x, P and gate decision on the fast paths as the general one.
+
     Closed-form S⁻¹ (m ≤ 3), slices for contiguous sets, scalar gate: same x, P, decision as the
     batch path on random states, full (non-diagonal) R, angle innovations across ±π and a gate near
     d².
@@ -265,6 +275,8 @@ def test_k1_correct_equals_batch_path(idx):
 
 def _schedule_case(seed=3, gates=True):
     """
+    Build a schedule exercising every branch of the node loop.
+
     A schedule exercising every branch of the node loop: IMU triple with a pose gate, a second IMU
     without orientation (state-dependent gravity term) behind a lever arm (twist / acceleration
     lever terms), GPS-like odometry with NaN entries, late arrivals (δ < 0) and sensor-timeout
@@ -343,6 +355,8 @@ def _schedule_case(seed=3, gates=True):
 @pytest.mark.parametrize('gates', [True, False])
 def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
     """
+    Match the general loop with the K = 1 loop.
+
     The K = 1 loop (with and without fusing same-stamp ungated parts) equals the general loop:
     same accept/reject statuses in the same order, same output rows, x and P to 1e-12.
     """
@@ -393,6 +407,8 @@ def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
 
 def test_message_with_lever_arm_state_terms_single_run():
     """
+    Prepare a single-run message that needs the state with the (1, 15) state.
+
     A single-run message whose measurement needs the state (IMU behind a lever arm) is prepared
     with the (1, 15) filter state (regression: z without a run axis did not broadcast).
     """
@@ -432,6 +448,8 @@ def _random_batch(rng, k, dynamic=False):
 @pytest.mark.parametrize('dynamic', [False, True])
 def test_batch_predict_equals_dense_single_runs(dynamic):
     """
+    Match the dense K = 1 prediction with _predict_batch.
+
     _predict_batch (J P Jᵀ on rows/cols 0–8, entries from u = R w) equals the dense K = 1
     prediction.
     """
@@ -481,6 +499,8 @@ def test_batch_controlled_predict_equals_single_runs():
 )
 def test_batch_correct_equals_single_runs_with_mixed_gates(idx):
     """
+    Update only the accepted runs, each equal to its own K = 1 update.
+
     Gate by solve, gain and Joseph form on the accepted runs only: every run equals its own K = 1
     update (same decision; rejected runs unchanged bit for bit), also through ``rows``.
     """
@@ -521,6 +541,8 @@ def test_batch_correct_equals_single_runs_with_mixed_gates(idx):
 )
 def test_early_gate_decides_as_the_full_distance(idx):
     """
+    Give the verdict and state of the one-entry rejection as the general gate.
+
     The one-entry rejection (ν_k² ≥ thr²·S_kk, R positive definite) gives the verdict and the state
     of the full Mahalanobis computation — also a hair either side of the threshold — and is skipped
     (full computation) when R is not diagonally dominant.
@@ -580,6 +602,8 @@ def test_clamp_variances_on_the_diagonal_view():
 
 def _controlled_predict_k1_array_form(e, dt):
     """
+    Predict K = 1 with control as it was written with (1,)-arrays.
+
     The K = 1 controlled prediction as it was written with (1,)-arrays (the reference the scalar
     form must reproduce bit for bit): base prediction, then A·δ with numpy's sin/cos/tan.
     """
@@ -626,6 +650,8 @@ def _controlled_predict_k1_array_form(e, dt):
 
 def _same_bits(a, b) -> bool:
     """
+    Compare bit for bit, allowing any NaN sign or payload.
+
     Bit for bit, except that a NaN may carry another sign/payload (NaN in, NaN out either way).
     """
     a, b = np.asarray(a), np.asarray(b)
@@ -643,6 +669,8 @@ def _same_bits(a, b) -> bool:
 )
 def test_k1_controlled_predict_is_the_array_form_bit_for_bit(axes):
     """
+    Match the scalar K = 1 control with the array version bit for bit.
+
     The scalar K = 1 control (δ, then A·δ after the base prediction) gives the same bits as the
     array form it replaced — random states, zero and signed-zero rates and positions, large pitch;
     a NaN state stays NaN (its sign bit is not defined by either form).
@@ -679,6 +707,8 @@ def test_k1_controlled_predict_is_the_array_form_bit_for_bit(axes):
 
 def test_k1_inverse_is_numpys_bit_for_bit_and_raises_like_it():
     """
+    Invert as np.linalg.inv does, raising LinAlgError for a singular S.
+
     _inv: LAPACK's inverse as np.linalg.inv calls it (same bits), LinAlgError for a singular S even
     with warnings as errors; the gate's d² by np.dot equals nu @ Si @ nu; S by one gather equals
     P[idx, idx].

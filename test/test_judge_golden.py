@@ -60,6 +60,8 @@ def test_full_covariance_matches(scenario_dir):
 
 def test_core_reproduces_golden_updates(scenario_dir):
     """
+    Reproduce the golden measurement-level updates with Ekf.process.
+
     Measurement level: golden measurements.csv.gz through Ekf.process in the README's delivery and
     tick order gives golden_updates.csv.gz row by row (status, last time, x, diag P).
     """
@@ -119,6 +121,8 @@ def test_core_reproduces_golden_updates(scenario_dir):
 
 def test_message_layer_reproduces_golden_measurements(scenario_dir):
     """
+    Match the array path on raw_*.csv with measurements.csv.gz.
+
     raw_*.csv through the array path equal measurements.csv.gz (stamps, flags, values, diag R).
     """
     from vepd_ros.judge.golden import build_series
