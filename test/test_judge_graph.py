@@ -108,7 +108,9 @@ def _imu_series(params, imu, k=None):
 
 def test_graph_without_navsat_matches_the_filter_loop():
     """
-    With no navsat, the graph's EKF loop is robot_localization's node loop (filter.run_schedule).
+    With no navsat, the graph's EKF loop is robot_localization's node loop.
+
+    The node loop is filter.run_schedule.
     """
     params = load_ekf_params(IMU_ONLY)
     imu, _, _ = circle_inputs(k=2, duration_s=3.0)
@@ -132,6 +134,8 @@ def test_graph_without_navsat_matches_the_filter_loop():
 
 def test_art_judge_on_a_circle():
     """
+    The ART judge configuration on a circle with noise-free GPS tracks the truth.
+
     ART ekf.yaml + navsat.yaml, noise-free GPS with all-zero covariance: output ≤ 35 Hz with
     increasing stamps, one odometry/gps per fix once the datum exists, speed close to the truth.
     """
@@ -238,6 +242,8 @@ _NO_GATES = {
 )
 def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
     """
+    The K = 1 graph loop gives the general loop's outputs bit for bit.
+
     The K = 1 graph runs filter._loop_k1 (navsat as a second timer, state terms once per tick, the
     scalar update); it must give exactly what the general loop gives message by message through
     _process (the K = 1 path before it): every output array equal bit for bit.
@@ -305,6 +311,8 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
 
 def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
     """
+    The K = 1 loop with run_graph's options equals the general loop.
+
     run_graph's options through the K = 1 loop: keep_unpublished rows and gps/filtered (built only
     when recorded) equal the general loop's.
     """

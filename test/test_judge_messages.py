@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Message layer and node loop edge cases, independent of rl_golden.
+
 Message layer and node loop edge cases (reference §5, §6, §11.4, §11.8), rl_golden-independent.
 """
 

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test judge_node over DDS.
+
 judge_node over DDS: fed Imu + Odometry, publishes odometry/filtered at its frequency, stamped with
 the last measurement time.
 """
@@ -22,8 +24,9 @@ NS = 1_000_000_000
 
 def gyro_only_imu(t_ns: int, wz: float):
     """
-    An Imu in base_link with only the angular velocity set (orientation and acceleration
-    covariance[0] = -1).
+    Build an Imu in base_link with only the angular velocity set.
+
+    Orientation and acceleration covariance[0] = -1.
     """
     from sensor_msgs.msg import Imu
     from vepd_ros.nodes.base import ns_to_stamp
@@ -115,6 +118,8 @@ def test_judge_node_publishes_filtered_odometry(ros_ctx, executor):
 
 def test_judge_node_on_sim_time_processes_the_ticks_a_clock_jump_skipped(ros_ctx, executor):
     """
+    On a /clock jump over several periods the judge still processes every skipped tick.
+
     /clock jumping over several timer periods (a busy executor, a slow simulator step): rcl fires
     the timer once; the judge still processes every nominal tick k·period in between, in order, so
     its outputs stay on the offline study's tick schedule (one output per tick, stamped with the
@@ -181,6 +186,8 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
     ros_ctx, executor
 ):
     """
+    With publish_on_measurement every fused IMU message yields an output at once.
+
     publish_on_measurement (vepd_ros's low-latency switch, wall clock): every IMU message yields an
     output stamped with it, without waiting for the (here 1 Hz) timer; with use_sim_time the switch
     is refused.
@@ -257,6 +264,8 @@ def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_n
     ros_ctx, capfd, monkeypatch
 ):
     """
+    Without tf2_msgs, publish_tf is reported once by name and no transform is published.
+
     publish_tf (robot_localization's, default true) needs tf2_msgs/TFMessage: a ROS 2 install has
     it and the judge broadcasts world_frame -> base_link there; the pip runtime has not, and the
     judge says so by name, once per process (vepd run composes one judge per chain).
@@ -313,6 +322,8 @@ def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_n
 
 def test_judge_node_restarts_at_each_run_like_a_freshly_started_judge(ros_ctx, executor):
     """
+    With reset_on_run_events each run's estimates equal a fresh judge's.
+
     reset_on_run_events (the built-in judge under sim_judge): at a run start announced on
     /ground_truth/run the filter forgets the previous run, so the run's estimates equal those of a
     judge started fresh for it (the offline study's semantics: one filter per run). Run 1 turns at

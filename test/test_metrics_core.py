@@ -132,6 +132,8 @@ def test_every_intermediate_equals_the_reference_on_authors_layout(authors_root)
 
 def test_their_reader_bug_is_not_reproduced(tmp_path):
     """
+    True zero speeds in the truth are kept (the authors' reader dropped them).
+
     A run whose truth has true zero speeds at the start (parked) and a stop mid-run: dropping every
     0.0 (the authors' reader) desynchronises times and speeds; we keep every true sample.
     """
@@ -289,6 +291,8 @@ def test_weighted_wasserstein_matches_scipy_and_bootstrap_is_seeded():
 
 def test_per_group_intervals_come_from_the_pooled_resamples():
     """
+    Per-group intervals of bootstrap_vepd_groups come from the pooled resamples.
+
     bootstrap_vepd_groups: the pooled interval is bootstrap_vepd's exactly; group g's interval is
     the percentile of VEPD between the real and sim runs of g in each pooled resample (replayed
     here by brute force).

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Calibration on real and synthetic logs; the sensors CLI end to end.
+
 Calibration on the real logs in ../shared/data/real and on synthetic data; the sensors CLI end to
 end.
 """
@@ -68,6 +70,8 @@ def test_hdop_fit_recovers_the_airsim_law():
 
 def test_rw_fit_from_a_simulated_standstill_log(tmp_path):
     """
+    The random-walk fit recovers Chrono's per-step spread from a simulated standstill log.
+
     Chrono's walk at 1 Hz: the fitted σ of the second derivative is the per-step spread the paper
     measures.
     """
@@ -159,6 +163,8 @@ def test_sensors_simulate_cli_writes_the_library_numbers(tmp_path):
 
 def test_gps_calibration_on_a_bag_standstill_window(shared_data, tmp_path):
     """
+    GPS calibration from a standstill time range of a bag.
+
     `vepd calibrate gps BAG --topic /fix --segment A B`: a bag and a standstill time range
     (test1.bag's /fix).
     """

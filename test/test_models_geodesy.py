@@ -66,6 +66,8 @@ def _sats_at(az_el_deg, datum=DEFAULT_DATUM, dist=2.0e7):
 
 def test_dop_against_hand_computed_geometry():
     """
+    DOP values match a geometry computed by hand.
+
     Zenith plus three satellites at 30° elevation, 120° apart: GᵀG =
     [[9/8,0,0,0],[0,9/8,0,0],[0,0,7/4,−5/2], [0,0,−5/2,4]] ⇒ HDOP = √(16/9) = 4/3, VDOP =
     √(4/0.75), TDOP = √(1.75/0.75).

@@ -65,6 +65,8 @@ def test_same_seed_same_output_other_seed_differs():
 
 def test_ch_rw_chrono_is_white_in_the_second_derivative_with_the_restoring_mean():
     """
+    Unclamped, Chrono's walk has a white residual in the second derivative.
+
     Unclamped, Chrono's walk obeys Δ²p/h² = −g·σ·p_prev + σ·z exactly: regress and check the
     residual is white.
     """
@@ -94,6 +96,8 @@ def test_ch_rw_chrono_is_white_in_the_second_derivative_with_the_restoring_mean(
 
 def test_ch_rw_paper_variant_second_difference_is_ma1():
     """
+    The paper variant's second difference is an MA(1) process.
+
     The appendix update p += v·dt + ½a·dt² makes Δ²p/dt² the mean of two consecutive accelerations:
     lag-one autocorrelation ½ and σ/√2 around the concentration-gradient mean −p/p_max.
     """

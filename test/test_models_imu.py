@@ -30,6 +30,8 @@ def _run(model, n, rate=100.0):
 
 def test_ch_drift_bias_spread_grows_like_sqrt_t():
     """
+    The drift bias spread grows like √t.
+
     b_t = b_{t−1} + N(0, b0·√(dt/t_b)) ⇒ std(b(t)) = b0·√(t/t_b): across 300 seeds, at 1 s and 4 s.
     """
     b0, tb = 0.1, 0.1

@@ -5,7 +5,9 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-The `rtk` reference preset: Gauss–Markov centimetre error and the driver's RTK-fixed covariance.
+The `rtk` reference preset.
+
+Gauss–Markov centimetre error and the driver's RTK-fixed covariance.
 """
 
 import numpy as np

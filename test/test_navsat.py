@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the navsat_transform core against GeographicLib and robot_localization's rules.
+
 navsat_transform core (vepd_ros.judge.navsat) against GeographicLib values and the rules of
 robot_localization's navsat_transform_node (shared/reference/robot_localization.md §7).
 """
@@ -44,6 +46,8 @@ def _rz(a):
 
 def test_utm_matches_geographiclib(shared_data):
     """
+    Pyproj reproduces GeographicLib UTMUPS::Forward.
+
     Pyproj reproduces GeographicLib UTMUPS::Forward on 1003 points (test1.bag fixes, zone edges,
     Norway/Svalbard exceptions, southern hemisphere): zone, hemisphere, ≤ 2e-9 m, convergence.
     """
@@ -102,6 +106,8 @@ def test_standard_zone_exceptions():
 
 def _ll_offset(de, dn, lat=LAT0, lon=LON0):
     """
+    Return the latitude/longitude of a point offset in UTM grid metres from (lat, lon).
+
     Latitude/longitude of a point de m east (grid) and dn m north (grid) of (lat, lon) in UTM.
     """
     x, y, z, n = utm_forward(lat, lon)
@@ -119,7 +125,7 @@ def _started(
     fix_cov=None,
     gps_frame='gps',
 ):
-    """A navsat core with its transform computed: odometry, then IMU, then a fix, then one tick."""
+    """Start a navsat core with its transform computed: odometry, IMU, a fix, then one tick."""
     nav = NavSatCore(params, tf=tf)
     nav.on_odom(1_000, odom_pos, quaternion_from_rpy(0.0, 0.0, odom_yaw))
     nav.on_imu(2_000, quaternion_from_rpy(0.0, 0.0, imu_yaw), frame_id=imu_frame)
@@ -373,6 +379,8 @@ def test_timer_ticks():
 @pytest.mark.parametrize('use_odometry_yaw', [False, True])
 def test_deferred_odometry_and_unbuilt_filtered_gps_equal_the_eager_node(use_odometry_yaw, lever):
     """
+    Deferred odometry and unbuilt gps/filtered publish exactly what the eager node does.
+
     on_odom_deferred (the graph's K = 1 feedback: the message is built only if navsat reads it) and
     tick(filtered=False) publish exactly what on_odom / tick() publish: odometry/gps bit for bit,
     and gps/filtered when it is built; the "new odometry" flag is consumed either way. A gps frame

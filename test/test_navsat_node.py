@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test navsat_node over real DDS, in process on its own domain.
+
 navsat_node over real DDS (in-process, own domain): robot_localization's topics, parameter names
 and SensorDataQoS depth-1 subscriptions; odometry/gps equals the core's computation.
 """

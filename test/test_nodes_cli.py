@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Node front ends: ``--help`` lists the parameters, ``/diagnostics`` names a missing input.
+
 Node front ends: ``--help`` prints the node's parameters (its ``Param`` specs) and exits 0 without
 starting; ``/diagnostics`` says ERROR and names the input while a watched input has never arrived.
 """
@@ -75,6 +77,8 @@ def test_diagnostics_error_names_an_input_that_never_arrives(ros_ctx, executor, 
 
 def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_instead():
     """
+    Without sbg_driver, live_eval refuses its default truth_type and says what to do.
+
     The pip runtime has no sbg_driver messages: live_eval's default truth_type is refused before
     any node starts, naming the package to install and the truth types that work here.
     """
@@ -115,6 +119,8 @@ def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(
     signals, ros_ctx, executor, domain_id, tmp_path
 ):
     """
+    The bag_replay recorder under Ctrl-C/SIGTERM writes its run whole and exits 0.
+
     The bag_replay recorder (segmentation single) under Ctrl-C/SIGTERM, once or twice: the run is
     written whole, the process exits 0, and nothing is published on the dead context (that crashed
     with 'publisher's context is invalid').
@@ -174,8 +180,6 @@ def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(
     assert 'Traceback' not in out and 'context is invalid' not in out, out[-3000:]
     runs = sorted(tmp_path.rglob('path_*.csv'))
     assert [p.name for p in runs] == ['path_1.csv'], out[-3000:]
-    import json
-
     from vepd_ros.runs.format import read_run
 
     run = read_run(runs[0])

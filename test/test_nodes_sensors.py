@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test gps_noise_node and imu_noise_node over real DDS.
+
 gps_noise_node and imu_noise_node over real DDS: rates on received stamps, identity with the
 library, bad input dropped and counted, start-up errors naming the parameter.
 """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run every command in README.md's tables as a new user would.
+
 Every command in README.md's tables, run as a new user would (parsed from the README, so the
 test follows it).
 
@@ -55,6 +57,8 @@ def _cells(line: str) -> list[str]:
 
 def readme_commands() -> list[str]:
     """
+    Return the commands of the README's tables, in order, each once.
+
     The commands in the `command` column of the README's tables, in order, each once (a cell's
     `a` / `b` alternatives apart).
     """
@@ -87,7 +91,9 @@ def _synopsis(words: list[str]) -> bool:
 @pytest.fixture(scope='module')
 def study(tmp_path_factory):
     """
-    A small study directory for STUDY/ROOT (the layout `vepd evaluate` and `vepd report` read).
+    Make a small study directory for STUDY/ROOT.
+
+    The layout is the one `vepd evaluate` and `vepd report` read.
     """
     out = tmp_path_factory.mktemp('study') / 'study'
     proc = subprocess.run(

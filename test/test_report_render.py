@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Check the HTML report as a person sees it, rendered by a real headless browser.
+
 The HTML report as a person sees it: rendered by a real headless browser (Debian's chromium),
 checked by what the page shows — the laid-out DOM after load (image natural vs displayed widths,
 caption text, rendered emphasis) and pixels of screenshots of the page and of a figure — not only
@@ -83,6 +85,8 @@ def _chromium(tmp_path, *args, timeout=120):
 @pytest.fixture(scope='module')
 def report(tmp_path_factory):
     """
+    Run a real study and write its report.
+
     A real study (simulated rtk reference, five models, K = 3: the K warning must show) and its
     report.
     """

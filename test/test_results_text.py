@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Results that explain themselves, the same in every command that shows them.
+
 Results that explain themselves: the closest model and whether its interval is separated from
 the next, the simulated reference named, the K warning, C2 exclusions shown, the same interval from
 `vepd study`, `vepd evaluate` and `vepd report`, and the CSV tables beside result.json.
@@ -44,6 +46,8 @@ PAPER = Path(__file__).resolve().parents[2] / 'shared' / 'seeds' / '000_c8a51eac
 @pytest.fixture(scope='module')
 def study(tmp_path_factory):
     """
+    Run a small real study and its report; return (root, its --json stdout, its stderr).
+
     A small real study (rtk reference, seed 3: the bootstrap seed is not the default 0) and its
     report: (root, the study's --json stdout, its stderr).
     """
@@ -127,7 +131,7 @@ def test_terminal_names_the_simulated_reference_and_the_closest_model(study, cap
 
 
 def _res(cis: dict, k=10, n_boot=1000) -> dict:
-    """A minimal result: models with VEPD = the interval's midpoint."""
+    """Build a minimal result: models with VEPD = the interval's midpoint."""
     models = {
         m: {
             'display_name': m.upper(),
@@ -259,6 +263,8 @@ def test_csv_tables_beside_result_json(study, capsys, tmp_path):
 
 def test_a_result_without_provenance_is_not_called_real():
     """
+    A result without the reference's provenance does not call it real.
+
     A result that does not record where its reference came from (e.g. the graph evaluator's)
     names it neutrally instead of claiming real data.
     """

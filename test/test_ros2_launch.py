@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test the package under the real ROS 2 tooling, as a robotics user starts it.
+
 The package under the real ROS 2 tooling (Jazzy and Humble ``launch``/``launch_ros``/``ros2cli``,
 unchanged upstream wheels from ../shared/ros2_tooling; see test/ros2_tooling.py), as a robotics
 user starts it.
@@ -58,6 +60,8 @@ ARGS = {
 @pytest.fixture(scope='module')
 def vepd_run_result(tmp_path_factory):
     """
+    Return ``vepd run sim_judge``'s result for ARGS, which the launch must reproduce.
+
     ``vepd run sim_judge`` (one process, lockstep) for ARGS: the result the launch must reproduce.
     """
     out = tmp_path_factory.mktemp('vepd_run')
@@ -222,6 +226,8 @@ def test_ros2_pkg_executables_and_ros2_run_help(distro, domain_id):
 @pytest.mark.parametrize('distro', DISTROS)
 def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
     """
+    The bag_replay launch scores a bag against a stored batch and ends by itself.
+
     A 12 s bag in the ART layout (/fix, /imu, an Odometry truth) split into runs of 5 s, against a
     stored simulated batch: the launch plays it (bag_player_node where rosbag2 is absent), scores
     the two complete runs, and ends by itself with status 0.
@@ -270,6 +276,8 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
 
 def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(domain_id, tmp_path):
     """
+    The live_eval launch scores every new window of runs and stops on Ctrl-C.
+
     live_eval as documented: fed live topics (here a bag player on its /clock), it scores every new
     window of k runs; it runs until Ctrl-C, which ends it with status 0 and no traceback, finished
     runs on disk.
@@ -360,6 +368,8 @@ def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing
     domain_id, tmp_path
 ):
     """
+    A time_scale the machine cannot hold slows the launch instead of losing data.
+
     time_scale 100 with two chains of five processes on two shared cores: truth_node holds /clock
     back (pacing, counted in its last log line) and no run comes short of the evaluator's coverage
     threshold (C2's default 0.9). Pacing is by window, not lockstep: under this load a judge tick

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+`vepd run` on a domain shared with a stranger stops at once with a named error.
+
 `vepd run` on a domain shared with a stranger: a second publisher on the graph's truth or /clock
 topic stops the run at once with an error naming the topic, the other node and the fix; the domain
 lease is exclusive; the stall limit and the result check name what went wrong.
@@ -24,7 +26,7 @@ from vepd_ros.nodes.domain import DomainLease
 
 
 def vepd(*args) -> list[str]:
-    """The `vepd` command from this tree (no reinstall needed)."""
+    """Return the `vepd` command from this tree (no reinstall needed)."""
     return [sys.executable, '-m', 'vepd_ros.cli', *args]
 
 
@@ -211,7 +213,9 @@ def test_help_has_a_worked_example(cmd):
 @pytest.mark.ros
 def test_a_node_on_its_own_stops_on_a_second_publisher_of_its_input(ros_ctx, executor):
     """
-    Under launch each node checks its inputs: two publishing nodes on its truth topic stop it.
+    Under launch each node checks its inputs.
+
+    Two publishing nodes on its truth topic stop it.
     """
     from nav_msgs.msg import Odometry
     import rclpy
@@ -241,6 +245,8 @@ def test_a_node_on_its_own_stops_on_a_second_publisher_of_its_input(ros_ctx, exe
 @pytest.mark.ros
 def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
     """
+    A leased domain with other participants on it is exchanged for another.
+
     A domain can be free of vepd_ros locks and still be in use (a robot, another tool): the
     runner looks for participants before it starts there, and moves to another leased domain when
     it finds one.

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run files: round trip, padding, bad files named, layout scanning, atomic writes.
+
 Run files: exact round trip, padding rules, bad files named, layout scanning, atomic writes under
 SIGKILL.
 """
@@ -59,6 +61,8 @@ def test_round_trip_is_bit_exact_and_paper_columns_come_first(tmp_path, n_se, n_
 
 def test_sidecar_lengths_win_over_heuristics(tmp_path):
     """
+    A truth stream that ends parked keeps its zeros; a disagreeing sidecar is an error.
+
     A truth stream that ends parked keeps its zeros; a sidecar disagreeing with the file is an
     error.
     """
@@ -165,6 +169,8 @@ def test_batch_writer_index_and_next_index(tmp_path):
 
 def test_write_runs_batch_equals_single_writes_and_index_lists_them(tmp_path):
     """
+    Batch writes equal single writes, and the index lists runs in the order written.
+
     write_runs (the study's workers) writes the same bytes as write_run; add_to_index lists runs
     written elsewhere in order, a rewritten run moving to the end, exactly as BatchWriter.write
     does.
@@ -218,8 +224,10 @@ for j in range(1, 10_000):
     rng = np.random.default_rng(j)
     n = 60_000
     t = np.arange(n) / 35.0
-    rec = RunRecord.from_components(t, rng.standard_normal(n), rng.standard_normal(n), t[::2], np.full(n // 2, j * 1.0),
-                                    np.zeros(n // 2))
+    rec = RunRecord.from_components(
+        t, rng.standard_normal(n), rng.standard_normal(n), t[::2], np.full(n // 2, j * 1.0),
+        np.zeros(n // 2)
+    )
     w.write(rec, 'circle', {'seed': j}, j=j)
     print(j, flush=True)
 """

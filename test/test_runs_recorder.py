@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+RecorderCore: pairs two streams into runs, segments them, writes each on completion.
+
 RecorderCore: pairs two streams of different rates into runs, segments them, writes each on
 completion.
 """
@@ -26,6 +28,8 @@ def _interleave(
     gt_delay=0.03,
 ):
     """
+    Yield samples as they would arrive, both streams interleaved.
+
     Samples as they would arrive: truth a little later than its stamp, both streams interleaved.
     """
     se_t = t_base + np.arange(0, t_end, 1 / se_hz)
@@ -176,6 +180,8 @@ def test_recorded_batches_evaluate(tmp_path):
 
 def test_coverage_states_expected_received_and_the_longest_gap(tmp_path):
     """
+    C1: coverage states the expected and received counts and the longest gap.
+
     C1: a complete run has received ≈ expected and a gap of one period; a stream that loses a
     stretch of samples says how many arrived and how long the hole was (nominal rate given, or
     taken from the stamps).
@@ -189,7 +195,8 @@ def test_coverage_states_expected_received_and_the_longest_gap(tmp_path):
         rates_hz={'se': 35.0},
         fsync=False,
     )
-    lost = lambda kind, t: kind == 'se' and 1002.0 <= t < 1003.5  # noqa: E731 - 1.5 s of estimates lost
+    # 1.5 s of estimates lost
+    lost = lambda kind, t: kind == 'se' and 1002.0 <= t < 1003.5  # noqa: E731
     _feed(rec, [s for s in _interleave(11.0) if not lost(s[0], s[1])])
     rec.flush()
     first, second = (read_run(e['path']).meta['coverage'] for e in rec.events[:2])

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Ground truth obeys the laws it claims.
+
 Ground truth obeys the laws it claims: pose = ∫velocity, specific force = a − g, seeded jitter.
 """
 

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Test truth_node over real DDS, in its own process.
+
 truth_node over real DDS, in its own process: rate on received stamps, /clock mode, bad parameters,
 signals.
 """

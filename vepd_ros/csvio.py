@@ -19,7 +19,7 @@ from typing import Iterable
 
 
 def nonblank_rows(lines: Iterable[str]) -> tuple[list[list[str]], list[int]]:
-    """The non-blank rows of CSV text and each row's line number in the file (1-based)."""
+    """Return the non-blank rows of CSV text and each row's line number in the file (1-based)."""
     reader = csv.reader(lines)
     rows, line_of = [], []
     for r in reader:
@@ -31,7 +31,9 @@ def nonblank_rows(lines: Iterable[str]) -> tuple[list[list[str]], list[int]]:
 
 def check_row_lengths(path, rows: list[list[str]], line_of: list[int]) -> None:
     """
-    ValueError naming the file and line of the first data row whose length is not the header's.
+    Raise ValueError naming the file and line of the first row not as long as the header.
+
+    The error names the file and line of the first data row whose length is not the header's.
     """
     width = len(rows[0])
     for n, r in enumerate(rows[1:]):

@@ -17,7 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 GRAVITY_MPS2 = 9.80665
-"""Standard gravity (m/s²); robot_localization's ``gravitational_acceleration`` default and REP-145."""
+"""
+Standard gravity (m/s²).
+
+robot_localization's ``gravitational_acceleration`` default and REP-145.
+"""
 
 NS_PER_S = 1_000_000_000
 

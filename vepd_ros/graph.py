@@ -44,7 +44,9 @@ JUDGES = ('auto', 'robot_localization', 'builtin')
 
 def share_dir() -> Path:
     """
-    share/vepd_ros: the ament index when available, else the source tree (an uninstalled checkout).
+    Return share/vepd_ros: the ament index when available, else the source tree.
+
+    The source tree is used for an uninstalled checkout.
     """
     try:
         from ament_index_python.packages import get_package_share_directory
@@ -86,7 +88,7 @@ def resolve_judge(judge: str) -> str:
 
 
 def label_namespace(label: str) -> str:
-    """A ROS-legal namespace token for a model label (``ch_rw+airsim`` → ``ch_rw_airsim``)."""
+    """Map a model label to a ROS-legal namespace token (``ch_rw+airsim`` → ``ch_rw_airsim``)."""
     ns = re.sub(r'[^A-Za-z0-9_]', '_', label)
     return ns if ns[:1].isalpha() else 'm_' + ns
 
@@ -104,7 +106,7 @@ class NodeSpec:
     role: str = ''  # truth, gps, imu, navsat, ekf, recorder, evaluator, bag
 
     def ros_args(self) -> list[str]:
-        """The ``--ros-args`` list that configures this node like its launch_ros counterpart."""
+        """Return the ``--ros-args`` that configure this node like its launch_ros counterpart."""
         args = ['--ros-args', '-r', f'__node:={self.name}']
         if self.namespace:
             args += ['-r', f'__ns:=/{self.namespace.strip("/")}']
@@ -141,6 +143,8 @@ def _csv(v: str) -> bool:
 
 def _component(v: str) -> bool:
     """
+    Return one safe path component (a scenario or label becomes a file name).
+
     One safe path component (runs.safety.safe_component: a scenario or label becomes a file
     name).
     """
@@ -298,6 +302,8 @@ def _configs(a: dict) -> tuple[str, str]:
 
 def node_params_from_yaml(path: str, node_name: str) -> dict:
     """
+    Return the ``ros__parameters`` a ROS 2 params file gives ``node_name``.
+
     The ``ros__parameters`` a ROS 2 params file gives ``node_name``: ``/**`` first, then the node's
     own key.
 
@@ -373,6 +379,8 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
 
 def message_package_installed(type_name: str) -> bool:
     """
+    Tell whether the Python message package of ``pkg/msg/Type`` is importable here.
+
     ``pkg/msg/Type``: is ``pkg``'s Python message package importable here (no import, no ROS)?
     """
     import importlib.util
@@ -382,6 +390,8 @@ def message_package_installed(type_name: str) -> bool:
 
 def truth_type_hint(type_name: str, known) -> str:
     """
+    Tell what to do when ``type_name``'s message package is not installed here.
+
     What to do when ``type_name``'s message package is not installed here (the pip runtime has no
     sbg_driver): which package to install, and which of the ``known`` truth types works without it.
     """
@@ -398,6 +408,8 @@ def truth_type_hint(type_name: str, known) -> str:
 
 def _ekf_rate(a: dict) -> float:
     """
+    Return the judge's output rate in Hz, checked against the judge's accepted range.
+
     The judge's output rate (``frequency`` of the ekf YAML; robot_localization's default 30 Hz),
     in the judge's accepted range (judge.config; the value is quoted bounded by ParameterError).
     """
@@ -425,7 +437,7 @@ def _truth_rate_hz() -> float:
 
 
 def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
-    """The nodes of ``graph`` ('sim_judge', 'bag_replay', 'live_eval') for the given arguments."""
+    """Build the nodes of ``graph`` ('sim_judge', 'bag_replay', 'live_eval') for the arguments."""
     a = graph_args(graph, values)
     judge = resolve_judge(a['judge'])
     return {'sim_judge': _sim_judge, 'bag_replay': _bag_replay, 'live_eval': _live_eval}[graph](
@@ -567,6 +579,8 @@ def _real_chain(
     a: dict, judge: str, sim_time: bool, segmentation: str, rolling: bool
 ) -> list[NodeSpec]:
     """
+    Build the real side's chain; ``rolling`` chooses how its runs are evaluated.
+
     ``rolling``: live_eval's window of the last k runs, re-evaluated forever; a bag is evaluated
     once, when it has given k runs (``k`` = the runs the bag holds), so bag_replay ends.
     """
@@ -634,6 +648,8 @@ def _real_chain(
 
 def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
     """
+    Build the bag_replay graph: player, judge, recorder and evaluator on the bag's clock.
+
     The player (role 'bag': ``ros2 bag play --clock`` under launch, ``bag_player_node`` in ``vepd
     run``), then the judge, the recorder on the INS topic and the evaluator, all on the bag's
     clock.

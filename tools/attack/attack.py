@@ -9,7 +9,9 @@
 """
 Attack harness for vepd_ros issue 17 (integrity under bad input).
 
-    python3 tools/attack/attack.py --repo . --out /tmp/attack [--only REGEX] [--list]   (after make venv; ~7 min)
+    python3 tools/attack/attack.py --repo . --out /tmp/attack [--only REGEX] [--list]
+
+(after make venv; ~7 min)
 
 Generates bad inputs in OUT/fix and OUT/cases/<case>/, runs REPO/.venv/bin/vepd sequentially with a
 timeout and an address-space limit, and classifies each case:
@@ -197,6 +199,8 @@ def case(
     cwd_rel='cwd',
 ):
     """
+    Register one attack case: the vepd command to run, its inputs and the expected outcome.
+
     expect: 'error' (exit in err_rcs with a clean message), 'ok' (exit in ok_rcs and check passes),
     'either' (a clean error or a correct result). argv items: strings with {out},{sb},{fix},{repo},
     {in}. setup(sb) prepares inputs; check(sb, proc) -> (bool, why). allow: sandbox-relative glob
@@ -303,7 +307,7 @@ def chk_tree_finite(rel):
                 ):
                     # sensors simulate: hdop nan = not modelled (sats -1); a documented marker, not
                     # data
-                    t = '\n'.join(l.rsplit(',', 1)[0] for l in t.split('\n'))
+                    t = '\n'.join(line.rsplit(',', 1)[0] for line in t.split('\n'))
                 m = re.search(r'(^|[,\s\[:])(nan|NaN|-?inf|-?Infinity)([,\s\]}]|$)', t, re.M)
                 if m:
                     return False, f'{p.relative_to(sb)} contains {m.group(2)}'
@@ -327,7 +331,7 @@ EVAL = ['evaluate', '{in}/root', '--n-boot', '20', '--json']
 
 
 def csv_mut(rel, fn):
-    """setup: copy the study; apply fn(lines) -> lines to ROOT/rel."""
+    """Build a setup that copies the study and applies fn(lines) -> lines to ROOT/rel."""
 
     def s(sb):
         root = copy_study(sb)
@@ -485,60 +489,74 @@ def build_cases():
         'eval_dup_columns',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: [l[0].replace('gt_vel', 'se_vel')] + l[1:]),
+        setup=csv_mut(R, lambda lines: [lines[0].replace('gt_vel', 'se_vel')] + lines[1:]),
         hints=('circle_1', 'se_vel', 'duplicate'),
     )
     case(
         'eval_dup_columns_extra',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: [l[0] + ',se_vel'] + [x + ',1' if x else x for x in l[1:]]),
+        setup=csv_mut(
+            R, lambda lines: [lines[0] + ',se_vel'] + [x + ',1' if x else x for x in lines[1:]]
+        ),
         hints=('circle_1', 'se_vel', 'duplicate'),
     )
     case(
         'eval_missing_column',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: [l[0].replace('gt_vel', 'gtvel')] + l[1:]),
+        setup=csv_mut(R, lambda lines: [lines[0].replace('gt_vel', 'gtvel')] + lines[1:]),
         hints=('circle_1', 'gt_vel'),
     )
-    case('eval_empty_csv', h1, EVAL, setup=csv_mut(R, lambda l: ['']), hints=('circle_1',))
-    case('eval_header_only', h1, EVAL, setup=csv_mut(R, lambda l: [l[0], '']), hints=('circle_1',))
+    case('eval_empty_csv', h1, EVAL, setup=csv_mut(R, lambda lines: ['']), hints=('circle_1',))
+    case(
+        'eval_header_only',
+        h1,
+        EVAL,
+        setup=csv_mut(R, lambda lines: [lines[0], '']),
+        hints=('circle_1',),
+    )
     case(
         'eval_binary_csv',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: bytes(range(256)) * 20),
+        setup=csv_mut(R, lambda lines: bytes(range(256)) * 20),
         hints=('circle_1',),
     )
     case(
         'eval_latin1_csv',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: ('\n'.join(l) + '\xe9').encode('latin-1')),
+        setup=csv_mut(R, lambda lines: ('\n'.join(lines) + '\xe9').encode('latin-1')),
         hints=('circle_1',),
     )
     case(
         'eval_ragged_row',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: l[:10] + [l[10] + ',5,6,7'] + l[11:]),
+        setup=csv_mut(R, lambda lines: lines[:10] + [lines[10] + ',5,6,7'] + lines[11:]),
         hints=('circle_1',),
     )
     case(
         'eval_short_row',
         h1,
         EVAL,
-        setup=csv_mut(R, lambda l: l[:10] + ['0.5,0.5'] + l[11:]),
+        setup=csv_mut(R, lambda lines: lines[:10] + ['0.5,0.5'] + lines[11:]),
         hints=('circle_1',),
     )
-    case('eval_two_rows', h1, EVAL, setup=csv_mut(R, lambda l: l[:3] + ['']), hints=('circle_1',))
+    case(
+        'eval_two_rows',
+        h1,
+        EVAL,
+        setup=csv_mut(R, lambda lines: lines[:3] + ['']),
+        hints=('circle_1',),
+    )
     case(
         'eval_crlf',
         h1,
         EVAL,
         'either',
-        setup=csv_mut(R, lambda l: ('\r\n'.join(l)).encode()),
+        setup=csv_mut(R, lambda lines: ('\r\n'.join(lines)).encode()),
         check=chk_stdout_json,
         hints=('circle_1',),
     )
@@ -547,7 +565,7 @@ def build_cases():
         h1,
         EVAL,
         'either',
-        setup=csv_mut(R, lambda l: ('\ufeff' + '\n'.join(l)).encode()),
+        setup=csv_mut(R, lambda lines: ('\ufeff' + '\n'.join(lines)).encode()),
         check=chk_stdout_json,
         hints=('circle_1',),
     )
@@ -1887,13 +1905,13 @@ def build_cases():
         ),
     )
     for tag, m in {
-        'binary': lambda l: bytes(range(256)) * 40,
-        'empty': lambda l: [],
-        'one_line': lambda l: l[:1],
-        'garbage': lambda l: ['hello world'] * 50,
-        'lat200': lambda l: [x.replace('4846.4', '9846.4') for x in l],
-        'const_time': lambda l: [
-            re.sub(r'^(\$GN(RMC|GGA)),\d+\.\d+', r'\1,092542.00', x) for x in l
+        'binary': lambda lines: bytes(range(256)) * 40,
+        'empty': lambda lines: [],
+        'one_line': lambda lines: lines[:1],
+        'garbage': lambda lines: ['hello world'] * 50,
+        'lat200': lambda lines: [x.replace('4846.4', '9846.4') for x in lines],
+        'const_time': lambda lines: [
+            re.sub(r'^(\$GN(RMC|GGA)),\d+\.\d+', r'\1,092542.00', x) for x in lines
         ],
     }.items():
         case(
@@ -1912,7 +1930,7 @@ def build_cases():
         'nan': base[:100] + ['10.0,nan,-89.4,260'] + base[101:],
         '1e300': base[:100] + ['10.0,1e300,-89.4,260'] + base[101:],
         'lat200': [r.replace('43.07', '200.0') for r in base],
-        'const_t': [f'1.0,43.07,-89.4,260' for _ in range(300)],
+        'const_t': ['1.0,43.07,-89.4,260' for _ in range(300)],
         'backwards': list(reversed(base)),
         'gap1e6': base[:150] + [f'{1e6 + i:.1f},43.07,-89.4,260' for i in range(150)],
         'time1e18': [f'{1e18 + i * 1e9:.1f},43.07,-89.4,260' for i in range(300)],
@@ -1967,7 +1985,7 @@ def build_cases():
         h2,
         CI + ['--out', '{out}.yaml'],
         'ok',
-        setup=icsv(lambda l: l),
+        setup=icsv(lambda lines: lines),
         check=lambda sb, p: (
             (sb / 'a/b/c/out.yaml').is_file()
             and not NONFINITE.search((sb / 'a/b/c/out.yaml').read_text()),
@@ -1989,17 +2007,23 @@ def build_cases():
     for tag, m in {
         'const_time': col0(lambda i, v: '1.0'),
         'dup_time': col0(lambda i, v: f'{(i // 2) * 0.01}'),
-        'binary': lambda l: bytes(range(256)) * 50,
-        'empty': lambda l: [],
-        'header_only': lambda l: l[:1],
-        'three_rows': lambda l: l[:4],
-        'nan_cell': lambda l: l[:100] + [l[100].replace(l[100].split(',')[3], 'nan', 1)] + l[101:],
-        'inf_cell': lambda l: l[:100] + [l[100].replace(l[100].split(',')[3], 'inf', 1)] + l[101:],
+        'binary': lambda lines: bytes(range(256)) * 50,
+        'empty': lambda lines: [],
+        'header_only': lambda lines: lines[:1],
+        'three_rows': lambda lines: lines[:4],
+        'nan_cell': lambda lines: (
+            lines[:100] + [lines[100].replace(lines[100].split(',')[3], 'nan', 1)] + lines[101:]
+        ),
+        'inf_cell': lambda lines: (
+            lines[:100] + [lines[100].replace(lines[100].split(',')[3], 'inf', 1)] + lines[101:]
+        ),
         'time_1e9': col0(lambda i, v: f'{1e9 + i * 0.01}'),
         'gap_1e6': col0(lambda i, v: v if i < 1500 else f'{1e6 + i * 0.01}'),
-        'backwards': lambda l: [l[0]] + list(reversed(l[1:])),
-        'us': lambda l: l[:100] + [l[100].replace(l[100].split(',')[3], '1_0', 1)] + l[101:],
-        'latin1': lambda l: ('\n'.join(l) + '\xe9\n').encode('latin-1'),
+        'backwards': lambda lines: [lines[0]] + list(reversed(lines[1:])),
+        'us': lambda lines: (
+            lines[:100] + [lines[100].replace(lines[100].split(',')[3], '1_0', 1)] + lines[101:]
+        ),
+        'latin1': lambda lines: ('\n'.join(lines) + '\xe9\n').encode('latin-1'),
     }.items():
         exp = 'either' if tag in ('gap_1e6', 'time_1e9') else 'error'
         case(
@@ -2021,7 +2045,7 @@ def build_cases():
         ('seg_rev', ['--segment', '10', '1'], 'segment'),
         ('out_dir', ['--out', '{in}'], 'out'),
     ]:
-        case(f'cal_imu_{tag}', h2, CI + extra, setup=icsv(lambda l: l), hints=(hint,))
+        case(f'cal_imu_{tag}', h2, CI + extra, setup=icsv(lambda lines: lines), hints=(hint,))
     case(
         'cal_imu_bag_q0',
         h2,
@@ -2221,20 +2245,6 @@ def chk_replay_dropped(b):
     def f(sb, proc):
         m = re.search(r'dropped (\{.*\})', proc.stdout + proc.stderr)
         txt = m.group(1) if m else ''
-        keys = {
-            'q0': 'imu',
-            'qzero': 'imu',
-            'covnan': '',
-            'covinf': '',
-            'latnan': '',
-            'lat200': '',
-            'gyronan': 'imu',
-            'accelinf': 'imu',
-            'imucovnan': 'imu',
-            'imu_early': 'imu',
-            'dupstamp': '',
-            'hugestamp': '',
-        }
         # baseline drops two imu stamps at reset; a counted bad message must add a reason beyond
         # those
         base = {
@@ -2307,7 +2317,6 @@ def allowed(rel, pats):
 
 
 def classify(c, sb, out, proc, before, after, extra_notes=()):
-    notes = list(extra_notes)
     outs = str(out)
     changed = [
         p for p in before if before[p] != 'dir' and (p not in after or after[p] != before[p])
@@ -2342,9 +2351,11 @@ def classify(c, sb, out, proc, before, after, extra_notes=()):
     if created:
         return 'OUTSIDE', 'created: ' + ', '.join(os.path.relpath(p, sb) for p in created[:4])
     if 'Traceback' in err:
-        lines = [l for l in err.strip().splitlines() if l.strip()]
+        lines = [line for line in err.strip().splitlines() if line.strip()]
         exc = [
-            l for l in lines if re.match(r'^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b', l)
+            line
+            for line in lines
+            if re.match(r'^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b', line)
         ]
         return 'TRACEBACK', (exc or lines)[-1][:150]
     if len(err) > 4000:

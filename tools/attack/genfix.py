@@ -9,10 +9,11 @@
 import json
 from pathlib import Path
 import shutil
-import subprocess
 import sys
 
 import numpy as np
+from vepd_ros import pipeline
+from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 import yaml
 
 repo, fix = Path(sys.argv[1]), Path(sys.argv[2])
@@ -20,8 +21,6 @@ fix.mkdir(parents=True, exist_ok=True)
 for name in ('ekf', 'navsat'):
     d = yaml.safe_load((repo / 'config' / f'{name}.yaml').read_text())
     (fix / f'{name}.json').write_text(json.dumps(d))
-from vepd_ros import pipeline
-from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 
 sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
 topics = {'imu': '/imu/data'}

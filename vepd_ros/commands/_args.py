@@ -5,7 +5,9 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-argparse value types shared by the ``vepd`` subcommands (not a subcommand: the leading ``_``
+Argparse value types shared by the ``vepd`` subcommands.
+
+The argparse value types shared by the ``vepd`` subcommands (not a subcommand: the leading ``_``
 keeps ``vepd_ros.cli`` from registering it).
 
 A bad value is refused by argparse itself: ``vepd CMD: error: argument --seed: ...`` naming the
@@ -18,7 +20,7 @@ import argparse
 
 
 def int_range(low: int, high: int | None = None, what: str = 'an integer'):
-    """An argparse ``type``: an integer ``low <= n`` (``<= high`` when given)."""
+    """Build an argparse ``type``: an integer ``low <= n`` (``<= high`` when given)."""
     expected = f'{what} >= {low}' if high is None else f'{what} from {low} to {high}'
 
     def parse(text: str) -> int:
@@ -40,6 +42,8 @@ seed_type = int_range(0, what='an integer seed')
 
 def n_boot_type(text: str) -> int:
     """
+    Parse ``--n-boot``, the number of bootstrap resamples.
+
     ``--n-boot``: 0 (no interval) to ``metrics.vepd.MAX_N_BOOT`` (imported when the option is
     given: the metrics pull in scipy, which ``vepd --help`` need not load).
     """

@@ -8,7 +8,8 @@
 ``vepd bag``: real (or recorded sim) vehicle bags in, runs in the batch layout out.
 
     vepd bag BAG [BAG ...] --profile art|chrono|custom --out DIR [--side real|sim] [--label L]
-             [--scenario S] [--topic ROLE=/name ...] [--static-tf "parent child x y z roll pitch yaw" ...]
+             [--scenario S] [--topic ROLE=/name ...]
+             [--static-tf "parent child x y z roll pitch yaw" ...]
              [--ekf-config YAML] [--navsat-config YAML] [--estimate judge|recorded]
              [--split whole|ranges|stationary] [--ranges FILE] [--replace imu=MODEL | gps=MODEL]
 
@@ -212,6 +213,8 @@ def _replace(items) -> dict:
 
 def _check_numbers(args) -> None:
     """
+    Check that the numeric options are in their stated ranges.
+
     The numeric options in their stated ranges, each error naming the option: simulated rates
     in the judge's frequency range (judge.config: a rate of 1e-300 Hz is an infinite period, 1e12
     Hz a zero one), the standstill options finite and non-negative.

@@ -5,8 +5,7 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-``vepd calibrate gps|imu FILE``: fit the noise models to a standstill log and write the nodes'
-YAML.
+``vepd calibrate gps|imu FILE``: fit the noise models to a standstill log, write nodes' YAML.
 
 Prints a short table of the fitted parameters (``--json``: the whole fit as JSON). Only
 identifiable parameters are written: an IMU record too short to show the bias floor leaves the

@@ -169,6 +169,8 @@ def _plain(text: str) -> str:
 
 def format_tables(res: dict, width: int = 99) -> str:
     """
+    Format Tables I and II as text, then what they mean.
+
     Tables I and II as text, then what they mean (``report.explain``: the reference, the closest
     model and whether its interval is separated from the next, warnings on K and excluded runs, how
     to read VEPD).

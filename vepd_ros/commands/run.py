@@ -67,6 +67,8 @@ EXAMPLES = """examples:
 
 class RunError(RuntimeError):
     """
+    Tell that the graph could not produce a real result (exit 1).
+
     The graph could not produce a real result (stall, foreign publisher, incomplete result):
     exit 1.
     """
@@ -126,6 +128,8 @@ def register(sub):
 
 def add_watch_options(p) -> None:
     """
+    Add the options of a graph run in this process to a parser.
+
     The options of a graph run in this process (``vepd run``, ``vepd demo``): its DDS domain,
     the stall limit and the overall limit.
     """
@@ -161,6 +165,8 @@ def _show(v) -> str:
 
 def graph_help(graph: str) -> str:
     """
+    Return the arguments of ``graph`` as a help text.
+
     The arguments of ``graph`` (``GRAPH_ARGS``, the one place they are declared) as a help text.
     """
     lines = [f'arguments of {graph} (name:=default, then what it sets):']
@@ -275,6 +281,8 @@ def _nan(x) -> bool:
 
 def result_problems(result: dict) -> list[str]:
     """
+    List why ``result`` is not a real, complete result (empty when it is).
+
     Why ``result`` is not a real, complete result (empty when it is): contract C2's ``complete``
     flag, excluded runs and short batches, models without a score, NaN metrics, runs without
     estimates.
@@ -315,8 +323,9 @@ def result_problems(result: dict) -> list[str]:
 
 class Domain:
     """
-    The DDS domain of one ``vepd run``: chosen by the user, or leased
-    (``vepd_ros.nodes.domain``).
+    The DDS domain of one ``vepd run``: chosen by the user, or leased.
+
+    The lease comes from ``vepd_ros.nodes.domain``.
     """
 
     def __init__(self, domain_id: int, how: str, lease=None):
@@ -382,6 +391,8 @@ DISCOVERY_CHECK_S = 1.0
 
 def _init_on_domain(domain: Domain, box: dict):
     """
+    Initialise rclpy on ``domain`` with the result listener.
+
     Rclpy on ``domain`` with the result listener; a leased domain where other participants show
     up within ``DISCOVERY_CHECK_S`` is exchanged for another (twice at most).
     """
@@ -558,7 +569,9 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
         ):  # on the wall clock: the truth published so far stands for sim time
             sim = lambda: truth.published * truth.period_ns  # noqa: E731
         else:
-            sim = (lambda: sum(p.played for p in players)) if players else (lambda: None)  # noqa: E731
+            sim = (  # noqa: E731
+                (lambda: sum(p.played for p in players)) if players else (lambda: None)
+            )
         monitor = _Monitor(
             box,
             opts,
@@ -612,6 +625,8 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
 
 class _Lockstep:
     """
+    Sim-time stepping of a graph composed in one process.
+
     Sim-time stepping of a graph composed in one process: truth_node publishes step T (the
     samples stamped T, then /clock at T − period/2), then the executor runs callbacks until none is
     ready — noise nodes, their subscribers, the timers now due — before the next step is taken.
@@ -663,6 +678,8 @@ class _Lockstep:
 
 def _runs_summary(nodes) -> dict | None:
     """
+    Summarise what a bag replay without a reference batch produced.
+
     What a bag replay without a reference batch produced: the runs on disk (no VEPD without a
     second side).
     """

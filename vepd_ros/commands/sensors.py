@@ -5,7 +5,9 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-``vepd sensors``: run the GPS/IMU noise models offline (the very numbers the noise nodes publish).
+``vepd sensors``: run the GPS/IMU noise models offline.
+
+They give the very numbers the noise nodes publish.
 """
 
 from __future__ import annotations

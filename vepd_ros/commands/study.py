@@ -5,7 +5,9 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-``vepd study``: the offline study — truth → sensor models → judge → runs → VEPD, no transport.
+``vepd study``: the offline study, without transport.
+
+Truth → sensor models → judge → runs → VEPD, no transport.
 """
 
 from __future__ import annotations
