@@ -140,7 +140,7 @@ def is_reference_label(label: str) -> bool:
 
 def read_index(index: Path) -> dict:
     """
-    Check a batch ``index.json``.
+    Read and check a batch ``index.json``.
 
     A batch ``index.json``: an object whose ``runs`` is a list of objects with a run file name
     as ``file`` (never a path); else ``RunFileError`` naming the file and field. ``display_name``
