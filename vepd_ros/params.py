@@ -70,7 +70,10 @@ class Param:
         if self.high is not None:
             parts.append(f'<= {self.high}')
         kind = type(self.default).__name__
-        return f'a {kind}{" " + " and ".join(parts) if parts else ""}{"; " + self.check_msg if self.check_msg else ""}'
+        return (
+            f'a {kind}{" " + " and ".join(parts) if parts else ""}'
+            f'{"; " + self.check_msg if self.check_msg else ""}'
+        )
 
     def validate(self, value: Any) -> Any:
         value = self.aliases.get(value, value) if isinstance(value, str) else value
@@ -113,6 +116,8 @@ would overflow every product downstream."""
 
 def vec3_param(nonneg: bool = True) -> dict:
     """
+    Return the ``Param`` keywords that check a bounded 3-vector.
+
     ``Param`` keywords (``check``, ``check_msg``) for a 3-vector of finite numbers bounded by
     ``MAX_VEC3_ABS`` (and >= 0 when ``nonneg``): the GPS and IMU models' sigmas, means, biases.
     """
@@ -155,6 +160,8 @@ def validate_params(
 
 def parse_assignments(items: Iterable[str]) -> dict[str, Any]:
     """
+    Parse ``name:=value`` overrides into a dict.
+
     ``name:=value`` strings (ros2 launch style) → dict, values parsed as YAML scalars/lists by
     the package's one YAML reader (``yamlio``: YAML 1.2 floats such as ``1e3``, bounded messages);
     a value that is not YAML is a ``ParameterError`` naming the parameter.

@@ -15,8 +15,9 @@ import gc
 @contextlib.contextmanager
 def gc_paused():
     """
-    Python's cyclic garbage collector off for the block, restored after (nesting keeps the outer
-    state).
+    Turn Python's cyclic garbage collector off for the block.
+
+    The collector is restored after the block (nesting keeps the outer state).
 
     For a bounded pass that builds large acyclic containers (a bag's messages, the judge's
     per-sample lists and queue entries): each collection of the older generations walks every live

@@ -5,11 +5,14 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run the offline study as plain function calls.
+
 The offline study: truth → sensor models → judge → runs → VEPD as plain function calls (design.md
 §1, way 3).
 
     run_study(models=['ch_gauss', 'ch_rw', ...], scenarios=['straight', 'circle', 'sine'], runs=10,
-              duration_s=30, reference='rtk' | '/path/to/data', judge='builtin', seed=0, out_dir='study')
+              duration_s=30, reference='rtk' | '/path/to/data', judge='builtin', seed=0,
+              out_dir='study')
 
 Steps, each its own function so fronts and tests can use them separately:
 
@@ -82,6 +85,8 @@ def truth_samples(
     truth_rate_hz: float = 25.0,
 ):
     """
+    Return the truth of run j of a scenario on the sensor clocks.
+
     The truth of run j of a scenario (seeded by scenario and run: the same for every model) on the
     sensor clocks (``models.sensors.truth_at_sensors``) — shared by the models run over it.
     """
@@ -150,7 +155,7 @@ def simulate_batch(
     imu_params: dict | None = None,
     **rates,
 ) -> list[SimulatedRun]:
-    """Runs j = 1..runs of one label × scenario (``simulate_run`` each)."""
+    """Simulate runs j = 1..runs of one label × scenario (``simulate_run`` each)."""
     return [
         simulate_run(
             label,
@@ -174,6 +179,8 @@ def _ns(t_s) -> np.ndarray:
 
 def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], dict, dict]]:
     """
+    Build the ``run_judge_batch`` inputs.
+
     ``run_judge_batch`` inputs: runs grouped by identical message timing (IMU stamps, GPS stamps
     and arrivals); unpublished GPS samples become NaN positions (navsat ignores them).
     """
@@ -228,6 +235,8 @@ def judge_batch(
     sensor_runs: Sequence, judge: str = 'builtin', ekf_yaml=None, navsat_yaml=None
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """
+    Run the judge on each sensor run; return the estimator's outputs.
+
     The judge step: for each sensor run, the estimator's output (stamps in s, body vx, body vy).
     """
     if judge not in JUDGES:
@@ -261,6 +270,8 @@ def run_records(
     sim_runs: Sequence[SimulatedRun], estimates, meta: dict | None = None
 ) -> list[RunRecord]:
     """
+    Pair each run's estimate and truth as RunRecords.
+
     Estimate and truth (body-frame vx, vy) of each run, times from the run start, as RunRecords.
     """
     recs = []
@@ -298,15 +309,18 @@ def _reference_dir(ref) -> Path | None:
 
 
 CHUNK_RUNS = 45
-"""Runs judged together in one vectorised pass (at most; chunks are made equal and, with several workers, a
-whole number of rounds). The judge's cost per step is mostly fixed numpy call overhead, so larger batches
-amortise it: on the 2-core box the paper-sized study (180 runs) took 7.6 / 6.0 / 5.0 / 5.3 s for
-CHUNK_RUNS 15 / 30 / 45 / 90 (``benchmarks/bench_study.py --chunk``). Every run of a study shares its message
-timing whatever its label or scenario, so chunks mix labels and scenarios freely."""
+"""Runs judged together in one vectorised pass (at most; chunks are made equal and, with several
+workers, a whole number of rounds). The judge's cost per step is mostly fixed numpy call overhead,
+so larger batches amortise it: on the 2-core box the paper-sized study (180 runs) took 7.6 / 6.0 /
+5.0 / 5.3 s for CHUNK_RUNS 15 / 30 / 45 / 90 (``benchmarks/bench_study.py --chunk``). Every run of
+a study shares its message timing whatever its label or scenario, so chunks mix labels and
+scenarios freely."""
 
 
 def _set_numpy_hugepages(enabled: bool) -> bool | None:
     """
+    Set numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; return the previous setting.
+
     Numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; returns the previous setting (None: not
     available).
 
@@ -421,6 +435,8 @@ def _exit_if_orphaned() -> None:
 
 def truth_order(specs: Sequence[tuple[str, str, str, int]]) -> list[int]:
     """
+    Return the positions of ``specs`` with the runs of one truth together.
+
     Positions of ``specs`` with the runs of one truth (scenario, j) next to each other: scenarios
     in order of first appearance, then j, labels in their given order (a stable sort). Per label
     the order is kept whenever ``specs`` lists each label's runs by scenario, then j (as
@@ -448,6 +464,8 @@ def simulate_and_judge(
     fsync: bool = True,
 ):
     """
+    Simulate and judge every run of ``specs`` in chunks over worker processes.
+
     Every run of ``specs`` (label, gps_model, scenario, j) simulated and judged, in chunks of
     ``CHUNK_RUNS`` over ``workers`` processes (default: all cores). Runs are taken in
     ``truth_order`` (the six labels of one scenario and j together: one truth each) and yielded as
@@ -525,6 +543,8 @@ grid. Shorter runs leave the judge fewer estimates than a run's E and S need."""
 
 def _check_models(models, reference, imu_model: str, gps_params, imu_params) -> None:
     """
+    Build every model of a study once, in the parent.
+
     Every model (and its parameters) of a study built once here, in the parent: a bad name or
     parameter is a ParameterError before OUT is touched or a worker starts, not one raised in every
     worker.
@@ -560,7 +580,7 @@ def run_study(
     include_runs: bool = False,
 ) -> dict:
     """
-    The whole study; returns the evaluation result (also written to OUT/result.json).
+    Run the whole study; return the evaluation result (also written to OUT/result.json).
 
     OUT: see the module doc (refused when it holds anything but a previous study, unless
     ``overwrite``). ``include_runs``: the result returned also carries every run's E and S

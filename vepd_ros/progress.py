@@ -32,7 +32,7 @@ def progress_bar(
     **kwargs,
 ):
     """
-    A tqdm bar on standard error, disabled (a no-op with the same methods) when not wanted.
+    Return a tqdm bar on standard error, disabled (a no-op with the same methods) when not wanted.
 
     ``with progress_bar(total=n, desc='study', unit='run', quiet=args.quiet) as bar:
     bar.update(1)``.

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Derive every run's seeds from one study seed.
+
 Seeds for studies: one study seed → every run's truth and sensor-noise seed, the same in every
 front.
 
@@ -30,6 +32,8 @@ def _key(k) -> int:
 
 def derive_seed(seed: int, *keys) -> int:
     """
+    Derive a 32-bit seed from a study seed and a path of names/indices.
+
     A 32-bit seed from a study seed and a path of names/indices (numpy SeedSequence entropy
     mixing).
     """
@@ -38,6 +42,8 @@ def derive_seed(seed: int, *keys) -> int:
 
 def run_plan(seed: int, scenarios, runs: int) -> list[tuple[str, int, int]]:
     """
+    Return (scenario, j, truth_seed) for every run of a study.
+
     (scenario, j, truth_seed) for every run of a study: scenarios in the given order, runs j = 1..K
     (the authors' file numbering ``<scenario>_<j>.csv``).
     """

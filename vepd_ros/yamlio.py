@@ -89,6 +89,8 @@ _Loader.add_constructor(_FLOAT_TAG, _construct_float)
 
 def quote(value, limit: int = MAX_QUOTE) -> str:
     """
+    Return the repr of ``value`` cut to ``limit`` characters.
+
     Repr of ``value`` cut to ``limit`` characters: THE bounded text of a value in an error
     message (messages never format unbounded input; ``ParameterError`` formats its value with it).
     A long string or container is cut before its repr is built.
@@ -106,6 +108,8 @@ def quote(value, limit: int = MAX_QUOTE) -> str:
 
 def _check_size(node, where: str) -> None:
     """
+    Refuse a YAML node graph that is too large or too deep.
+
     Refuse a node graph that expands (aliases followed) beyond MAX_NODES or nests beyond
     MAX_DEPTH.
     """
@@ -198,8 +202,9 @@ def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bo
 
 def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
     """
-    The YAML document of ``path`` (``what`` says what the file is, e.g.
+    Load the YAML document of ``path``, checked to be of type ``expect``.
 
+    The YAML document of ``path`` (``what`` says what the file is, e.g.
     'ekf configuration'), checked to be of type ``expect`` (a type or tuple; None: any). ValueError
     naming the file otherwise; FileNotFoundError when it does not exist.
     """

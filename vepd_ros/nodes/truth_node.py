@@ -88,15 +88,20 @@ class TruthNode(Node):
             )
         else:
             self.timer = self.create_timer(1.0 / p['rate_hz'], self._on_tick)
+        clock = (
+            'driving /clock x%.3g' % p['time_scale'] if self.drive_clock else 'on the node clock'
+        )
         self.get_logger().info(
             f'truth: scenario={p["scenario"]} runs={p["runs"]} per scenario, '
             f'duration={p["duration_s"]} s rate={p["rate_hz"]} Hz '
-            f'{"driving /clock x%.3g" % p["time_scale"] if self.drive_clock else "on the node clock"}'
+            f'{clock}'
         )
 
     # -- time sources -------------------------------------------------------------------------
     def _ready(self) -> bool:
         """
+        Tell whether publishing may start.
+
         False while the first run waits for its subscribers (``wait_for_subscribers``,
         ``wait_for_run_subscribers``).
         """
@@ -135,6 +140,8 @@ class TruthNode(Node):
 
     def _paced(self) -> bool:
         """
+        Tell whether the next step keeps sim time within the pacing window.
+
         True when the next step keeps sim time within ``pace_window_s`` (+ two steps: the step in
         flight) of the slowest progress report. A node stuck for ``pace_timeout_s`` stops counting
         (warned by name).
@@ -169,6 +176,8 @@ class TruthNode(Node):
 
     def _on_clock_tick(self):
         """
+        Advance sim time by one step.
+
         One step of sim time: publish the samples stamped up to T, then let /clock reach T −
         period/2.
 
@@ -181,7 +190,7 @@ class TruthNode(Node):
         self.step()
 
     def step(self) -> bool:
-        """One sim-time step (False while waiting for subscribers or held back by pacing)."""
+        """Advance sim time one step; False while waiting for subscribers or held by pacing."""
         if not self._ready() or not self._paced():
             return False
         if self._finish_ns is not None and self.sim_ns >= self._finish_ns:
@@ -194,6 +203,8 @@ class TruthNode(Node):
 
     def step_externally(self) -> float:
         """
+        Hand the stepping to the caller; return the wall period of one step.
+
         Hand the stepping to the caller (``vepd run`` in one process, lockstep): the wall timer
         stops and the caller calls ``step`` once the graph has run every callback the previous step
         caused. Returns the wall period of one step at ``time_scale``.
@@ -323,7 +334,9 @@ class TruthNode(Node):
 
 class _Samples:
     """
-    Per-sample arrays of one run, converted to Python floats once (message building stays cheap).
+    Per-sample arrays of one run, converted to Python floats once.
+
+    Converting once keeps message building cheap.
     """
 
     def __init__(self, traj):

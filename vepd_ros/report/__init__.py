@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Build the VEPD report: tables, explanation, warnings and figures as Markdown and HTML.
+
 The VEPD report: Tables I and II with captions, intervals, run counts, what the result means
 (``report.explain``), warnings, and matplotlib figures — histograms of per-run RMSE (E) and
 entropy difference (S) per model against the reference (the paper's Fig. 3) and velocity overlays
@@ -52,6 +54,8 @@ def _combined(res, side, what):
 
 def _grid(n: int, ncols: int = 3, panel_in=(3.6, 2.7)):
     """
+    Make a figure of n panels in a grid legible at page width.
+
     A figure of n panels in rows of ``ncols`` (at most n), legible when shown at page width
     (~1100 px at 110 dpi: three panels of 3.6 in), unused cells hidden.
     """
@@ -105,7 +109,11 @@ def _histograms(res, what, path, xlabel):
 
 
 def _run_E(res, side, path):
-    """The evaluator's E of one run (``res['runs']``, names are the run files' paths), or None."""
+    """
+    Return the evaluator's E of one run, or None.
+
+    Looked up in ``res['runs']``; names are the run files' paths.
+    """
     for v in res.get('runs', {}).get(side, {}).values():
         for e, name in zip(v['E'], v['names']):
             if name == str(path):
@@ -315,6 +323,8 @@ def build_report(
     progress: bool = True,
 ) -> dict:
     """
+    Evaluate ``root`` and write the report into ``out_dir``.
+
     Evaluate ``root`` and write report.md, report.html, result.json, the CSV tables
     (``tables.write_result``) and the PNGs into ``out_dir`` (default ROOT/report). ``overlays``:
     list of (scenario, j) runs to overlay; default the first run of each moving scenario of the

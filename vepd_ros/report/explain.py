@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Say in words what a VEPD result means, for the terminal tables and the report.
+
 What a VEPD result means, in words: one source for the terminal tables (``vepd study``,
 ``vepd evaluate``, ``vepd run``: ``commands.evaluate.format_tables``) and the report (Markdown
 and HTML).
@@ -50,23 +52,25 @@ PAPER_TABLE_I = (
 # ------------------------------------------------------------------------------------- numbers
 # The one way a result's numbers are written (terminal tables, report tables, sentences).
 def fmt(x, nd=4) -> str:
-    """A W1, W2 or VEPD value to ``nd`` decimals; '—' when absent."""
+    """Format a W1, W2 or VEPD value to ``nd`` decimals; '—' when absent."""
     return '—' if x is None else f'{x:.{nd}f}'
 
 
 def fmt_rank(x) -> str:
-    """A rank (or count); '—' when absent."""
+    """Format a rank (or count); '—' when absent."""
     return '—' if x is None else f'{x:g}'
 
 
 def fmt_interval(ci, missing: str = 'no interval') -> str:
-    """A 95 % interval as ``[lo, hi]``; ``missing`` when there is none (e.g. n_boot 0)."""
+    """Format a 95 % interval as ``[lo, hi]``; ``missing`` when there is none (e.g. n_boot 0)."""
     return f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else missing
 
 
 # ------------------------------------------------------------------------------------ provenance
 def bootstrap_seed(root, seed: int | None = None) -> tuple[int, str]:
     """
+    Return the bootstrap seed for evaluating ``root`` and where it comes from.
+
     The bootstrap seed for evaluating ``root`` and where it comes from — THE default, so
     ``vepd study``, ``vepd evaluate`` and ``vepd report`` give the same interval for one directory.
 
@@ -85,6 +89,8 @@ def bootstrap_seed(root, seed: int | None = None) -> tuple[int, str]:
 
 def evaluate_dir(root, seed: int | None = None, **kwargs) -> dict:
     """
+    Evaluate ``root`` with the defaults `vepd evaluate` and `vepd report` share.
+
     ``metrics.evaluate_root`` with the defaults `vepd evaluate` and `vepd report` share: the
     bootstrap seed of ``bootstrap_seed`` (the runs' study seed unless ``seed`` is given, recorded
     as ``bootstrap.seed_source``) and the reference's provenance (``reference_model``), both from
@@ -97,6 +103,8 @@ def evaluate_dir(root, seed: int | None = None, **kwargs) -> dict:
 
 def reference_model(res: dict) -> str | None:
     """
+    Return the GPS model that simulated the reference runs, or None for real data.
+
     The GPS model that simulated the reference runs, or None when they are real data (as far as
     the result knows): ``res['reference_model']`` (set from the sidecars by ``vepd evaluate`` and
     ``vepd report``), or a study's ``--reference`` when it names a model, not a directory.
@@ -114,6 +122,8 @@ def reference_model(res: dict) -> str | None:
 
 def reference_known(res: dict) -> bool:
     """
+    Tell whether ``res`` records where its reference came from.
+
     Whether ``res`` records where its reference came from (``reference_model`` set — None
     meaning real data — or a study's ``--reference``).
     """
@@ -122,6 +132,8 @@ def reference_known(res: dict) -> bool:
 
 def reference_name(res: dict) -> str:
     """
+    Return the short name of the reference side for tables and plots.
+
     Short name of the reference side for tables and plots: 'Real', 'Simulated reference (rtk)',
     or 'Reference' when the result does not say.
     """
@@ -133,6 +145,8 @@ def reference_name(res: dict) -> str:
 
 def reference_phrase(res: dict) -> str:
     """
+    Name the reference in a sentence.
+
     The reference in a sentence: 'the real runs', 'the simulated reference (`rtk`)' or
     'the reference'.
     """
@@ -164,6 +178,8 @@ def reference_note(res: dict) -> str:
 # ------------------------------------------------------------------------------------ verdicts
 def closest_model(res: dict) -> dict | None:
     """
+    Return the best model, the next one, and whether their intervals are separated.
+
     The best model (lowest combined VEPD) and the next one, and whether their intervals are
     separated (do not overlap).
 
@@ -226,6 +242,8 @@ def smallest_batch(res: dict) -> tuple[int, str, str] | None:
 
 def k_warning(res: dict) -> str | None:
     """
+    Return a warning when intervals rest on too few runs, else None.
+
     A warning when intervals were computed over fewer than ``MIN_K_FOR_INTERVALS`` runs in some
     batch.
     """
@@ -246,6 +264,8 @@ def k_warning(res: dict) -> str | None:
 
 def coverage_lines(res: dict) -> list[str]:
     """
+    Describe excluded runs and incomplete batches, one line each.
+
     Excluded runs and incomplete batches (the evaluator's ``excluded_runs``,
     ``incomplete_batches``, ``complete``, ``min_coverage``), one line each; empty when the result
     has none of them.
@@ -313,6 +333,8 @@ def reading_vepd(res: dict) -> str:
 
 def explanation_lines(res: dict) -> list[str]:
     """
+    Return every sentence above that applies to ``res``, in reading order.
+
     Every sentence above that applies to ``res``, in reading order (Markdown inline markup); the
     last is always ``reading_vepd``.
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Lay out the result's tables as rows for text and as CSV files.
+
 The result's tables as rows: for text (the report's Markdown and HTML) and as CSV files beside
 result.json.
 
@@ -51,6 +53,8 @@ def side_name(res: dict, side: str) -> str:
 
 def table_rows(res: dict):
     """
+    Return the rows of Table I, Table II and the run counts.
+
     Table I (combined), Table II (per scenario, rank R), and the run counts K per side and
     scenario.
     """
@@ -82,6 +86,8 @@ def table_rows(res: dict):
 
 def interval_rows(res: dict):
     """
+    Return Table II's 95 % bootstrap intervals per model and scenario.
+
     Table II's intervals: per model and scenario, the 95 % bootstrap interval of that scenario's
     VEPD (``per_scenario.<s>.ci95``; '—' when absent, e.g. n_boot 0).
     """
@@ -203,6 +209,8 @@ def csv_tables(res: dict) -> dict[str, str]:
 
 def write_tables_csv(res: dict, out_dir) -> dict[str, Path]:
     """
+    Write the result's tables as CSV files into ``out_dir``.
+
     table1.csv, table2.csv and (when ``res`` carries every run's E and S) runs.csv in
     ``out_dir``, each written atomically. Returns their paths by name.
     """

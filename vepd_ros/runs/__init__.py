@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run records: format, batches, atomic writes and the recorder core.
+
 Run records: the on-disk format (paper CSV + JSON sidecar), batch folders and their index, atomic
 writes, and the recorder core that segments paired estimate/truth streams into runs (design.md §5).
 """

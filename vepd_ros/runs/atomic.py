@@ -5,8 +5,9 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Atomic file writes: a temporary file in the same directory, fsync, ``os.replace``, fsync of the
-directory.
+Atomic file writes.
+
+A temporary file in the same directory, fsync, ``os.replace``, fsync of the directory.
 
 A reader (or a crash — SIGKILL, power loss after the fsyncs) sees either the old file or the
 complete new one under the final name, never a partial one. Temporary names are hidden and carry
@@ -46,6 +47,8 @@ def _fsync_dir(d: Path) -> None:
 
 def _replace_with(path: Path, data: bytes, fsync: bool) -> None:
     """
+    Write ``data`` to ``path`` atomically.
+
     Write ``data`` to a temporary name beside ``path`` (fsynced if asked), then rename it to
     ``path``.
     """
@@ -75,6 +78,8 @@ def atomic_write_bytes(path, data: bytes, fsync: bool = True) -> Path:
 
 def atomic_write_many(items, fsync: bool = True) -> list[Path]:
     """
+    Write several files atomically, in order.
+
     ``[(path, bytes or str), ...]`` each written atomically, in order; with ``fsync`` each file's
     data is fsynced before its rename and every directory involved once after the last rename
     (module doc).
@@ -111,7 +116,9 @@ def _pid_alive(pid: int) -> bool:
 
 def remove_stale_temps(directory) -> list[Path]:
     """
-    Delete temporary files left by writers that no longer run (killed mid-write); returns them.
+    Delete temporary files left by writers that no longer run; return them.
+
+    Those writers were killed mid-write.
     """
     removed = []
     d = Path(directory)

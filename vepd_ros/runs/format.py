@@ -9,8 +9,8 @@ One run on disk: the paper's CSV plus a JSON sidecar (design.md §5).
 
 CSV columns, in this order:
 
-    se_time, gt_time, se_vel, gt_vel          the authors' four columns, first and exact
-    se_vx, se_vy, gt_vx, gt_vy                ours only: body-frame (FLU) planar velocity components
+    se_time, gt_time, se_vel, gt_vel        the authors' four columns, first and exact
+    se_vx, se_vy, gt_vx, gt_vy              ours only: body-frame (FLU) planar velocity components
 
 ``*_time`` are seconds from the run start, ``*_vel`` the horizontal speed (m/s), ``*_vx/vy`` the
 velocity in the vehicle's body frame (x forward, y left; REP-103). The estimate (se_*) and truth
@@ -70,6 +70,8 @@ _OTHER_CHAR_RE = re.compile(r'[^0-9eE+\-.,\n]')
 
 def _fill_empty_cells(text: str) -> str:
     """
+    Fill every empty cell of CSV ``text`` with 'nan'.
+
     ``text`` (rows joined by newlines) with every empty cell written 'nan' (str.replace: C
     speed; two passes of ',,' cover any run of empty cells).
     """
@@ -87,7 +89,9 @@ class RunFileError(ValueError):
 @dataclass
 class RunRecord:
     """
-    One run: estimate (se) and truth (gt) streams, each with its own stamps (s from run start).
+    One run: estimate (se) and truth (gt) streams, each with its own stamps.
+
+    Stamps are seconds from the run start.
     """
 
     se_t: np.ndarray
@@ -129,6 +133,8 @@ class RunRecord:
         self, velocity: str = 'speed'
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """
+        Return (se_t, se_x, gt_t, gt_x) for a velocity kind.
+
         (se_t, se_x, gt_t, gt_x) for a velocity kind: 'speed' (paper columns), 'vx' (body forward
         component), 'vector' (complex vx + 1j*vy, the vector form of the paper's eq. 1).
         """
@@ -158,6 +164,8 @@ _COLUMN_CACHE_SIZE = 16
 
 def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = '') -> list[str]:
     """
+    Format a column as text, padded to n rows.
+
     Each value's ``repr`` (Python's shortest round-trip form), then ``pad`` ('' or '0.0') to n
     rows. ``cache`` maps (the column's bytes, n, pad) to its text, keeping the last
     ``_COLUMN_CACHE_SIZE`` columns: the runs of a study share their estimate stamps and, six at a
@@ -177,6 +185,8 @@ def _column_text(a: np.ndarray, n: int, cache: dict | None = None, pad: str = ''
 
 def run_csv_text(rec: RunRecord, cache: dict | None = None, padding: str = 'empty') -> str:
     """
+    Return the CSV text of a run.
+
     The CSV text of a run; ``padding`` of the shorter column pair: 'empty' cells or 'zero' (0.0,
     the authors' files).
     """
@@ -212,6 +222,8 @@ def write_run(
 
 def write_runs(items, fsync: bool = True, padding: str = 'empty') -> list[Path]:
     """
+    Write runs with their sidecars, each file atomically, sidecars first.
+
     ``[(csv_path, rec, meta), ...]``: every sidecar, then every CSV, each file atomically
     (``atomic_write_many``). With ``fsync`` each file's data is on disk before its rename and the
     sidecars' directories are synced before the first CSV is renamed, so a CSV under its final name
@@ -366,6 +378,8 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
 
 def trailing_padding_start(t: np.ndarray, v: np.ndarray, t_empty=None, v_empty=None) -> int:
     """
+    Return the length of a column pair without its trailing padding.
+
     Length of a column pair once its trailing padding is removed: tail rows where time and value
     are both exactly 0.0 (the time not increasing there — the first row is never padding), or both
     empty.

@@ -5,11 +5,12 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Batches of runs on disk, in the authors' layout (which is also ours):.
+Batches of runs on disk, in the authors' layout (which is also ours).
 
     <root>/Real/<scenario>_<j>.csv                      the reference (real) side
     <root>/Sim/<label>/<scenario>_<j>.csv               one folder per model under test
-    <root>/Sim/<label>_results/<scenario>_<j>.csv       the authors' folder names (label = name minus _results)
+    <root>/Sim/<label>_results/<scenario>_<j>.csv       the authors' folder names
+                                                        (label = name minus _results)
 
 plus, in our batches, ``<scenario>_<j>.json`` sidecars and an ``index.json`` per batch folder
 (written by ``BatchWriter``: one writer per folder, rewritten atomically after each run).
@@ -88,6 +89,8 @@ MAX_RUN_INDEX = 1_000_000
 
 def run_index(path: Path, digits: str) -> int:
     """
+    Parse the run index j of a run file name.
+
     J of a run file name, bounded by ``MAX_RUN_INDEX`` (the digits are never converted when
     longer).
     """
@@ -102,6 +105,8 @@ def run_index(path: Path, digits: str) -> int:
 
 def missing_indices(js: Sequence[int], limit: int = 10) -> tuple[int, list[int]]:
     """
+    Count the numbers missing between min(js) and max(js) and list the first of them.
+
     (how many numbers between min(js) and max(js) are missing, the first ``limit`` of them) for
     sorted ``js``, in one pass over the gaps (never a range as long as the largest j).
     """
@@ -118,12 +123,14 @@ AUTHORS_SUFFIX = '_results'
 
 
 def folder_label(name: str) -> str:
-    """The model label a ``Sim/`` folder name holds (the authors' ``_results`` dropped)."""
+    """Return the model label a ``Sim/`` folder name holds (the authors' ``_results`` dropped)."""
     return name[: -len(AUTHORS_SUFFIX)] if name.endswith(AUTHORS_SUFFIX) else name
 
 
 def is_reference_label(label: str) -> bool:
     """
+    Tell whether a model label or ``Sim/`` folder name names the reference side.
+
     True for a model label or ``Sim/`` folder name that names the reference side: ``real`` in
     any case, with or without the authors' ``_results`` (``REAL_results`` is read back as
     ``REAL``). The one check for the evaluator's reader and every writer.
@@ -133,6 +140,8 @@ def is_reference_label(label: str) -> bool:
 
 def read_index(index: Path) -> dict:
     """
+    Read and check a batch ``index.json``.
+
     A batch ``index.json``: an object whose ``runs`` is a list of objects with a run file name
     as ``file`` (never a path); else ``RunFileError`` naming the file and field. ``display_name``
     is checked by ``index_display_name``.
@@ -154,6 +163,8 @@ def read_index(index: Path) -> dict:
 
 def index_display_name(index: Path, d: dict) -> str | None:
     """
+    Return the index's ``display_name``, checked.
+
     The index's ``display_name`` (None when absent); a value that is not a short string is an
     error.
     """
@@ -205,7 +216,9 @@ def scan_batch_dir(
     folder, side: str, display: str | None = None, scenarios=None
 ) -> tuple[BatchDir, list[str]]:
     """
-    The runs of one batch folder; raises for unknown scenario names, returns warnings for the rest.
+    Read the runs of one batch folder.
+
+    Raises for unknown scenario names, returns warnings for the rest.
     """
     folder = Path(folder)
     known = set(SCENARIO_ORDER) | set(scenarios or ())
@@ -329,6 +342,8 @@ def scan_root(root, scenarios=None) -> Layout:
 
 class BatchWriter:
     """
+    Writer of one batch folder's runs and of its ``index.json``.
+
     Writes the runs of one batch folder (``Real/`` or ``Sim/<label>/``) and keeps its
     ``index.json``.
 
@@ -396,6 +411,8 @@ class BatchWriter:
 
     def run_file(self, scenario: str, j: int, meta: dict | None = None) -> tuple[Path, dict]:
         """
+        Return (path, sidecar fields) of run j of a scenario in this folder.
+
         (path, sidecar fields) of run j of a scenario in this folder — what ``write`` passes to
         ``write_run``; a writer elsewhere (a worker process) writes the run with them, then
         ``add_to_index`` lists it.
@@ -420,6 +437,8 @@ class BatchWriter:
 
     def add_to_index(self, records: Sequence[RunRecord]) -> None:
         """
+        List runs already written into this folder, then rewrite the index once.
+
         List runs already written into this folder (``rec.path`` set by ``write_run``), in order —
         a run written again replaces its entry and moves to the end —, then rewrite the index once.
         """

@@ -5,23 +5,29 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+The recorder core: pair an estimate stream with a truth stream into runs and write them.
+
 The recorder core: pairs an estimate stream with a truth stream into runs and writes each completed
 run atomically (no ROS here; ``nodes/recorder_node.py`` wraps it).
 
 Feed samples as they arrive, each stream at its own rate with its own stamps (seconds, any epoch):
 
-    rec = RecorderCore(root, side='sim', label='ch_rw', scenario='circle', segmentation='duration', duration_s=20)
+    rec = RecorderCore(root, side='sim', label='ch_rw', scenario='circle',
+                       segmentation='duration', duration_s=20)
     rec.feed_estimate(stamp, vx, vy)      # e.g. /odometry/filtered twist (body frame)
     rec.feed_truth(stamp, vx, vy)         # e.g. /ground_truth/odometry twist (body frame)
 
 Segmentation:
-  ``manual``    ``start(stamp)`` / ``stop(stamp)`` (services); ``stop()`` without a stamp closes now.
+  ``manual``    ``start(stamp)`` / ``stop(stamp)`` (services); ``stop()`` without a stamp closes
+                now.
   ``duration``  back-to-back runs of ``duration_s`` from the first sample (or from ``start``).
-  ``motion``    a run starts ``pre_roll_s`` before the truth speed first exceeds ``motion_threshold_mps``
-                and ends once it has stayed below it for ``motion_hold_s`` (not usable for 'rest').
-A run closes when both streams have passed its end stamp, or one stream is ``close_lag_s`` past it (the
-other stalled), so a truth sample that arrives a little after an estimate sample with a later stamp is
-still in the right run. Samples stamped after the end wait for the next run (duration, motion).
+  ``motion``    a run starts ``pre_roll_s`` before the truth speed first exceeds
+                ``motion_threshold_mps`` and ends once it has stayed below it for
+                ``motion_hold_s`` (not usable for 'rest').
+A run closes when both streams have passed its end stamp, or one stream is ``close_lag_s`` past it
+(the other stalled), so a truth sample that arrives a little after an estimate sample with a later
+stamp is still in the right run. Samples stamped after the end wait for the next run (duration,
+motion).
 
 At most one run (plus the pre-roll / close-lag tail) is held in memory. Each completed run is
 written by ``BatchWriter`` (temp file + fsync + rename); a SIGKILL loses at most the run in
@@ -147,14 +153,15 @@ class RecorderCore:
     @property
     def run_start(self) -> float | None:
         """
-        Start stamp of the run in progress (None: not recording, or not known until its first
-        sample).
+        Start stamp of the run in progress.
+
+        None: not recording, or not known until its first sample.
         """
         return self._t0 if self._recording else None
 
     @property
     def end_known(self) -> bool:
-        """The run in progress has its end stamp (it closes once both streams pass it)."""
+        """Tell whether the run in progress has its end stamp (it closes once both pass it)."""
         return self._recording and self._end is not None
 
     @property
@@ -182,6 +189,8 @@ class RecorderCore:
 
     def close_if_stale(self, now: float) -> dict | None:
         """
+        Close a run whose end lies ``close_lag_s`` before ``now``.
+
         Close a run whose end is known once ``now`` is ``close_lag_s`` past it, even if a stream
         stopped short of the end (the last run of a batch: no later sample will ever arrive to
         close it).

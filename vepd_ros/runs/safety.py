@@ -50,13 +50,16 @@ _COMPONENT_RE = re.compile(r'[A-Za-z0-9_+][A-Za-z0-9_.+-]*')
 
 class OutputDirError(ValueError):
     """
-    An output directory cannot be written without replacing something the user did not ask to
-    replace.
+    An output directory cannot be written safely.
+
+    It cannot be written without replacing something the user did not ask to replace.
     """
 
 
 def safe_component(kind: str, value) -> str:
     """
+    Return ``value`` if it is one safe path component.
+
     ``value`` if it is one safe path component (module doc), else ``ParameterError`` naming
     ``kind``.
     """
@@ -78,8 +81,9 @@ def safe_component(kind: str, value) -> str:
 
 def read_output_marker(path) -> dict | None:
     """
-    The marker of a previous output in directory ``path`` (None: none, or not a marker we
-    wrote).
+    Read the marker of a previous output in directory ``path``.
+
+    None: none, or not a marker we wrote.
     """
     m = Path(path) / MARKER_NAME
     if not m.is_file():
@@ -93,8 +97,9 @@ def read_output_marker(path) -> dict | None:
 
 def check_output_dir(path, *, command: str, overwrite: bool = False) -> Path:
     """
-    Raise ``OutputDirError`` unless ``path`` may be written by ``command`` (module doc); no side
-    effect.
+    Raise ``OutputDirError`` unless ``path`` may be written by ``command``.
+
+    See the module doc; no side effect.
     """
     p = Path(path)
     if p.exists() and not p.is_dir():
@@ -133,6 +138,8 @@ def prepare_output_dir(
     info: dict | None = None,
 ) -> Path:
     """
+    Prepare an output directory: check, create, clear what ``command`` owns, write the marker.
+
     Check (``check_output_dir``), create, clear what ``command`` owns when allowed, write the
     marker.
 

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Synthetic run batches for tests, benchmarks and demos.
+
 Synthetic run batches for tests, benchmarks and demos — not a physical model, just runs with the
 properties of real ones: two streams at different rates and jittered stamps, an estimate that lags
 and wanders around the truth, parked starts (true zero speeds), and the authors' file conventions.
@@ -34,6 +36,8 @@ OUR_LABELS = ('ch_gauss', 'ch_rw', 'airsim', 'ch_gauss+airsim', 'ch_rw+airsim')
 
 def _truth_profile(scenario: str, t: np.ndarray, speed: float, start_s: float):
     """
+    Return the body-frame (vx, vy) truth of a synthetic run.
+
     Body-frame (vx, vy) truth: parked until start_s (exact zeros), then a ramp to speed, with a
     scenario-dependent modulation; vy = 0 (no side slip).
     """
@@ -77,6 +81,8 @@ def synthetic_run(
 
 def write_authors_csv(path, rec: RunRecord, index_column: bool = False) -> Path:
     """
+    Write a run in the authors' style.
+
     A run in the authors' style: four columns, the shorter pair padded with 0.0, optional pandas
     index.
     """

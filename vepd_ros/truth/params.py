@@ -11,7 +11,7 @@ from vepd_ros.truth.scenarios import canonical_scenario, SCENARIO_ALIASES, SCENA
 
 
 def scenario_list(value: str) -> list[str]:
-    """The validated ``scenario`` parameter as canonical names, in order."""
+    """Return the validated ``scenario`` parameter as canonical names, in order."""
     return [canonical_scenario(s.strip()) for s in value.split(',')]
 
 

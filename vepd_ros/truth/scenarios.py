@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Generate the paper's manoeuvres as open-loop inputs to the bicycle model.
+
 The paper's manoeuvres — rest, straight line, half-sine (sine), circle — as open-loop inputs to the
 bicycle model, with seeded run-to-run jitter like real repeated runs (speed, radius, amplitude,
 start heading, and slow wander of throttle and steering).
@@ -59,7 +61,9 @@ def canonical_scenario(name: str) -> str:
 
 def _ou(rng: np.random.Generator, n: int, h: float, sigma: float, tau_s: float) -> np.ndarray:
     """
-    Stationary Ornstein–Uhlenbeck samples on a grid of step h: x[k+1] = a x[k] + σ√(1−a²) w[k].
+    Draw stationary Ornstein–Uhlenbeck samples on a grid of step h.
+
+    x[k+1] = a x[k] + σ√(1−a²) w[k].
     """
     if sigma <= 0:
         rng.standard_normal(n)  # keep the random stream aligned whatever the parameters
@@ -122,13 +126,15 @@ def generate(
     speed_wander = _ou(rng, n, h, p.speed_wander_mps, p.speed_wander_tau_s)
     steer_wander = _ou(rng, n, h, p.steering_wander_rad, p.steering_wander_tau_s)
     v_cmd = np.where(moving, np.maximum(speed + speed_wander, 0.0), 0.0)
-    l = vehicle.wheelbase_m
+    wheelbase_m = vehicle.wheelbase_m
     if scenario == 'circle':
-        steer = np.full(n, np.arctan(l / radius))
+        steer = np.full(n, np.arctan(wheelbase_m / radius))
     elif scenario == 'sine':
         # Lateral amplitude A of a path driven at speed v with δ = δ0 cos(2πt/T): A ≈ v² δ0 T² /
         # (4π² l).
-        delta0 = amplitude * 4 * np.pi**2 * l / (max(speed, 1e-6) ** 2 * p.sine_period_s**2)
+        delta0 = (
+            amplitude * 4 * np.pi**2 * wheelbase_m / (max(speed, 1e-6) ** 2 * p.sine_period_s**2)
+        )
         steer = delta0 * np.cos(2 * np.pi * (t - p.start_delay_s) / p.sine_period_s)
     else:
         steer = np.zeros(n)

@@ -5,8 +5,9 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-A sampled ground-truth trajectory of a ground vehicle (ENU world frame ``odom``, FLU
-``base_link``).
+A sampled ground-truth trajectory of a ground vehicle.
+
+Frames: ENU world frame ``odom``, FLU ``base_link``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class Trajectory:
     yaw_unwrapped          (N,)   rad, ENU heading (0 = east, counter-clockwise)
     velocity_body          (N,3)  m/s, FLU (no side slip: vy = vz = 0)
     angular_velocity_body  (N,3)  rad/s, FLU
-    acceleration_body      (N,3)  m/s², kinematic acceleration d(v_world)/dt expressed in the body frame
+    acceleration_body      (N,3)  m/s², kinematic acceleration d(v_world)/dt expressed in the body
+                                  frame
     """
 
     t_s: np.ndarray
@@ -77,7 +79,9 @@ class Trajectory:
     @property
     def specific_force_body(self) -> np.ndarray:
         """
-        What an ideal accelerometer reads: f = a − g in the body frame, i.e. a_body + Rᵀ·(0, 0, g).
+        Return what an ideal accelerometer reads: f = a − g in the body frame.
+
+        That is a_body + Rᵀ·(0, 0, g).
 
         At rest and level this is (0, 0, +9.80665) m/s² (REP-145).
         """
@@ -86,6 +90,8 @@ class Trajectory:
 
     def sample(self, t_s) -> 'Trajectory':
         """
+        Return the trajectory resampled at times ``t_s``.
+
         The trajectory at times ``t_s`` (s), by linear interpolation of every field (yaw
         unwrapped). Times outside the run are clamped to its ends.
         """

@@ -5,16 +5,15 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-4-DOF kinematic bicycle with a DC-motor speed model (MPC paper, ../seeds/003 eq.
-
-1–2).
+4-DOF kinematic bicycle with a DC-motor speed model (MPC paper, ../seeds/003 eq. 1–2).
 
     ẋ = v cos θ,  ẏ = v sin θ,  θ̇ = v tan δ / l,
     v̇ = (R γ / I) [f1(v, α) − f0(v)],  f1 = τ0 α − τ0 v / (ω0 R γ),  f0 = c1 v / (R γ) + c0
 
-which is linear in v:  v̇ = k_a α − k_v v − k_c  with k_a = Rγτ0/I, k_v = (τ0/ω0 + c1)/I, k_c = Rγc0/I.
-The Coulomb term c0 only resists motion (the forcing k_a α − k_c is floored at 0), so v never turns
-negative. Steering follows its command through a first-order servo (time constant ``steering_tau_s``).
+which is linear in v:  v̇ = k_a α − k_v v − k_c  with k_a = Rγτ0/I, k_v = (τ0/ω0 + c1)/I,
+k_c = Rγc0/I. The Coulomb term c0 only resists motion (the forcing k_a α − k_c is floored at 0), so
+v never turns negative. Steering follows its command through a first-order servo (time constant
+``steering_tau_s``).
 
 Both first-order systems are integrated exactly for a zero-order-hold input (one
 ``scipy.signal.lfilter`` each), so a 30 s run at 1 kHz costs about a millisecond. The numbers below
