@@ -1,0 +1,163 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Prototype (issue 14): one predict and one correct for K = 1 and K = N, as pure functions.
+
+State arrays in, state arrays out, no object: ``x`` (K, 15), ``P`` (K, 15, 15). The arithmetic is
+``Ekf._predict_batch`` / ``Ekf._correct_subset_batch``'s, operation for operation, so the outputs
+are bit for bit theirs at every K (test/test_kernel.py); the work buffers live in a ``Workspace``
+made once per K instead of per call. Reference: ``shared/reference/robot_localization.md`` §2–§3.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from vepd_ros.judge.ekf import _ANGLE_SLICE, _J9_FLAT, _wrap_inplace, STATE_SIZE
+
+_TWO_PI = 2.0 * math.pi
+
+
+class Workspace:
+    """Work buffers of ``predict`` for K runs (the Jacobian rows 0–8 and its entries)."""
+
+    def __init__(self, k: int):
+        self.k = int(k)
+        self.j9 = np.zeros((self.k, 9, STATE_SIZE))
+        self.j9[:, np.arange(9), np.arange(9)] = 1.0
+        self.j9_flat = self.j9.reshape(self.k, 9 * STATE_SIZE)
+        self.j9_t = self.j9.transpose(0, 2, 1)
+        self.e = np.empty((50, self.k))
+
+
+def predict(x: np.ndarray, P: np.ndarray, dt: float, q_dt: np.ndarray, ws: Workspace):
+    """
+    Return (x⁺, P⁺) of the omnidirectional model: x⁺ = A(x)·x, P⁺ = J P Jᵀ + dt·Q.
+
+    ``q_dt``: dt·Q, (15, 15) or (K, 15, 15). J is the identity outside rows 0–8, so J P changes
+    rows 0–8 and (J P) Jᵀ columns 0–8 only (``Ekf._predict_batch``'s docstring derives the
+    entries).
+    """
+    E, J9 = ws.e, ws.j9
+    xt = x.T.copy()
+    sa = np.sin(xt[3:6])
+    ca = np.cos(xt[3:6])
+    sr, sp, sy = sa
+    cr, cp, cy = ca
+    tp = np.tan(xt[4])
+    cpi = 1.0 / cp
+    h = 0.5 * dt * dt
+    R = E[0:9].reshape(3, 3, ws.k)
+    cysp, sysp = cy * sp, sy * sp
+    np.multiply(cy, cp, out=R[0, 0])
+    np.subtract(cysp * sr, sy * cr, out=R[0, 1])
+    np.add(cysp * cr, sy * sr, out=R[0, 2])
+    np.multiply(sy, cp, out=R[1, 0])
+    np.add(sysp * sr, cy * cr, out=R[1, 1])
+    np.subtract(sysp * cr, cy * sr, out=R[1, 2])
+    np.negative(sp, out=R[2, 0])
+    np.multiply(cp, sr, out=R[2, 1])
+    np.multiply(cp, cr, out=R[2, 2])
+    np.multiply(E[0:9], dt, out=E[9:18])
+    np.multiply(E[0:9], h, out=E[18:27])
+    w = xt[6:9] * dt
+    w += xt[12:15] * h
+    u = (R * w).sum(axis=1)
+    w0, w1, w2 = w
+    roll_col = E[27:30]
+    np.multiply(R[:, 2], w1, out=roll_col)
+    roll_col -= R[:, 1] * w2
+    np.multiply(cy, u[2], out=E[30])
+    np.multiply(sy, u[2], out=E[31])
+    np.negative(cp * w0 + sp * (sr * w1 + cr * w2), out=E[32])
+    np.negative(u[1], out=E[33])
+    E[34] = u[0]
+    vp, vyaw = xt[10], xt[11]
+    a = sr * vp
+    a += cr * vyaw
+    b = cr * vp
+    b -= sr * vyaw
+    adt, bdt = a * dt, b * dt
+    E[35:39] = dt
+    np.multiply(sr * tp, dt, out=E[39])
+    np.multiply(cr * tp, dt, out=E[40])
+    np.multiply(cr, dt, out=E[41])
+    np.multiply(sr, -dt, out=E[42])
+    np.multiply(sr * cpi, dt, out=E[43])
+    np.multiply(cr * cpi, dt, out=E[44])
+    np.multiply(tp, bdt, out=E[45])
+    E[45] += 1.0
+    np.multiply(cpi * cpi, adt, out=E[46])
+    np.negative(adt, out=E[47])
+    np.multiply(cpi, bdt, out=E[48])
+    np.multiply(tp * cpi, adt, out=E[49])
+    ws.j9_flat[:, _J9_FLAT] = E[9:].T
+    xn = xt.copy()
+    xn[0:3] += u
+    xn[3] += xt[9] * dt + tp * adt
+    xn[4] += bdt
+    xn[5] += cpi * adt
+    xn[6:9] += xt[12:15] * dt
+    _wrap_inplace(xn[3:6])
+    Pn = P.copy()
+    np.matmul(J9, P, out=Pn[:, :9, :])
+    Pn[:, :, :9] = np.matmul(Pn, ws.j9_t)
+    Pn += q_dt
+    return xn.T.copy(), Pn
+
+
+def correct(x: np.ndarray, P: np.ndarray, idx: np.ndarray, ang, zs, Rs, thr2: float = math.inf):
+    """
+    Return (x⁺, P⁺, accepted) of the update on state entries ``idx`` (H a selection matrix).
+
+    zs (K, m); Rs (K, m, m) or (m, m), already clamped; ``ang``: positions in idx that are angles
+    (a slice or an index array, empty for none); thr2 = thr² (inf: no gate). S = H P Hᵀ + R; the
+    Mahalanobis gate νᵀS⁻¹ν ≥ thr² rejects a run's measurement (its x and P returned unchanged);
+    G = P Hᵀ S⁻¹, x⁺ = x + P Hᵀ (S⁻¹ν), Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P.
+    Non-finite results are left to the caller (x⁺, P⁺ as computed).
+    """
+    HP = P.take(idx, axis=1)
+    S = HP.take(idx, axis=2)
+    S += Rs
+    nu = zs - x.take(idx, axis=1)
+    if isinstance(ang, slice) or len(ang):
+        _wrap_inplace(nu, ang)
+    accepted = np.ones(x.shape[0], bool)
+    sub = None
+    if thr2 != math.inf:
+        w = np.linalg.solve(S, nu[:, :, None])
+        d2 = np.matmul(nu[:, None, :], w)[:, 0, 0]
+        accepted = ~(d2 >= thr2)
+        if not accepted.all():
+            sub = np.flatnonzero(accepted)
+            if sub.size == 0:
+                return x, P, accepted
+            xs, Ps, HP, S, w = x[sub], P[sub], HP[sub], S[sub], w[sub]
+            if Rs.ndim == 3:
+                Rs = Rs[sub]
+        else:
+            xs, Ps = x, P
+        Sinv = np.linalg.inv(S)
+    else:
+        xs, Ps = x, P
+        Sinv = np.linalg.inv(S)
+        w = np.matmul(Sinv, nu[:, :, None])
+    PHt = Ps.take(idx, axis=2)
+    xn = np.matmul(PHt, w)[:, :, 0]
+    xn += xs
+    _wrap_inplace(xn, _ANGLE_SLICE)
+    G = np.matmul(PHt, Sinv)
+    M = Ps - np.matmul(G, HP)
+    C = M.take(idx, axis=2)
+    C -= np.matmul(G, Rs)
+    M -= np.matmul(C, G.transpose(0, 2, 1))
+    if sub is None:
+        return xn, M, accepted
+    x2, P2 = x.copy(), P.copy()
+    x2[sub], P2[sub] = xn, M
+    return x2, P2, accepted
