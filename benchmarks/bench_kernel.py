@@ -75,6 +75,9 @@ def main(argv=None):
             lambda: (reset(), e._predict_batch(dt)), args.calls, args.repeat)
         rows['predict  kernel.predict'] = _per_call_us(
             lambda: kernel.predict(x0, p0, dt, qdt, ws), args.calls, args.repeat)
+        wsd = kernel.DenseWorkspace(k)
+        rows['predict  kernel.predict_dense'] = _per_call_us(
+            lambda: kernel.predict_dense(x0, p0, dt, qdt, wsd), args.calls, args.repeat)
         rows['reset (subtract)'] = _per_call_us(reset, args.calls, args.repeat)
         for name, idx, gate in (('vel3', [6, 7, 8], math.inf), ('imu9', [3, 4, 5, 9, 10, 11,
                                                                          12, 13, 14], 10.0)):

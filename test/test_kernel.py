@@ -64,3 +64,20 @@ def test_correct_equals_batch_correct(k, gate):
             n_rejected += int((~acc).sum())
     # the property is tested on both branches of the gate
     assert n_accepted > 0 and (gate == math.inf or n_rejected > 0)
+
+
+@pytest.mark.parametrize('k', [1, 30])
+def test_predict_dense_equals_k1_predict_run_by_run(k):
+    """K = 1's arithmetic over a batch: every run equals ``_predict_k1`` on it alone."""
+    rng = np.random.default_rng(16)
+    ws = kernel.DenseWorkspace(k)
+    for _ in range(30):
+        x, P = _states(rng, k)
+        x[:, 3:6] *= 2.0  # angles over the whole circle: the wrap and tan's branches
+        dt = float(rng.uniform(1e-3, 0.1))
+        Qdt = dt * Ekf().Q
+        xn, Pn = kernel.predict_dense(x, P, dt, Qdt, ws)
+        for r in range(k):
+            e = _ekf(x[r:r + 1], P[r:r + 1])
+            e._predict_k1(dt)
+            assert np.array_equal(xn[r], e.x[0]) and np.array_equal(Pn[r], e.P[0])

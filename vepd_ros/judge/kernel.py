@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from vepd_ros.judge.ekf import _ANGLE_SLICE, _J9_FLAT, _wrap_inplace, STATE_SIZE
+from vepd_ros.judge.ekf import _ANGLE_SLICE, _J1_FLAT, _J9_FLAT, _wrap_inplace, STATE_SIZE
 
 _TWO_PI = 2.0 * math.pi
 
@@ -161,3 +161,102 @@ def correct(x: np.ndarray, P: np.ndarray, idx: np.ndarray, ang, zs, Rs, thr2: fl
     x2, P2 = x.copy(), P.copy()
     x2[sub], P2[sub] = xn, M
     return x2, P2, accepted
+
+
+def _tan(p):
+    """Return tan(p) by ``math.tan`` for a float or each entry of an array (np.tan differs)."""
+    if isinstance(p, float):
+        return math.tan(p)
+    return np.array([math.tan(v) for v in p.tolist()])
+
+
+def _wrap_scalar_form(a):
+    """Return robot_localization's angle wrap of a float or an array (fmod is exact: same bits)."""
+    if isinstance(a, float):
+        r = math.fmod(a + math.pi, _TWO_PI)
+        return r + math.pi if r <= 0.0 else r - math.pi
+    r = np.fmod(a + math.pi, _TWO_PI)
+    return np.where(r <= 0.0, r + math.pi, r - math.pi)
+
+
+def transition(xc, dt: float, sin=math.sin, cos=math.cos):
+    """
+    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``_J1_FLAT``) of the motion model.
+
+    ``xc``: the 15 state entries, each a float (K = 1) or a (K,) array (one column per entry);
+    the same expressions, operation for operation, as ``Ekf._predict_k1_list`` — element-wise
+    IEEE arithmetic gives the same bits on floats and on arrays, so this one definition serves
+    K = 1 (floats, no numpy overhead) and batches (arrays).
+    """
+    x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = xc
+    sr, cr, sp, cp, sy, cy = sin(r), cos(r), sin(p), cos(p), sin(y), cos(y)
+    tp = _tan(p)
+    cpi = 1.0 / cp
+    h = 0.5 * dt * dt
+    r00, r01, r02 = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+    r10, r11, r12 = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    r20, r21, r22 = -sp, cp * sr, cp * cr
+    w0, w1, w2 = vx * dt + ax * h, vy * dt + ay * h, vz * dt + az * h
+    srtp, crtp, srcpi, crcpi = sr * tp, cr * tp, sr * cpi, cr * cpi
+    xr = _wrap_scalar_form(r + vr * dt + srtp * dt * vp + crtp * dt * vyaw)
+    xp = _wrap_scalar_form(p + cr * dt * vp - sr * dt * vyaw)
+    xy = _wrap_scalar_form(y + srcpi * dt * vp + crcpi * dt * vyaw)
+    xn = (
+        x0 + r00 * w0 + r01 * w1 + r02 * w2, x1 + r10 * w0 + r11 * w1 + r12 * w2,
+        x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
+        vx + ax * dt, vy + ay * dt, vz + az * dt, vr, vp, vyaw, ax, ay, az,
+    )
+    jac = (
+        r00 * dt, r01 * dt, r02 * dt, r00 * h, r01 * h, r02 * h,
+        r10 * dt, r11 * dt, r12 * dt, r10 * h, r11 * h, r12 * h,
+        r20 * dt, r21 * dt, r22 * dt, r20 * h, r21 * h, r22 * h,
+        dt, srtp * dt, crtp * dt, cr * dt, -sr * dt, srcpi * dt, crcpi * dt, dt, dt, dt,
+        (cy * sp * cr + sy * sr) * w1 + (-cy * sp * sr + sy * cr) * w2,
+        -cy * sp * w0 + cy * cp * sr * w1 + cy * cp * cr * w2,
+        -sy * cp * w0 + (-sy * sp * sr - cy * cr) * w1 + (-sy * sp * cr + cy * sr) * w2,
+        (sy * sp * cr - cy * sr) * w1 + (-sy * sp * sr - cy * cr) * w2,
+        -sy * sp * w0 + sy * cp * sr * w1 + sy * cp * cr * w2,
+        cy * cp * w0 + (cy * sp * sr - sy * cr) * w1 + (cy * sp * cr + sy * sr) * w2,
+        cp * cr * w1 - cp * sr * w2,
+        -cp * w0 - sp * sr * w1 - sp * cr * w2,
+        1.0 + (crtp * vp - srtp * vyaw) * dt,
+        (cpi * cpi * sr * vp + cpi * cpi * cr * vyaw) * dt,
+        (-sr * vp - cr * vyaw) * dt,
+        (crcpi * vp - srcpi * vyaw) * dt,
+        (srtp * cpi * vp + crtp * cpi * vyaw) * dt,
+    )
+    return xn, jac
+
+
+class DenseWorkspace:
+    """The dense Jacobian (K, 15, 15), identity but for the entries ``transition`` writes."""
+
+    def __init__(self, k: int):
+        self.k = int(k)
+        self.j = np.tile(np.eye(STATE_SIZE), (self.k, 1, 1))
+        self.j_flat = self.j.reshape(self.k, STATE_SIZE * STATE_SIZE)
+        self.j_t = self.j.transpose(0, 2, 1)
+        self.e = np.empty((41, self.k))
+
+
+def predict_dense(x: np.ndarray, P: np.ndarray, dt: float, q_dt: np.ndarray, ws: DenseWorkspace):
+    """
+    Return (x⁺, P⁺) with K = 1's arithmetic at every K: ``transition`` and P⁺ = J P Jᵀ + dt·Q.
+
+    A stacked matmul gives each run the bits of the 2-D product (test/test_kernel.py), so every
+    run of a batch equals ``Ekf._predict_k1`` on that run alone, bit for bit.
+    """
+    if ws.k == 1:
+        xn, jac = transition(x[0].tolist(), dt)
+        ws.j_flat[0, _J1_FLAT] = jac
+        xn = np.array([xn])
+    else:
+        xn, jac = transition(tuple(x.T), dt, np.sin, np.cos)
+        e = ws.e
+        for i, v in enumerate(jac):
+            e[i] = v
+        ws.j_flat[:, _J1_FLAT] = e.T
+        xn = np.stack(xn, axis=1)
+    Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
+    Pn += q_dt
+    return xn, Pn
