@@ -96,6 +96,22 @@ def main(argv=None):
             rows[f'correct  {name} kernel.correct'] = _per_call_us(
                 lambda: kernel.correct(x0, p0, s.idx, s.ang_cols, zs, Rs[None], thr2),
                 args.calls, args.repeat)
+        for name, idx in (('vel3', [6, 7, 8]), ('yaw1', [5])):
+            s = index_set(tuple(i in idx for i in range(15)))
+            zs = x0[:, idx] + 0.01 * rng.normal(size=(k, len(idx)))
+            Rs = clamp_variances(0.01 * np.eye(len(idx)))
+            if k == 1:
+                zl = zs[0].tolist()
+                rows[f'correct  {name} _correct_k1 (again)'] = _per_call_us(
+                    lambda: (reset(), e._correct_k1(s, zl, Rs)), args.calls, args.repeat)
+            else:
+                rows[f'correct  {name} _correct_subset_batch (again)'] = _per_call_us(
+                    lambda: (reset(), e._correct_subset_batch(s, zs, Rs[None], math.inf,
+                                                              None, True)),
+                    args.calls, args.repeat)
+            rows[f'correct  {name} kernel.correct_dense'] = _per_call_us(
+                lambda: kernel.correct_dense(x0, p0, s.idx, s.ang_list, zs, Rs),
+                args.calls, args.repeat)
         print(f'K = {k}: µs per call (per run: / {k}), median of {args.repeat}')
         for label, us in rows.items():
             print(f'  {label:40s} {us:8.2f} µs  ({us / k:7.2f} µs per run)')

@@ -81,3 +81,27 @@ def test_predict_dense_equals_k1_predict_run_by_run(k):
             e = _ekf(x[r:r + 1], P[r:r + 1])
             e._predict_k1(dt)
             assert np.array_equal(xn[r], e.x[0]) and np.array_equal(Pn[r], e.P[0])
+
+
+@pytest.mark.parametrize('k', [1, 30])
+@pytest.mark.parametrize('gate', [math.inf, 2.0])
+def test_correct_dense_equals_k1_correct_run_by_run(k, gate):
+    """K = 1's correct over a batch (m ≤ 3): every run equals ``_correct_k1`` on it alone."""
+    rng = np.random.default_rng(17)
+    thr2 = gate * gate
+    seen = set()
+    for _ in range(20):
+        for idx in ([6, 7, 8], [0, 1, 2], [5], [6, 11], [3, 5], [3, 4, 5]):
+            x, P = _states(rng, k)
+            m = len(idx)
+            s = index_set(tuple(i in idx for i in range(15)))
+            zs = x[:, idx] + rng.normal(size=(k, m)) * 4.0
+            b = rng.normal(size=(m, m))
+            Rs = clamp_variances(0.1 * b @ b.T + 0.1 * np.eye(m))
+            xn, Pn, acc = kernel.correct_dense(x, P, s.idx, s.ang_list, zs, Rs, thr2)
+            for r in range(k):
+                e = _ekf(x[r:r + 1], P[r:r + 1])
+                assert acc[r] == e._correct_k1(s, zs[r].tolist(), Rs, thr2)
+                assert np.array_equal(xn[r], e.x[0]) and np.array_equal(Pn[r], e.P[0])
+            seen.update(acc.tolist())
+    assert seen == ({True} if gate == math.inf else {True, False})

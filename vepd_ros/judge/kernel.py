@@ -260,3 +260,63 @@ def predict_dense(x: np.ndarray, P: np.ndarray, dt: float, q_dt: np.ndarray, ws:
     Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
     Pn += q_dt
     return xn, Pn
+
+
+def _inverse_small(S):
+    """
+    Return S⁻¹ (K, m, m) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
+
+    The expressions of ``Ekf._correct_k1``'s scalar inverse, operand for operand (same bits);
+    a zero determinant gives inf/NaN entries (the caller refuses those runs).
+    """
+    m = S.shape[-1]
+    with np.errstate(all='ignore'):
+        if m == 1:
+            return 1.0 / S
+        if m == 2:
+            a, b, c, d = S[:, 0, 0], S[:, 0, 1], S[:, 1, 0], S[:, 1, 1]
+            inv = 1.0 / (a * d - b * c)
+            return np.stack((d * inv, -b * inv, -c * inv, a * inv), axis=1).reshape(-1, 2, 2)
+        a, b, c, d, e, f, g, h, i = (S[:, r, q] for r in range(3) for q in range(3))
+        A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
+        inv = 1.0 / (a * A + b * B + c * C)
+        return np.stack((
+            A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
+            B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
+            C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
+        ), axis=1).reshape(-1, 3, 3)
+
+
+def correct_dense(x, P, idx, ang, zs, Rs, thr2: float = math.inf):
+    """
+    Return (x⁺, P⁺, accepted) with K = 1's correct arithmetic at every K (m ≤ 3 entries).
+
+    ``Ekf._correct_k1`` vectorised: ν wrapped at ``ang`` (positions in idx), S = P[idx, idx] + R,
+    S⁻¹ by adjugate, w = S⁻¹ν, gate νᵀw ≥ thr², [G | Gν] = P Hᵀ [S⁻¹ | w], Joseph form
+    P⁺ = M − (M Hᵀ − G R) Gᵀ, M = P − G·H P. Rejected runs keep x and P.
+    """
+    m = len(idx)
+    HP = P[:, idx, :]
+    S = HP[:, :, idx] + Rs
+    nu = zs - x[:, idx]
+    for k in ang:
+        nu[:, k] = _wrap_scalar_form(nu[:, k])
+    Si = _inverse_small(S)
+    w = Si[:, :, 0] * nu[:, :1]
+    for j in range(1, m):
+        w = w + Si[:, :, j] * nu[:, j:j + 1]
+    accepted = np.ones(x.shape[0], bool)
+    if thr2 != math.inf:
+        d2 = nu[:, 0] * w[:, 0]
+        for j in range(1, m):
+            d2 = d2 + nu[:, j] * w[:, j]
+        accepted = ~(d2 >= thr2)
+    GX = np.matmul(P[:, :, idx], np.concatenate((Si, w[:, :, None]), axis=2))
+    G = GX[:, :, :m]
+    xn = x + GX[:, :, m]
+    xn[:, 3:6] = _wrap_scalar_form(xn[:, 3:6])
+    M = P - np.matmul(G, HP)
+    M -= np.matmul(M[:, :, idx] - np.matmul(G, Rs), G.transpose(0, 2, 1))
+    keep = ~accepted
+    xn[keep], M[keep] = x[keep], P[keep]
+    return xn, M, accepted
