@@ -86,12 +86,13 @@ def test_predict_dense_equals_k1_predict_run_by_run(k):
 @pytest.mark.parametrize('k', [1, 30])
 @pytest.mark.parametrize('gate', [math.inf, 2.0])
 def test_correct_dense_equals_k1_correct_run_by_run(k, gate):
-    """K = 1's correct over a batch (m ≤ 3): every run equals ``_correct_k1`` on it alone."""
+    """K = 1's correct over a batch: every run equals ``_correct_k1`` on it alone."""
     rng = np.random.default_rng(17)
     thr2 = gate * gate
     seen = set()
     for _ in range(20):
-        for idx in ([6, 7, 8], [0, 1, 2], [5], [6, 11], [3, 5], [3, 4, 5]):
+        for idx in ([6, 7, 8], [0, 1, 2], [5], [6, 11], [3, 5], [3, 4, 5], [3, 4, 5, 9],
+                    [3, 4, 5, 9, 10, 11, 12, 13, 14]):
             x, P = _states(rng, k)
             m = len(idx)
             s = index_set(tuple(i in idx for i in range(15)))

@@ -289,11 +289,12 @@ def _inverse_small(S):
 
 def correct_dense(x, P, idx, ang, zs, Rs, thr2: float = math.inf):
     """
-    Return (x⁺, P⁺, accepted) with K = 1's correct arithmetic at every K (m ≤ 3 entries).
+    Return (x⁺, P⁺, accepted) with K = 1's correct arithmetic at every K.
 
     ``Ekf._correct_k1`` vectorised: ν wrapped at ``ang`` (positions in idx), S = P[idx, idx] + R,
-    S⁻¹ by adjugate, w = S⁻¹ν, gate νᵀw ≥ thr², [G | Gν] = P Hᵀ [S⁻¹ | w], Joseph form
-    P⁺ = M − (M Hᵀ − G R) Gᵀ, M = P − G·H P. Rejected runs keep x and P.
+    S⁻¹ by adjugate (m ≤ 3, element-wise) or LAPACK (m > 3), w = S⁻¹ν, gate d² ≥ thr²,
+    [G | Gν] = P Hᵀ [S⁻¹ | w], Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ, M = P − G·H P. Rejected runs
+    keep x and P; non-finite results (singular S) are left to the caller to refuse.
     """
     m = len(idx)
     HP = P[:, idx, :]
@@ -301,16 +302,23 @@ def correct_dense(x, P, idx, ang, zs, Rs, thr2: float = math.inf):
     nu = zs - x[:, idx]
     for k in ang:
         nu[:, k] = _wrap_scalar_form(nu[:, k])
-    Si = _inverse_small(S)
-    w = Si[:, :, 0] * nu[:, :1]
-    for j in range(1, m):
-        w = w + Si[:, :, j] * nu[:, j:j + 1]
     accepted = np.ones(x.shape[0], bool)
-    if thr2 != math.inf:
-        d2 = nu[:, 0] * w[:, 0]
+    if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products _correct_k1 makes
+        Si = np.linalg.inv(S)
+        w = np.matmul(Si, nu[:, :, None])[:, :, 0]
+        if thr2 != math.inf:
+            d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
+            accepted = ~(d2 >= thr2)
+    else:
+        Si = _inverse_small(S)
+        w = Si[:, :, 0] * nu[:, :1]
         for j in range(1, m):
-            d2 = d2 + nu[:, j] * w[:, j]
-        accepted = ~(d2 >= thr2)
+            w = w + Si[:, :, j] * nu[:, j:j + 1]
+        if thr2 != math.inf:
+            d2 = nu[:, 0] * w[:, 0]
+            for j in range(1, m):
+                d2 = d2 + nu[:, j] * w[:, j]
+            accepted = ~(d2 >= thr2)
     GX = np.matmul(P[:, :, idx], np.concatenate((Si, w[:, :, None]), axis=2))
     G = GX[:, :, :m]
     xn = x + GX[:, :, m]
