@@ -5,12 +5,14 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Prototype (issue 14): one predict and one correct for K = 1 and K = N, as pure functions.
+The EKF's one predict and one correct (issue 14), pure functions for every K.
 
-State arrays in, state arrays out, no object: ``x`` (K, 15), ``P`` (K, 15, 15). The arithmetic is
-``Ekf._predict_batch`` / ``Ekf._correct_subset_batch``'s, operation for operation, so the outputs
-are bit for bit theirs at every K (test/test_kernel.py); the work buffers live in a ``Workspace``
-made once per K instead of per call. Reference: ``shared/reference/robot_localization.md`` §2–§3.
+State arrays in, state arrays out: ``x`` (K, 15), ``P`` (K, 15, 15). The arithmetic is written once
+as K = 1's: each expression takes floats (K = 1, plain Python, no numpy overhead) or (K,) columns
+(a batch of K runs with identical timing). Element-wise IEEE arithmetic gives the same bits on
+floats and on arrays, and a stacked ``np.matmul`` gives each run the bits of its own 2-D product,
+so every run of a batch equals the same run filtered alone, bit for bit (test/test_kernel.py).
+Reference: ``shared/reference/robot_localization.md`` §2–§3.
 """
 
 from __future__ import annotations
@@ -18,149 +20,41 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from vepd_ros.judge.ekf import _ANGLE_SLICE, _J1_FLAT, _J9_FLAT, _wrap_inplace, STATE_SIZE
+
+STATE_SIZE = 15
+ROLL, PITCH, YAW = 3, 4, 5
+REFUSED_SINGULAR = 'singular innovation covariance'
+REFUSED_NOT_FINITE = 'the state would not be finite'
 
 _TWO_PI = 2.0 * math.pi
+_GATE_MARGIN = 1.0 + 1e-9
+_ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
+_ONES15 = np.ones(STATE_SIZE)
+_dot = np.dot
+_EYE_FLAT = np.eye(STATE_SIZE).ravel()
+# flat positions (row·15 + col) of the Jacobian entries ``transition`` returns, in its order
+J_FLAT = np.array(
+    [r * 15 + c for r in range(3) for c in (6, 7, 8, 12, 13, 14)]
+    + [3 * 15 + 9, 3 * 15 + 10, 3 * 15 + 11, 4 * 15 + 10, 4 * 15 + 11, 5 * 15 + 10, 5 * 15 + 11]
+    + [6 * 15 + 12, 7 * 15 + 13, 8 * 15 + 14]
+    + [0 * 15 + 3, 0 * 15 + 4, 0 * 15 + 5, 1 * 15 + 3, 1 * 15 + 4, 1 * 15 + 5, 2 * 15 + 3]
+    + [2 * 15 + 4, 3 * 15 + 3, 3 * 15 + 4, 4 * 15 + 3, 5 * 15 + 3, 5 * 15 + 4],
+    dtype=np.intp,
+)
 
 
-class Workspace:
-    """Work buffers of ``predict`` for K runs (the Jacobian rows 0–8 and its entries)."""
-
-    def __init__(self, k: int):
-        self.k = int(k)
-        self.j9 = np.zeros((self.k, 9, STATE_SIZE))
-        self.j9[:, np.arange(9), np.arange(9)] = 1.0
-        self.j9_flat = self.j9.reshape(self.k, 9 * STATE_SIZE)
-        self.j9_t = self.j9.transpose(0, 2, 1)
-        self.e = np.empty((50, self.k))
-
-
-def predict(x: np.ndarray, P: np.ndarray, dt: float, q_dt: np.ndarray, ws: Workspace):
+def wrap(a):
     """
-    Return (x⁺, P⁺) of the omnidirectional model: x⁺ = A(x)·x, P⁺ = J P Jᵀ + dt·Q.
+    Wrap angles to (−π, π] as robot_localization does (``angles::normalize_angle``).
 
-    ``q_dt``: dt·Q, (15, 15) or (K, 15, 15). J is the identity outside rows 0–8, so J P changes
-    rows 0–8 and (J P) Jᵀ columns 0–8 only (``Ekf._predict_batch``'s docstring derives the
-    entries).
+    r = fmod(a + π, 2π); r ≤ 0 → r + π, else r − π. A float gives a float, anything else an array
+    (fmod is exact and the additions are single IEEE operations: the same bits either way).
     """
-    E, J9 = ws.e, ws.j9
-    xt = x.T.copy()
-    sa = np.sin(xt[3:6])
-    ca = np.cos(xt[3:6])
-    sr, sp, sy = sa
-    cr, cp, cy = ca
-    tp = np.tan(xt[4])
-    cpi = 1.0 / cp
-    h = 0.5 * dt * dt
-    R = E[0:9].reshape(3, 3, ws.k)
-    cysp, sysp = cy * sp, sy * sp
-    np.multiply(cy, cp, out=R[0, 0])
-    np.subtract(cysp * sr, sy * cr, out=R[0, 1])
-    np.add(cysp * cr, sy * sr, out=R[0, 2])
-    np.multiply(sy, cp, out=R[1, 0])
-    np.add(sysp * sr, cy * cr, out=R[1, 1])
-    np.subtract(sysp * cr, cy * sr, out=R[1, 2])
-    np.negative(sp, out=R[2, 0])
-    np.multiply(cp, sr, out=R[2, 1])
-    np.multiply(cp, cr, out=R[2, 2])
-    np.multiply(E[0:9], dt, out=E[9:18])
-    np.multiply(E[0:9], h, out=E[18:27])
-    w = xt[6:9] * dt
-    w += xt[12:15] * h
-    u = (R * w).sum(axis=1)
-    w0, w1, w2 = w
-    roll_col = E[27:30]
-    np.multiply(R[:, 2], w1, out=roll_col)
-    roll_col -= R[:, 1] * w2
-    np.multiply(cy, u[2], out=E[30])
-    np.multiply(sy, u[2], out=E[31])
-    np.negative(cp * w0 + sp * (sr * w1 + cr * w2), out=E[32])
-    np.negative(u[1], out=E[33])
-    E[34] = u[0]
-    vp, vyaw = xt[10], xt[11]
-    a = sr * vp
-    a += cr * vyaw
-    b = cr * vp
-    b -= sr * vyaw
-    adt, bdt = a * dt, b * dt
-    E[35:39] = dt
-    np.multiply(sr * tp, dt, out=E[39])
-    np.multiply(cr * tp, dt, out=E[40])
-    np.multiply(cr, dt, out=E[41])
-    np.multiply(sr, -dt, out=E[42])
-    np.multiply(sr * cpi, dt, out=E[43])
-    np.multiply(cr * cpi, dt, out=E[44])
-    np.multiply(tp, bdt, out=E[45])
-    E[45] += 1.0
-    np.multiply(cpi * cpi, adt, out=E[46])
-    np.negative(adt, out=E[47])
-    np.multiply(cpi, bdt, out=E[48])
-    np.multiply(tp * cpi, adt, out=E[49])
-    ws.j9_flat[:, _J9_FLAT] = E[9:].T
-    xn = xt.copy()
-    xn[0:3] += u
-    xn[3] += xt[9] * dt + tp * adt
-    xn[4] += bdt
-    xn[5] += cpi * adt
-    xn[6:9] += xt[12:15] * dt
-    _wrap_inplace(xn[3:6])
-    Pn = P.copy()
-    np.matmul(J9, P, out=Pn[:, :9, :])
-    Pn[:, :, :9] = np.matmul(Pn, ws.j9_t)
-    Pn += q_dt
-    return xn.T.copy(), Pn
-
-
-def correct(x: np.ndarray, P: np.ndarray, idx: np.ndarray, ang, zs, Rs, thr2: float = math.inf):
-    """
-    Return (x⁺, P⁺, accepted) of the update on state entries ``idx`` (H a selection matrix).
-
-    zs (K, m); Rs (K, m, m) or (m, m), already clamped; ``ang``: positions in idx that are angles
-    (a slice or an index array, empty for none); thr2 = thr² (inf: no gate). S = H P Hᵀ + R; the
-    Mahalanobis gate νᵀS⁻¹ν ≥ thr² rejects a run's measurement (its x and P returned unchanged);
-    G = P Hᵀ S⁻¹, x⁺ = x + P Hᵀ (S⁻¹ν), Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P.
-    Non-finite results are left to the caller (x⁺, P⁺ as computed).
-    """
-    HP = P.take(idx, axis=1)
-    S = HP.take(idx, axis=2)
-    S += Rs
-    nu = zs - x.take(idx, axis=1)
-    if isinstance(ang, slice) or len(ang):
-        _wrap_inplace(nu, ang)
-    accepted = np.ones(x.shape[0], bool)
-    sub = None
-    if thr2 != math.inf:
-        w = np.linalg.solve(S, nu[:, :, None])
-        d2 = np.matmul(nu[:, None, :], w)[:, 0, 0]
-        accepted = ~(d2 >= thr2)
-        if not accepted.all():
-            sub = np.flatnonzero(accepted)
-            if sub.size == 0:
-                return x, P, accepted
-            xs, Ps, HP, S, w = x[sub], P[sub], HP[sub], S[sub], w[sub]
-            if Rs.ndim == 3:
-                Rs = Rs[sub]
-        else:
-            xs, Ps = x, P
-        Sinv = np.linalg.inv(S)
-    else:
-        xs, Ps = x, P
-        Sinv = np.linalg.inv(S)
-        w = np.matmul(Sinv, nu[:, :, None])
-    PHt = Ps.take(idx, axis=2)
-    xn = np.matmul(PHt, w)[:, :, 0]
-    xn += xs
-    _wrap_inplace(xn, _ANGLE_SLICE)
-    G = np.matmul(PHt, Sinv)
-    M = Ps - np.matmul(G, HP)
-    C = M.take(idx, axis=2)
-    C -= np.matmul(G, Rs)
-    M -= np.matmul(C, G.transpose(0, 2, 1))
-    if sub is None:
-        return xn, M, accepted
-    x2, P2 = x.copy(), P.copy()
-    x2[sub], P2[sub] = xn, M
-    return x2, P2, accepted
+    if isinstance(a, float):
+        r = math.fmod(a + math.pi, _TWO_PI)
+        return r + math.pi if r <= 0.0 else r - math.pi
+    r = np.fmod(np.asarray(a, dtype=float) + math.pi, _TWO_PI)
+    return np.where(r <= 0.0, r + math.pi, r - math.pi)
 
 
 def _tan(p):
@@ -170,23 +64,14 @@ def _tan(p):
     return np.array([math.tan(v) for v in p.tolist()])
 
 
-def _wrap_scalar_form(a):
-    """Return robot_localization's angle wrap of a float or an array (fmod is exact: same bits)."""
-    if isinstance(a, float):
-        r = math.fmod(a + math.pi, _TWO_PI)
-        return r + math.pi if r <= 0.0 else r - math.pi
-    r = np.fmod(a + math.pi, _TWO_PI)
-    return np.where(r <= 0.0, r + math.pi, r - math.pi)
-
-
 def transition(xc, dt: float, sin=math.sin, cos=math.cos):
     """
-    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``_J1_FLAT``) of the motion model.
+    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``) of the motion model.
 
-    ``xc``: the 15 state entries, each a float (K = 1) or a (K,) array (one column per entry);
-    the same expressions, operation for operation, as ``Ekf._predict_k1_list`` — element-wise
-    IEEE arithmetic gives the same bits on floats and on arrays, so this one definition serves
-    K = 1 (floats, no numpy overhead) and batches (arrays).
+    The omnidirectional model x⁺ = A(x)·x (trig of the prior; position rows act on
+    w = v dt + a h, h = dt²/2) and its Jacobian. ``xc``: the 15 state entries, each a float
+    (K = 1) or a (K,) array (one column per entry); ``sin``/``cos``: math's for floats, numpy's
+    for arrays (equal on every input tested; tan is math's for both, np.tan differs).
     """
     x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = xc
     sr, cr, sp, cp, sy, cy = sin(r), cos(r), sin(p), cos(p), sin(y), cos(y)
@@ -198,14 +83,14 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos):
     r20, r21, r22 = -sp, cp * sr, cp * cr
     w0, w1, w2 = vx * dt + ax * h, vy * dt + ay * h, vz * dt + az * h
     srtp, crtp, srcpi, crcpi = sr * tp, cr * tp, sr * cpi, cr * cpi
-    xr = _wrap_scalar_form(r + vr * dt + srtp * dt * vp + crtp * dt * vyaw)
-    xp = _wrap_scalar_form(p + cr * dt * vp - sr * dt * vyaw)
-    xy = _wrap_scalar_form(y + srcpi * dt * vp + crcpi * dt * vyaw)
-    xn = (
+    xr = wrap(r + vr * dt + srtp * dt * vp + crtp * dt * vyaw)
+    xp = wrap(p + cr * dt * vp - sr * dt * vyaw)
+    xy = wrap(y + srcpi * dt * vp + crcpi * dt * vyaw)
+    xn = [
         x0 + r00 * w0 + r01 * w1 + r02 * w2, x1 + r10 * w0 + r11 * w1 + r12 * w2,
         x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
         vx + ax * dt, vy + ay * dt, vz + az * dt, vr, vp, vyaw, ax, ay, az,
-    )
+    ]
     jac = (
         r00 * dt, r01 * dt, r02 * dt, r00 * h, r01 * h, r02 * h,
         r10 * dt, r11 * dt, r12 * dt, r10 * h, r11 * h, r12 * h,
@@ -228,103 +113,392 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos):
     return xn, jac
 
 
-class DenseWorkspace:
-    """The dense Jacobian (K, 15, 15), identity but for the entries ``transition`` writes."""
+def _np_max(a: float, b: float) -> float:
+    """np.maximum on two floats: NaN propagates."""
+    if a != a or b != b:
+        return a if a != a else b
+    return a if a >= b else b
+
+
+def _np_min(a: float, b: float) -> float:
+    """np.minimum on two floats: NaN propagates."""
+    if a != a or b != b:
+        return a if a != a else b
+    return a if a <= b else b
+
+
+def control_change(xc, dt: float, axes) -> list:
+    """
+    Return δ, robot_localization's control change for a timed-out (zero) command, as 15 columns.
+
+    ``axes``: per controlled axis i (0–5) the tuple (i, deceleration limit, deceleration gain,
+    acceleration limit, acceleration gain). Command 0: error −v; the deceleration pair applies
+    when |v| > 0 (|set point| < |state|); acceleration = clamp(gain·error, ±limit); angular axes
+    change the rate by acceleration·dt, linear axes set the acceleration (δ = a − x[12 + i]).
+    ``xc``: floats (K = 1) or (K,) columns; absent entries of δ are 0.0.
+    """
+    d = [0.0] * STATE_SIZE
+    scalar = isinstance(xc[0], float)
+    for i, dlim, dgain, alim, again in axes:
+        v = xc[6 + i]
+        if scalar:
+            lim, gain = (dlim, dgain) if abs(v) > 0.0 else (alim, again)
+            a = _np_min(_np_max(gain * -v, -lim), lim)
+        else:
+            dec = np.abs(v) > 0.0
+            lim = np.where(dec, dlim, alim)
+            a = np.minimum(np.maximum(np.where(dec, dgain, again) * -v, -lim), lim)
+        if i >= 3:
+            d[6 + i] = a * dt
+        else:
+            d[12 + i] = a - xc[12 + i]
+    return d
+
+
+def _apply_control(out: list, prior: list, d: list, dt: float) -> list:
+    """
+    Return A(x)·(x + δ) = (A x) + A δ given ``out`` = A x, with the prior's angles.
+
+    The transfer matrix uses the prior angles, which control does not change: rate columns 9–11
+    into roll/pitch/yaw, acceleration columns 12–14 into position (R h) and velocity (dt); trig
+    is numpy's here (as the array form this replaced had). Floats (K = 1) or (K,) columns; a run
+    whose δ is all zero keeps ``out`` (adding 0.0 would turn a −0.0 into +0.0).
+    """
+    scalar = isinstance(prior[0], float)
+    r, p, y = prior[3], prior[4], prior[5]
+    ang = np.array((r, p, y))
+    sa, ca = np.sin(ang), np.cos(ang)
+    if scalar:
+        if d.count(0.0) == STATE_SIZE:  # δ = 0 (NaN is not == 0, as in ndarray.any())
+            return out
+        (sr, sp, sy), (cr, cp, cy) = sa.tolist(), ca.tolist()
+        tp = float(np.tan(ang[1:2])[0])
+    else:
+        sr, sp, sy = sa
+        cr, cp, cy = ca
+        tp = np.tan(p)
+    cpi, h = 1.0 / cp, 0.5 * dt * dt
+    base = out
+    out = [a + b for a, b in zip(out, d)]
+    d9, d10, d11 = d[9], d[10], d[11]
+    out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
+    out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
+    out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
+    # With δ[12:15] = 0 the position term is ±0 and changes nothing unless a position is ±0 or R
+    # is not finite: K = 1 skips it otherwise (same bits either way)
+    if not scalar or any(d[12:15]) or not (
+        math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
+    ):
+        R = np.array([
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ])
+        if scalar:
+            dv = np.array([d[12:15]])
+            pos = (h * np.einsum('kij,kj->ki', R[None], dv))[0].tolist()
+        else:
+            n = np.shape(prior[0])[0]
+            dv = np.stack([np.broadcast_to(v, (n,)) for v in d[12:15]], axis=1)
+            pos = (h * np.einsum('kij,kj->ki', R.transpose(2, 0, 1), dv)).T
+        out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
+    out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
+    out[3], out[4], out[5] = wrap(out[3]), wrap(out[4]), wrap(out[5])
+    if scalar:
+        return out
+    moved = np.zeros(np.shape(prior[0]), bool)
+    for v in d:
+        moved |= np.asarray(v) != 0.0  # NaN != 0: moved, as in K = 1's test
+    return [np.where(moved, a, b) for a, b in zip(out, base)]
+
+
+class Workspace:
+    """Work buffers of ``predict``/``correct`` for K runs, made once per filter."""
 
     def __init__(self, k: int):
         self.k = int(k)
-        self.j = np.tile(np.eye(STATE_SIZE), (self.k, 1, 1))
-        self.j_flat = self.j.reshape(self.k, STATE_SIZE * STATE_SIZE)
-        self.j_t = self.j.transpose(0, 2, 1)
-        self.e = np.empty((41, self.k))
+        if self.k == 1:  # the Jacobian (flat) and its 15×15 view; dt·Q
+            self.j_flat1 = _EYE_FLAT.copy()
+            self.j2d = self.j_flat1.reshape(STATE_SIZE, STATE_SIZE)
+            self.qbuf = np.empty((STATE_SIZE, STATE_SIZE))
+        else:  # identity but for the entries ``transition`` writes
+            self.j = np.tile(np.eye(STATE_SIZE), (self.k, 1, 1))
+            self.j_flat = self.j.reshape(self.k, STATE_SIZE * STATE_SIZE)
+            self.j_t = self.j.transpose(0, 2, 1)
+            self.e = np.empty((len(J_FLAT), self.k))
+        # the early gate's hint: id(index set) -> entry to test first (decides nothing)
+        self.gate_first: dict = {}
 
 
-def predict_dense(x: np.ndarray, P: np.ndarray, dt: float, q_dt: np.ndarray, ws: DenseWorkspace):
+def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=None):
     """
-    Return (x⁺, P⁺) with K = 1's arithmetic at every K: ``transition`` and P⁺ = J P Jᵀ + dt·Q.
+    Return (x⁺, P⁺): x⁺ = A(x)·(x + δ), P⁺ = J P Jᵀ + dt·Q (reference §2).
 
-    A stacked matmul gives each run the bits of the 2-D product (test/test_kernel.py), so every
-    run of a batch equals ``Ekf._predict_k1`` on that run alone, bit for bit.
+    J and Q come from the prior x. ``dynamic``: dynamic process noise, Q's pose block scaled by
+    ‖x[6:12]‖². ``control``: the axes of ``control_change`` (None: δ = 0). K = 1 runs the
+    expressions on floats with the 2-D product; K > 1 on (K,) columns with stacked products —
+    each run bit for bit its K = 1 result.
     """
-    if ws.k == 1:
-        xn, jac = transition(x[0].tolist(), dt)
-        ws.j_flat[0, _J1_FLAT] = jac
-        xn = np.array([xn])
-    else:
-        xn, jac = transition(tuple(x.T), dt, np.sin, np.cos)
-        e = ws.e
-        for i, v in enumerate(jac):
-            e[i] = v
-        ws.j_flat[:, _J1_FLAT] = e.T
-        xn = np.stack(xn, axis=1)
+    k = x.shape[0]
+    if k == 1:
+        xl = x[0].tolist()
+        xn, jac = transition(xl, dt)
+        ws.j_flat1[J_FLAT] = jac
+        if control is not None:
+            xn = _apply_control(xn, xl, control_change(xl, dt, control), dt)
+        J = ws.j2d
+        if dynamic:
+            vx, vy, vz, vr, vp, vyaw = xl[6:12]
+            Q = Q.copy()
+            Q[:6, :6] *= vx * vx + vy * vy + vz * vz + vr * vr + vp * vp + vyaw * vyaw
+        Pn = J @ P[0] @ J.T
+        Pn += np.multiply(Q, dt, out=ws.qbuf)
+        return np.array([xn]), Pn[None]
+    xc = list(x.T)
+    xn, jac = transition(xc, dt, np.sin, np.cos)
+    e = ws.e
+    for i, v in enumerate(jac):
+        e[i] = v
+    ws.j_flat[:, J_FLAT] = e.T
+    if control is not None:
+        xn = _apply_control(xn, xc, control_change(xc, dt, control), dt)
     Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
-    Pn += q_dt
-    return xn, Pn
+    if dynamic:
+        vx, vy, vz, vr, vp, vyaw = xc[6:12]
+        Qk = np.tile(Q, (k, 1, 1))
+        Qk[:, :6, :6] *= (vx * vx + vy * vy + vz * vz + vr * vr + vp * vp + vyaw * vyaw)[
+            :, None, None
+        ]
+        Qk *= dt
+        Pn += Qk
+    else:
+        Pn += np.multiply(Q, dt)
+    return np.stack(xn, axis=1), Pn
 
 
 def _inverse_small(S):
     """
-    Return S⁻¹ (K, m, m) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
+    Return (S⁻¹, det) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
 
-    The expressions of ``Ekf._correct_k1``'s scalar inverse, operand for operand (same bits);
-    a zero determinant gives inf/NaN entries (the caller refuses those runs).
+    S (K, m, m); the expressions of K = 1's scalar inverse, operand for operand (same bits); a
+    zero determinant gives inf/NaN entries (the caller refuses those runs).
     """
     m = S.shape[-1]
     with np.errstate(all='ignore'):
         if m == 1:
-            return 1.0 / S
+            det = S[:, 0, 0]
+            return 1.0 / S, det
         if m == 2:
             a, b, c, d = S[:, 0, 0], S[:, 0, 1], S[:, 1, 0], S[:, 1, 1]
-            inv = 1.0 / (a * d - b * c)
-            return np.stack((d * inv, -b * inv, -c * inv, a * inv), axis=1).reshape(-1, 2, 2)
+            det = a * d - b * c
+            inv = 1.0 / det
+            Si = np.stack((d * inv, -b * inv, -c * inv, a * inv), axis=1)
+            return Si.reshape(-1, 2, 2), det
         a, b, c, d, e, f, g, h, i = (S[:, r, q] for r in range(3) for q in range(3))
         A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
-        inv = 1.0 / (a * A + b * B + c * C)
+        det = a * A + b * B + c * C
+        inv = 1.0 / det
         return np.stack((
             A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
             B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
             C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
-        ), axis=1).reshape(-1, 3, 3)
+        ), axis=1).reshape(-1, 3, 3), det
 
 
-def correct_dense(x, P, idx, ang, zs, Rs, thr2: float = math.inf):
+def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None, rdiag=None):
     """
-    Return (x⁺, P⁺, accepted) with K = 1's correct arithmetic at every K.
+    Return (x⁺, P⁺, accepted (K,), refused {reason: count}) of the update on ``s``'s entries.
 
-    ``Ekf._correct_k1`` vectorised: ν wrapped at ``ang`` (positions in idx), S = P[idx, idx] + R,
-    S⁻¹ by adjugate (m ≤ 3, element-wise) or LAPACK (m > 3), w = S⁻¹ν, gate d² ≥ thr²,
-    [G | Gν] = P Hᵀ [S⁻¹ | w], Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ, M = P − G·H P. Rejected runs
-    keep x and P; non-finite results (singular S) are left to the caller to refuse.
+    H selects the entries of ``s`` (an ``ekf.IndexSet``); zs (K, m) finite; Rs (K, m, m) or
+    (m, m), already clamped; thr2 = thr² (inf: no gate). ν = z − x[idx] (angles wrapped),
+    S = P[idx, idx] + R, S⁻¹ by adjugate (m ≤ 3) or LAPACK (m > 3), w = S⁻¹ν; the Mahalanobis
+    gate νᵀw ≥ thr² rejects the measurement; [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
+    Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P. A singular S or a non-finite x⁺/P⁺
+    is refused (counted under its reason); rejected and refused runs keep x and P bit for bit.
+    K = 1 runs the float form (``rdiag``: its early gate, see ``_correct_one``).
     """
+    k = x.shape[0]
+    if k == 1:
+        m = len(s.idx_list)
+        Rs = np.asarray(Rs, dtype=float).reshape(m, m)
+        zl = np.asarray(zs, dtype=float).ravel().tolist()
+        hints = ws.gate_first if ws is not None else {}
+        res = _correct_one(x, P[0], s, zl, Rs, thr2, rdiag, hints)
+        if isinstance(res, str):
+            return x, P, np.zeros(1, bool), {res: 1}
+        if res is None:
+            return x, P, np.zeros(1, bool), {}
+        return res[0], res[1][None], np.ones(1, bool), {}
+    return _correct_columns(x, P, s, zs, Rs, thr2)
+
+
+def _correct_one(x, P, s, zs, Rs, thr2, rdiag, hints):
+    """
+    Return K = 1's update: (x⁺ (1, 15), P⁺ (15, 15)), None (gate rejected) or a refusal reason.
+
+    zs: m finite floats (list), Rs (m, m) clamped, P (15, 15). The innovation, the Mahalanobis
+    distance and (m ≤ 3) the inverse of S in scalar Python (adjugate / determinant); gain and
+    Joseph form on 2-D arrays, contiguous index sets as slices (views).
+
+    ``rdiag``: Rs's diagonal (list) when Rs is positive definite (``ekf.gate_bound_variances``),
+    which allows the early gate: for positive-definite S, Cauchy–Schwarz in S's inner product
+    gives νᵀS⁻¹ν ≥ ν_k²/S_kk for every entry k, so one entry with ν_k² ≥ thr²·S_kk (a relative
+    margin of 1e-9 above the rounding of ν_k and S_kk) rejects the measurement with no inverse —
+    the verdict of the exact distance. Undecided measurements take the full computation.
+    ``hints``: id(s) -> the entry that rejected last time (tested first).
+    """
+    idx = s.idx_list
     m = len(idx)
+    if rdiag is not None and thr2 != math.inf:
+        t, ang = thr2 * _GATE_MARGIN, s.ang_list
+        first = hints.get(id(s), 0)
+        for k in (first, *range(m)):
+            i = idx[k]
+            n = zs[k] - x.item(i)
+            if ang and k in ang:
+                n = wrap(n)
+            q = n * n
+            if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
+                hints[id(s)] = k
+                return None
+    sel = s.sel
+    if isinstance(sel, slice):
+        HP = P[sel]  # H P  (m, 15), a view
+        S = HP[:, sel] + Rs
+    else:  # S from one gather; H P only once the gate has passed
+        HP = None
+        S = P.take(s.block) + Rs
+    xl = x[0].tolist()
+    if m == 3:
+        i0, i1, i2 = idx
+        n0, n1, n2 = zs[0] - xl[i0], zs[1] - xl[i1], zs[2] - xl[i2]
+        if s.ang_list:
+            nu = [n0, n1, n2]
+            for k in s.ang_list:
+                nu[k] = wrap(nu[k])
+            n0, n1, n2 = nu
+        (a, b, c), (d, e, f), (g, h, i) = S.tolist()
+        A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
+        det = a * A + b * B + c * C
+        if det == 0.0:
+            return REFUSED_SINGULAR
+        inv = 1.0 / det
+        a, b, c, d, e, f, g, h, i = (
+            A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
+            B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
+            C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
+        )
+        w0, w1, w2 = a * n0 + b * n1 + c * n2, d * n0 + e * n1 + f * n2, g * n0 + h * n1 + i * n2
+        if thr2 != math.inf and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
+            return None
+        Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
+    else:
+        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
+        for k in s.ang_list:
+            nu[k] = wrap(nu[k])
+        if m == 1:
+            if S.item() == 0.0:
+                return REFUSED_SINGULAR
+            Si = ((1.0 / S.item(),),)
+        elif m == 2:
+            (a, b), (c, d) = S.tolist()
+            det = a * d - b * c
+            if det == 0.0:
+                return REFUSED_SINGULAR
+            inv = 1.0 / det
+            Si = ((d * inv, -b * inv), (-c * inv, a * inv))
+        else:  # m > 3: LAPACK's inverse and numpy products
+            nu = np.array(nu)
+            try:
+                Si = np.linalg.inv(S)
+            except np.linalg.LinAlgError:
+                return REFUSED_SINGULAR
+            if thr2 != math.inf and float(np.dot(np.dot(nu, Si), nu)) >= thr2:
+                return None
+            Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
+        if m < 3:
+            w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
+            if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
+                return None
+            Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
+    if HP is None:
+        HP = P[sel]
+    GX = P[:, sel] @ np.array(Siw)  # [G | G ν]: Kalman gain (15, m) and the state step
+    G = GX[:, :m]
+    xn = x + GX[:, m]
+    row = xn[0]
+    r, p, y = row[3:6].tolist()
+    row[3:6] = (wrap(r), wrap(p), wrap(y))
+    # Joseph form: M = (I−GH)P = P − G·HP;  M(I−GH)ᵀ + G R Gᵀ = M − (M[:, idx] − G R)·Gᵀ
+    M = P - G @ HP
+    M -= (M[:, sel] - G @ Rs) @ G.T
+    # two dot products with ones: NaN and Inf propagate
+    if not math.isfinite(_dot(M.ravel(), _ONES225) + _dot(row, _ONES15)):
+        return REFUSED_NOT_FINITE
+    return xn, M
+
+
+def _correct_columns(x, P, s, zs, Rs, thr2):
+    """
+    Return ``correct``'s result for K > 1: ``_correct_one``'s arithmetic over (K,) columns.
+
+    Stacked products give each run its 2-D product's bits; the scalar inverse and the sums are
+    element-wise. Every run is computed, then the rejected and refused ones are restored.
+    """
+    k = x.shape[0]
+    idx, m = s.idx, len(s.idx_list)
+    refused: dict = {}
     HP = P[:, idx, :]
     S = HP[:, :, idx] + Rs
     nu = zs - x[:, idx]
-    for k in ang:
-        nu[:, k] = _wrap_scalar_form(nu[:, k])
-    accepted = np.ones(x.shape[0], bool)
-    if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products _correct_k1 makes
-        Si = np.linalg.inv(S)
-        w = np.matmul(Si, nu[:, :, None])[:, :, 0]
-        if thr2 != math.inf:
-            d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
-            accepted = ~(d2 >= thr2)
-    else:
-        Si = _inverse_small(S)
-        w = Si[:, :, 0] * nu[:, :1]
-        for j in range(1, m):
-            w = w + Si[:, :, j] * nu[:, j:j + 1]
-        if thr2 != math.inf:
-            d2 = nu[:, 0] * w[:, 0]
+    for a in s.ang_list:
+        nu[:, a] = wrap(nu[:, a])
+    accepted = np.ones(k, bool)
+    with np.errstate(all='ignore'):
+        if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products K = 1 makes
+            try:
+                Si = np.linalg.inv(S)
+                singular = np.zeros(k, bool)
+            except np.linalg.LinAlgError:  # run by run: refuse the singular ones
+                Si = np.full_like(S, math.nan)
+                singular = np.zeros(k, bool)
+                for r in range(k):
+                    try:
+                        Si[r] = np.linalg.inv(S[r])
+                    except np.linalg.LinAlgError:
+                        singular[r] = True
+            w = np.matmul(Si, nu[:, :, None])[:, :, 0]
+            if thr2 != math.inf:
+                d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
+                accepted = ~(d2 >= thr2)
+        else:
+            Si, det = _inverse_small(S)
+            singular = det == 0.0
+            w = Si[:, :, 0] * nu[:, :1]
             for j in range(1, m):
-                d2 = d2 + nu[:, j] * w[:, j]
-            accepted = ~(d2 >= thr2)
-    GX = np.matmul(P[:, :, idx], np.concatenate((Si, w[:, :, None]), axis=2))
-    G = GX[:, :, :m]
-    xn = x + GX[:, :, m]
-    xn[:, 3:6] = _wrap_scalar_form(xn[:, 3:6])
-    M = P - np.matmul(G, HP)
-    M -= np.matmul(M[:, :, idx] - np.matmul(G, Rs), G.transpose(0, 2, 1))
+                w = w + Si[:, :, j] * nu[:, j:j + 1]
+            if thr2 != math.inf:
+                d2 = nu[:, 0] * w[:, 0]
+                for j in range(1, m):
+                    d2 = d2 + nu[:, j] * w[:, j]
+                accepted = ~(d2 >= thr2)
+        if singular.any():
+            refused[REFUSED_SINGULAR] = int(singular.sum())
+            accepted &= ~singular
+        if not accepted.any():
+            return x, P, accepted, refused
+        GX = np.matmul(P[:, :, idx], np.concatenate((Si, w[:, :, None]), axis=2))
+        G = GX[:, :, :m]
+        xn = x + GX[:, :, m]
+        xn[:, 3:6] = wrap(xn[:, 3:6])
+        M = P - np.matmul(G, HP)
+        M -= np.matmul(M[:, :, idx] - np.matmul(G, Rs), G.transpose(0, 2, 1))
+        finite = np.isfinite(np.matmul(M.reshape(k, -1), _ONES225) + np.matmul(xn, _ONES15))
+    bad = accepted & ~finite
+    if bad.any():
+        refused[REFUSED_NOT_FINITE] = int(bad.sum())
+        accepted &= finite
     keep = ~accepted
-    xn[keep], M[keep] = x[keep], P[keep]
-    return xn, M, accepted
+    if keep.any():
+        xn[keep], M[keep] = x[keep], P[keep]
+    return xn, M, accepted, refused
