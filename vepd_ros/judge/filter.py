@@ -380,7 +380,7 @@ def _loop_k1(
     finiteness once per series; state terms are applied once per tick to all of a series' samples
     delivered in that tick (the same state for all of them, as upstream); queue entries are plain
     (stamp, seq, series, sample, zs, z) tuples; an initialised filter with finite entries goes
-    straight to ``Ekf._correct_k1``. Everything else (initialisation, NaN entries) takes
+    straight to ``Ekf.correct_k1_checked``. Everything else (initialisation, NaN entries) takes
     ``_process``, so the semantics are those of ``_loop_batch`` (tested equal). ``fuse_parts``:
     joint update of same-stamp ungated parts (``_Fuser``; equal up to rounding, so the graph, which
     must reproduce its earlier outputs bit for bit, does not).
@@ -420,7 +420,7 @@ def _loop_k1(
     any_terms = any(z is None for z in zsub)
     queue: list = []
     push, pop = heapq.heappush, heapq.heappop
-    correct = ekf._correct_k1
+    correct = ekf.correct_k1_checked  # a singular S: refused and counted
     fuse = _Fuser(ekf, sets) if fuse_parts else None
     e, n_ev, counter = 0, len(arr_l), 0
     sensor_timeout = out.sensor_timeout_ns
@@ -512,11 +512,7 @@ def _loop_k1(
                     delta = t - ekf.last_time_ns
                     if delta > 0:
                         ekf.predict(delta * 1e-9)
-                    try:
-                        ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
-                    except np.linalg.LinAlgError:  # singular S: refused and counted
-                        ekf._refuse('singular innovation covariance')
-                        ok = False
+                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
                     if delta >= 0:
                         ekf.last_time_ns = t
                     status = _FUSED if ok else _REJECTED

@@ -70,14 +70,13 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 import heapq
-import math
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import EkfParams, load_ekf_params
-from vepd_ros.judge.ekf import Ekf, STATE_NAMES, wrap
+from vepd_ros.judge.ekf import Ekf, STATE_NAMES
 from vepd_ros.judge.filter import _loop_k1, _process, delivery_order, NodeOutputs, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
@@ -192,18 +191,16 @@ class _ControlledEkf(Ekf):
     Ekf with robot_localization's control deceleration for a timed-out command.
 
     Ekf whose prediction first applies robot_localization's control acceleration for a timed-out
-    (zero) command. The transfer matrix uses the prior angles, which control does not change, so
-    A·(x + δ) = A·x + A·δ: the base prediction (Jacobian and Q from the prior state, as upstream)
-    plus A·δ for the control change δ.
+    (zero) command: ``kernel.control_change`` and x⁺ = A(x)·(x + δ) in ``kernel.predict`` (A, the
+    Jacobian and Q from the prior state, as upstream).
     """
 
     def __init__(self, control: ControlParams, **kw):
         super().__init__(**kw)
         self.ctl = control
         self._idx = [i for i in range(6) if control.update_vector[i]]
-        # K = 1: per controlled axis (state column, deceleration limit/gain, acceleration
-        # limit/gain)
-        self._axes = [
+        # per controlled axis (state column, deceleration limit/gain, acceleration limit/gain)
+        self._axes = tuple(
             (
                 i,
                 control.deceleration_limits[i],
@@ -212,107 +209,11 @@ class _ControlledEkf(Ekf):
                 control.acceleration_gains[i],
             )
             for i in self._idx
-        ]
-        self._linear = any(i < 3 for i in self._idx)  # δ reaches x[12:15] (position term below)
-        self._tan_of, self._tan = math.nan, math.nan  # numpy's tan of the last pitch (memo)
+        )
 
-    def predict(self, dt: float) -> None:
-        if self.K == 1:
-            self._predict_controlled_k1(dt)
-            return
-        x = self.x
-        delta = np.zeros_like(x)
-        c = self.ctl
-        for i in self._idx:
-            v = x[:, 6 + i]
-            err = -v  # command 0 (timed out)
-            dec = np.abs(v) > 0.0  # |set point 0| < |state|
-            lim = np.where(dec, c.deceleration_limits[i], c.acceleration_limits[i])
-            gain = np.where(dec, c.deceleration_gains[i], c.acceleration_gains[i])
-            acc = np.minimum(np.maximum(gain * err, -lim), lim)  # np.clip, without its overhead
-            if i >= 3:
-                delta[:, 6 + i] = acc * dt
-            else:
-                delta[:, 12 + i] = acc - x[:, 12 + i]
-        # batch: x⁺ = A(x)·(x + δ) in one pass (A, Jacobian and Q from the prior x, as upstream)
-        self._predict_batch(dt, delta)
-
-    def _predict_controlled_k1(self, dt: float) -> None:
-        """
-        Predict one run (K = 1) with the control change, in scalar Python.
-
-        K = 1: the base prediction, then A·δ for the control change δ, in scalar Python — the same
-        operations in the same order as the array form it replaced, with numpy's sin/cos/tan
-        (elementwise, so three angles in one call give what three (1,)-arrays gave), hence the same
-        bits.
-        """
-        xl = self.x[0].tolist()
-        d = [0.0] * 15
-        for i, dlim, dgain, alim, again in self._axes:
-            v = xl[6 + i]
-            lim, gain = (dlim, dgain) if abs(v) > 0.0 else (alim, again)  # |set point 0| < |state|
-            a = gain * -v  # command 0 (timed out)
-            a = _np_max(a, -lim)
-            a = _np_min(a, lim)
-            if i >= 3:
-                d[6 + i] = a * dt
-            else:
-                d[12 + i] = a - xl[12 + i]
-        r, p, y = xl[3], xl[4], xl[5]
-        out = self._predict_k1_list(dt, xl)
-        if d.count(0.0) == 15:  # δ = 0 (NaN is not == 0, as in ndarray.any())
-            self.x = np.array([out])
-            return
-        ang = np.array((r, p, y))
-        sr, sp, sy = np.sin(ang).tolist()  # numpy's sin/cos/tan, as the array form had
-        cr, cp, cy = np.cos(ang).tolist()  # (not math's: numpy may use SIMD versions)
-        if p == self._tan_of and math.copysign(1.0, p) == math.copysign(1.0, self._tan_of):
-            tp = self._tan  # the same pitch as last time (two_d_mode: always 0)
-        else:
-            tp = self._tan = float(np.tan(ang[1:2])[0])
-            self._tan_of = p
-        cpi, h = 1.0 / cp, 0.5 * dt * dt
-        out = [a + b for a, b in zip(out, d)]
-        d9, d10, d11 = d[9], d[10], d[11]
-        # angular-rate columns 9..11 into roll/pitch/yaw rows
-        out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
-        out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
-        out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
-        # linear-acceleration columns 12..14 into position (R h) and velocity (dt). With δ[12:15] =
-        # 0 the position term is ±0 and changes nothing unless a position is ±0 or R is not finite:
-        # skipped then only
-        if self._linear or not (
-            math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
-        ):
-            R = np.array(
-                [
-                    [
-                        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                        [-sp, cp * sr, cp * cr],
-                    ]
-                ]
-            )
-            dv = np.array([d])
-            pos = (h * np.einsum('kij,kj->ki', R, dv[:, 12:15]))[0].tolist()
-            out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
-        out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
-        out[3], out[4], out[5] = wrap(out[3]), wrap(out[4]), wrap(out[5])
-        self.x = np.array([out])
-
-
-def _np_max(a: float, b: float) -> float:
-    """np.maximum on two floats: NaN propagates."""
-    if a != a or b != b:
-        return a if a != a else b
-    return a if a >= b else b
-
-
-def _np_min(a: float, b: float) -> float:
-    """np.minimum on two floats: NaN propagates."""
-    if a != a or b != b:
-        return a if a != a else b
-    return a if a <= b else b
+    def predict(self, dt: float, control=None) -> None:
+        """Advance by ``dt`` with the control change of the timed-out command."""
+        super().predict(dt, self._axes)
 
 
 GRAVITY_FRAMES = ('imu', 'base_link')
@@ -761,7 +662,7 @@ def _batch_loop(
                         delta = t - ekf.last_time_ns
                         if delta > 0:
                             ekf.predict(delta * 1e-9)
-                        ekf._correct_subset_batch(sj, zs, Rc, thr2[j], None, True)
+                        ekf.correct_subset(sj, zs, Rc, thr2[j], clamped=True)
                         if delta >= 0:
                             ekf.last_time_ns = t
                         continue

@@ -22,7 +22,6 @@ import math
 import numpy as np
 
 STATE_SIZE = 15
-ROLL, PITCH, YAW = 3, 4, 5
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
 
@@ -319,9 +318,10 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
     """
     k = x.shape[0]
     if k == 1:
-        m = len(s.idx_list)
-        Rs = np.asarray(Rs, dtype=float).reshape(m, m)
-        zl = np.asarray(zs, dtype=float).ravel().tolist()
+        if type(Rs) is not np.ndarray or Rs.ndim != 2:
+            m = len(s.idx_list)
+            Rs = np.asarray(Rs, dtype=float).reshape(m, m)
+        zl = zs if type(zs) is list else np.asarray(zs, dtype=float).ravel().tolist()
         hints = ws.gate_first if ws is not None else {}
         res = _correct_one(x, P[0], s, zl, Rs, thr2, rdiag, hints)
         if isinstance(res, str):
