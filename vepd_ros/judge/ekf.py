@@ -281,13 +281,13 @@ class Ekf:
         R diagonal (``gate_bound_variances``) or None. A singular S or a non-finite result is
         refused and counted.
         """
-        self.x, self.P, acc, refused = kernel.correct(
-            self.x, self.P, s, zs, Rs, thr2, self._ws, rdiag
-        )
-        if refused:
-            for reason, n in refused.items():
-                self._refuse(reason, n)
-        return bool(acc[0])
+        res = kernel.correct_one(self.x, self.P[0], s, zs, Rs, thr2, rdiag, self._ws.gate_first)
+        if type(res) is tuple:
+            self.x, self.P = res[0], res[1][None]
+            return True
+        if res is not None:  # refused: singular S or a non-finite result
+            self._refuse(res)
+        return False
 
     # ------------------------------------------------------------------ time handling
     def initialise(self, t_ns: int, z, R, update_vector) -> None:

@@ -25,6 +25,10 @@ STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
 
+FLOAT_RUNS_MAX = 24
+"""Batches up to this many runs evaluate ``transition`` run by run on floats, larger ones on
+columns (same bits; measured crossover on the 2-core box: ~30 runs, bench /tmp/h9_cross.py)."""
+
 _TWO_PI = 2.0 * math.pi
 _GATE_MARGIN = 1.0 + 1e-9
 _ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
@@ -77,16 +81,23 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos):
     tp = _tan(p)
     cpi = 1.0 / cp
     h = 0.5 * dt * dt
-    r00, r01, r02 = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
-    r10, r11, r12 = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    # shared sub-expressions are the same operations on the same operands (same bits), computed
+    # once: the expression tree of every entry is unchanged
+    cysp, sysp, nysp = cy * sp, sy * sp, -sy * sp
+    sycr, sysr, cycr, cysr = sy * cr, sy * sr, cy * cr, cy * sr
+    r00, r01, r02 = cy * cp, cysp * sr - sycr, cysp * cr + sysr
+    r10, r11, r12 = sy * cp, sysp * sr + cycr, sysp * cr - cysr
     r20, r21, r22 = -sp, cp * sr, cp * cr
     w0, w1, w2 = vx * dt + ax * h, vy * dt + ay * h, vz * dt + az * h
     srtp, crtp, srcpi, crcpi = sr * tp, cr * tp, sr * cpi, cr * cpi
-    xr = wrap(r + vr * dt + srtp * dt * vp + crtp * dt * vyaw)
-    xp = wrap(p + cr * dt * vp - sr * dt * vyaw)
-    xy = wrap(y + srcpi * dt * vp + crcpi * dt * vyaw)
+    srtpdt, crtpdt, crdt, srcpidt, crcpidt = srtp * dt, crtp * dt, cr * dt, srcpi * dt, crcpi * dt
+    u00, u01, u02 = r00 * w0, r01 * w1, r02 * w2
+    ncysp, nysp_sr_cycr, cpi2 = -cy * sp, nysp * sr - cycr, cpi * cpi
+    xr = wrap(r + vr * dt + srtpdt * vp + crtpdt * vyaw)
+    xp = wrap(p + crdt * vp - sr * dt * vyaw)
+    xy = wrap(y + srcpidt * vp + crcpidt * vyaw)
     xn = [
-        x0 + r00 * w0 + r01 * w1 + r02 * w2, x1 + r10 * w0 + r11 * w1 + r12 * w2,
+        x0 + u00 + u01 + u02, x1 + r10 * w0 + r11 * w1 + r12 * w2,
         x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
         vx + ax * dt, vy + ay * dt, vz + az * dt, vr, vp, vyaw, ax, ay, az,
     ]
@@ -94,17 +105,17 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos):
         r00 * dt, r01 * dt, r02 * dt, r00 * h, r01 * h, r02 * h,
         r10 * dt, r11 * dt, r12 * dt, r10 * h, r11 * h, r12 * h,
         r20 * dt, r21 * dt, r22 * dt, r20 * h, r21 * h, r22 * h,
-        dt, srtp * dt, crtp * dt, cr * dt, -sr * dt, srcpi * dt, crcpi * dt, dt, dt, dt,
-        (cy * sp * cr + sy * sr) * w1 + (-cy * sp * sr + sy * cr) * w2,
-        -cy * sp * w0 + cy * cp * sr * w1 + cy * cp * cr * w2,
-        -sy * cp * w0 + (-sy * sp * sr - cy * cr) * w1 + (-sy * sp * cr + cy * sr) * w2,
-        (sy * sp * cr - cy * sr) * w1 + (-sy * sp * sr - cy * cr) * w2,
-        -sy * sp * w0 + sy * cp * sr * w1 + sy * cp * cr * w2,
-        cy * cp * w0 + (cy * sp * sr - sy * cr) * w1 + (cy * sp * cr + sy * sr) * w2,
-        cp * cr * w1 - cp * sr * w2,
+        dt, srtpdt, crtpdt, crdt, -sr * dt, srcpidt, crcpidt, dt, dt, dt,
+        r02 * w1 + (ncysp * sr + sycr) * w2,
+        ncysp * w0 + r00 * sr * w1 + r00 * cr * w2,
+        -sy * cp * w0 + nysp_sr_cycr * w1 + (nysp * cr + cysr) * w2,
+        r12 * w1 + nysp_sr_cycr * w2,
+        nysp * w0 + r10 * sr * w1 + r10 * cr * w2,
+        u00 + u01 + u02,
+        r22 * w1 - r21 * w2,
         -cp * w0 - sp * sr * w1 - sp * cr * w2,
         1.0 + (crtp * vp - srtp * vyaw) * dt,
-        (cpi * cpi * sr * vp + cpi * cpi * cr * vyaw) * dt,
+        (cpi2 * sr * vp + cpi2 * cr * vyaw) * dt,
         (-sr * vp - cr * vyaw) * dt,
         (crcpi * vp - srcpi * vyaw) * dt,
         (srtp * cpi * vp + crtp * cpi * vyaw) * dt,
@@ -236,7 +247,9 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     J and Q come from the prior x. ``dynamic``: dynamic process noise, Q's pose block scaled by
     ‖x[6:12]‖². ``control``: the axes of ``control_change`` (None: δ = 0). K = 1 runs the
     expressions on floats with the 2-D product; K > 1 on (K,) columns with stacked products —
-    each run bit for bit its K = 1 result.
+    each run bit for bit its K = 1 result. ``transition`` runs on each run's floats up to
+    ``FLOAT_RUNS_MAX`` runs (its ~200 operations cost less as Python floats than as numpy calls
+    on short columns), on columns beyond; the same expressions either way.
     """
     k = x.shape[0]
     if k == 1:
@@ -254,11 +267,16 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         Pn += np.multiply(Q, dt, out=ws.qbuf)
         return np.array([xn]), Pn[None]
     xc = list(x.T)
-    xn, jac = transition(xc, dt, np.sin, np.cos)
-    e = ws.e
-    for i, v in enumerate(jac):
-        e[i] = v
-    ws.j_flat[:, J_FLAT] = e.T
+    if k <= FLOAT_RUNS_MAX:  # run by run on floats: fewer numpy calls than columns
+        rows = [transition(r, dt) for r in x.tolist()]
+        ws.j_flat[:, J_FLAT] = [r[1] for r in rows]
+        xn = list(np.array([r[0] for r in rows]).T)
+    else:
+        xn, jac = transition(xc, dt, np.sin, np.cos)
+        e = ws.e
+        for i, v in enumerate(jac):
+            e[i] = v
+        ws.j_flat[:, J_FLAT] = e.T
     if control is not None:
         xn = _apply_control(xn, xc, control_change(xc, dt, control), dt)
     Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
@@ -314,7 +332,7 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
     gate νᵀw ≥ thr² rejects the measurement; [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
     Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P. A singular S or a non-finite x⁺/P⁺
     is refused (counted under its reason); rejected and refused runs keep x and P bit for bit.
-    K = 1 runs the float form (``rdiag``: its early gate, see ``_correct_one``).
+    K = 1 runs the float form (``rdiag``: its early gate, see ``correct_one``).
     """
     k = x.shape[0]
     if k == 1:
@@ -323,7 +341,7 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
             Rs = np.asarray(Rs, dtype=float).reshape(m, m)
         zl = zs if type(zs) is list else np.asarray(zs, dtype=float).ravel().tolist()
         hints = ws.gate_first if ws is not None else {}
-        res = _correct_one(x, P[0], s, zl, Rs, thr2, rdiag, hints)
+        res = correct_one(x, P[0], s, zl, Rs, thr2, rdiag, hints)
         if isinstance(res, str):
             return x, P, np.zeros(1, bool), {res: 1}
         if res is None:
@@ -332,7 +350,7 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
     return _correct_columns(x, P, s, zs, Rs, thr2)
 
 
-def _correct_one(x, P, s, zs, Rs, thr2, rdiag, hints):
+def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None):
     """
     Return K = 1's update: (x⁺ (1, 15), P⁺ (15, 15)), None (gate rejected) or a refusal reason.
 
@@ -351,6 +369,8 @@ def _correct_one(x, P, s, zs, Rs, thr2, rdiag, hints):
     m = len(idx)
     if rdiag is not None and thr2 != math.inf:
         t, ang = thr2 * _GATE_MARGIN, s.ang_list
+        if hints is None:
+            hints = {}
         first = hints.get(id(s), 0)
         for k in (first, *range(m)):
             i = idx[k]
@@ -440,7 +460,7 @@ def _correct_one(x, P, s, zs, Rs, thr2, rdiag, hints):
 
 def _correct_columns(x, P, s, zs, Rs, thr2):
     """
-    Return ``correct``'s result for K > 1: ``_correct_one``'s arithmetic over (K,) columns.
+    Return ``correct``'s result for K > 1: ``correct_one``'s arithmetic over (K,) columns.
 
     Stacked products give each run its 2-D product's bits; the scalar inverse and the sums are
     element-wise. Every run is computed, then the rejected and refused ones are restored.
