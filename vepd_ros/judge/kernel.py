@@ -165,14 +165,15 @@ def control_change(xc, dt: float, axes) -> list:
     return d
 
 
-def _apply_control(out: list, prior: list, d: list, dt: float) -> list:
+def _apply_control(out, prior: list, d: list, dt: float):
     """
     Return A(x)·(x + δ) = (A x) + A δ given ``out`` = A x, with the prior's angles.
 
     The transfer matrix uses the prior angles, which control does not change: rate columns 9–11
     into roll/pitch/yaw, acceleration columns 12–14 into position (R h) and velocity (dt); trig
-    is numpy's here (as the array form this replaced had). Floats (K = 1) or (K,) columns; a run
-    whose δ is all zero keeps ``out`` (adding 0.0 would turn a −0.0 into +0.0).
+    is numpy's here (as the array form this replaced had). Floats (K = 1: a list back) or (K,)
+    columns (``out`` columns or (K, 15): a (K, 15) array back); a run whose δ is all zero keeps
+    ``out`` (adding 0.0 would turn a −0.0 into +0.0).
     """
     scalar = isinstance(prior[0], float)
     r, p, y = prior[3], prior[4], prior[5]
@@ -188,8 +189,16 @@ def _apply_control(out: list, prior: list, d: list, dt: float) -> list:
         cr, cp, cy = ca
         tp = np.tan(p)
     cpi, h = 1.0 / cp, 0.5 * dt * dt
-    base = out
-    out = [a + b for a, b in zip(out, d)]
+    if scalar:
+        out = [a + b for a, b in zip(out, d)]
+    else:  # the same 15 additions as one (K, 15) operation
+        n = np.shape(prior[0])[0]
+        base = out if isinstance(out, np.ndarray) else np.stack(out, axis=1)
+        D = np.zeros((n, STATE_SIZE))
+        for i, v in enumerate(d):
+            if not isinstance(v, float):
+                D[:, i] = v
+        out = list((base + D).T)
     d9, d10, d11 = d[9], d[10], d[11]
     out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
     out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
@@ -199,27 +208,24 @@ def _apply_control(out: list, prior: list, d: list, dt: float) -> list:
     if not scalar or any(d[12:15]) or not (
         math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
     ):
-        R = np.array([
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ])
+        R = (
+            cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
+            sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
+            -sp, cp * sr, cp * cr,
+        )
         if scalar:
             dv = np.array([d[12:15]])
-            pos = (h * np.einsum('kij,kj->ki', R[None], dv))[0].tolist()
+            pos = (h * np.einsum('kij,kj->ki', np.array(R).reshape(1, 3, 3), dv))[0].tolist()
         else:
-            n = np.shape(prior[0])[0]
-            dv = np.stack([np.broadcast_to(v, (n,)) for v in d[12:15]], axis=1)
-            pos = (h * np.einsum('kij,kj->ki', R.transpose(2, 0, 1), dv)).T
+            R = np.stack(R, axis=1).reshape(n, 3, 3)
+            pos = (h * np.einsum('kij,kj->ki', R, D[:, 12:15])).T
         out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
     out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
     out[3], out[4], out[5] = wrap(out[3]), wrap(out[4]), wrap(out[5])
     if scalar:
         return out
-    moved = np.zeros(np.shape(prior[0]), bool)
-    for v in d:
-        moved |= np.asarray(v) != 0.0  # NaN != 0: moved, as in K = 1's test
-    return [np.where(moved, a, b) for a, b in zip(out, base)]
+    moved = (D != 0.0).any(axis=1)  # NaN != 0: moved, as in K = 1's test
+    return np.where(moved[:, None], np.stack(out, axis=1), base)
 
 
 class Workspace:
@@ -270,7 +276,7 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     if k <= FLOAT_RUNS_MAX:  # run by run on floats: fewer numpy calls than columns
         rows = [transition(r, dt) for r in x.tolist()]
         ws.j_flat[:, J_FLAT] = [r[1] for r in rows]
-        xn = list(np.array([r[0] for r in rows]).T)
+        xn = np.array([r[0] for r in rows])
     else:
         xn, jac = transition(xc, dt, np.sin, np.cos)
         e = ws.e
@@ -290,7 +296,7 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         Pn += Qk
     else:
         Pn += np.multiply(Q, dt)
-    return np.stack(xn, axis=1), Pn
+    return (xn if isinstance(xn, np.ndarray) else np.stack(xn, axis=1)), Pn
 
 
 def _inverse_small(S):
