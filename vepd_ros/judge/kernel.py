@@ -304,28 +304,28 @@ def _inverse_small(S):
     Return (S⁻¹, det) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
 
     S (K, m, m); the expressions of K = 1's scalar inverse, operand for operand (same bits); a
-    zero determinant gives inf/NaN entries (the caller refuses those runs).
+    zero determinant gives inf/NaN entries (the caller refuses those runs, and runs this under
+    ``np.errstate(all='ignore')``).
     """
     m = S.shape[-1]
-    with np.errstate(all='ignore'):
-        if m == 1:
-            det = S[:, 0, 0]
-            return 1.0 / S, det
-        if m == 2:
-            a, b, c, d = S[:, 0, 0], S[:, 0, 1], S[:, 1, 0], S[:, 1, 1]
-            det = a * d - b * c
-            inv = 1.0 / det
-            Si = np.stack((d * inv, -b * inv, -c * inv, a * inv), axis=1)
-            return Si.reshape(-1, 2, 2), det
-        a, b, c, d, e, f, g, h, i = (S[:, r, q] for r in range(3) for q in range(3))
-        A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
-        det = a * A + b * B + c * C
+    if m == 1:
+        det = S[:, 0, 0]
+        return 1.0 / S, det
+    if m == 2:
+        a, b, c, d = S[:, 0, 0], S[:, 0, 1], S[:, 1, 0], S[:, 1, 1]
+        det = a * d - b * c
         inv = 1.0 / det
-        return np.stack((
-            A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
-            B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
-            C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
-        ), axis=1).reshape(-1, 3, 3), det
+        Si = np.stack((d * inv, -b * inv, -c * inv, a * inv), axis=1)
+        return Si.reshape(-1, 2, 2), det
+    a, b, c, d, e, f, g, h, i = (S[:, r, q] for r in range(3) for q in range(3))
+    A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
+    det = a * A + b * B + c * C
+    inv = 1.0 / det
+    return np.stack((
+        A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
+        B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
+        C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
+    ), axis=1).reshape(-1, 3, 3), det
 
 
 def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None, rdiag=None):
@@ -472,11 +472,11 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
     element-wise. Every run is computed, then the rejected and refused ones are restored.
     """
     k = x.shape[0]
-    idx, m = s.idx, len(s.idx_list)
+    sel, m = s.sel, len(s.idx_list)  # sel: a slice (views) when the entries are contiguous
     refused: dict = {}
-    HP = P[:, idx, :]
-    S = HP[:, :, idx] + Rs
-    nu = zs - x[:, idx]
+    HP = P[:, sel, :]
+    S = HP[:, :, sel] + Rs
+    nu = zs - x[:, sel]
     for a in s.ang_list:
         nu[:, a] = wrap(nu[:, a])
     accepted = np.ones(k, bool)
@@ -513,12 +513,12 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
             accepted &= ~singular
         if not accepted.any():
             return x, P, accepted, refused
-        GX = np.matmul(P[:, :, idx], np.concatenate((Si, w[:, :, None]), axis=2))
+        GX = np.matmul(P[:, :, sel], np.concatenate((Si, w[:, :, None]), axis=2))
         G = GX[:, :, :m]
         xn = x + GX[:, :, m]
         xn[:, 3:6] = wrap(xn[:, 3:6])
         M = P - np.matmul(G, HP)
-        M -= np.matmul(M[:, :, idx] - np.matmul(G, Rs), G.transpose(0, 2, 1))
+        M -= np.matmul(M[:, :, sel] - np.matmul(G, Rs), G.transpose(0, 2, 1))
         finite = np.isfinite(np.matmul(M.reshape(k, -1), _ONES225) + np.matmul(xn, _ONES15))
     bad = accepted & ~finite
     if bad.any():
