@@ -56,8 +56,9 @@ def wrap(a):
     if isinstance(a, float):
         r = math.fmod(a + math.pi, _TWO_PI)
         return r + math.pi if r <= 0.0 else r - math.pi
-    r = np.fmod(np.asarray(a, dtype=float) + math.pi, _TWO_PI)
-    return np.where(r <= 0.0, r + math.pi, r - math.pi)
+    r = np.fmod(np.add(a, math.pi, dtype=float), _TWO_PI)
+    r += np.where(r <= 0.0, math.pi, -math.pi)  # r − π is r + (−π): the same single addition
+    return r
 
 
 def _tan(p):
