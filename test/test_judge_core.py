@@ -181,7 +181,8 @@ def test_batched_runs_equal_single_runs():
     """
     Filter K runs together as each run alone.
 
-    K runs filtered together equal each run filtered alone (incl. a NaN in one run and a gate).
+    K runs filtered together equal each run filtered alone, bit for bit (incl. a NaN in one run
+    and a gate): the batch runs K = 1's arithmetic (judge/kernel.py).
     """
     rng = np.random.default_rng(1)
     K = 4
@@ -196,8 +197,8 @@ def test_batched_runs_equal_single_runs():
         for k, e in enumerate(singles):
             e.process(t, zs[n, k], np.eye(15) * 0.5, flags, threshold=2.5)
     for k, e in enumerate(singles):
-        np.testing.assert_allclose(batch.x[k], e.x[0], atol=1e-12)
-        np.testing.assert_allclose(batch.P[k], e.P[0], atol=1e-12)
+        assert batch.x[k].tobytes() == e.x[0].tobytes()
+        assert batch.P[k].tobytes() == e.P[0].tobytes()
 
 
 # ---------------------------------------------------------------------------------------------- K
@@ -388,7 +389,7 @@ def test_batch_predict_equals_dense_single_runs(dynamic):
 
 
 def test_batch_controlled_predict_equals_single_runs():
-    """Control in the batch prediction, x⁺ = A(x)(x + δ), equals the K = 1 form A x + A δ."""
+    """Control in the batch prediction, x⁺ = A(x)(x + δ), equals each run alone bit for bit."""
     from vepd_ros.judge.graph import _ControlledEkf, ControlParams
 
     ctl = ControlParams(
@@ -412,8 +413,7 @@ def test_batch_controlled_predict_equals_single_runs():
         b.predict(dt)
         for i, s in enumerate(singles):
             s.predict(dt)
-            np.testing.assert_allclose(b.x[i], s.x[0], rtol=0, atol=1e-12)
-            np.testing.assert_allclose(b.P[i], s.P[0], rtol=0, atol=1e-12)
+            assert np.array_equal(b.x[i], s.x[0]) and np.array_equal(b.P[i], s.P[0])
 
 
 @pytest.mark.parametrize(
@@ -449,8 +449,8 @@ def test_batch_correct_equals_single_runs_with_mixed_gates(idx):
             a = singles[i].correct_k1_checked(s, z[i].tolist(), R[i], thr2)
             assert a == acc[n]
             seen.add(bool(a))
-            np.testing.assert_allclose(e.x[i], singles[i].x[0], rtol=0, atol=1e-12)
-            np.testing.assert_allclose(e.P[i], singles[i].P[0], rtol=0, atol=1e-12)
+            assert np.array_equal(e.x[i], singles[i].x[0])
+            assert np.array_equal(e.P[i], singles[i].P[0])
             if not a:
                 assert np.array_equal(e.x[i], x0[i]) and np.array_equal(e.P[i], P0[i])
         if rows is not None:
