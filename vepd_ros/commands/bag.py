@@ -30,6 +30,7 @@ import sys
 import time
 
 from vepd_ros.commands._args import seed_type
+from vepd_ros.io.profiles import PROFILES
 
 EXAMPLE = """example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
 imu_link needs the mounting):
@@ -54,8 +55,9 @@ def register(sub):
     p.add_argument(
         '--profile',
         default='art',
-        choices=('art', 'chrono', 'custom'),
-        help='topic profile (default art: /fix, /imu, /sbg/gps_vel, /odometry/filtered)',
+        choices=tuple(PROFILES),
+        help='topic profile (default art: /fix, /imu, /sbg/gps_vel, /odometry/filtered; gazebo and '
+        'carla: a simulator\'s recording, the simulated side with --side sim)',
     )
     p.add_argument(
         '--topic',
