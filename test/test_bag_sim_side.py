@@ -4,7 +4,7 @@
 # license that can be found in the LICENSE file or at
 # https://developers.google.com/open-source/licenses/bsd
 
-"""A simulator's own recording as the simulated side: `vepd bag --side sim` then `vepd evaluate`."""
+"""A simulator's own recording as the simulated side: `vepd bag --side sim`, `vepd evaluate`."""
 
 import json
 

@@ -56,8 +56,8 @@ def register(sub):
         '--profile',
         default='art',
         choices=tuple(PROFILES),
-        help='topic profile (default art: /fix, /imu, /sbg/gps_vel, /odometry/filtered; gazebo and '
-        'carla: a simulator\'s recording, the simulated side with --side sim)',
+        help='topic profile (default art: /fix, /imu, /sbg/gps_vel, /odometry/filtered; '
+        "gazebo and carla: a simulator's recording, the simulated side with --side sim)",
     )
     p.add_argument(
         '--topic',

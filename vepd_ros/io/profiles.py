@@ -27,7 +27,7 @@ switch it off (e.g. ``odom=``).
 ``gazebo`` is gz sim bridged by ros_gz_bridge: the NavSat and IMU sensors on the topics their SDF
 names (``/navsat``, ``/imu`` here), and ground truth from the OdometryPublisher system of the model
 (``/model/<model name>/odometry``; the profile assumes a model named ``vehicle``: set yours with
-``--topic truth=/model/NAME/odometry``; Gazebo Classic's p3d plugin publishes the same message type).
+``--topic truth=/model/NAME/odometry``; Gazebo Classic's p3d plugin publishes the same type).
 ``carla`` is carla-ros-bridge's ego vehicle (role name ``ego_vehicle``): GNSS, IMU and the odometry
 pseudo-sensor. Both odometries carry the twist in the child (vehicle) frame, as REP-105 says.
 These recordings are the simulated side: ``vepd bag --profile gazebo --side sim --label gazebo``.
