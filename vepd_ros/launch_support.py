@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Glue between ``launch/*.launch.py`` and the graphs of ``vepd_ros.graph``.
+
 launch_ros glue for ``launch/*.launch.py`` (real ROS 2 installs only: imports launch and
 launch_ros).
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from launch import LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
     EmitEvent,
@@ -43,14 +46,14 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from vepd_ros.graph import _yaml_value, build_graph, GRAPH_ARGS, typed_args
 
-from launch import LaunchDescription
-
 BAG_QUIET_S = 3.0
-"""bag_replay: the single run is complete once no message has come for this long (s, wall clock)."""
+"""bag_replay: the single run is complete once no message came for this long (s, wall clock)."""
 
 
 def _launch_parameters(graph: str, n, nodes: list) -> list:
     """
+    Return the parameters of node ``n`` under launch.
+
     The graph's parameters of node ``n`` plus what running it as its own process under launch
     needs.
     """
@@ -79,9 +82,7 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
 
 
 def _shutdown_on_failure(event, context):
-    """
-    ``OnProcessExit`` callback: a process that exits with a non-zero status shuts the launch down.
-    """
+    """Shut the launch down when a process exits with a non-zero status (``OnProcessExit``)."""
     if event.returncode:
         return [
             EmitEvent(

@@ -53,6 +53,8 @@ DEG = math.pi / 180.0
 
 def _gm_adev_peak() -> float:
     """
+    Return the peak Allan deviation of a unit-variance first-order Gauss–Markov process.
+
     Max over x = τ/T of the Allan deviation of a unit-variance first-order Gauss–Markov process:
     AVAR(x) = (2x − 3 + 4e^{−x} − e^{−2x}) / x².
     """
@@ -456,6 +458,8 @@ class ImuModel:
 
 def make_imu_model(name: str, seed: int = 0, **params) -> ImuModel:
     """
+    Build a streaming IMU model by name.
+
     A streaming IMU model by name (``IMU_MODELS``); unknown names or bad parameters raise
     ParameterError.
     """

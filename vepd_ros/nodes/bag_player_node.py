@@ -59,6 +59,8 @@ PLAY_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 def to_ros(src, cls):
     """
+    Convert a rosbags message to an rclpy message of ``cls``.
+
     A rosbags message (ROS 1 or ROS 2 type) → an rclpy message of ``cls``, field by field (ROS 1's
     extra fields such as Header.seq are left out; numpy arrays become lists).
     """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+What every vepd_ros node shares.
+
 What every vepd_ros node shares: parameter declaration from ``Param`` specs, a clean ``main``,
 stamp conversion, and counted, throttled warnings for dropped input.
 """
@@ -30,7 +32,7 @@ SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
 
 TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
-"""Ground-truth inputs of the noise nodes: reliable, deep enough for a burst of accelerated truth."""
+"""Ground-truth inputs of noise nodes: reliable, deep enough for a burst of accelerated truth."""
 
 TRUTH_STREAM_PARAMS = [
     Param(
@@ -53,6 +55,8 @@ TRUTH_STREAM_PARAMS = [
 
 def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float) -> list[Param]:
     """
+    Return the parameters both noise nodes declare.
+
     model, seed, label, rate_hz: what the GPS and the IMU noise node (``kind`` 'gps' / 'imu') both
     declare.
     """
@@ -86,14 +90,16 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
 EVENT_QOS = QoSProfile(
     depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
-"""Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and latched, so a
-node that joins late still receives what happened before it was discovered."""
+"""
+Event topics: reliable and latched.
+
+Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and
+latched, so a node that joins late still receives what happened before it was discovered.
+"""
 
 
 def declare_params(node: Node, specs: Iterable[Param]) -> dict:
-    """
-    Declare every spec on ``node`` (overrides from --ros-args/params files apply) and validate.
-    """
+    """Declare every spec on ``node`` (overrides from --ros-args/params files apply), validate."""
     values = {}
     for p in specs:
         node.declare_parameter(p.name, p.default, descriptor=_descriptor(p))
@@ -122,6 +128,8 @@ def ns_to_stamp(t_ns: int):
 
 class DropCounter:
     """
+    Count dropped input per reason, with throttled warnings.
+
     Counts dropped input per reason and warns at most once every ``throttle_s`` (wall clock) per
     reason.
     """
@@ -174,6 +182,8 @@ def node_help(
     executable: str, doc: str | None, params: Iterable[Param] | None, note: str = ''
 ) -> str:
     """
+    Return the text ``<node> --help`` prints.
+
     The text ``<node> --help`` prints: the module docstring, then every parameter (the ``Param``
     specs: name, type, default, description, allowed values), then how to set them with
     ``--ros-args``.
@@ -202,6 +212,8 @@ def node_help(
 
 def _ignore_signals() -> None:
     """
+    Ignore SIGINT and SIGTERM while the node shuts down.
+
     From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the
     cleanup (that printed a KeyboardInterrupt traceback from destroy_node and exited -2).
     """
@@ -220,6 +232,8 @@ def run_node(
     help_note: str = '',
 ) -> int:
     """
+    Run a node as a standard ``main`` and return its exit status.
+
     Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
     SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start
     prints the parameter, value and what was expected, and exits 2 (the node never starts with
@@ -286,6 +300,8 @@ def run_node(
 
 def drain_subscriptions(subscriptions: Iterable) -> int:
     """
+    Run each subscription's callback on the messages already delivered to it.
+
     Run each subscription's callback on the messages already delivered to it but not yet taken by
     the executor (the same take the executor does). A timer callback calls this first, so that what
     arrived before the tick is processed before it: rclpy's executors run the ready timers of a
@@ -318,9 +334,14 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
 RUN_EVENTS_TOPIC = '/ground_truth/run'
 
 PROGRESS_TOPIC = '/vepd/progress'
-"""Paced sim time (std_msgs/String JSON ``{"node": <fqn>, "stamp_ns": <int>}``): how far a node has got in sim
-time. truth_node (``pace_nodes``) does not run /clock further ahead of the slowest report than its window, so
-separate processes on a slow machine keep every message instead of falling behind and losing queued ones."""
+"""
+Paced sim time: how far a node has got in sim time.
+
+Paced sim time (std_msgs/String JSON ``{"node": <fqn>, "stamp_ns": <int>}``): how far a node has
+got in sim time. truth_node (``pace_nodes``) does not run /clock further ahead of the slowest
+report than its window, so separate processes on a slow machine keep every message instead of
+falling behind and losing queued ones.
+"""
 PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -379,9 +400,7 @@ class RunEvents:
         self.pending.sort(key=lambda ev: int(ev['stamp_ns']))
 
     def before(self, t_ns: int) -> None:
-        """
-        Apply every start event due at truth stamp ``t_ns`` (call before processing that sample).
-        """
+        """Apply every start event due at truth stamp ``t_ns`` (call before that sample)."""
         while self.pending and int(self.pending[0]['stamp_ns']) <= t_ns:
             self.on_start(self.pending.pop(0))
 
@@ -397,6 +416,8 @@ def _steady_clock():
 
 class DiagnosticsPublisher:
     """
+    Publish a node's input health on ``/diagnostics``.
+
     A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every
     ``period_s``.
 
@@ -461,6 +482,8 @@ class DiagnosticsPublisher:
 
 class TopicWatchdog:
     """
+    Report, by name, an input that has not shown up in time.
+
     Reports, by name, an input that has not shown up ``timeout_s`` wall-clock seconds after the
     node started: ``no message on <topic> after N s`` (or ``no publisher on ...`` for
     ``what='publisher'``), warned again every ``repeat_s`` while it stays missing; the timer stops
@@ -480,13 +503,16 @@ class TopicWatchdog:
 
     def watch(self, topic: str, ok: Callable[[], bool], what: str = 'message') -> None:
         """
-        Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``,
-        appeared).
+        Watch ``topic``.
+
+        ``ok()`` is true once it has delivered (or, for ``what='publisher'``, appeared).
         """
         self._watched.append([topic, ok, what, None])
 
     def missing(self) -> list[str]:
         """
+        List the watched inputs still missing after the timeout.
+
         ``no message on <topic> after N s`` for every watched input still missing after the
         timeout.
         """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+GPS noise node: ground truth in, simulated ``/gps/fix`` out.
+
 gps_noise_node: ground truth → a GPS noise model → ``/gps/fix`` (sensor_msgs/NavSatFix) at
 ``rate_hz``.
 
@@ -116,14 +118,16 @@ class GpsNoiseNode(Node):
         )
 
     def _on_spinning(self):
-        """
-        First executor callback: say we are up (start-up scripts and tests wait for this line).
-        """
+        """Say we are up on the first executor callback (start-up scripts and tests wait)."""
         self._hello.cancel()
         self.get_logger().info('spinning; waiting for truth on /ground_truth/odometry')
 
     def _restart(self, event: dict):
-        """A new run of a study: a fresh model with the run's own seed and a fresh sensor clock."""
+        """
+        Start a new run of a study.
+
+        A new run of a study: a fresh model with the run's own seed and a fresh sensor clock.
+        """
         self.model = make_gps_model(self.p['model'], event['seed'], **self.mp)
         self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
         self.pending = []

@@ -49,8 +49,11 @@ _RCLPY_PARAMETERS = {'start_type_description_service'}
 """Declared by rclpy itself on every node (use_sim_time is read by the config as upstream does)."""
 
 MAX_CATCH_UP_TICKS = 100
-"""On sim time, at most this many skipped timer periods are processed late (a longer jump is a pause or a clock
-reset, not a busy executor)."""
+"""
+On sim time, at most this many skipped timer periods are processed late.
+
+A longer jump is a pause or a clock reset, not a busy executor.
+"""
 
 _TYPES = {
     'odom': Odometry,
@@ -134,6 +137,8 @@ class JudgeNode(Node):
 
     def _tf_publisher(self):
         """
+        Build the /tf publisher of ``publish_tf``, or None where tf2_msgs is missing.
+
         ``publish_tf`` (robot_localization's, default true): world_frame -> base_link_frame_output
         on /tf, as ekf_node broadcasts it. The message type is tf2_msgs/TFMessage, which a ROS 2
         install has and the pip runtime does not: there the judge says so once and publishes no
@@ -212,6 +217,8 @@ class JudgeNode(Node):
 
     def _missed_ticks(self, now: int) -> range:
         """
+        Return the timer ticks missed since the previous tick (sim time only).
+
         Sim time only: the nominal ticks k·period between the previous tick and ``now`` that the
         timer did not fire for (rcl skips periods when /clock jumps or the process was
         descheduled), at most ``MAX_CATCH_UP_TICKS``. Processing them keeps the output on the

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run the built-in robot_localization navsat_transform_node.
+
 navsat_node: the built-in robot_localization navsat_transform_node (same parameter names and
 topics).
 
@@ -55,7 +57,7 @@ NODE_NAME = 'navsat_transform'
 
 
 def sensor_qos_depth1() -> QoSProfile:
-    """SensorDataQoS with KeepLast(1), as navsat_transform_node subscribes."""
+    """Return SensorDataQoS with KeepLast(1), as navsat_transform_node subscribes."""
     return QoSProfile(
         depth=1,
         reliability=SENSOR_QOS.reliability,
