@@ -16,7 +16,7 @@ Written from the simulators' own sources (read, not copied), with their paramete
   step dt > 0 the bias moves first: b ← φ·b + N(0, σ_d²), φ = exp(−dt/τ),
   σ_d² = −σ_b²·τ/2·expm1(−2dt/τ), so its stationary standard deviation is σ_b·√(τ/2), not σ_b
   (gz-sensors issue #616 argues the τ/2 is wrong; this is what the code does). With
-  |precision| > 1e-6 the output is rounded to a multiple of it (std::round: halves away from 0).
+  abs(precision) > 1e-6 the output is rounded to a multiple of it (std::round: halves away from 0).
   ``NavSatSensor`` applies the *horizontal* position noise to latitude and then longitude **in
   degrees** (one noise object: one bias for both; gz-sensors #325, robot_localization #931) and the
   vertical noise to the altitude in metres, with dt = 0, so the dynamic bias never moves there; the
@@ -52,7 +52,7 @@ Written from the simulators' own sources (read, not copied), with their paramete
   a first-order process with φ = ½ per *sample*, stationary σ = B/√(1 − ¼) = 1.155·B, not a 1/f
   floor; the scale √(2/(fs·τ)) is 1 because τ is fixed at 2/fs). Random walk
   RW_k = RW_{k−1} + (RandomWalk/√bw)·z_R: σ after t seconds is K·√(fs·t/bw), K·√(2t) by default.
-  Saturation: |y| > MeasurementRange → sign(y)·MeasurementRange; quantisation:
+  Saturation: abs(y) > MeasurementRange → sign(y)·MeasurementRange; quantisation:
   Resolution·round(y/Resolution), halves away from zero; saturation first. The temperature terms
   (TemperatureBias, TemperatureScaleFactor, zero at the standard 25 °C) and the gyroscope's
   AccelerationBias are not modelled. MATLAB's NED accelerometer reads R·(g − a), +9.81 on the
