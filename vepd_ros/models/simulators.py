@@ -477,8 +477,8 @@ class MatlabImuAxes:
         self.rw_state = np.zeros(3)
         self.range, self.resolution = get('MeasurementRange'), get('Resolution')
 
-    def apply(self, x) -> tuple[np.ndarray, np.ndarray]:
-        """Return the readings (n,3) of true values x (n,3) and their drift (bias + BI + RW)."""
+    def apply(self, x) -> np.ndarray:
+        """Return the readings (n,3) of the true values x (n,3)."""
         x = np.asarray(x, dtype=float)
         n = len(x)
         z = self.rng.standard_normal((n, 9))
@@ -496,7 +496,7 @@ class MatlabImuAxes:
             out = np.where(np.abs(out) > self.range, np.sign(out) * self.range, out)
         if self.resolution != 0:
             out = self.resolution * round_half_away(out / self.resolution)
-        return out, self.bias + bi + rw
+        return out
 
 
 class MatlabImuNoise:
@@ -509,7 +509,7 @@ class MatlabImuNoise:
 
     def apply(self, t, t_last, w, f):
         """Return noisy (angular velocity, specific force) and zero covariances (n,3,3)."""
-        fn, _ = self.acc.apply(f)
-        wn, _ = self.gyro.apply(w)
+        fn = self.acc.apply(f)
+        wn = self.gyro.apply(w)
         n = len(t)
         return wn, fn, np.zeros((n, 3, 3)), np.zeros((n, 3, 3))
