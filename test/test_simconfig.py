@@ -76,6 +76,7 @@ CLASSIC_URDF = """<?xml version="1.0"?>
       <updateRate>4.0</updateRate>
       <gaussianNoise>0.1 0.1 0.2</gaussianNoise>
       <drift>0.5</drift>
+      <status>2</status>
     </plugin>
   </gazebo>
 </robot>
@@ -114,7 +115,8 @@ def test_classic_urdf_and_hector_plugin(tmp_path):
     assert imu.params['angular_velocity.bias_mean'] == [0.001] * 3
     assert imu.params['linear_acceleration.stddev'] == [0.1] * 3
     assert hector.model == 'hector_gps' and hector.rate_hz == 4.0
-    assert hector.params == {'gaussianNoise': [0.1, 0.1, 0.2], 'drift': [0.5] * 3}
+    assert hector.params == {'gaussianNoise': [0.1, 0.1, 0.2], 'drift': [0.5] * 3,
+                             'fix_status': 2}
     make_gps_model(hector.model, **hector.params)
 
 

@@ -11,7 +11,9 @@ Read a simulator's own sensor configuration into vepd_ros noise models.
   ``<navsat>``) and imu, with their ``<noise>`` blocks (gz spelling: one block per axis under
   ``<angular_velocity>``/``<linear_acceleration>``; Gazebo Classic's older ``<imu><noise>`` with
   ``<rate>``/``<accel>`` for all three axes), and hector_gazebo_plugins' GPS ``<plugin>``.
-  ``<update_rate>`` becomes the sensor's rate.
+  ``<update_rate>`` becomes the sensor's rate. A navsat ``<velocity_sensing>`` block is read and
+  checked but not kept: NavSatFix carries no velocity, so it reaches no judge. hector's
+  ``<status>`` becomes the published NavSatStatus (``fix_status``).
 * CARLA (``read_carla``): a blueprint attribute dictionary as JSON or YAML, keyed by blueprint id
   (``sensor.other.gnss``/``sensor.other.imu``), or carla-ros-bridge's objects file (sensors with a
   ``type``); attribute values may be strings as CARLA stores them. ``sensor_tick`` is the period.
@@ -146,6 +148,11 @@ def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
         holder = pos.child(axis) if pos is not None else None
         block = _noise_block(path, holder.child('noise') if holder is not None else None)
         params.update({f'position_sensing.{axis}.{k}': v for k, v in block.items()})
+    vel = body.child('velocity_sensing')
+    for axis in ('horizontal', 'vertical'):
+        # read and checked, not kept: NavSatFix has no velocity, so it reaches no judge
+        holder = vel.child(axis) if vel is not None else None
+        _noise_block(path, holder.child('noise') if holder is not None else None)
     sigma = params['position_sensing.horizontal.stddev']
     if sigma > 1e-3:
         warnings.append(
@@ -192,9 +199,22 @@ def _hector_gps(path, plugin: _Element) -> SensorConfig:
         if c.tag in HECTOR_VECTOR_ELEMENTS:
             params[c.tag] = _number(path, c, 3) if len(c.text.split()) == 3 \
                 else [_number(path, c)] * 3
+    warnings = []
+    status = plugin.child('status')
+    if status is not None:
+        # NavSatStatus.status the plugin publishes (STATUS_FIX 0 by default)
+        value = _number(path, status)
+        if value not in (0, 1, 2):
+            raise ValueError(f'{path}: line {status.line}: <status>: expected 0 (FIX), 1 (SBAS) '
+                             f'or 2 (GBAS) for a published fix, got {status.text.strip()!r}')
+        params['fix_status'] = int(value)
+    service = plugin.child('service')
+    if service is not None and _number(path, service) != 1:
+        warnings.append(f'{path}: line {service.line}: <service> {service.text.strip()}: '
+                        'vepd_ros publishes SERVICE_GPS (1)')
     rate = plugin.child('updateRate')
     return SensorConfig('gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
-                        _number(path, rate) if rate is not None else None)
+                        _number(path, rate) if rate is not None else None, warnings)
 
 
 def read_sdf(path) -> list[SensorConfig]:
