@@ -295,3 +295,24 @@ def test_cli_from_matlab_writes_the_imu_node_parameters(tmp_path):
                                                  'imuSensor:\n  Gyroscope: 3\n'))
     assert res.returncode == 2 and 'Traceback' not in res.stderr
     assert 'imuSensor.Gyroscope: expected a mapping of gyroparams properties' in res.stderr
+
+
+def test_load_sensor_file_reads_every_format(tmp_path):
+    """One entry for any file a user keeps: SDF/URDF, parameters YAML, MATLAB YAML, CARLA."""
+    from vepd_ros.io.simconfig import load_sensor_file
+
+    sdf = _write(tmp_path, 'robot.sdf', GZ_SDF)
+    assert load_sensor_file(sdf, 'gps').model == 'gz_navsat'
+    assert load_sensor_file(sdf, 'imu').model == 'gz_imu'
+    params = _write(tmp_path, 'p.yaml', 'gps_noise_node:\n  ros__parameters:\n'
+                    '    model: ch_gauss\n    rate_hz: 5.0\n    gauss_sigma_m: [0.1, 0.1, 0.2]\n'
+                    '    seed: 3\n')
+    cfg = load_sensor_file(params, 'gps')
+    assert (cfg.model, cfg.rate_hz) == ('ch_gauss', 5.0)
+    assert cfg.params == {'gauss_sigma_m': [0.1, 0.1, 0.2]}
+    matlab = _write(tmp_path, 'm.yaml', 'gpsSensor:\n  DecayFactor: 0.5\n')
+    assert load_sensor_file(matlab, 'gps').params == {'DecayFactor': 0.5}
+    carla = _write(tmp_path, 'c.json', '{"sensor.other.imu": {"noise_gyro_bias_z": 0.1}}')
+    assert load_sensor_file(carla, 'imu').model == 'carla_imu'
+    with pytest.raises(ValueError, match='no GPS sensor in it'):
+        load_sensor_file(carla, 'gps')

@@ -457,3 +457,55 @@ def read_matlab(path) -> list[SensorConfig]:
 
 
 READERS = {'sdf': read_sdf, 'carla': read_carla, 'matlab': read_matlab}
+
+
+XML_SUFFIXES = ('.sdf', '.urdf', '.xacro', '.world', '.xml')
+NODE_OF_KIND = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
+
+
+def load_sensor_file(path, kind: str) -> SensorConfig:
+    """
+    Return the ``kind`` ('gps' or 'imu') sensor of any configuration file a user keeps.
+
+    An SDF/URDF (by suffix or a leading ``<``), a ROS 2 parameters YAML with a gps_noise_node /
+    imu_noise_node section (what ``vepd sensors from-*`` and ``vepd calibrate`` write), a MATLAB
+    YAML (``gpsSensor``/``imuSensor``) or a CARLA attribute file: the first sensor of that kind.
+    """
+    from vepd_ros.yamlio import load_yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f'{path}: no such file')
+    head = path.read_bytes()[:256].lstrip()
+    if path.suffix.lower() in XML_SUFFIXES or head.startswith(b'<'):
+        sensors = read_sdf(path)
+    else:
+        data = load_yaml(path, what='sensor configuration')
+        node = NODE_OF_KIND[kind]
+        if isinstance(data, dict) and any(k in data for k in (node, '/' + node, '/**')):
+            sensors = [_node_params_sensor(path, kind)]
+        elif isinstance(data, dict) and ({'gpsSensor', 'imuSensor'} & set(data)):
+            sensors = read_matlab(path)
+        else:
+            sensors = read_carla(path)
+    for c in sensors:
+        if c.kind == kind:
+            return c
+    found = ', '.join(f'{c.kind} {c.name!r}' for c in sensors) or 'none'
+    raise ValueError(f'{path}: no {kind.upper()} sensor in it (found: {found})')
+
+
+def _node_params_sensor(path: Path, kind: str) -> SensorConfig:
+    """Read a noise node's section of a ROS 2 parameters YAML as a SensorConfig."""
+    from vepd_ros.models.calibration import read_node_params
+    from vepd_ros.models.gps import gps_model_params
+    from vepd_ros.models.imu import imu_model_params
+
+    section = read_node_params(path, NODE_OF_KIND[kind])
+    model = section.get('model')
+    if not isinstance(model, str):
+        raise ValueError(f'{path}: {NODE_OF_KIND[kind]}: no model parameter')
+    names = {q.name for q in (gps_model_params if kind == 'gps' else imu_model_params)(model)}
+    rate = section.get('rate_hz')
+    return SensorConfig(kind, model, {k: v for k, v in section.items() if k in names},
+                        NODE_OF_KIND[kind], 0, float(rate) if rate else None)

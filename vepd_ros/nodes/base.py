@@ -76,6 +76,12 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
             f'label, scenario, run) '
             'as the offline study does',
         ),
+        Param(
+            'config_file',
+            '',
+            'a simulator configuration (SDF/URDF, CARLA JSON/YAML, MATLAB YAML) or a parameters '
+            f'YAML: its {kind.upper()} sensor gives the model and the defaults of its parameters',
+        ),
         # 1e-3 Hz: the slowest clock models.sensors.period_ns accepts (the judge's frequency range)
         Param(
             'rate_hz',
@@ -85,6 +91,31 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
             high=max_rate_hz,
         ),
     ]
+
+
+def model_params_from(p: dict, kind: str, params_of: Callable) -> list[Param]:
+    """
+    Return the model parameter declarations of a noise node, defaults from ``config_file``.
+
+    With ``config_file`` set, the file's ``kind`` sensor names the model (``p['model']`` is
+    replaced) and its values become the declarations' defaults, so a parameter set on the command
+    line or in a parameters file still wins. A file that cannot be read is an error naming
+    ``config_file``.
+    """
+    if not p['config_file']:
+        return params_of(p['model'])
+    from dataclasses import replace
+
+    from vepd_ros.io.simconfig import load_sensor_file
+
+    try:
+        cfg = load_sensor_file(p['config_file'], kind)
+    except (OSError, ValueError) as exc:
+        raise ParameterError('config_file', p['config_file'], f'a readable sensor '
+                             f'configuration ({exc})') from None
+    p['model'] = cfg.model
+    return [replace(q, default=cfg.params[q.name]) if q.name in cfg.params else q
+            for q in params_of(cfg.model)]
 
 
 EVENT_QOS = QoSProfile(

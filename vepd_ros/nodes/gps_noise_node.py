@@ -37,6 +37,7 @@ from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
+    model_params_from,
     MODEL_PARAMS_NOTE,
     noise_chain_params,
     ns_to_stamp,
@@ -85,8 +86,9 @@ class GpsNoiseNode(Node):
     def __init__(self, **kwargs):
         super().__init__('gps_noise_node', **kwargs)
         self.p = p = declare_params(self, GPS_NODE_PARAMS)
+        specs = model_params_from(p, 'gps', gps_model_params)
         parse_gps_model(p['model'])
-        self.mp = declare_params(self, gps_model_params(p['model']))
+        self.mp = declare_params(self, specs)
         self.datum = tuple(float(v) for v in p['datum'])
         self.model = make_gps_model(p['model'], p['seed'], **self.mp)
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])

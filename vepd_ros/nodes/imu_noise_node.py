@@ -36,6 +36,7 @@ from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
+    model_params_from,
     MODEL_PARAMS_NOTE,
     noise_chain_params,
     ns_to_stamp,
@@ -67,9 +68,9 @@ class ImuNoiseNode(Node):
     def __init__(self, **kwargs):
         super().__init__('imu_noise_node', **kwargs)
         self.p = p = declare_params(self, IMU_NODE_PARAMS)
+        specs = model_params_from(p, 'imu', imu_model_params)  # unknown → ParameterError
         name = p['model']
-        imu_model_params(name)  # unknown model → ParameterError('model')
-        self.mp = declare_params(self, [q for q in imu_model_params(name) if q.name != 'rate_hz'])
+        self.mp = declare_params(self, [q for q in specs if q.name != 'rate_hz'])
         self._model_kwargs = {
             **self.mp,
             **(
