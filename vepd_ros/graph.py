@@ -101,7 +101,8 @@ class NodeSpec:
     namespace: str = ''
     parameters: list = field(default_factory=list)  # dicts and YAML file paths, in order
     remappings: list = field(default_factory=list)  # (from, to)
-    role: str = ''  # truth, gps, imu, navsat, ekf, recorder, evaluator, bag
+    role: str = ''  # truth, gps, imu, navsat, ekf, recorder, evaluator, bag, tf
+    arguments: list = field(default_factory=list)  # plain command-line arguments before --ros-args
 
     def ros_args(self) -> list[str]:
         """The ``--ros-args`` list that configures this node like its launch_ros counterpart."""
@@ -157,6 +158,48 @@ def _components(v: str) -> bool:
     return all(_component(x.strip()) for x in v.split(','))
 
 
+def static_tf_specs(text: str) -> list[str]:
+    """
+    Split a ``static_tf`` argument into ``vepd bag --static-tf`` specs (';' between transforms).
+
+    Each spec is 'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw' (metres,
+    radians, fixed-axis roll-pitch-yaw), parsed by ``judge.navsat.StaticTF.parse`` as ``vepd bag``
+    parses them.
+    """
+    return [s.strip() for s in text.split(';') if s.strip()]
+
+
+def _static_tf_ok(text: str) -> bool:
+    from vepd_ros.judge.navsat import StaticTF
+
+    try:
+        StaticTF.parse(static_tf_specs(text))
+    except ValueError:
+        return False
+    return True
+
+
+def static_transform_publisher_args(spec: str) -> list[str]:
+    """
+    Return the tf2_ros ``static_transform_publisher`` arguments that publish ``spec``.
+
+    The same numbers as the built-in judge's ``static_transforms`` in the named-option form of
+    tf2_ros (Humble and later): ``--roll --pitch --yaw`` are fixed-axis radians there too (tf2's
+    setRPY, the convention of ``vepd_ros.frames``); a quaternion spec passes ``--qx .. --qw``.
+    """
+    from vepd_ros.judge.navsat import StaticTF
+
+    StaticTF.parse([spec])  # a bad spec is refused here, with the parser's message
+    parts = spec.split()
+    names = ('x', 'y', 'z') + (
+        ('roll', 'pitch', 'yaw') if len(parts) == 8 else ('qx', 'qy', 'qz', 'qw')
+    )
+    out = []
+    for name, value in zip(names, parts[2:]):
+        out += [f'--{name}', value]
+    return out + ['--frame-id', parts[0], '--child-frame-id', parts[1]]
+
+
 _COMPONENT_MSG = "one path component (letters, digits, _ . + -; no '/', '..')"
 
 
@@ -182,6 +225,16 @@ COMMON_ARGS = [
     Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
     Param('use_sim_time', False, 'run every node on /clock'),
 ]
+
+STATIC_TF_ARG = Param(
+    'static_tf',
+    '',
+    "sensor mountings for the judge, as vepd bag --static-tf: 'parent child x y z roll pitch "
+    "yaw' (m, rad, fixed-axis) or 'parent child x y z qx qy qz qw', several separated by ';'",
+    check=_static_tf_ok,
+    check_msg="'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw' "
+    "(finite numbers), several separated by ';'",
+)
 
 GRAPH_ARGS: dict[str, list[Param]] = {
     'sim_judge': COMMON_ARGS
@@ -261,6 +314,7 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             'run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0
         ),
         Param('reference_dir', '', 'simulated batch to compare against (evaluator)'),
+        STATIC_TF_ARG,
     ],
     'live_eval': COMMON_ARGS
     + [
@@ -281,6 +335,7 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             '',
             'stored simulated batch to compare the rolling window of K runs against',
         ),
+        STATIC_TF_ARG,
     ],
 }
 
@@ -584,6 +639,24 @@ def _real_chain(
     navsat.remappings = [('imu', a['imu_topic']), ('gps/fix', a['gps_topic'])]
     ekf.parameters[0] = {**ekf.parameters[0], 'imu0': a['imu_topic']}
     nodes = [navsat, ekf]
+    specs = static_tf_specs(a['static_tf'])
+    if specs and judge == 'builtin':
+        # the built-in nodes have no TF listener (the pip runtime has no tf2): the transforms are
+        # their parameter
+        for n in (navsat, ekf):
+            n.parameters[0] = {**n.parameters[0], 'static_transforms': specs}
+    elif specs:
+        # robot_localization looks them up on /tf_static, as on the vehicle
+        nodes += [
+            NodeSpec(
+                'tf2_ros',
+                'static_transform_publisher',
+                f'static_tf_{i}',
+                arguments=static_transform_publisher_args(spec),
+                role='tf',
+            )
+            for i, spec in enumerate(specs)
+        ]
     nodes.append(
         NodeSpec(
             PACKAGE,

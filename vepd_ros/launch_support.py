@@ -126,6 +126,7 @@ def _actions(context, graph: str):
             namespace=n.namespace or '',
             parameters=_launch_parameters(graph, n, nodes),
             remappings=n.remappings,
+            arguments=n.arguments,
             output='screen',
         )
         actions.append(action)

@@ -193,7 +193,7 @@ def run(args) -> int:
     nodes = build_graph(args.graph, values)
     if args.list:
         for n in nodes:
-            print(f'{n.package}/{n.executable}  ' + ' '.join(n.ros_args()))
+            print(f'{n.package}/{n.executable}  ' + ' '.join([*n.arguments, *n.ros_args()]))
         return 0
     quiet = getattr(args, 'quiet', False)
     opts = {
@@ -717,10 +717,9 @@ def _run_processes(nodes, opts: dict, domain: Domain):
         env = {**os.environ, 'ROS_DOMAIN_ID': str(domain.domain_id)}
         for spec in nodes:
             exe = Path(sys.prefix) / 'bin' / spec.executable
+            program = str(exe) if exe.exists() else spec.executable
             procs.append(
-                subprocess.Popen(
-                    [str(exe) if exe.exists() else spec.executable, *spec.ros_args()], env=env
-                )
+                subprocess.Popen([program, *spec.arguments, *spec.ros_args()], env=env)
             )
         own = {fqn('/' + n.namespace.strip('/') if n.namespace else '/', n.name) for n in nodes}
         own.add(listener.get_fully_qualified_name())
