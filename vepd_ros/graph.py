@@ -288,6 +288,13 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             'truth Odometry (remap to Chrono::ROS or Gazebo topics)',
         ),
         Param('truth_imu_topic', '/ground_truth/imu', 'truth Imu (noise-free)'),
+        Param(
+            'judge_per_run',
+            False,
+            'start a fresh judge chain (ekf + navsat processes) for every run under ros2 launch '
+            '(judge_supervisor_node); always so with judge:=robot_localization, which cannot '
+            'be reset',
+        ),
     ],
     'bag_replay': COMMON_ARGS
     + [
@@ -426,6 +433,40 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
     ]
 
 
+def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec:
+    """
+    Return the judge_supervisor_node that starts the chain's navsat + ekf afresh for every run.
+
+    The processes are the ones ``_judge_nodes`` describes (same parameters and remappings), without
+    ``reset_on_run_events``: each is new at its run's start. The chain is up once its nodes
+    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe gps/fix (navsat) and
+    odometry/gps (ekf), names relative to the chain's namespace.
+    """
+    import json
+
+    chain = _judge_nodes(a, namespace, judge, {**extra, 'reset_on_run_events': False})
+    return NodeSpec(
+        PACKAGE,
+        'judge_supervisor_node',
+        'judge_supervisor',
+        namespace,
+        [
+            {
+                'use_sim_time': extra.get('use_sim_time', False),
+                'chain': [
+                    json.dumps(
+                        {'package': n.package, 'executable': n.executable, 'args': n.ros_args()}
+                    )
+                    for n in chain
+                ],
+                'ready_publishers': ['odometry/filtered', 'odometry/gps'],
+                'ready_subscribers': ['gps/fix', 'odometry/gps'],
+            }
+        ],
+        role='judge_supervisor',
+    )
+
+
 def message_package_installed(type_name: str) -> bool:
     """
     ``pkg/msg/Type``: is ``pkg``'s Python message package importable here (no import, no ROS)?
@@ -495,6 +536,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
     n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
+    per_run = a['use_truth_node'] and (a['judge_per_run'] or judge == 'robot_localization')
     if a['use_truth_node']:
         nodes.append(
             NodeSpec(
@@ -513,7 +555,11 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                         # odometry; with the built-in judge its navsat and ekf follow the run
                         # events too: the first run waits until every chain is up
                         'wait_for_subscribers': 3 * n_chains,
-                        'wait_for_run_subscribers': (5 if judge == 'builtin' else 3) * n_chains,
+                        # (with one judge chain per run, its supervisor does)
+                        'wait_for_run_subscribers': (
+                            4 if per_run else 5 if judge == 'builtin' else 3
+                        )
+                        * n_chains,
                     }
                 ],
                 remappings=[
@@ -560,8 +606,13 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 ],
                 role='imu',
             ),
-            # each run is judged by a freshly started filter and navsat, as in the offline study
-            *_judge_nodes(a, ns, judge, {**t, 'reset_on_run_events': a['use_truth_node']}),
+            # each run is judged by a freshly started filter and navsat, as in the offline study:
+            # reset by run events (built-in judge) or new processes per run (supervisor)
+            *(
+                [_per_run_judge(a, ns, judge, t)]
+                if per_run
+                else _judge_nodes(a, ns, judge, {**t, 'reset_on_run_events': a['use_truth_node']})
+            ),
             NodeSpec(
                 PACKAGE,
                 'recorder_node',

@@ -191,6 +191,13 @@ def run(args) -> int:
         args.graph, {k: str(v) if not isinstance(v, str) else v for k, v in raw.items()}
     )
     nodes = build_graph(args.graph, values)
+    if any(n.role == 'judge_supervisor' for n in nodes) and not args.list:
+        raise ParameterError(
+            'judge_per_run',
+            True,
+            'false under vepd run (robot_localization, or one judge chain per run, needs separate '
+            'processes paced by truth_node: ros2 launch vepd_ros sim_judge.launch.py)',
+        )
     if args.list:
         for n in nodes:
             print(f'{n.package}/{n.executable}  ' + ' '.join([*n.arguments, *n.ros_args()]))
