@@ -62,7 +62,8 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     if n.role == 'truth' and params and params[0].get('publish_clock'):
         extra = {
             'shutdown_when_done': True,
-            'pace_nodes': sum(1 for m in nodes if m.role == 'recorder'),
+            # a judge supervisor holds /clock while it replaces its chain between runs
+            'pace_nodes': sum(1 for m in nodes if m.role in ('recorder', 'judge_supervisor')),
         }
     elif n.role == 'truth':
         extra = {'shutdown_when_done': True}
@@ -127,6 +128,7 @@ def _actions(context, graph: str):
             namespace=n.namespace or '',
             parameters=_launch_parameters(graph, n, nodes),
             remappings=n.remappings,
+            arguments=n.arguments,
             output='screen',
         )
         actions.append(action)

@@ -151,6 +151,23 @@ def stamp_to_ns(stamp) -> int:
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
+def static_transforms_param(specs):
+    """
+    Return the ``StaticTF`` tree of a ``static_transforms`` parameter (judge_node, navsat_node).
+
+    The parameter is vepd_ros's own (the pip runtime has no tf2 listener): a string or a list of
+    strings in ``vepd bag --static-tf``'s spelling, parsed by ``judge.navsat.StaticTF.parse``; a
+    bad spec is a ``ParameterError`` naming the parameter.
+    """
+    from vepd_ros.judge.navsat import StaticTF
+
+    specs = [specs] if isinstance(specs, str) else list(specs)
+    try:
+        return StaticTF.parse(specs)
+    except ValueError as exc:
+        raise ParameterError('static_transforms', specs, str(exc)) from None
+
+
 def ns_to_stamp(t_ns: int):
     from builtin_interfaces.msg import Time
 

@@ -42,6 +42,7 @@ from vepd_ros.nodes.base import (
     run_node,
     RunEvents,
     SENSOR_QOS,
+    static_transforms_param,
 )
 from vepd_ros.params import ParameterError
 
@@ -89,12 +90,15 @@ class JudgeNode(Node):
         # `frequency` tick (lower latency for live use; the output rate becomes the measurement
         # rate, unlike ekf_node and the paper's 35 Hz).
         self._tick_on_arrival = bool(raw.pop('publish_on_measurement', False))
+        # vepd_ros's own too, as navsat_node's: the sensor mountings ekf_node would look up on
+        # /tf_static (the pip runtime has no tf2), in vepd bag --static-tf's spelling
+        tf = static_transforms_param(raw.pop('static_transforms', []))
         # The same loader as the offline graph: robot_localization's YAML including a control block
         # (ART's file sets use_control with nothing publishing cmd_vel: emulated as a command that
         # never arrives).
         judge = load_judge_params(raw)
         self.params = judge.ekf
-        self.filter = RosFilter(self.params)
+        self.filter = RosFilter(self.params, tf)
         if judge.control is not None:
             self.filter.ekf = make_judge_ekf(judge, 1)
         self.drops = DropCounter(self)
