@@ -17,10 +17,11 @@ What launch adds, because every node is its own process here:
   truth_node stops /clock after its last run and exits. live_eval evaluates a rolling window
   forever by design: stop it with Ctrl-C (SIGINT; every finished run is on disk, the run in
   progress is not written).
-- paced sim time: separate processes cannot be stepped in lockstep as ``vepd run`` does, so
-  truth_node waits for every chain's recorder (``pace_nodes``, progress on ``/vepd/progress``) and
-  never runs /clock more than ``pace_window_s`` ahead of the slowest. A machine too slow for
-  ``time_scale`` makes the run take longer; it does not lose messages.
+- lockstep sim time: every node on /clock reports on ``/vepd/progress`` how many messages it has
+  taken and published per topic whenever it is idle, and truth_node (``pace_nodes``) takes its
+  next step only once every message published so far has been taken: the step order of ``vepd
+  run``, so the results are the same. A machine too slow for ``time_scale`` makes the run take
+  longer; it does not lose or reorder messages.
 - bag_replay: ``ros2 bag play --clock`` where rosbag2 is installed, else the package's
   ``bag_player_node``; the single run is written once the input has been quiet for a few seconds
   (the bag ended).
@@ -59,7 +60,14 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     if n.role == 'truth' and params and params[0].get('publish_clock'):
         extra = {
             'shutdown_when_done': True,
-            'pace_nodes': sum(1 for m in nodes if m.role == 'recorder'),
+            # every node of this package on /clock reports what it took (run_node)
+            'pace_nodes': sum(
+                1
+                for m in nodes
+                if m.role != 'truth'
+                and m.package == n.package
+                and any(isinstance(q, dict) and q.get('use_sim_time') for q in m.parameters)
+            ),
         }
     elif n.role == 'truth':
         extra = {'shutdown_when_done': True}

@@ -254,7 +254,11 @@ def run_node(
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
-            executor.spin()
+            if node.get_parameter('use_sim_time').value:
+                # on a /clock that truth_node may pace (pace_nodes): say what was taken and sent
+                spin_reporting(executor, TrafficCounter(node))
+            else:
+                executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
@@ -318,10 +322,125 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
 RUN_EVENTS_TOPIC = '/ground_truth/run'
 
 PROGRESS_TOPIC = '/vepd/progress'
-"""Paced sim time (std_msgs/String JSON ``{"node": <fqn>, "stamp_ns": <int>}``): how far a node has got in sim
-time. truth_node (``pace_nodes``) does not run /clock further ahead of the slowest report than its window, so
-separate processes on a slow machine keep every message instead of falling behind and losing queued ones."""
+"""
+Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
+
+``{"node": <fqn>, "received": {topic: n}, "published": {topic: n}}``: how many messages a node on
+sim time has taken per topic and published per topic, sent whenever its executor has nothing left
+to run. truth_node (``pace_nodes``) takes its next step only once every subscriber has taken every
+message published on its topics (``/clock`` included): the ``vepd run`` lockstep, by counts.
+"""
 PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+PROGRESS_HEARTBEAT_S = 1.0
+"""An idle node repeats its report this often (s, wall clock): one gone quiet is dead or stuck."""
+
+
+class TrafficCounter:
+    """
+    Count the messages a node takes and publishes, per topic, and report them when it is idle.
+
+    Wraps the callbacks of the subscriptions and the ``publish`` of the publishers the node has
+    when this is created (``/clock`` included, infrastructure topics not). A subscription created
+    later is not counted; one destroyed stops being reported. Two subscriptions of one topic in a
+    node report the smaller count (each must have taken every message).
+    """
+
+    def __init__(self, node: Node):
+        from std_msgs.msg import String
+
+        self._node, self._string = node, String
+        self._subs: list[tuple] = []  # (subscription, topic, [count])
+        self.published: dict[str, int] = {}
+        uncounted = (PROGRESS_TOPIC, DIAGNOSTICS_TOPIC, '/rosout', '/parameter_events')
+        for sub in list(node.subscriptions):
+            if sub.topic_name not in uncounted:
+                self._subs.append((sub, sub.topic_name, self._count_takes(sub)))
+        for pub in list(node.publishers):
+            if pub.topic_name not in uncounted:
+                self._count_publishes(pub)
+        self._pub = None  # created on the first report (truth_node counts, never reports)
+        self._last: str | None = None
+        self._last_wall = 0.0
+
+    @staticmethod
+    def _count_takes(sub) -> list:
+        count, callback = [0], sub.callback
+
+        def counted(*args):
+            count[0] += 1
+            return callback(*args)
+
+        sub.callback = counted
+        return count
+
+    def _count_publishes(self, pub) -> None:
+        topic, publish = pub.topic_name, pub.publish
+        self.published.setdefault(topic, 0)
+
+        def counted(msg):
+            publish(msg)
+            self.published[topic] += 1
+
+        pub.publish = counted
+
+    def received(self) -> dict[str, int]:
+        """Messages taken per topic by the subscriptions still alive."""
+        alive = {id(s) for s in self._node.subscriptions}
+        out: dict[str, int] = {}
+        for sub, topic, count in self._subs:
+            if id(sub) in alive:
+                out[topic] = min(out.get(topic, count[0]), count[0])
+        return out
+
+    def report(self) -> None:
+        """Publish the counts if they changed, or every ``PROGRESS_HEARTBEAT_S`` (when idle)."""
+        import json
+        import time
+
+        if not self._node.context.ok():
+            return
+        text = json.dumps(
+            {
+                'node': self._node.get_fully_qualified_name(),
+                'received': self.received(),
+                'published': self.published,
+            },
+            sort_keys=True,
+        )
+        now = time.monotonic()
+        if text == self._last and now - self._last_wall < PROGRESS_HEARTBEAT_S:
+            return
+        self._last, self._last_wall = text, now
+        if self._pub is None:
+            self._pub = self._node.create_publisher(self._string, PROGRESS_TOPIC, PROGRESS_QOS)
+        self._pub.publish(self._string(data=text))
+
+
+def spin_reporting(executor, counter: TrafficCounter) -> None:
+    """
+    Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
+
+    Idle means a wait with a zero timeout finds nothing: every callback the messages taken so far
+    caused, and the timers the last ``/clock`` made due, have run (``vepd run``'s ``_Lockstep``
+    drains the same way), so the counts reported are final for this step.
+    """
+    from rclpy.executors import TimeoutException
+
+    while executor.context.ok():
+        try:
+            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
+        except TimeoutException:
+            counter.report()
+            try:
+                handler, _, _ = executor.wait_for_ready_callbacks(
+                    timeout_sec=PROGRESS_HEARTBEAT_S / 2
+                )
+            except TimeoutException:
+                continue
+        handler()
+        exc = handler.exception()
+        if exc is not None:
+            raise exc
 
 
 class RunEvents:

@@ -35,6 +35,7 @@ from vepd_ros.nodes.base import (
     PROGRESS_QOS,
     PROGRESS_TOPIC,
     run_node,
+    TrafficCounter,
 )
 from vepd_ros.params import ParameterError
 from vepd_ros.seeding import run_plan
@@ -71,7 +72,11 @@ class TruthNode(Node):
         self._clock_started = False
         self._finish_ns = None  # shutdown_when_done: sim time at which /clock stops
         self.drops = DropCounter(self)
-        self._progress: dict[str, list] = {}  # node -> [stamp_ns, wall ns when it last moved]
+        self._reports: dict[str, dict] = {}  # node -> its last report on PROGRESS_TOPIC (+ 'wall')
+        self._gone: set[str] = set()  # nodes silent for pace_timeout_s: no longer waited for
+        self._lost: dict[tuple, int] = {}  # (node, topic) -> messages given up as lost
+        self._held_since = None  # wall ns since which the next step waits for the counts
+        self.traffic = None  # what this node sent, per topic (pacing)
         self.paced_steps = 0  # steps held back by pacing (tests, logs)
         if p['pace_nodes']:
             if not self.drive_clock:
@@ -80,6 +85,7 @@ class TruthNode(Node):
                     p['pace_nodes'],
                     '0 unless this node drives /clock (time_scale != 1 or publish_clock)',
                 )
+            self.traffic = TrafficCounter(self)
             self.create_subscription(String, PROGRESS_TOPIC, self._on_progress, PROGRESS_QOS)
         if self.drive_clock:
             wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
@@ -120,12 +126,15 @@ class TruthNode(Node):
     def _on_progress(self, msg: String) -> None:
         try:
             e = json.loads(msg.data)
-            node, stamp = str(e['node']), int(e['stamp_ns'])
-        except (ValueError, KeyError, TypeError) as exc:
+            node = str(e['node'])
+            report = {
+                key: {str(t): int(n) for t, n in e[key].items()}
+                for key in ('received', 'published')
+            }
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
-        entry = self._progress.setdefault(node, [stamp, self._wall_ns()])
-        if stamp != entry[0]:
-            entry[0], entry[1] = stamp, self._wall_ns()
+        if node not in self._gone:
+            self._reports[node] = {**report, 'wall': self._wall_ns()}
 
     @staticmethod
     def _wall_ns() -> int:
@@ -135,37 +144,59 @@ class TruthNode(Node):
 
     def _paced(self) -> bool:
         """
-        True when the next step keeps sim time within ``pace_window_s`` (+ two steps: the step in
-        flight) of the slowest progress report. A node stuck for ``pace_timeout_s`` stops counting
-        (warned by name).
+        Return whether every paced node has taken every message published on its topics so far.
+
+        The counts come from the nodes' reports on ``PROGRESS_TOPIC`` (``TrafficCounter``: sent
+        when a node has nothing left to run) and this node's own. A node silent for
+        ``pace_timeout_s`` (dead or stuck) is no longer waited for; messages a live node has not
+        taken after ``pace_timeout_s`` are given up as lost (a best-effort hop dropped them). Both
+        are warned by name, and the runs they touch show it in their coverage.
         """
         if not self.p['pace_nodes'] or not self._clock_started:
             return True  # the first step is free: it starts /clock, which the reports follow
-        if len(self._progress) < self.p['pace_nodes']:
+        now, timeout_ns = self._wall_ns(), int(self.p['pace_timeout_s'] * NS)
+        for node, r in list(self._reports.items()):
+            if now - r['wall'] > timeout_ns:
+                self.get_logger().warning(
+                    f'{node}: no report for {self.p["pace_timeout_s"]:g} s (wall); sim time goes '
+                    'on without it (its runs will show the gap in their coverage)'
+                )
+                del self._reports[node]
+                self._gone.add(node)
+        if len(self._reports) + len(self._gone) < self.p['pace_nodes']:
             self.get_logger().info(
                 f'waiting for {self.p["pace_nodes"]} nodes to report on {PROGRESS_TOPIC} '
-                f'({len(self._progress)} so far)',
+                f'({len(self._reports)} so far)',
                 throttle_duration_sec=5.0,
             )
             return False
-        limit = self.sim_ns - int(self.p['pace_window_s'] * NS) - 2 * self.period_ns
-        now = self._wall_ns()
-        slow = [(stamp, node) for node, (stamp, moved) in self._progress.items() if stamp < limit]
-        stuck = [
-            node
-            for stamp, node in slow
-            if now - self._progress[node][1] > self.p['pace_timeout_s'] * NS
+        published = dict(self.traffic.published)
+        for r in self._reports.values():
+            for topic, n in r['published'].items():
+                published[topic] = published.get(topic, 0) + n
+        behind = [
+            (node, topic, missing)
+            for node, r in self._reports.items()
+            for topic, n in r['received'].items()
+            if topic in published
+            and (missing := published[topic] - n - self._lost.get((node, topic), 0)) > 0
         ]
-        for node in stuck:
-            self.get_logger().warning(
-                f'{node}: no progress for {self.p["pace_timeout_s"]:g} s (wall); sim time '
-                'goes on without it (its runs will show the gap in their coverage)'
-            )
-            self._progress[node] = [self.sim_ns, now]
-        if len(slow) > len(stuck):
-            self.paced_steps += 1
-            return False
-        return True
+        if not behind:
+            self._held_since = None
+            return True
+        if self._held_since is None:
+            self._held_since = now
+        elif now - self._held_since > timeout_ns:
+            for node, topic, missing in behind:
+                self._lost[node, topic] = self._lost.get((node, topic), 0) + missing
+                self.get_logger().warning(
+                    f'{node}: {missing} message(s) on {topic} not taken after '
+                    f'{self.p["pace_timeout_s"]:g} s (wall); given up as lost'
+                )
+            self._held_since = None
+            return True
+        self.paced_steps += 1
+        return False
 
     def _on_clock_tick(self):
         """
