@@ -131,7 +131,7 @@ def test_a_slow_keep_last_1_subscriber_takes_every_sample_in_step_with_the_clock
         # taken before the subscriber's clock passed it (the data of a step precede its /clock)
         assert all(clock < stamp for stamp, clock, _ in got), got[:5]
     assert [(s, v) for s, _, v in slow] == [(s, v) for s, _, v in fast]
-    assert truth.paced_steps > 0  # the consumer did hold truth back
+    assert truth.pacer.held_steps > 0  # the consumer did hold truth back
 
 
 def test_a_subscriber_that_dies_does_not_hang_the_clock(domain_id):

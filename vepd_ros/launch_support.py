@@ -60,14 +60,7 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     if n.role == 'truth' and params and params[0].get('publish_clock'):
         extra = {
             'shutdown_when_done': True,
-            # every node of this package on /clock reports what it took (run_node)
-            'pace_nodes': sum(
-                1
-                for m in nodes
-                if m.role != 'truth'
-                and m.package == n.package
-                and any(isinstance(q, dict) and q.get('use_sim_time') for q in m.parameters)
-            ),
+            'pace_nodes': _paced_nodes(n, nodes),
         }
     elif n.role == 'truth':
         extra = {'shutdown_when_done': True}
@@ -80,10 +73,25 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     ):
         extra = {'end_after_quiet_s': BAG_QUIET_S}
     elif n.role == 'bag':
-        extra = {'shutdown_when_done': True}
+        extra = {'shutdown_when_done': True, 'pace_nodes': _paced_nodes(n, nodes)}
     if extra:
         params[0] = {**params[0], **extra}
     return params
+
+
+def _paced_nodes(driver, nodes: list) -> int:
+    """
+    Count the nodes that report to ``driver``, the /clock source, for its lockstep (pace_nodes).
+
+    Every node of this package on /clock does (``run_node``); robot_localization's do not.
+    """
+    return sum(
+        1
+        for m in nodes
+        if m is not driver
+        and m.package == driver.package
+        and any(isinstance(q, dict) and q.get('use_sim_time') for q in m.parameters)
+    )
 
 
 def _shutdown_on_failure(event, context):

@@ -443,6 +443,107 @@ def spin_reporting(executor, counter: TrafficCounter) -> None:
             raise exc
 
 
+class Pacer:
+    """
+    Lockstep for the node that drives /clock: ``ready()`` once every paced node has taken it all.
+
+    ``pace_nodes`` nodes report on ``PROGRESS_TOPIC`` (``TrafficCounter``, ``spin_reporting``);
+    this node's own publishers are counted here. The next step may go out when every reported
+    subscriber has taken every message published on its topics (this node's and the others'), so
+    every callback the previous step caused, in every process, has run: the step order of ``vepd
+    run``'s ``_Lockstep``. The first step is free (it starts /clock, which the reports follow). A
+    node silent for ``timeout_s`` (dead or stuck) is no longer waited for; messages a live node has
+    not taken after ``timeout_s`` are given up as lost (a best-effort hop dropped them). Both are
+    warned by name; the runs they touch show it in their coverage. ``pace_nodes`` 0: always ready.
+    """
+
+    def __init__(self, node: Node, pace_nodes: int, timeout_s: float, drops: DropCounter):
+        from std_msgs.msg import String
+
+        self._node, self.pace_nodes, self.drops = node, pace_nodes, drops
+        self._timeout_ns = int(timeout_s * 1e9)
+        self._timeout_text = f'{timeout_s:g} s (wall)'
+        self.held_steps = 0  # steps held back (logs, tests)
+        self._reports: dict[str, dict] = {}  # node -> its last report (+ 'wall')
+        self._gone: set[str] = set()  # silent for timeout_s: no longer waited for
+        self._lost: dict[tuple, int] = {}  # (node, topic) -> messages given up as lost
+        self._held_since = None  # wall ns since which the next step waits
+        self.traffic = None
+        if pace_nodes:
+            self.traffic = TrafficCounter(node)  # after the node has created its publishers
+            node.create_subscription(String, PROGRESS_TOPIC, self._on_report, PROGRESS_QOS)
+
+    @staticmethod
+    def _wall_ns() -> int:
+        import time
+
+        return time.monotonic_ns()
+
+    def _on_report(self, msg) -> None:
+        import json
+
+        try:
+            e = json.loads(msg.data)
+            name = str(e['node'])
+            report = {
+                key: {str(t): int(n) for t, n in e[key].items()}
+                for key in ('received', 'published')
+            }
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
+        if name not in self._gone:
+            self._reports[name] = {**report, 'wall': self._wall_ns()}
+
+    def ready(self) -> bool:
+        """Return whether the next step may go out (see the class)."""
+        if not self.pace_nodes or not self.traffic.published.get('/clock'):
+            return True
+        log = self._node.get_logger()
+        now = self._wall_ns()
+        for name, r in list(self._reports.items()):
+            if now - r['wall'] > self._timeout_ns:
+                log.warning(
+                    f'{name}: no report for {self._timeout_text}; sim time goes on without it '
+                    '(its runs will show the gap in their coverage)'
+                )
+                del self._reports[name]
+                self._gone.add(name)
+        if len(self._reports) + len(self._gone) < self.pace_nodes:
+            log.info(
+                f'waiting for {self.pace_nodes} nodes to report on {PROGRESS_TOPIC} '
+                f'({len(self._reports)} so far)',
+                throttle_duration_sec=5.0,
+            )
+            return False
+        published = dict(self.traffic.published)
+        for r in self._reports.values():
+            for topic, n in r['published'].items():
+                published[topic] = published.get(topic, 0) + n
+        behind = [
+            (name, topic, missing)
+            for name, r in self._reports.items()
+            for topic, n in r['received'].items()
+            if topic in published
+            and (missing := published[topic] - n - self._lost.get((name, topic), 0)) > 0
+        ]
+        if not behind:
+            self._held_since = None
+            return True
+        if self._held_since is None:
+            self._held_since = now
+        elif now - self._held_since > self._timeout_ns:
+            for name, topic, missing in behind:
+                self._lost[name, topic] = self._lost.get((name, topic), 0) + missing
+                log.warning(
+                    f'{name}: {missing} message(s) on {topic} not taken after '
+                    f'{self._timeout_text}; given up as lost'
+                )
+            self._held_since = None
+            return True
+        self.held_steps += 1
+        return False
+
+
 class RunEvents:
     """
     Follows truth_node's run events (``/ground_truth/run``, JSON) so a node can restart per run.

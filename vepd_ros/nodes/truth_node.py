@@ -32,10 +32,8 @@ from vepd_ros.nodes.base import (
     DropCounter,
     EVENT_QOS,
     ns_to_stamp,
-    PROGRESS_QOS,
-    PROGRESS_TOPIC,
+    Pacer,
     run_node,
-    TrafficCounter,
 )
 from vepd_ros.params import ParameterError
 from vepd_ros.seeding import run_plan
@@ -69,24 +67,15 @@ class TruthNode(Node):
         self.sim_ns = int(round(p['start_time_s'] * NS))
         self.published = 0
         self._shutdown_timer = None
-        self._clock_started = False
         self._finish_ns = None  # shutdown_when_done: sim time at which /clock stops
         self.drops = DropCounter(self)
-        self._reports: dict[str, dict] = {}  # node -> its last report on PROGRESS_TOPIC (+ 'wall')
-        self._gone: set[str] = set()  # nodes silent for pace_timeout_s: no longer waited for
-        self._lost: dict[tuple, int] = {}  # (node, topic) -> messages given up as lost
-        self._held_since = None  # wall ns since which the next step waits for the counts
-        self.traffic = None  # what this node sent, per topic (pacing)
-        self.paced_steps = 0  # steps held back by pacing (tests, logs)
-        if p['pace_nodes']:
-            if not self.drive_clock:
-                raise ParameterError(
-                    'pace_nodes',
-                    p['pace_nodes'],
-                    '0 unless this node drives /clock (time_scale != 1 or publish_clock)',
-                )
-            self.traffic = TrafficCounter(self)
-            self.create_subscription(String, PROGRESS_TOPIC, self._on_progress, PROGRESS_QOS)
+        if p['pace_nodes'] and not self.drive_clock:
+            raise ParameterError(
+                'pace_nodes',
+                p['pace_nodes'],
+                '0 unless this node drives /clock (time_scale != 1 or publish_clock)',
+            )
+        self.pacer = Pacer(self, p['pace_nodes'], p['pace_timeout_s'], self.drops)
         if self.drive_clock:
             wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
             self.timer = self.create_timer(
@@ -123,81 +112,6 @@ class TruthNode(Node):
         )
         return False
 
-    def _on_progress(self, msg: String) -> None:
-        try:
-            e = json.loads(msg.data)
-            node = str(e['node'])
-            report = {
-                key: {str(t): int(n) for t, n in e[key].items()}
-                for key in ('received', 'published')
-            }
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
-        if node not in self._gone:
-            self._reports[node] = {**report, 'wall': self._wall_ns()}
-
-    @staticmethod
-    def _wall_ns() -> int:
-        import time
-
-        return time.monotonic_ns()
-
-    def _paced(self) -> bool:
-        """
-        Return whether every paced node has taken every message published on its topics so far.
-
-        The counts come from the nodes' reports on ``PROGRESS_TOPIC`` (``TrafficCounter``: sent
-        when a node has nothing left to run) and this node's own. A node silent for
-        ``pace_timeout_s`` (dead or stuck) is no longer waited for; messages a live node has not
-        taken after ``pace_timeout_s`` are given up as lost (a best-effort hop dropped them). Both
-        are warned by name, and the runs they touch show it in their coverage.
-        """
-        if not self.p['pace_nodes'] or not self._clock_started:
-            return True  # the first step is free: it starts /clock, which the reports follow
-        now, timeout_ns = self._wall_ns(), int(self.p['pace_timeout_s'] * NS)
-        for node, r in list(self._reports.items()):
-            if now - r['wall'] > timeout_ns:
-                self.get_logger().warning(
-                    f'{node}: no report for {self.p["pace_timeout_s"]:g} s (wall); sim time goes '
-                    'on without it (its runs will show the gap in their coverage)'
-                )
-                del self._reports[node]
-                self._gone.add(node)
-        if len(self._reports) + len(self._gone) < self.p['pace_nodes']:
-            self.get_logger().info(
-                f'waiting for {self.p["pace_nodes"]} nodes to report on {PROGRESS_TOPIC} '
-                f'({len(self._reports)} so far)',
-                throttle_duration_sec=5.0,
-            )
-            return False
-        published = dict(self.traffic.published)
-        for r in self._reports.values():
-            for topic, n in r['published'].items():
-                published[topic] = published.get(topic, 0) + n
-        behind = [
-            (node, topic, missing)
-            for node, r in self._reports.items()
-            for topic, n in r['received'].items()
-            if topic in published
-            and (missing := published[topic] - n - self._lost.get((node, topic), 0)) > 0
-        ]
-        if not behind:
-            self._held_since = None
-            return True
-        if self._held_since is None:
-            self._held_since = now
-        elif now - self._held_since > timeout_ns:
-            for node, topic, missing in behind:
-                self._lost[node, topic] = self._lost.get((node, topic), 0) + missing
-                self.get_logger().warning(
-                    f'{node}: {missing} message(s) on {topic} not taken after '
-                    f'{self.p["pace_timeout_s"]:g} s (wall); given up as lost'
-                )
-            self._held_since = None
-            return True
-        self.paced_steps += 1
-        return False
-
     def _on_clock_tick(self):
         """
         One step of sim time: publish the samples stamped up to T, then let /clock reach T −
@@ -213,13 +127,12 @@ class TruthNode(Node):
 
     def step(self) -> bool:
         """One sim-time step (False while waiting for subscribers or held back by pacing)."""
-        if not self._ready() or not self._paced():
+        if not self._ready() or not self.pacer.ready():
             return False
         if self._finish_ns is not None and self.sim_ns >= self._finish_ns:
             return self._stop()
         self._publish_due(self.sim_ns)
         self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns - self.period_ns // 2)))
-        self._clock_started = True
         self.sim_ns += self.period_ns
         return True
 
@@ -339,7 +252,7 @@ class TruthNode(Node):
         if self._shutdown_timer is None:
             self.get_logger().info(
                 f'all {len(self.plan)} runs published ({self.published} samples); /clock '
-                f'stopped ({self.paced_steps} steps held back by pacing); shutting down'
+                f'stopped ({self.pacer.held_steps} steps held back by pacing); shutting down'
             )
             self.timer.cancel()
             # Give DDS a moment to deliver the last (reliable, latched) events before the process
