@@ -410,9 +410,11 @@ class TrafficCounter:
         now = time.monotonic()
         if text == self._last and now - self._last_wall < PROGRESS_HEARTBEAT_S:
             return
-        self._last, self._last_wall = text, now
         if self._pub is None:
             self._pub = self._node.create_publisher(self._string, PROGRESS_TOPIC, PROGRESS_QOS)
+        if not self._pub.get_subscription_count():
+            return  # nobody paces this graph (live input, vepd run --processes): say nothing
+        self._last, self._last_wall = text, now
         self._pub.publish(self._string(data=text))
 
 
