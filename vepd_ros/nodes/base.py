@@ -325,9 +325,10 @@ PROGRESS_TOPIC = '/vepd/progress'
 """
 Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
 
-``{"node": <fqn>, "received": {topic: n}, "published": {topic: n}}``: how many messages a node on
-sim time has taken per topic and published per topic, sent whenever its executor has nothing left
-to run. truth_node (``pace_nodes``) takes its next step only once every subscriber has taken every
+``{"node": <fqn>, "received": {topic: n}, "published": {topic: n}, "matched": {topic: n}}``: how
+many messages a node on sim time has taken per topic and published per topic, and how many
+subscriptions each of its publishers has matched, sent whenever its executor has nothing left to
+run. truth_node (``pace_nodes``) takes its next step only once every subscriber has taken every
 message published on its topics (``/clock`` included): the ``vepd run`` lockstep, by counts.
 """
 PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -350,6 +351,7 @@ class TrafficCounter:
 
         self._node, self._string = node, String
         self._subs: list[tuple] = []  # (subscription, topic, [count])
+        self._pubs: list = []
         self.published: dict[str, int] = {}
         uncounted = (PROGRESS_TOPIC, DIAGNOSTICS_TOPIC, '/rosout', '/parameter_events')
         for sub in list(node.subscriptions):
@@ -376,6 +378,7 @@ class TrafficCounter:
     def _count_publishes(self, pub) -> None:
         topic, publish = pub.topic_name, pub.publish
         self.published.setdefault(topic, 0)
+        self._pubs.append(pub)
 
         def counted(msg):
             publish(msg)
@@ -392,6 +395,14 @@ class TrafficCounter:
                 out[topic] = min(out.get(topic, count[0]), count[0])
         return out
 
+    def matched(self) -> dict[str, int]:
+        """
+        Return the subscriptions matched per published topic.
+
+        DDS discovery: a best-effort message sent before its subscriber is matched is lost.
+        """
+        return {pub.topic_name: pub.get_subscription_count() for pub in self._pubs}
+
     def report(self) -> None:
         """Publish the counts if they changed, or every ``PROGRESS_HEARTBEAT_S`` (when idle)."""
         import json
@@ -404,6 +415,7 @@ class TrafficCounter:
                 'node': self._node.get_fully_qualified_name(),
                 'received': self.received(),
                 'published': self.published,
+                'matched': self.matched(),
             },
             sort_keys=True,
         )
@@ -453,10 +465,11 @@ class Pacer:
     this node's own publishers are counted here. The next step may go out when every reported
     subscriber has taken every message published on its topics (this node's and the others'), so
     every callback the previous step caused, in every process, has run: the step order of ``vepd
-    run``'s ``_Lockstep``. The first step is free (it starts /clock, which the reports follow). A
-    node silent for ``timeout_s`` (dead or stuck) is no longer waited for; messages a live node has
-    not taken after ``timeout_s`` are given up as lost (a best-effort hop dropped them). Both are
-    warned by name; the runs they touch show it in their coverage. ``pace_nodes`` 0: always ready.
+    run``'s ``_Lockstep``; and not before every publisher has matched every reported subscriber of
+    its topic (a best-effort message sent before that is lost for good). A node silent for
+    ``timeout_s`` (dead or stuck) is no longer waited for; messages a live node has not taken after
+    ``timeout_s`` are given up as lost (a best-effort hop dropped them). Both are warned by name;
+    the runs they touch show it in their coverage. ``pace_nodes`` 0: always ready.
     """
 
     def __init__(self, node: Node, pace_nodes: int, timeout_s: float, drops: DropCounter):
@@ -489,7 +502,7 @@ class Pacer:
             name = str(e['node'])
             report = {
                 key: {str(t): int(n) for t, n in e[key].items()}
-                for key in ('received', 'published')
+                for key in ('received', 'published', 'matched')
             }
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
@@ -498,7 +511,7 @@ class Pacer:
 
     def ready(self) -> bool:
         """Return whether the next step may go out (see the class)."""
-        if not self.pace_nodes or not self.traffic.published.get('/clock'):
+        if not self.pace_nodes:
             return True
         log = self._node.get_logger()
         now = self._wall_ns()
@@ -514,6 +527,23 @@ class Pacer:
             log.info(
                 f'waiting for {self.pace_nodes} nodes to report on {PROGRESS_TOPIC} '
                 f'({len(self._reports)} so far)',
+                throttle_duration_sec=5.0,
+            )
+            return False
+        subscribers: dict[str, int] = {}  # topic -> reporting nodes that take it
+        for r in self._reports.values():
+            for topic in r['received']:
+                subscribers[topic] = subscribers.get(topic, 0) + 1
+        unmatched = [
+            topic
+            for counts in (self.traffic.matched(), *(r['matched'] for r in self._reports.values()))
+            for topic, n in counts.items()
+            if n < subscribers.get(topic, 0)
+        ]
+        if unmatched:
+            log.info(
+                f'waiting for discovery: publishers on {", ".join(sorted(set(unmatched)))} have '
+                'not matched every subscriber yet',
                 throttle_duration_sec=5.0,
             )
             return False
