@@ -235,6 +235,12 @@ class TruthNode(Node):
         self.get_logger().info(
             f'run {self.run + 1}/{len(self.plan)} ({scenario} #{j}) {kind} at '
             f't={stamp_ns / NS:.3f} s'
+            # said per run: a launch may end (its evaluator done) before this node's last line
+            + (
+                f' ({self.pacer.held_steps} steps held back by pacing)'
+                if kind == 'end' and self.pacer.pace_nodes
+                else ''
+            )
         )
 
     def _finish(self):
