@@ -13,9 +13,9 @@ user starts it.
 
 - ``ros2 launch vepd_ros sim_judge.launch.py ...`` ends by itself with status 0 once the evaluator
   has its result, every node exits cleanly, and the result equals ``vepd run``'s for the same
-  arguments and seeds (the tolerance of test_sim_judge_graph.py's graph-vs-study test: W1, W2
-  within 2 % + 0.002). Separate processes are paced by truth_node (``/vepd/progress``), so no run
-  loses estimates: every run's coverage is complete.
+  arguments and seeds, W1 and W2 bit for bit. Separate processes step in lockstep with truth_node
+  (message counts on ``/vepd/progress``), so no run loses or reorders messages, on a loaded
+  machine too: every run's coverage is complete, without re-runs.
 - Ctrl-C (SIGINT to the whole process group, twice) in the middle of the runs: exit 0, no
   traceback, only complete runs on disk.
 - ``ros2 pkg executables vepd_ros`` lists every node; ``ros2 run vepd_ros <node> --help`` prints
@@ -90,11 +90,6 @@ def vepd_run_result(tmp_path_factory):
     return {**json.loads(proc.stdout), 'test_output_dir': str(out)}
 
 
-# Separate processes are paced (truth_node waits for the slowest recorder on /vepd/progress), not
-# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates,
-# which the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full
-# launch.
-@pytest.mark.flaky(reruns=2, reruns_delay=5)
 @pytest.mark.parametrize('distro', DISTROS)
 def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
     distro, domain_id, tmp_path, vepd_run_result
@@ -118,15 +113,12 @@ def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
         -4000:
     ]  # 2 chains x 5 + truth + evaluator
     result = json.loads((out / 'result.json').read_text())
+    # lockstep by message counts: the same callbacks in the same order as vepd run, so the same
+    # bits (before, on a loaded machine, W1 0.00062-0.0035 against vepd run's 0.0010)
     for label, ref in vepd_run_result['models'].items():
         got = result['models'][label]
         for key in ('W1', 'W2'):
-            assert abs(got[key] - ref[key]) <= 0.002 + 0.02 * ref[key], (
-                label,
-                key,
-                got[key],
-                ref[key],
-            )
+            assert got[key] == ref[key], (label, key, got[key], ref[key])
     sidecars = sorted(p for p in out.rglob('straight_*.json'))
     assert len(sidecars) == 4
     for p in sidecars:  # paced: no run lost estimates or truth
@@ -220,11 +212,6 @@ def test_ros2_pkg_executables_and_ros2_run_help(distro, domain_id):
     assert 'time_scale (float, default 1.0)' in text and 'pace_nodes (int, default 0)' in text
 
 
-# Separate processes are paced (truth_node waits for the slowest recorder on /vepd/progress), not
-# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates,
-# which the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full
-# launch.
-@pytest.mark.flaky(reruns=2, reruns_delay=5)
 @pytest.mark.parametrize('distro', DISTROS)
 def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
     """
@@ -373,10 +360,8 @@ def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing
     A time_scale the machine cannot hold slows the launch instead of losing data.
 
     time_scale 100 with two chains of five processes on two shared cores: truth_node holds /clock
-    back (pacing, counted in its last log line) and no run comes short of the evaluator's coverage
-    threshold (C2's default 0.9). Pacing is by window, not lockstep: under this load a judge tick
-    can still find its IMU sample not yet delivered (seen: 137-141 of 140 estimates per run, gaps
-    of two ticks); each run's sidecar says so (coverage), nothing is lost silently.
+    back (lockstep pacing, counted in its log line at each run's end) and every run is complete
+    (its sidecar's coverage: every estimate and truth sample, no gap).
     """
     import re
 
@@ -400,8 +385,8 @@ def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing
     for p in sorted(out.rglob('straight_*.json')):
         cov = json.loads(p.read_text())['coverage']
         for stream in ('estimates', 'truth'):
-            assert cov[stream]['received'] >= 0.9 * cov[stream]['expected'], (p, cov)
-            assert cov[stream]['max_gap_s'] < 5 / cov[stream]['rate_hz'], (p, cov)
+            assert cov[stream]['received'] >= cov[stream]['expected'] - 1, (p, cov)
+            assert cov[stream]['max_gap_s'] < 1.5 / cov[stream]['rate_hz'], (p, cov)
     assert len(list(out.rglob('straight_*.json'))) == 4
 
 

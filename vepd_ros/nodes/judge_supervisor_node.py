@@ -18,8 +18,8 @@ Sequence, on sim time (truth_node drives /clock and paces it on ``/vepd/progress
    to the run events (truth_node waits for that subscription before run 1);
 2. at each run ``end`` event, once the clock is ``restart_delay_s`` past the end (the last
    estimates are out), stop the chain (SIGINT, then SIGKILL after ``stop_timeout_s``) and start a
-   fresh one; meanwhile this node's progress report stays at that time, so truth_node holds
-   /clock (within ``pace_window_s``) until the fresh chain is up and the next run's data flows.
+   fresh one; meanwhile this node reports ``hold`` (``pace_hold``) on ``/vepd/progress``, so
+   truth_node's lockstep holds /clock until the fresh chain is up and the next run's data flows.
 On exit (SIGINT/SIGTERM, or the launch shutting down) the chain is stopped: no orphan process.
 """
 
@@ -38,8 +38,6 @@ from vepd_ros.nodes.base import (
     declare_params,
     DropCounter,
     EVENT_QOS,
-    PROGRESS_QOS,
-    PROGRESS_TOPIC,
     RUN_EVENTS_TOPIC,
     run_node,
 )
@@ -111,11 +109,12 @@ class JudgeSupervisorNode(Node):
         self.procs: list[subprocess.Popen] = []
         self.chains_started = 0
         self._restart_at_ns: int | None = None  # sim time at which the chain is replaced
-        self._hold_ns: int | None = None  # progress stays here while a chain is (re)starting
+        self.pace_hold = False  # reported on /vepd/progress: /clock waits while a chain restarts
         self._runs_sub = None
-        self.pub_progress = self.create_publisher(String, PROGRESS_TOPIC, PROGRESS_QOS)
         self._start_chain()
         self.create_timer(0.05, self._on_timer, clock=_steady_clock())
+        # on sim time: the restart is due within the step that reaches it, before the node reports
+        self.create_timer(0.01, self._on_sim_tick)
 
     # -- the chain ------------------------------------------------------------------------------
     def _counts_zero(self) -> bool:
@@ -156,7 +155,14 @@ class JudgeSupervisorNode(Node):
         except (ValueError, KeyError, TypeError) as exc:
             return self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
         self._restart_at_ns = end_ns + int(round(self.p['restart_delay_s'] * 1e9))
-        self._hold_ns = self._restart_at_ns
+
+    def _on_sim_tick(self) -> None:
+        now = self.get_clock().now().nanoseconds
+        if self._restart_at_ns is not None and now >= self._restart_at_ns:
+            self._restart_at_ns = None
+            self.pace_hold = True
+            self._stop_chain()
+            self._waiting_gone = True
 
     def _on_timer(self) -> None:
         bad = [p for p in self.procs if p.poll() not in (None, 0)]
@@ -168,34 +174,19 @@ class JudgeSupervisorNode(Node):
             self._stop_chain()
             self.context.try_shutdown()  # run_node returns exit_status: the launch shuts down
             return
-        now = self.get_clock().now().nanoseconds
-        if self._restart_at_ns is not None and now >= self._restart_at_ns:
-            self._restart_at_ns = None
-            self._stop_chain()
-            self._waiting_gone = True
         if getattr(self, '_waiting_gone', False):
             if not self._counts_zero():
-                return self._report(now)
+                return
             self._waiting_gone = False
             self._start_chain()
         if self._starting and self._chain_up():
             self._starting = False
-            self._hold_ns = None
+            self.pace_hold = False
             self.get_logger().info(f'judge chain #{self.chains_started} up')
             if self._runs_sub is None:  # truth_node waits for this before run 1
                 self._runs_sub = self.create_subscription(
                     String, RUN_EVENTS_TOPIC, self._on_run_event, EVENT_QOS
                 )
-        self._report(now)
-
-    def _report(self, now: int) -> None:
-        stamp = now if self._hold_ns is None else min(now, self._hold_ns)
-        if self.context.ok():
-            self.pub_progress.publish(
-                String(
-                    data=json.dumps({'node': self.get_fully_qualified_name(), 'stamp_ns': stamp})
-                )
-            )
 
     def destroy_node(self):
         self._stop_chain()

@@ -45,8 +45,6 @@ from vepd_ros.nodes.base import (
     DiagnosticsPublisher,
     DropCounter,
     EVENT_QOS,
-    PROGRESS_QOS,
-    PROGRESS_TOPIC,
     RUN_EVENTS_TOPIC,
     run_node,
     stamp_to_ns,
@@ -220,11 +218,7 @@ class RecorderNode(Node):
         self.create_service(Trigger, '~/start', self._srv_start)
         self.create_service(Trigger, '~/stop', self._srv_stop)
         self.create_timer(0.1, self._on_stale_check)
-        # how far this chain has got in sim time, for truth_node's pacing (PROGRESS_TOPIC)
-        self.pub_progress = self.create_publisher(String, PROGRESS_TOPIC, PROGRESS_QOS)
-        self._last_estimate_s = -math.inf
         self._last_input_wall = None
-        self.create_timer(0.05, self._report_progress, clock=_steady_clock())
         if seg == 'single' and p['end_after_quiet_s'] > 0:
             self.create_timer(0.2, self._on_quiet_check, clock=_steady_clock())
         self.diagnostics = DiagnosticsPublisher(self, self.drops, self._diagnostic_values)
@@ -244,8 +238,6 @@ class RecorderNode(Node):
         self.received['estimate'] += 1
         v = (msg.twist.twist.linear.x, msg.twist.twist.linear.y)
         self._feed('estimate', msg, v)
-        self._last_estimate_s = max(self._last_estimate_s, stamp_to_ns(msg.header.stamp) * 1e-9)
-        self._report_progress()
 
     def _on_truth(self, msg):
         self.received['truth'] += 1
@@ -415,33 +407,6 @@ class RecorderNode(Node):
         except Exception:  # noqa: BLE001 - the context went down between the check and the publish
             if self.context.ok():
                 raise
-
-    def progress_ns(self) -> int:
-        """
-        Return how far this chain has got in sim time (ns).
-
-        How far this chain has got in sim time: the last estimate's stamp while a run with
-        estimates is in progress (the run start until its first estimate: the judge is what falls
-        behind on a slow machine), else this node's clock (it follows /clock). Between a run's end
-        and its closing the clock stands, so the tail of a run never holds sim time back.
-        """
-        now = self.get_clock().now().nanoseconds
-        start = self.core.run_start
-        if start is not None and not self.core.end_known:
-            # before the run's first estimate, the run start: the judge has not produced anything
-            # yet
-            return min(now, int(round(max(self._last_estimate_s, start) * 1e9)))
-        return now
-
-    def _report_progress(self):
-        if self.context.ok():
-            self.pub_progress.publish(
-                String(
-                    data=json.dumps(
-                        {'node': self.get_fully_qualified_name(), 'stamp_ns': self.progress_ns()}
-                    )
-                )
-            )
 
     def _on_quiet_check(self):
         """
