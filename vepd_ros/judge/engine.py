@@ -68,6 +68,7 @@ def run(
     on_publish=None,
     fuse_same_stamp: bool = False,
     scalar: bool | None = None,
+    steps=None,
 ) -> None:
     """
     Run the node loop over ``series`` at the EKF ticks ``ticks_ns``, writing rows into ``out``.
@@ -82,10 +83,16 @@ def run(
     sequential updates up to rounding, so callers that must keep their outputs' bits pass False).
     ``scalar``: the K = 1 float path (default: when K = 1); False runs every measurement through
     the array path (``_process``), the reference the float path is tested against.
+
+    ``steps``: how queue entries are prepared and applied for another model than ``Ekf`` (an object
+    with ``add(series) -> index``, ``deliver(queue, series_indices, sample_indices)`` and
+    ``process(queue, now, on_update)``, as ``_ArraySteps``; ``ekf`` is then that model, with
+    ``initialized``, ``last_time_ns`` and ``predict_to``) — the bicycle judge.
     """
-    if scalar is None:
-        scalar = ekf.K == 1
-    steps = _ScalarSteps(ekf, fuse_same_stamp) if scalar else _ArraySteps(ekf)
+    if steps is None:
+        if scalar is None:
+            scalar = ekf.K == 1
+        steps = _ScalarSteps(ekf, fuse_same_stamp) if scalar else _ArraySteps(ekf)
     series = list(series)
     for s in series:
         steps.add(s)
@@ -172,7 +179,9 @@ class NodeOutputs:
     ``predict_to_current_time``, predict to ``now``; then, once initialised, an output row stamped
     with the filter's last time, published only when that stamp moved forward (or
     ``permit_corrected_publication``). Rows that are not published are kept only with
-    ``keep_unpublished`` (``run_schedule`` keeps them, flagged).
+    ``keep_unpublished`` (``run_schedule`` keeps them, flagged). ``params``: any object with
+    ``permit_corrected_publication``, ``predict_to_current_time`` and ``sensor_timeout_ns``;
+    ``state_size``: n of the model's x (K, n) and P (K, n, n) (15; the bicycle judge 4).
     """
 
     def __init__(
@@ -182,9 +191,11 @@ class NodeOutputs:
         k: int,
         full_covariance: bool = False,
         keep_unpublished: bool = True,
+        state_size: int = 15,
     ):
-        self.x = np.empty((n_ticks, k, 15))
-        self.P = np.empty((n_ticks, k, 15, 15) if full_covariance else (n_ticks, k, 15))
+        n = state_size
+        self.x = np.empty((n_ticks, k, n))
+        self.P = np.empty((n_ticks, k, n, n) if full_covariance else (n_ticks, k, n))
         self.tick, self.stamp = np.empty(n_ticks, np.int64), np.empty(n_ticks, np.int64)
         self.published, self.timeout = np.zeros(n_ticks, bool), np.zeros(n_ticks, bool)
         self.rows = 0
@@ -195,7 +206,7 @@ class NodeOutputs:
         self.predict_always = params.predict_to_current_time
         self.sensor_timeout_ns = params.sensor_timeout_ns
         self._k1 = k == 1
-        self._diag = np.arange(15)
+        self._diag = np.arange(n)
 
     def end_tick(self, ekf: Ekf, now: int, timeout: bool):
         """
