@@ -125,15 +125,42 @@ def run(
         if dyn:
             steps.deliver(queue, dyn, [0] * len(dyn))
             dyn.clear()
-        # ---- the queue, or the sensor timeout
-        timeout = False
-        if queue:
-            while queue and queue[0][0] <= now:
-                process(queue, now, on_update)
-        elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
-            timeout = True
+        timeout = process_queue(ekf, queue, now, process, on_update, sensor_timeout)
         if out.end_tick(ekf, now, timeout) and on_publish is not None:
             on_publish(now, ekf.last_time_ns)
+
+
+def process_queue(ekf, queue: list, now: int, process, on_update, sensor_timeout_ns: int) -> bool:
+    """
+    Process the queued measurements stamped ≤ ``now``; return whether the sensor timed out.
+
+    The middle of ekf_node's timer callback (``run`` and ``RosFilter.tick``): ``process(queue,
+    now, on_update)`` pops and applies the first entry (stamp first in each entry). With an empty
+    queue, the sensors timed out when the filter is initialised and now − last_time ≥
+    sensor_timeout: the caller then predicts to now (``end_tick``).
+    """
+    if queue:
+        while queue and queue[0][0] <= now:
+            process(queue, now, on_update)
+        return False
+    return ekf.initialized and now - ekf.last_time_ns >= sensor_timeout_ns
+
+
+def end_of_callback(ekf, now: int, timeout: bool, params, last_published_ns: int):
+    """
+    End a timer callback: the timeout prediction, then whether the output is published.
+
+    With a timeout or ``predict_to_current_time``, predict to ``now``. Returns None while the
+    filter is not initialised, else (stamp = the filter's last time, published): published only
+    when the stamp moved forward past ``last_published_ns`` (or
+    ``permit_corrected_publication``). ``params``: any object with those two flags.
+    """
+    if not ekf.initialized:
+        return None
+    if timeout or params.predict_to_current_time:
+        ekf.predict_to(now)
+    stamp = ekf.last_time_ns
+    return stamp, params.permit_corrected_publication or stamp > last_published_ns
 
 
 def delivery_order(series: list) -> tuple:
@@ -202,8 +229,7 @@ class NodeOutputs:
         self.last_published_ns = 0
         self.full = full_covariance
         self.keep_unpublished = keep_unpublished
-        self.permit = params.permit_corrected_publication
-        self.predict_always = params.predict_to_current_time
+        self.params = params
         self.sensor_timeout_ns = params.sensor_timeout_ns
         self._k1 = k == 1
         self._diag = np.arange(n)
@@ -215,12 +241,10 @@ class NodeOutputs:
         Returns None when the filter is not initialised or the row is not kept, else whether it was
         published.
         """
-        if not ekf.initialized:
+        end = end_of_callback(ekf, now, timeout, self.params, self.last_published_ns)
+        if end is None:
             return None
-        if timeout or self.predict_always:
-            ekf.predict_to(now)
-        stamp = ekf.last_time_ns
-        pub = self.permit or stamp > self.last_published_ns
+        stamp, pub = end
         if not pub and not self.keep_unpublished:
             return None
         if pub:
@@ -539,4 +563,12 @@ def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2, Rclamped=None
     return acc.astype(np.int8)
 
 
-__all__ = ['delivery_order', 'NodeOutputs', 'run', 'series_tables', 'Timer']
+__all__ = [
+    'delivery_order',
+    'end_of_callback',
+    'NodeOutputs',
+    'process_queue',
+    'run',
+    'series_tables',
+    'Timer',
+]

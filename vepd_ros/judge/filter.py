@@ -127,6 +127,13 @@ class RosFilter:
     def queued(self) -> int:
         return len(self._queue)
 
+    def _process(self, queue: list, now_ns: int, on_update) -> None:
+        """Pop the queue's first measurement and apply it (``engine.process_queue``)."""
+        _, _, m = heapq.heappop(queue)
+        status = self.ekf.process(m.stamp_ns, m.z, m.R, m.update_vector, m.threshold)
+        if on_update is not None:
+            on_update(m.topic, m.stamp_ns, status, now_ns)
+
     # ------------------------------------------------------------------ timer
     def tick(self, now_ns: int) -> FilterOutput | None:
         """
@@ -142,22 +149,13 @@ class RosFilter:
             _, _, sensor, msg = heapq.heappop(self._pending)
             self._deliver(sensor, msg)
         ekf = self.ekf
-        predict_now = self.params.predict_to_current_time
-        timeout = False
-        if self._queue:
-            while self._queue and self._queue[0][0] <= now_ns:
-                _, _, m = heapq.heappop(self._queue)
-                status = ekf.process(m.stamp_ns, m.z, m.R, m.update_vector, m.threshold)
-                if self.on_update is not None:
-                    self.on_update(m.topic, m.stamp_ns, status, now_ns)
-        elif ekf.initialized and now_ns - ekf.last_time_ns >= self.params.sensor_timeout_ns:
-            predict_now = timeout = True
-        if ekf.initialized and predict_now:
-            ekf.predict_to(now_ns)
-        if not ekf.initialized:
+        timeout = engine.process_queue(
+            ekf, self._queue, now_ns, self._process, self.on_update, self.params.sensor_timeout_ns
+        )
+        end = engine.end_of_callback(ekf, now_ns, timeout, self.params, self.last_published_ns)
+        if end is None:
             return None
-        stamp = ekf.last_time_ns
-        published = self.params.permit_corrected_publication or stamp > self.last_published_ns
+        stamp, published = end
         if published:
             self.last_published_ns = stamp
         return FilterOutput(now_ns, stamp, ekf.x, ekf.P, published, timeout)
