@@ -56,8 +56,8 @@ Batch form (the offline study; vectorised over K runs that share message timing)
 Runs whose GPS validity (NO_FIX / NaN) differs are split into groups with equal validity patterns,
 because navsat's publication times, and so the EKF's timing, depend on it.
 
-``run_graph`` is the general engine (any EKF sensors as prepared arrays, optional navsat inputs);
-``vepd judge replay`` uses it with K = 1.
+``run_graph`` runs any EKF sensors (prepared arrays) with optional navsat inputs through the node
+loop ``engine.run``, navsat as a second timer; ``vepd judge replay`` uses it with K = 1.
 
 ``use_control`` (on in ART's ekf.yaml, but nothing publishes cmd_vel there) is emulated here as
 robot_localization does with a command that is always timed out: each prediction decelerates the
