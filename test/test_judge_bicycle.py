@@ -104,13 +104,13 @@ def test_params():
 
 
 def test_registry_selects_judges_by_name():
-    assert set(JUDGES) == {'robot_localization', 'bicycle'}
-    assert (
-        get_judge('bicycle').name == 'bicycle'
-        and get_judge('builtin').name == 'robot_localization'
-    )
+    assert set(JUDGES) == {'builtin', 'bicycle'}
+    assert get_judge('bicycle').name == 'bicycle' and get_judge('builtin').name == 'builtin'
+    assert get_judge(None).name == 'builtin'
     with pytest.raises(ValueError, match='bicycle'):
         get_judge('ukf')
+    with pytest.raises(ValueError, match='upstream robot_localization node'):
+        get_judge('robot_localization')  # the ROS graph's judge only
     imu, gps, _ = circle_inputs(k=2, duration_s=5.0)
     for name in JUDGES:
         r = get_judge(name).batch(

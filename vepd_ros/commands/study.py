@@ -60,7 +60,11 @@ def register(sub):
              'the '
         'real side (e.g. rtk)',
     )
-    p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
+    p.add_argument(
+        '--judge',
+        default='builtin',
+        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
+    )
     p.add_argument(
         '--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)'
     )

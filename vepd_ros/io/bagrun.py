@@ -481,45 +481,39 @@ def judge_segment(
     """
     Run the built-in judge over one segment's IMU and GPS (K = 1).
 
-    Returns (stamp_ns, vx, vy, dropped).
+    The judge step of the study (``pipelines.judge_step.judge``) with one run. Returns (stamp_ns,
+    vx, vy, dropped).
     """
-    from vepd_ros.judge.graph import run_judge_batch
     from vepd_ros.judge.navsat import StaticTF
+    from vepd_ros.pipelines.judge_step import judge
 
     tf = StaticTF.parse(static_tf) if static_tf else None
-    k1 = {
-        k: (v[None] if isinstance(v, np.ndarray) and k not in ('stamp_ns', 'arrival_ns') else v)
-        for k, v in imu.items()
-    }
-    g1 = None
-    if gps is not None and len(gps['stamp_ns']):
-        g1 = {
-            k: (
-                v[None] if isinstance(v, np.ndarray) and k not in ('stamp_ns', 'arrival_ns') else v
-            )
-            for k, v in gps.items()
-        }
-    res = run_judge_batch(
-        str(ekf_config),
-        str(navsat_config) if navsat_config else None,
-        k1,
-        g1,
-        tf,
+    res = judge(
+        _stream('imu', imu),
+        _stream('fix', gps) if gps is not None and len(gps['stamp_ns']) else None,
+        ekf_yaml=ekf_config,
+        navsat_yaml=navsat_config,
+        tf=tf,
         gravity_frame=gravity_frame,
     )
-    if res.get('split'):
-        r = res['runs'][0]
-        return (
-            np.asarray(r['stamp_ns'], np.int64),
-            np.asarray(r['vx'], float),
-            np.asarray(r['vy'], float),
-            {},
-        )
-    return (
-        np.asarray(res['stamp_ns'], np.int64),
-        np.asarray(res['vx'][0], float),
-        np.asarray(res['vy'][0], float),
-        res.get('dropped') or {},
+    st, vx, vy = res.velocity(0)
+    return np.asarray(st, np.int64), np.asarray(vx, float), np.asarray(vy, float), res.dropped
+
+
+def _stream(kind: str, d: dict):
+    """Return one run's arrays (this module's dict layout) as a K = 1 ``Stream``."""
+    from vepd_ros.streams import Stream
+
+    return Stream(
+        kind,
+        d['stamp_ns'],
+        d.get('arrival_ns'),
+        d.get('frame_id', ''),
+        fields={
+            k: v[None]
+            for k, v in d.items()
+            if isinstance(v, np.ndarray) and k not in ('stamp_ns', 'arrival_ns')
+        },
     )
 
 

@@ -9,7 +9,7 @@
 
     vepd judge replay --ekf-config YAML [--navsat-config YAML] INPUT --out CSV
                       [--static-tf "parent child x y z roll pitch yaw"]... [--remap FROM:=TO]...
-                      [--gps-topic TOPIC] [--navsat-imu-topic TOPIC] [--judge NAME]
+                      [--gps-topic TOPIC] [--navsat-imu-topic TOPIC] [--judge builtin|bicycle]
 
 INPUT is a bag — ROS 1 (``.bag``) or ROS 2 (directory with metadata.yaml, ``.db3``/``.mcap``), read
 with rosbags — or a directory of raw CSVs (``raw_<sensor>.csv`` per EKF sensor name, e.g.
@@ -103,10 +103,9 @@ def add_replay_arguments(p) -> None:
     )
     p.add_argument(
         '--judge',
-        default='robot_localization',
+        default='builtin',
         metavar='NAME',
-        help='judge by name (see vepd_ros.judge.registry): robot_localization (default) or '
-             'bicycle',
+        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
     )
 
 
@@ -347,7 +346,7 @@ def replay(
     gps_topic=None,
     navsat_imu_topic=None,
     ekf_node_name=None,
-    judge: str = 'robot_localization',
+    judge: str = 'builtin',
     gravity_frame: str = 'imu',
 ):
     """
@@ -388,7 +387,7 @@ def load_inputs(params, inp, remap=()):
     return read_csv_dir(inp, params) if is_csv_dir else read_bag(inp, remap=rm)
 
 
-def replay_robot_localization(
+def replay_builtin(
     ekf_config,
     inp,
     navsat_config=None,
@@ -399,6 +398,7 @@ def replay_robot_localization(
     ekf_node_name=None,
     gravity_frame: str = 'imu',
 ) -> dict:
+    """Replay INPUT through the builtin judge (ekf + navsat, ``judge.graph.run_graph``)."""
     from vepd_ros.judge.graph import (
         GPS_ODOM_TOPIC,
         imu_gravity_removal,
@@ -653,7 +653,7 @@ def run_replay(args) -> int:
         gps_topic=getattr(args, 'gps_topic', None),
         navsat_imu_topic=getattr(args, 'navsat_imu_topic', None),
         ekf_node_name=getattr(args, 'ekf_node_name', None),
-        judge=getattr(args, 'judge', None) or 'robot_localization',
+        judge=getattr(args, 'judge', None) or 'builtin',
         gravity_frame=getattr(args, 'gravity_frame', None) or 'imu',
     )
     from vepd_ros.judge.graph import explain_no_estimate
