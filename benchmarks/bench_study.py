@@ -53,7 +53,7 @@ import time
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
-from vepd_ros import pipeline  # noqa: E402
+from vepd_ros.pipelines import study as pipeline  # noqa: E402
 
 MODELS = ['ch_gauss', 'ch_rw', 'airsim', 'ch_gauss+airsim', 'ch_rw+airsim']
 SCENARIOS = ['straight', 'circle', 'sine']

@@ -98,7 +98,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from vepd_ros.commands.evaluate import format_tables
-    from vepd_ros.pipeline import run_study
+    from vepd_ros.pipelines.study import run_study
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.tables import write_tables_csv
 

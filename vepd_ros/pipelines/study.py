@@ -64,8 +64,6 @@ from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
 from vepd_ros.streams import Stream
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-
 
 @dataclass
 class SimulatedRun:
