@@ -245,9 +245,10 @@ def _check_numbers(args) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from vepd_ros.io.bagrun import make_runs, read_bag_streams, segments_for, SplitSpec
+    from vepd_ros.io.bagrun import read_bag_streams, segments_for, SplitSpec
     from vepd_ros.io.ins import TruthOptions
     from vepd_ros.io.profiles import get_profile, parse_topic_overrides
+    from vepd_ros.pipelines.bag import make_runs
     from vepd_ros.runs.layout import BatchWriter, is_reference_label
 
     t_wall = time.perf_counter()
