@@ -16,8 +16,8 @@ each wall time, for.
 * cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a
   fresh interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user
   sees;
-* study       ``pipeline.run_study`` in-process on every core (imports done; otherwise what ``vepd
-  study`` does);
+* study       ``pipelines.study.run_study`` in-process on every core (imports done; otherwise
+  what ``vepd study`` does);
 * sequential  the same with ``workers=1`` (one core, same chunks) — the baseline the issue asks
   for;
 * sim+judge   ``simulate_and_judge`` alone on every core (no files, no evaluator);
@@ -30,9 +30,9 @@ each wall time, for.
                                                [--tree DIR | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
-(``pipeline.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree``
-of an older commit) for before/after figures; ``--installed`` the ``vepd`` console script of the
-venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs /
+(``pipelines.study.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git
+worktree`` of an older commit) for before/after figures; ``--installed`` the ``vepd`` console
+script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs /
 s. The box is shared: compare medians and minima of several repeats, and the CPU seconds, which
 other load disturbs less than wall time.
 """
