@@ -32,9 +32,9 @@ each wall time, for.
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
 (``pipelines.study.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git
 worktree`` of an older commit) for before/after figures; ``--installed`` the ``vepd`` console
-script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs /
-s. The box is shared: compare medians and minima of several repeats, and the CPU seconds, which
-other load disturbs less than wall time.
+script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real
+time) and runs / s. The box is shared: compare medians and minima of several repeats, and the CPU
+seconds, which other load disturbs less than wall time.
 """
 
 from __future__ import annotations
