@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from ros_helpers import ros_env
 from vepd_ros.metrics.core import run_metrics
-from vepd_ros.pipeline import judge_batch, run_records, simulate_run
+from vepd_ros.pipelines.study import judge_batch, run_records, simulate_run
 from vepd_ros.runs.format import read_run
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

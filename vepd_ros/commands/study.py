@@ -60,7 +60,11 @@ def register(sub):
              'the '
         'real side (e.g. rtk)',
     )
-    p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
+    p.add_argument(
+        '--judge',
+        default='builtin',
+        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
+    )
     p.add_argument(
         '--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)'
     )
@@ -94,7 +98,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from vepd_ros.commands.evaluate import format_tables
-    from vepd_ros.pipeline import run_study
+    from vepd_ros.pipelines.study import run_study
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.tables import write_tables_csv
 

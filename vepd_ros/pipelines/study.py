@@ -21,10 +21,10 @@ Steps, each its own function so fronts and tests can use them separately:
   from ``vepd_ros.seeding.derive_seed`` by name, exactly as the ROS graph derives them (truth seed
   per scenario and run — the same truth for every model —, GPS/IMU seeds per label, scenario and
   run);
-* ``judge_batch``     THE judge step, isolated: sensor runs in, the estimator's body-frame velocity
-  out ``[(stamp_s, vx, vy), ...]``. ``'builtin'`` = ``vepd_ros.judge.graph.run_judge_batch`` with
-  robot_localization's own YAML (``config/ekf.yaml``, ``config/navsat.yaml``), runs batched by
-  identical message timing;
+* ``judge_batch``     the judge step (``pipelines.judge_step.judge``) on sensor runs: the
+  estimator's body-frame velocity out ``[(stamp_s, vx, vy), ...]``; judges by name
+  (``judge.registry``: 'builtin', the default, or 'bicycle') with robot_localization's own YAML
+  (``config/ekf.yaml``, ``config/navsat.yaml``), runs batched by identical message timing;
 * ``run_records``     estimate + truth (body-frame vx, vy at ``truth_rate_hz``) → ``RunRecord``s;
 * ``run_study``       every run simulated, judged and written (``OUT/Real``, ``OUT/Sim/<label>``,
   names and sidecar fields from ``BatchWriter.run_file``) by worker processes, chunk by chunk
@@ -55,15 +55,14 @@ import shutil
 from typing import Sequence
 
 import numpy as np
-from vepd_ros.graph import config_file as _config_file
+from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
+from vepd_ros.pipelines.judge_step import config_file as _config_file, judge as judge_step
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-JUDGES = ('builtin',)
+from vepd_ros.streams import Stream
 
 
 @dataclass
@@ -177,12 +176,13 @@ def _ns(t_s) -> np.ndarray:
     return np.round(np.asarray(t_s, float) * 1e9).astype(np.int64)
 
 
-def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], dict, dict]]:
+def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]]:
     """
-    Build the ``run_judge_batch`` inputs.
+    Build the judge's input streams: runs grouped by identical message timing.
 
-    ``run_judge_batch`` inputs: runs grouped by identical message timing (IMU stamps, GPS stamps
-    and arrivals); unpublished GPS samples become NaN positions (navsat ignores them).
+    Runs grouped by identical message timing (IMU stamps, GPS stamps and arrivals), each group as
+    an IMU and a GPS ``Stream``; unpublished GPS samples become NaN positions (navsat ignores
+    them).
     """
     groups: dict[bytes, list[int]] = {}
     for i, r in enumerate(sensor_runs):
@@ -198,35 +198,43 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], dict, dict]]:
     for idx in groups.values():
         rs = [sensor_runs[i] for i in idx]
         r0 = rs[0]
-        imu = {
-            'stamp_ns': _ns(r0.imu.t_s),
-            'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
-            'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
-            'orientation': np.stack([r.imu.orientation for r in rs]),
-            'orientation_covariance': np.stack(
-                [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
-            ),
-            'angular_velocity_covariance': np.stack(
-                [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
-            ),
-            'linear_acceleration_covariance': np.stack(
-                [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
-            ),
-            'frame_id': 'base_link',
-        }
+        imu = Stream(
+            'imu',
+            _ns(r0.imu.t_s),
+            frame_id='base_link',
+            fields={
+                'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
+                'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
+                'orientation': np.stack([r.imu.orientation for r in rs]),
+                'orientation_covariance': np.stack(
+                    [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
+                ),
+                'angular_velocity_covariance': np.stack(
+                    [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
+                ),
+                'linear_acceleration_covariance': np.stack(
+                    [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
+                ),
+            },
+        )
         lla = np.stack([r.gps_lla for r in rs]).astype(float)
         pub = np.stack([np.asarray(r.gps.published, bool) for r in rs])
         lla[~pub] = np.nan
-        gps = {
-            'stamp_ns': _ns(r0.gps.stamp_s),
-            'arrival_ns': _ns(r0.gps.publish_s),
-            'latitude': lla[..., 0],
-            'longitude': lla[..., 1],
-            'altitude': lla[..., 2],
-            'position_covariance': np.stack([r.gps.covariance_enu.reshape(-1, 9) for r in rs]),
-            'status': np.stack([r.gps.status for r in rs]),
-            'frame_id': 'gps',
-        }
+        gps = Stream(
+            'fix',
+            _ns(r0.gps.stamp_s),
+            _ns(r0.gps.publish_s),
+            frame_id='gps',
+            fields={
+                'latitude': lla[..., 0],
+                'longitude': lla[..., 1],
+                'altitude': lla[..., 2],
+                'position_covariance': np.stack(
+                    [r.gps.covariance_enu.reshape(-1, 9) for r in rs]
+                ),
+                'status': np.stack([r.gps.status for r in rs]),
+            },
+        )
         out.append((idx, imu, gps))
     return out
 
@@ -237,32 +245,16 @@ def judge_batch(
     """
     Run the judge on each sensor run; return the estimator's outputs.
 
-    The judge step: for each sensor run, the estimator's output (stamps in s, body vx, body vy).
+    The judge step (``pipelines.judge_step.judge``) on each group of ``judge_inputs``: for each
+    sensor run, the estimator's output (stamps in s, body vx, body vy).
     """
-    if judge not in JUDGES:
-        raise ValueError(
-            f'judge {judge!r} is not available offline: expected one of {", ".join(JUDGES)} '
-            f'(robot_localization itself needs the ROS graph: `vepd run sim_judge` / launch files)'
-        )
-    from vepd_ros.judge.graph import run_judge_batch
-
-    ekf = ekf_yaml or _config_file('ekf.yaml')
-    nav = navsat_yaml or _config_file('navsat.yaml')
+    get_judge(judge)  # a bad name is an error even with no runs
     out: list = [None] * len(sensor_runs)
     for idx, imu, gps in judge_inputs(sensor_runs):
-        res = run_judge_batch(str(ekf), str(nav), imu, gps)
-        if res.get('split'):
-            per = res['runs']
-            for i, r in zip(idx, per):
-                out[i] = (
-                    np.asarray(r['stamp_ns']) / 1e9,
-                    np.asarray(r['vx'], float),
-                    np.asarray(r['vy'], float),
-                )
-        else:
-            t = np.asarray(res['stamp_ns']) / 1e9
-            for row, i in enumerate(idx):
-                out[i] = (t, np.asarray(res['vx'][row], float), np.asarray(res['vy'][row], float))
+        res = judge_step(imu, gps, judge=judge, ekf_yaml=ekf_yaml, navsat_yaml=navsat_yaml)
+        for row, i in enumerate(idx):
+            st, vx, vy = res.velocity(row)
+            out[i] = (st / 1e9, np.asarray(vx, float), np.asarray(vy, float))
     return out
 
 
@@ -599,8 +591,7 @@ def run_study(
         raise ValueError(
             f'duration must be at least {MIN_DURATION_S:g} s per run, got {duration_s!r}'
         )
-    if judge not in JUDGES:
-        judge_batch([], judge)  # raises the clear error
+    get_judge(judge)  # a bad name: the clear error before OUT is touched
     scen = [canonical_scenario(s) for s in scenarios]
     for m in models:
         if m not in GPS_MODELS:
