@@ -209,7 +209,7 @@ def mounted_imu_case(tmp_path):
     import shutil
 
     from vepd_ros.cli import main as vepd
-    from vepd_ros.pipeline import run_study
+    from vepd_ros.pipelines.study import run_study
 
     bag = tmp_path / 'mounted_imu_bag'
     run = simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4)

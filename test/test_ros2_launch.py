@@ -224,7 +224,7 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
-    from vepd_ros.pipeline import run_study, simulate_run
+    from vepd_ros.pipelines.study import run_study, simulate_run
 
     package_executables_ready()
     bag = tmp_path / 'art_bag'
@@ -274,7 +274,7 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
-    from vepd_ros.pipeline import run_study, simulate_run
+    from vepd_ros.pipelines.study import run_study, simulate_run
 
     package_executables_ready()
     bag = tmp_path / 'art_bag'
