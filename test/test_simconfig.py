@@ -316,3 +316,29 @@ def test_load_sensor_file_reads_every_format(tmp_path):
     assert load_sensor_file(carla, 'imu').model == 'carla_imu'
     with pytest.raises(ValueError, match='no GPS sensor in it'):
         load_sensor_file(carla, 'gps')
+
+
+@pytest.mark.slow
+def test_study_takes_a_simulator_configuration_directly(tmp_path):
+    """`vepd study --gps-config robot.sdf`: the file's GPS model, its values, Sim/robot/."""
+    sdf = _write(tmp_path, 'robot.sdf', GZ_SDF)
+    outs = []
+    for k in range(2):
+        out = tmp_path / f'study{k}'
+        res = _vepd('study', '--models', 'ch_rw', '--gps-config', sdf, '--gps-config',
+                    f'mine={sdf}', '--scenarios', 'circle', '--runs', 2, '--duration', 5,
+                    '--reference', 'rtk', '--seed', 1, '--n-boot', 0, '--out', out, '--quiet')
+        assert res.returncode == 0, res.stderr
+        outs.append(out)
+    result = json.loads((outs[0] / 'result.json').read_text())
+    assert result['study']['configured']['robot']['model'] == 'gz_navsat'
+    assert result['study']['configured']['robot']['params'] == read_sdf(sdf)[0].params
+    assert set(result['models']) == {'ch_rw', 'robot', 'mine'}
+    # same seed, same label: the same runs; another label draws other noise
+    robot = [(o / 'Sim' / 'robot' / 'circle_1.csv').read_bytes() for o in outs]
+    assert robot[0] == robot[1]
+    assert robot[0] != (outs[0] / 'Sim' / 'mine' / 'circle_1.csv').read_bytes()
+    bad = _vepd('study', '--gps-config', tmp_path / 'none.sdf', '--reference', 'rtk', '--out',
+                tmp_path / 'x')
+    assert bad.returncode == 2 and 'none.sdf: no such file' in bad.stderr
+    assert not (tmp_path / 'x').exists()

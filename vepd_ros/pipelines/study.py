@@ -52,7 +52,7 @@ import json
 import os
 from pathlib import Path
 import shutil
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from vepd_ros.judge.registry import get_judge
@@ -353,6 +353,7 @@ def _simulate_and_judge(args) -> list[RunRecord]:
         navsat_yaml,
         outputs,
         fsync,
+        label_params,
     ) = args
     from vepd_ros.truth import canonical_scenario
 
@@ -370,7 +371,7 @@ def _simulate_and_judge(args) -> list[RunRecord]:
                 j,
                 duration_s,
                 seed,
-                gps_params,
+                (label_params or {}).get(label, gps_params),
                 imu_params,
                 truth=truth,
             )
@@ -454,6 +455,7 @@ def simulate_and_judge(
     progress: bool = False,
     outputs=None,
     fsync: bool = True,
+    label_params=None,
 ):
     """
     Simulate and judge every run of ``specs`` in chunks over worker processes.
@@ -489,6 +491,7 @@ def simulate_and_judge(
             navsat_yaml,
             None if outputs is None else outputs[i: i + size],
             fsync,
+            label_params,
         )
         for i in range(0, len(specs), size)
     ]
@@ -570,6 +573,7 @@ def run_study(
     workers: int | None = None,
     overwrite: bool = False,
     include_runs: bool = False,
+    configured: Mapping[str, tuple[str, dict]] | None = None,
 ) -> dict:
     """
     Run the whole study; return the evaluation result (also written to OUT/result.json).
@@ -577,6 +581,8 @@ def run_study(
     OUT: see the module doc (refused when it holds anything but a previous study, unless
     ``overwrite``). ``include_runs``: the result returned also carries every run's E and S
     (``runs``, ``display_names``, as ``evaluate_root(include_runs=True)``); result.json never does.
+    ``configured``: more models under test, label → (GPS model, its parameters), e.g. read from a
+    simulator's own configuration (``io.simconfig.load_sensor_file``); Sim/<label>/ has their runs.
     """
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.runs.safety import prepare_output_dir
@@ -597,6 +603,13 @@ def run_study(
         if m not in GPS_MODELS:
             raise ValueError(f'unknown GPS model {m!r}: expected one of {", ".join(GPS_MODELS)}')
     _check_models(models, reference, imu_model, gps_params, imu_params)
+    from vepd_ros.models.gps import make_gps_model
+
+    configured = dict(configured or {})
+    for label, (gps_model, params) in configured.items():
+        if label in models or label == REFERENCE:
+            raise ValueError(f'model label {label!r} given twice')
+        make_gps_model(gps_model, 0, **params)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     ref_dir = _reference_dir(reference)
@@ -617,9 +630,10 @@ def run_study(
         command='study',
         overwrite=overwrite,
         replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
-        info={'plan': {'runs': int(runs), 'models': list(models), 'scenarios': scen}},
+        info={'plan': {'runs': int(runs), 'models': [*models, *configured], 'scenarios': scen}},
     )
     jobs += [(m, m, s) for m in models for s in scen]
+    jobs += [(label, m, s) for label, (m, _) in configured.items() for s in scen]
     if ref_dir is not None:
         batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
         core.warnings += warns
@@ -660,6 +674,7 @@ def run_study(
         progress=progress,
         outputs=outputs,
         fsync=fsync,
+        label_params={label: params for label, (_, params) in configured.items()},
     ):
         written: dict[str, list[RunRecord]] = {}
         for r in recs:  # written by the worker; listed here, once per chunk
@@ -673,6 +688,8 @@ def run_study(
     res = core.result(include_runs=include_runs)
     res['study'] = {
         'models': list(models),
+        **({'configured': {k: {'model': m, 'params': p} for k, (m, p) in configured.items()}}
+           if configured else {}),
         'scenarios': scen,
         'runs': runs,
         'duration_s': duration_s,
