@@ -156,7 +156,7 @@ def test_carla_objects_file_and_blueprint_dictionary(tmp_path):
     err = make_gps_model(gnss.model, seed=2, **gnss.params).sample(t, np.zeros((5000, 3)))
     assert np.allclose(err.error_enu[:, 2], 1.0)
     yaml_text = 'sensor.other.gnss:\n  noise_lon_stddev: 1.0e-5\n  noise_foo: 1\n'
-    with pytest.raises(ValueError, match='noise_foo: not a sensor.other.gnss attribute'):
+    with pytest.raises(ValueError, match='line 3: .*noise_foo: not a sensor.other.gnss attr'):
         read_carla(_write(tmp_path, 'bp.yaml', yaml_text))
 
 
@@ -167,7 +167,7 @@ def test_matlab_yaml(tmp_path):
     assert gps.params == {'HorizontalPositionAccuracy': 0.5, 'DecayFactor': 0.9}
     with pytest.raises(ValueError, match='DecayFactor'):
         read_matlab(_write(tmp_path, 'bad.yaml', 'gpsSensor:\n  DecayFactor: 1.5\n'))
-    with pytest.raises(ValueError, match='HorizontalAccuracy: not a gpsSensor'):
+    with pytest.raises(ValueError, match='line 2: gpsSensor: HorizontalAccuracy: not a gpsSensor'):
         read_matlab(_write(tmp_path, 'typo.yaml', 'gpsSensor:\n  HorizontalAccuracy: 1\n'))
 
 

@@ -30,8 +30,10 @@ naming the file, the element and its line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 import math
 from pathlib import Path
+import re
 from xml.parsers import expat
 
 from vepd_ros.models import simulators as sim
@@ -270,6 +272,46 @@ def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
     return SensorConfig(kind, model, params, name, 0, rate)
 
 
+KEY_TOKEN = re.compile(r'[A-Za-z_][\w.]*')
+
+
+def _key_line(path: Path, keys: list[str]) -> int | None:
+    """Return the line of the last of ``keys`` found in order in a YAML/JSON file's text."""
+    try:
+        lines = path.read_text(encoding='utf-8', errors='replace').splitlines()
+    except OSError:
+        return None
+    found, start = None, 0
+    for key in keys:
+        pattern = re.compile(r'(^|[\s{,"\'])' + re.escape(key) + r'["\']?\s*:')
+        for i in range(start, len(lines)):
+            if pattern.search(lines[i]):
+                found, start = i + 1, i
+                break
+    return found
+
+
+def _with_key_lines(read):
+    """Make a YAML/JSON reader's errors name the line of the key they are about."""
+    @functools.wraps(read)
+    def wrapped(path):
+        try:
+            return read(path)
+        except ValueError as exc:
+            prefix, msg = f'{Path(path)}: ', str(exc)
+            if not msg.startswith(prefix) or msg[len(prefix):].startswith('line '):
+                raise
+            rest = msg[len(prefix):]
+            keys = [k for part in rest.split(': ')[:2] for k in KEY_TOKEN.findall(part)
+                    for k in k.split('.')]
+            line = _key_line(Path(path), keys)
+            if line is None:
+                raise
+            raise ValueError(f'{prefix}line {line}: {rest}') from None
+    return wrapped
+
+
+@_with_key_lines
 def read_carla(path) -> list[SensorConfig]:
     """Return the GNSS and IMU sensors of a CARLA attribute file (JSON or YAML)."""
     from vepd_ros.yamlio import load_yaml
@@ -421,6 +463,7 @@ def _matlab_imu(path, imu: dict) -> SensorConfig:
                         params.get('SampleRate', 100.0), warnings)
 
 
+@_with_key_lines
 def read_matlab(path) -> list[SensorConfig]:
     """Return the gpsSensor and imuSensor of a MATLAB parameters YAML (module docstring)."""
     from vepd_ros.params import validate_params
