@@ -21,6 +21,7 @@ NODES = [
     'recorder_node',
     'evaluator_node',
     'bag_player_node',
+    'judge_supervisor_node',
 ]
 
 setup(

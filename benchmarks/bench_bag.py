@@ -12,7 +12,7 @@ Odometry and SbgGpsVel), built from a simulated circle run. Target: ≥ 200× re
 command (read + judge + write) in this process, imports done. Prints bag seconds per wall second
 for each storage (minimum and median of --repeat runs), the CPU seconds of the command (which other
 load on the shared box disturbs less than wall time), and the split: reading the bag alone, the
-judge alone (``bagrun.judge_segment`` on the read arrays), the rest (segments, run records,
+judge alone (``pipelines.bag.judge_segment`` on the read arrays), the rest (segments, run records,
 writing). Then, for information, a fresh ``python -m vepd_ros.cli bag`` process on the same bag:
 what a user's shell sees, interpreter start-up and imports included (``--no-fresh`` skips it).
 
@@ -34,12 +34,14 @@ sys.path.insert(
     0, str(Path(__file__).resolve().parents[1])
 )  # the working tree, not an installed copy
 
-from vepd_ros import pipeline  # noqa: E402
 from vepd_ros.cli import main as vepd  # noqa: E402
-from vepd_ros.io.bagrun import judge_segment, read_bag_streams  # noqa: E402
+from vepd_ros.io.bagrun import read_bag_streams  # noqa: E402
 from vepd_ros.io.ins import TruthOptions  # noqa: E402
 from vepd_ros.io.profiles import get_profile  # noqa: E402
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag  # noqa: E402
+from vepd_ros.pipelines import study as pipeline  # noqa: E402
+from vepd_ros.pipelines.bag import judge_segment  # noqa: E402
+from vepd_ros.pipelines.judge_step import config_file  # noqa: E402
 
 
 def timed(fn):
@@ -66,7 +68,7 @@ def main() -> int:
         f'{2 * len(s["odom"]["t_ns"])} truth messages ({n_msgs} in all); load average '
         f'{os.getloadavg()[0]:.2f}'
     )
-    ekf, navsat = pipeline._config_file('ekf.yaml'), pipeline._config_file('navsat.yaml')
+    ekf, navsat = config_file('ekf.yaml'), config_file('navsat.yaml')
     prof = get_profile('art')
     ok = True
     with tempfile.TemporaryDirectory() as d:

@@ -26,12 +26,12 @@ sys.path.insert(
     0, str(Path(__file__).resolve().parents[1])
 )  # the working tree, not an installed copy
 
-import numpy as np
-from vepd_ros.frames import quaternion_from_rpy
-from vepd_ros.judge.config import load_ekf_params
-from vepd_ros.judge.ekf import Ekf
-from vepd_ros.judge.filter import run_schedule, ticks_for
-from vepd_ros.judge.measurements import MeasurementBuilder
+import numpy as np  # noqa: E402
+from vepd_ros.frames import quaternion_from_rpy  # noqa: E402
+from vepd_ros.judge.config import load_ekf_params  # noqa: E402
+from vepd_ros.judge.ekf import Ekf  # noqa: E402
+from vepd_ros.judge.filter import run_schedule, ticks_for  # noqa: E402
+from vepd_ros.judge.measurements import MeasurementBuilder  # noqa: E402
 
 NS = 1_000_000_000
 T0 = 1_700_000_000 * NS

@@ -16,8 +16,8 @@ each wall time, for.
 * cli         ``python -m vepd_ros.cli study --models ... --seed 1 --out DIR`` as a subprocess: a
   fresh interpreter, imports, fork pool, writing (fsync on) and result.json — the figure a user
   sees;
-* study       ``pipeline.run_study`` in-process on every core (imports done; otherwise what ``vepd
-  study`` does);
+* study       ``pipelines.study.run_study`` in-process on every core (imports done; otherwise
+  what ``vepd study`` does);
 * sequential  the same with ``workers=1`` (one core, same chunks) — the baseline the issue asks
   for;
 * sim+judge   ``simulate_and_judge`` alone on every core (no files, no evaluator);
@@ -30,11 +30,11 @@ each wall time, for.
                                                [--tree DIR | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
-(``pipeline.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git worktree``
-of an older commit) for before/after figures; ``--installed`` the ``vepd`` console script of the
-venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real time) and runs /
-s. The box is shared: compare medians and minima of several repeats, and the CPU seconds, which
-other load disturbs less than wall time.
+(``pipelines.study.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git
+worktree`` of an older commit) for before/after figures; ``--installed`` the ``vepd`` console
+script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real
+time) and runs / s. The box is shared: compare medians and minima of several repeats, and the CPU
+seconds, which other load disturbs less than wall time.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ import time
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
-from vepd_ros import pipeline  # noqa: E402
+from vepd_ros.pipelines import study as pipeline  # noqa: E402
 
 MODELS = ['ch_gauss', 'ch_rw', 'airsim', 'ch_gauss+airsim', 'ch_rw+airsim']
 SCENARIOS = ['straight', 'circle', 'sine']

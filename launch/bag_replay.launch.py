@@ -9,6 +9,10 @@ Bag replay: ros2 bag play (with its clock) -> judge -> recorder on the INS topic
 
 Usage: ros2 launch vepd_ros bag_replay.launch.py bag:=real_lot17_1 reference_dir:=vepd_out
        (reference_dir is the root of a stored study: the folder holding Sim/<label>/).
+       A sensor mounting, as vepd bag --static-tf spells it (several separated by ';'):
+       static_tf:='base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
+       (the built-in judge takes it as a parameter; with judge:=robot_localization a tf2_ros
+       static_transform_publisher publishes the same numbers on /tf_static).
 
 Ends by itself: the bag's single run is written once the input has been quiet for a few seconds,
 the evaluator publishes the result and exits, and the launch shuts down. Where rosbag2 is not

@@ -19,10 +19,10 @@ import json
 
 import numpy as np
 import pytest
-from vepd_ros import pipeline
 from vepd_ros.cli import main as vepd
 from vepd_ros.commands.bag import speed_rmse
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
+from vepd_ros.pipelines import study as pipeline
 from vepd_ros.runs.format import read_run
 
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from vepd_ros.cli import main
 from vepd_ros.metrics import evaluate_root
-from vepd_ros.pipeline import judge_batch, run_study, simulate_batch
+from vepd_ros.pipelines.study import judge_batch, run_study, simulate_batch
 from vepd_ros.runs import read_run
 
 
@@ -139,7 +139,7 @@ def test_judge_step_alone():
 
 
 def test_shared_truth_gives_the_same_sensor_runs():
-    from vepd_ros.pipeline import simulate_run, truth_samples
+    from vepd_ros.pipelines.study import simulate_run, truth_samples
 
     shared = truth_samples('sine', 2, 4.0, seed=3)
     for label, model in (('ch_rw', 'ch_rw'), ('real', 'rtk')):
@@ -157,7 +157,7 @@ def test_shared_truth_gives_the_same_sensor_runs():
 
 
 def test_truth_order_groups_runs_by_truth_and_keeps_each_labels_order():
-    from vepd_ros.pipeline import truth_order
+    from vepd_ros.pipelines.study import truth_order
 
     specs = [
         (lb, lb, sc, j)
@@ -180,7 +180,7 @@ def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
     Workers write the runs; the bytes on disk (runs, sidecars, index.json) and result.json are the
     same for one process with small chunks and for the default pool.
     """
-    import vepd_ros.pipeline as pl
+    import vepd_ros.pipelines.study as pl
 
     args = (['ch_gauss', 'ch_rw'], ['straight', 'circle'], 2, 4.0, 'rtk')
     pl.run_study(*args, tmp_path / 'a', seed=4, n_boot=50)

@@ -125,3 +125,69 @@ def test_reference_label_is_the_evaluators_reference_side():
     from vepd_ros.metrics.evaluator import REFERENCE
 
     assert REFERENCE_LABEL == REFERENCE
+
+
+def test_static_tf_reaches_the_judge_as_vepd_bag_spells_it():
+    """
+    Check that ``static_tf`` (';'-separated ``vepd bag --static-tf`` specs) reaches the judge.
+
+    The built-in judge and navsat get them as ``static_transforms``; for robot_localization one
+    static_transform_publisher per spec carries the same numbers; a malformed spec is refused
+    naming the argument.
+    """
+    from vepd_ros import graph as G
+
+    specs = [
+        'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327',
+        'base_link gps 1 0 0 0 0 0 1',
+    ]
+    base = {'bag': 'b', 'truth_type': 'nav_msgs/msg/Odometry', 'static_tf': ' ; '.join(specs)}
+    nodes = G.build_graph('bag_replay', {**base, 'judge': 'builtin'})
+    by_role = {n.role: n for n in nodes}
+    for role in ('navsat', 'ekf'):
+        assert by_role[role].parameters[0]['static_transforms'] == specs
+    assert 'tf' not in by_role
+    rl = G._bag_replay(G.graph_args('bag_replay', base), 'robot_localization')
+    pubs = [n for n in rl if n.role == 'tf']
+    assert [(n.package, n.executable) for n in pubs] == [
+        ('tf2_ros', 'static_transform_publisher')
+    ] * 2
+    assert pubs[0].arguments == [
+        '--x', '0', '--y', '-0.3', '--z', '0.52', '--roll', '1.570796327', '--pitch', '0',
+        '--yaw', '-1.570796327', '--frame-id', 'base_link', '--child-frame-id', 'imu_link',
+    ]
+    assert pubs[1].arguments[6:14] == ['--qx', '0', '--qy', '0', '--qz', '0', '--qw', '1']
+    judges = [n for n in rl if n.role in ('navsat', 'ekf')]
+    assert len(judges) == 2 and all('static_transforms' not in n.parameters[0] for n in judges)
+    with pytest.raises(ParameterError, match='static_tf'):
+        G.build_graph('bag_replay', {**base, 'judge': 'builtin', 'static_tf': 'base_link gps 0 1'})
+
+
+def test_judge_per_run_puts_the_chain_in_a_supervisor_with_the_same_arguments():
+    """
+    Check that ``judge_per_run`` replaces each chain's navsat + ekf by a judge_supervisor_node.
+
+    Its ``chain`` starts the same executables with the same ``--ros-args`` as the graph without it,
+    minus ``reset_on_run_events`` (each process is new at its run); truth_node waits for one run
+    event subscriber per supervisor instead of the two judges.
+    """
+    import json
+
+    from vepd_ros.graph import build_graph
+
+    args = {'k': 2, 'models': 'ch_rw', 'duration_s': 5.0, 'judge': 'builtin', 'time_scale': 2.0}
+    plain = build_graph('sim_judge', args)
+    per_run = build_graph('sim_judge', {**args, 'judge_per_run': True})
+    sups = [n for n in per_run if n.role == 'judge_supervisor']
+    assert [n.namespace for n in sups] == ['real', 'ch_rw']
+    assert not [n for n in per_run if n.role in ('navsat', 'ekf')]
+    for sup in sups:
+        chain = [json.loads(c) for c in sup.parameters[0]['chain']]
+        judges = [n for n in plain if n.namespace == sup.namespace and n.role in ('navsat', 'ekf')]
+        for got, n in zip(chain, judges, strict=True):
+            assert (got['package'], got['executable']) == (n.package, n.executable)
+            want = n.ros_args()
+            at = want.index('reset_on_run_events:=true')
+            assert got['args'] == want[:at - 1] + want[at + 1:]
+    assert plain[0].parameters[0]['wait_for_run_subscribers'] == 10
+    assert per_run[0].parameters[0]['wait_for_run_subscribers'] == 8

@@ -24,10 +24,10 @@ import time
 
 import numpy as np
 import pytest
-from vepd_ros import pipeline
 from vepd_ros.cli import main as vepd
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.params import ParameterError
+from vepd_ros.pipelines import study as pipeline
 from vepd_ros.runs.atomic import is_temp_name
 from vepd_ros.runs.layout import BatchWriter
 from vepd_ros.runs.recorder import RecorderCore
@@ -262,7 +262,7 @@ def test_writers_refuse_unsafe_names(tmp_path):
 
 KILL_SCRIPT = textwrap.dedent("""
     import sys
-    from vepd_ros.pipeline import run_study
+    from vepd_ros.pipelines.study import run_study
     run_study(['ch_gauss', 'ch_rw', 'airsim'], ['straight', 'circle', 'sine'], runs=12,
               duration_s=10.0, reference='rtk', out_dir=sys.argv[1], n_boot=0, workers=2,
               fsync=False)

@@ -109,7 +109,7 @@ def test_profiles_and_overrides():
     with pytest.raises(ValueError, match="unknown role 'lidar'"):
         P.parse_topic_overrides(['lidar=/scan'])
     with pytest.raises(ValueError, match='unknown profile'):
-        P.get_profile('gazebo')
+        P.get_profile('webots')
 
 
 def test_merge_imu_pairs_accel_with_latest_gyro():

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from vepd_ros.judge.replay import add_replay_arguments, run_replay
+from vepd_ros.pipelines.replay import add_replay_arguments, run_replay
 
 # ekf bag1 (test1.bag, Husky): frequency 30, odom0 vx vy vz, imu0 roll pitch yaw vroll vpitch ax ay
 # az
@@ -132,7 +132,7 @@ def test_ekf_bag1_through_the_cli(shared_data, tmp_path):
         pytest.skip(
             '`vepd judge replay` has no --static-tf yet: commands/judge.py should register its '
             'options '
-            'with vepd_ros.judge.replay.add_replay_arguments'
+            'with vepd_ros.pipelines.replay.add_replay_arguments'
         )
     assert 'replay' in help_text
     cfg = tmp_path / 'ekf_bag1.yaml'
@@ -167,7 +167,8 @@ def test_bag1_gps_through_navsat(shared_data, tmp_path):
     is rigid: horizontal distances between fixes are kept to the millimetre.
     """
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.judge.replay import read_bag, replay
+    from vepd_ros.judge.replay import read_bag
+    from vepd_ros.pipelines.replay import replay
 
     cfg = tmp_path / 'ekf_bag1.yaml'
     cfg.write_text(BAG1_YAML)

@@ -104,13 +104,13 @@ def test_params():
 
 
 def test_registry_selects_judges_by_name():
-    assert set(JUDGES) == {'robot_localization', 'bicycle'}
-    assert (
-        get_judge('bicycle').name == 'bicycle'
-        and get_judge('builtin').name == 'robot_localization'
-    )
+    assert set(JUDGES) == {'builtin', 'bicycle'}
+    assert get_judge('bicycle').name == 'bicycle' and get_judge('builtin').name == 'builtin'
+    assert get_judge(None).name == 'builtin'
     with pytest.raises(ValueError, match='bicycle'):
         get_judge('ukf')
+    with pytest.raises(ValueError, match='upstream robot_localization node'):
+        get_judge('robot_localization')  # the ROS graph's judge only
     imu, gps, _ = circle_inputs(k=2, duration_s=5.0)
     for name in JUDGES:
         r = get_judge(name).batch(
@@ -130,7 +130,8 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     import argparse
 
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.judge.replay import add_replay_arguments, read_bag, run_replay
+    from vepd_ros.judge.replay import read_bag
+    from vepd_ros.pipelines.replay import add_replay_arguments, run_replay
 
     cfg = tmp_path / 'b.yaml'
     cfg.write_text(

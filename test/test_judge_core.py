@@ -285,29 +285,32 @@ def _schedule_case(seed=3, gates=True):
 @pytest.mark.parametrize('gates', [True, False])
 def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
     """
-    Match the general loop with the K = 1 loop.
+    Match the array path with the K = 1 float path.
 
-    The K = 1 loop (with and without fusing same-stamp ungated parts) equals the general loop:
-    same accept/reject statuses in the same order, same output rows, x and P to 1e-12.
+    The K = 1 float path of engine.run (with and without fusing same-stamp ungated parts) equals
+    its array path: same accept/reject statuses in the same order, same output rows, x and P to
+    1e-12.
     """
     import functools
 
+    import vepd_ros.judge.engine as engine
     import vepd_ros.judge.filter as flt
 
     p, series, ticks = _schedule_case(gates=gates)
     fused_groups = []
 
-    class CountingFuser(flt._Fuser):
+    class CountingFuser(engine._Fuser):
 
         def __call__(self, group, t, Rc3):
             fused_groups.append(tuple(j for j, _, _ in group))
             return super().__call__(group, t, Rc3)
 
-    monkeypatch.setattr(flt, '_Fuser', CountingFuser)
-    k1 = flt._loop_k1
+    monkeypatch.setattr(engine, '_Fuser', CountingFuser)
+    run = engine.run
     runs = []
-    for loop in (k1, functools.partial(k1, fuse_parts=False), flt._loop_batch):
-        monkeypatch.setattr(flt, '_loop_k1', loop)
+    for fuse, scalar in ((True, None), (False, None), (True, False)):
+        # scalar=False: every measurement through the array path (the reference)
+        monkeypatch.setattr(engine, 'run', functools.partial(run, scalar=scalar))
         seen = []
         res = flt.run_schedule(
             p,
@@ -315,6 +318,7 @@ def test_k1_schedule_loop_equals_batch_loop(monkeypatch, full, gates):
             ticks,
             full_covariance=full,
             on_update=lambda j, t, st, now: seen.append((j, t, st.tolist(), now)),
+            fuse_same_stamp=fuse,
         )
         runs.append((res, seen))
     # imu0 twist + acceleration are always fused; the pose part only when imu0 has no gate

@@ -203,3 +203,120 @@ def test_gz_imu_samples_one_at_a_time_equal_a_batch():
     model = make_imu_model('gz_imu', seed=4, **params)
     one = [model.sample_arrays(t[k:k + 1], w[k:k + 1], f[k:k + 1], q[k:k + 1]) for k in range(n)]
     assert np.array_equal(batch.angular_velocity, np.vstack([o.angular_velocity for o in one]))
+
+
+def _matlab_imu(n, seed=0, f=None, w=None, rate_hz=100.0, **params):
+    """Run matlab_imu over n samples at rate_hz on truth (w, f), defaults a level IMU at rest."""
+    w0, f0, q = static_truth(n)
+    model = make_imu_model('matlab_imu', seed=seed, SampleRate=rate_hz, **params)
+    return model.sample_arrays(np.arange(n) / rate_hz, w0 if w is None else w,
+                               f0 if f is None else f, q)
+
+
+@pytest.mark.parametrize('noise_type, bandwidth', [('double-sided', 100.0),
+                                                   ('single-sided', 200.0)])
+def test_matlab_imu_white_noise_is_density_times_root_bandwidth(noise_type, bandwidth):
+    """σ = NoiseDensity·√bw, bw = SampleRate/2 (double-sided, MATLAB's default) or SampleRate."""
+    n, density = 100_000, [0.01, 0.02, 0.03]
+    out = _matlab_imu(n, seed=1, rate_hz=200.0, **{
+        'Gyroscope.NoiseDensity': density, 'Gyroscope.NoiseType': noise_type,
+        'Accelerometer.NoiseDensity': [0.1] * 3, 'Accelerometer.NoiseType': noise_type})
+    # n = 1e5 normals: the sample σ is within 0.22 % (1σ); 1 % is ~4.5σ
+    assert out.angular_velocity.std(0) == pytest.approx(
+        np.array(density) * math.sqrt(bandwidth), rel=0.01)
+    assert out.linear_acceleration[:, 2].mean() == pytest.approx(9.80665, abs=0.01)
+    assert out.linear_acceleration.std(0) == pytest.approx([0.1 * math.sqrt(bandwidth)] * 3,
+                                                           rel=0.01)
+    assert np.all(out.angular_velocity_covariance == 0)
+    assert np.all(out.orientation_covariance[:, 0, 0] == -1)
+
+
+def test_matlab_imu_random_walk_grows_as_k_root_2t_by_default():
+    """RW_k = RW_{k−1} + K/√(fs/2)·z: across seeds Var(t) = K²·2t, so ×2 from 1 s to 4 s."""
+    k, rate_hz = 0.05, 100.0
+    at_1s, at_4s = [], []
+    for seed in range(400):
+        gyro = _matlab_imu(400, seed=seed, rate_hz=rate_hz,
+                           **{'Gyroscope.RandomWalk': [k] * 3}).angular_velocity
+        at_1s.append(gyro[99, 0])
+        at_4s.append(gyro[399, 0])
+    # 400 seeds: a sample σ is within 3.5 % (1σ); 12 % is ~3.4σ
+    assert np.std(at_1s) == pytest.approx(k * math.sqrt(2 * 1.0), rel=0.12)
+    assert np.std(at_4s) == pytest.approx(k * math.sqrt(2 * 4.0), rel=0.12)
+    one = _matlab_imu(1000, seed=3, **{'Gyroscope.RandomWalk': [k] * 3}).angular_velocity[:, 1]
+    steps = np.diff(one)
+    assert steps.std() == pytest.approx(k / math.sqrt(50.0), rel=0.1)
+    assert abs(np.corrcoef(steps[:-1], steps[1:])[0, 1]) < 0.15   # independent steps
+
+
+@pytest.mark.parametrize('denominator, phi', [(None, 0.5), ([1.0, -0.9], 0.9)])
+def test_matlab_imu_bias_instability_is_the_filtered_b(denominator, phi):
+    """BI = filter(1, [1, −φ], B·z): lag-1 correlation φ, σ = B/√(1 − φ²); default φ = ½."""
+    b, n = 0.2, 200_000
+    params = {'Accelerometer.BiasInstability': [b] * 3}
+    if denominator is not None:
+        params['Accelerometer.BiasInstabilityCoefficients.Denominator'] = denominator
+    acc = _matlab_imu(n, seed=5, **params).linear_acceleration[:, 0]
+    # lag-1 estimate σ ≈ √((1 − φ²)/n) ≤ 2e-3: 0.01 is ≥ 5σ
+    assert np.corrcoef(acc[:-1], acc[1:])[0, 1] == pytest.approx(phi, abs=0.01)
+    # ≥ n(1 − φ)/(1 + φ) ≈ 10 000 independent samples: σ within ~0.7 %; 4 % is > 5σ
+    assert acc.std() == pytest.approx(b / math.sqrt(1 - phi**2), rel=0.04)
+
+
+def test_matlab_imu_resolution_rounds_halves_away_after_saturating():
+    """Saturation at ±MeasurementRange first, then Resolution·round(y/Resolution) (half away)."""
+    f = np.array([[0.25, -0.25, 0.74], [30.0, -30.0, 1.0], [0.1, -0.1, 0.0]])
+    params = {'Accelerometer.Resolution': 0.5, 'Accelerometer.MeasurementRange': 19.6133}
+    out = _matlab_imu(3, f=f, **params).linear_acceleration
+    assert out.tolist() == [[0.5, -0.5, 0.5], [19.5, -19.5, 1.0], [0.0, -0.0, 0.0]]
+    sat = _matlab_imu(2, f=np.array([[30.0, -30.0, 19.0], [-19.7, 19.7, 0.0]]),
+                      **{'Accelerometer.MeasurementRange': 19.6133}).linear_acceleration
+    assert sat.tolist() == [[19.6133, -19.6133, 19.0], [-19.6133, 19.6133, 0.0]]
+
+
+def test_matlab_imu_axes_misalignment_matrix_and_constant_bias():
+    """Y = (M/100)·x + ConstantBias; a vector v expands to 100·I with v(j) down column j."""
+    assert sim.matlab_axes_misalignment([2.0, 0.0, 0.0]) == [100, 0, 0, 2, 100, 0, 2, 0, 100]
+    assert sim.matlab_axes_misalignment(1.5) == [100, 1.5, 1.5, 1.5, 100, 1.5, 1.5, 1.5, 100]
+    matrix = [[99.0, 1.0, 0.0], [0.0, 101.0, -2.0], [0.5, 0.0, 100.0]]
+    assert sim.matlab_axes_misalignment(matrix) == [99, 1, 0, 0, 101, -2, 0.5, 0, 100]
+    with pytest.raises(ValueError, match='AxesMisalignment'):
+        sim.matlab_axes_misalignment([1.0, 2.0])
+    w = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, -1.0]])
+    out = _matlab_imu(2, w=w, **{
+        'Gyroscope.AxesMisalignment': sim.matlab_axes_misalignment([2.0, 0.0, 0.0]),
+        'Gyroscope.ConstantBias': [0.1, -0.2, 0.3]}).angular_velocity
+    assert out == pytest.approx(np.array([[1.1, -0.18, 0.32], [0.1, 1.8, -0.7]]), abs=1e-12)
+    full = _matlab_imu(2, w=w, **{'Gyroscope.AxesMisalignment': sum(matrix, [])})
+    assert full.angular_velocity == pytest.approx(w @ (np.array(matrix) / 100).T, abs=1e-12)
+
+
+def test_matlab_imu_samples_one_at_a_time_equal_a_batch():
+    """Every term on: the filter and walk states carry across calls; same seed, same bits."""
+    n = 60
+    params = {'Accelerometer.NoiseDensity': [0.01] * 3, 'Accelerometer.RandomWalk': [0.02] * 3,
+              'Accelerometer.BiasInstability': [0.03] * 3, 'Accelerometer.Resolution': 0.001,
+              'Gyroscope.BiasInstability': [0.01] * 3, 'Gyroscope.NoiseDensity': [0.002] * 3,
+              'Gyroscope.BiasInstabilityCoefficients.Denominator': [1.0, -0.5, 0.06, 0.01],
+              'Gyroscope.BiasInstabilityCoefficients.Numerator': [1.0, 0.2]}
+    w, f, q = static_truth(n)
+    t = np.arange(n) * 0.01
+    batch = make_imu_model('matlab_imu', seed=4, **params).sample_arrays(t, w, f, q)
+    again = make_imu_model('matlab_imu', seed=4, **params).sample_arrays(t, w, f, q)
+    model = make_imu_model('matlab_imu', seed=4, **params)
+    one = [model.sample_arrays(t[k:k + 1], w[k:k + 1], f[k:k + 1], q[k:k + 1]) for k in range(n)]
+    for name in ('angular_velocity', 'linear_acceleration'):
+        assert np.array_equal(getattr(batch, name), np.vstack([getattr(o, name) for o in one]))
+        assert np.array_equal(getattr(batch, name), getattr(again, name))
+    assert not np.array_equal(batch.angular_velocity, w)
+
+
+def test_matlab_imu_bad_filter_and_noise_type_are_parameter_errors():
+    """A zero leading denominator or an unknown NoiseType names the parameter."""
+    from vepd_ros.params import ParameterError
+
+    with pytest.raises(ParameterError, match='Gyroscope.BiasInstabilityCoefficients.Denominator'):
+        make_imu_model('matlab_imu', **{
+            'Gyroscope.BiasInstabilityCoefficients.Denominator': [0.0, 1.0]})
+    with pytest.raises(ParameterError, match='Accelerometer.NoiseType'):
+        make_imu_model('matlab_imu', **{'Accelerometer.NoiseType': 'two-sided'})

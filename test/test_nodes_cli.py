@@ -190,3 +190,26 @@ def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(
         cov['estimates']['received'] == len(run.se_t) >= 45
         and cov['truth']['received'] == len(run.gt_t) >= 45
     )
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize(
+    'chain, expected',
+    [
+        ('not json', '{"package": P, "executable": E'),
+        ('{"package": "no_such_package_xyz", "executable": "ekf_node"}', 'an installed package'),
+        ('{"package": "vepd_ros", "executable": "no_such_node"}', 'an executable at'),
+    ],
+)
+def test_judge_supervisor_refuses_a_chain_it_cannot_start(domain_id, chain, expected):
+    """Check a bad ``chain`` entry: exit 2 naming the parameter and what was expected."""
+    proc = subprocess.run(
+        [console_script('judge_supervisor_node'), '--ros-args', '-p', f'chain:=[{chain!r}]'],
+        env=ros_env(domain_id),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "parameter 'chain'" in proc.stderr and expected in proc.stderr, proc.stderr
+    assert 'Traceback' not in proc.stderr

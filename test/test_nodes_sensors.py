@@ -272,7 +272,7 @@ def test_console_script_exit_codes(domain_id):
 
 
 def test_simulator_models_from_an_sdf_run_in_the_nodes(ros_ctx, executor, tmp_path):
-    """A Gazebo SDF's models (dotted parameter names) publish what the library computes."""
+    """A node given a Gazebo SDF (config_file) publishes what the library computes from it."""
     from test_simconfig import GZ_SDF
     from vepd_ros.io.simconfig import read_sdf
     from vepd_ros.models.sensors import simulate_sensors
@@ -281,8 +281,11 @@ def test_simulator_models_from_an_sdf_run_in_the_nodes(ros_ctx, executor, tmp_pa
     path.write_text(GZ_SDF)
     gps, imu = read_sdf(path)
     traj, stamps = _truth_trajectory()
-    h = _Harness(ros_ctx, executor, {'model': gps.model, 'seed': 7, **gps.params},
-                 {'model': imu.model, 'seed': 7, **imu.params})
+    # the nodes read the SDF themselves (config_file): the model and its values come from it
+    h = _Harness(ros_ctx, executor, {'config_file': str(path), 'seed': 7},
+                 {'config_file': str(path), 'seed': 7})
+    assert h.gps.get_parameter('position_sensing.vertical.stddev').value == 0.4
+    assert h.imu.get_parameter('angular_velocity.stddev').value == [0.01, 0.02, 0.03]
     h.feed(_truth_msgs(traj, stamps))
     assert h.drain(int(RUN_S * 10) + 1, int(RUN_S * 100) + 1), (len(h.fixes), len(h.imus))
     lib = simulate_sensors(traj, gps.model, imu.model, seed=7, gps_params=gps.params,

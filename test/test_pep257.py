@@ -15,9 +15,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.linter
 @pytest.mark.pep257
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason='the tree is not yet ament-conformant (issue 12)'
-)
 def test_pep257(monkeypatch):
     """Every docstring follows PEP 257 as ament configures pydocstyle."""
     main = pytest.importorskip(

@@ -13,9 +13,9 @@ user starts it.
 
 - ``ros2 launch vepd_ros sim_judge.launch.py ...`` ends by itself with status 0 once the evaluator
   has its result, every node exits cleanly, and the result equals ``vepd run``'s for the same
-  arguments and seeds (the tolerance of test_sim_judge_graph.py's graph-vs-study test: W1, W2
-  within 2 % + 0.002). Separate processes are paced by truth_node (``/vepd/progress``), so no run
-  loses estimates: every run's coverage is complete.
+  arguments and seeds, W1 and W2 bit for bit. Separate processes step in lockstep with truth_node
+  (message counts on ``/vepd/progress``), so no run loses or reorders messages, on a loaded
+  machine too: every run's coverage is complete, without re-runs.
 - Ctrl-C (SIGINT to the whole process group, twice) in the middle of the runs: exit 0, no
   traceback, only complete runs on disk.
 - ``ros2 pkg executables vepd_ros`` lists every node; ``ros2 run vepd_ros <node> --help`` prints
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
@@ -43,6 +44,7 @@ NODES = (
     'gps_noise_node',
     'imu_noise_node',
     'judge_node',
+    'judge_supervisor_node',
     'navsat_node',
     'recorder_node',
     'truth_node',
@@ -85,14 +87,9 @@ def vepd_run_result(tmp_path_factory):
     finally:
         lease.release()
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    return {**json.loads(proc.stdout), 'test_output_dir': str(out)}
 
 
-# Separate processes are paced (truth_node waits for the slowest recorder on /vepd/progress), not
-# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates,
-# which the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full
-# launch.
-@pytest.mark.flaky(reruns=2, reruns_delay=5)
 @pytest.mark.parametrize('distro', DISTROS)
 def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
     distro, domain_id, tmp_path, vepd_run_result
@@ -116,15 +113,12 @@ def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
         -4000:
     ]  # 2 chains x 5 + truth + evaluator
     result = json.loads((out / 'result.json').read_text())
+    # lockstep by message counts: the same callbacks in the same order as vepd run, so the same
+    # bits (before, on a loaded machine, W1 0.00062-0.0035 against vepd run's 0.0010)
     for label, ref in vepd_run_result['models'].items():
         got = result['models'][label]
         for key in ('W1', 'W2'):
-            assert abs(got[key] - ref[key]) <= 0.002 + 0.02 * ref[key], (
-                label,
-                key,
-                got[key],
-                ref[key],
-            )
+            assert got[key] == ref[key], (label, key, got[key], ref[key])
     sidecars = sorted(p for p in out.rglob('straight_*.json'))
     assert len(sidecars) == 4
     for p in sidecars:  # paced: no run lost estimates or truth
@@ -218,11 +212,6 @@ def test_ros2_pkg_executables_and_ros2_run_help(distro, domain_id):
     assert 'time_scale (float, default 1.0)' in text and 'pace_nodes (int, default 0)' in text
 
 
-# Separate processes are paced (truth_node waits for the slowest recorder on /vepd/progress), not
-# run in lockstep: on 2 cores shared with the rest of the suite a run can still lose estimates,
-# which the coverage check then names (issue 12 stays open on this). Up to two re-runs, each a full
-# launch.
-@pytest.mark.flaky(reruns=2, reruns_delay=5)
 @pytest.mark.parametrize('distro', DISTROS)
 def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
     """
@@ -235,7 +224,7 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
-    from vepd_ros.pipeline import run_study, simulate_run
+    from vepd_ros.pipelines.study import run_study, simulate_run
 
     package_executables_ready()
     bag = tmp_path / 'art_bag'
@@ -285,7 +274,7 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
-    from vepd_ros.pipeline import run_study, simulate_run
+    from vepd_ros.pipelines.study import run_study, simulate_run
 
     package_executables_ready()
     bag = tmp_path / 'art_bag'
@@ -371,10 +360,8 @@ def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing
     A time_scale the machine cannot hold slows the launch instead of losing data.
 
     time_scale 100 with two chains of five processes on two shared cores: truth_node holds /clock
-    back (pacing, counted in its last log line) and no run comes short of the evaluator's coverage
-    threshold (C2's default 0.9). Pacing is by window, not lockstep: under this load a judge tick
-    can still find its IMU sample not yet delivered (seen: 137-141 of 140 estimates per run, gaps
-    of two ticks); each run's sidecar says so (coverage), nothing is lost silently.
+    back (lockstep pacing, counted in its log line at each run's end) and every run is complete
+    (its sidecar's coverage: every estimate and truth sample, no gap).
     """
     import re
 
@@ -398,6 +385,92 @@ def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing
     for p in sorted(out.rglob('straight_*.json')):
         cov = json.loads(p.read_text())['coverage']
         for stream in ('estimates', 'truth'):
-            assert cov[stream]['received'] >= 0.9 * cov[stream]['expected'], (p, cov)
-            assert cov[stream]['max_gap_s'] < 5 / cov[stream]['rate_hz'], (p, cov)
+            assert cov[stream]['received'] >= cov[stream]['expected'] - 1, (p, cov)
+            assert cov[stream]['max_gap_s'] < 1.5 / cov[stream]['rate_hz'], (p, cov)
     assert len(list(out.rglob('straight_*.json'))) == 4
+
+
+@pytest.mark.flaky(reruns=2, reruns_delay=5)
+def test_bag_replay_launch_static_tf_scores_as_vepd_bag(domain_id, tmp_path):
+    """
+    Check ``ros2 launch bag_replay.launch.py static_tf:=...`` on a bag with a rotated IMU.
+
+    The launch feeds the built-in judge the mounting and its first run scores as ``vepd bag
+    --static-tf``'s (which refuses the bag without the transform). Jazzy tooling: the argument goes
+    through the same graph description under Humble's.
+    """
+    from test_bag_replay_graph import assert_runs_equal_vepd_bag, mounted_imu_case
+
+    package_executables_ready()
+    args, offline = mounted_imu_case(tmp_path)
+    out = tmp_path / 'out'
+    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
+    proc = subprocess.run(
+        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
+    )
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert 'Traceback' not in log, log[-4000:]
+    assert_runs_equal_vepd_bag(out, offline)
+
+
+def _vepd_processes_on_domain(domain_id: int) -> list[str]:
+    """Return the command lines of vepd_ros processes still running on ``domain_id`` (orphans)."""
+    found = []
+    for proc in Path('/proc').iterdir():
+        try:
+            env = (proc / 'environ').read_bytes().split(b'\0')
+            cmd = (proc / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+        except OSError:
+            continue  # gone, or not ours to read
+        if f'ROS_DOMAIN_ID={domain_id}'.encode() in env and 'vepd_ros' in cmd:
+            found.append(cmd)
+    return found
+
+
+@pytest.mark.flaky(reruns=2, reruns_delay=5)
+def test_one_judge_chain_per_run_equals_the_built_in_reset(domain_id, tmp_path, vepd_run_result):
+    """
+    Check the per-run judge supervisor with the built-in judge against its reset per run.
+
+    ``judge_per_run:=true judge:=builtin``: judge_supervisor_node starts judge_node + navsat_node
+    (without ``reset_on_run_events``) as new processes for every run, as it starts ekf_node +
+    navsat_transform_node under ``judge:=robot_localization`` (which cannot run here). Each run's
+    speed RMSE equals ``vepd run``'s (the built-in judge reset by run events) for the same seeds,
+    every chain was started once per run, and the launch ends by itself leaving no process behind.
+    """
+    from vepd_ros.metrics.core import run_metrics
+    from vepd_ros.runs.format import read_run
+
+    package_executables_ready()
+    out = tmp_path / 'out'
+    cmd = ros2_cmd(
+        'launch',
+        'vepd_ros',
+        'sim_judge.launch.py',
+        *[f'{k}:={v}' for k, v in ARGS.items()],
+        'judge_per_run:=true',
+        f'output_dir:={out}',
+    )
+    proc = subprocess.run(
+        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=400
+    )
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert 'Traceback' not in log, log[-4000:]
+    # two chains (real, ch_rw) x two runs: each chain started afresh for run 2
+    assert log.count('judge chain #1 up') == 2 and log.count('judge chain #2 up') == 2, log[-4000:]
+    assert 'filter restarted' not in log  # no reset by run events: new processes instead
+    assert not _vepd_processes_on_domain(domain_id)  # the supervisors stopped their chains
+    ref_out = Path(vepd_run_result['test_output_dir'])
+    csvs = sorted(p.relative_to(out) for p in out.rglob('straight_*.csv'))
+    assert len(csvs) == 4, csvs
+    for rel in csvs:
+        e = run_metrics(*read_run(out / rel).signal('speed'))[0]
+        e_ref = run_metrics(*read_run(ref_out / rel).signal('speed'))[0]
+        assert abs(e - e_ref) <= 0.002 + 0.02 * e_ref, (rel, e, e_ref)
+    result = json.loads((out / 'result.json').read_text())
+    for label, ref in vepd_run_result['models'].items():
+        for key in ('W1', 'W2'):
+            got = result['models'][label][key]
+            assert abs(got - ref[key]) <= 0.002 + 0.02 * ref[key], (label, key, got, ref[key])

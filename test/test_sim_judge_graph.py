@@ -31,7 +31,7 @@ import sys
 import pytest
 from ros_helpers import ros_env
 from vepd_ros.metrics.core import run_metrics
-from vepd_ros.pipeline import run_study
+from vepd_ros.pipelines.study import run_study
 from vepd_ros.runs.format import read_run
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -76,6 +76,7 @@ CLASSIC_URDF = """<?xml version="1.0"?>
       <updateRate>4.0</updateRate>
       <gaussianNoise>0.1 0.1 0.2</gaussianNoise>
       <drift>0.5</drift>
+      <status>2</status>
     </plugin>
   </gazebo>
 </robot>
@@ -114,7 +115,8 @@ def test_classic_urdf_and_hector_plugin(tmp_path):
     assert imu.params['angular_velocity.bias_mean'] == [0.001] * 3
     assert imu.params['linear_acceleration.stddev'] == [0.1] * 3
     assert hector.model == 'hector_gps' and hector.rate_hz == 4.0
-    assert hector.params == {'gaussianNoise': [0.1, 0.1, 0.2], 'drift': [0.5] * 3}
+    assert hector.params == {'gaussianNoise': [0.1, 0.1, 0.2], 'drift': [0.5] * 3,
+                             'fix_status': 2}
     make_gps_model(hector.model, **hector.params)
 
 
@@ -154,7 +156,7 @@ def test_carla_objects_file_and_blueprint_dictionary(tmp_path):
     err = make_gps_model(gnss.model, seed=2, **gnss.params).sample(t, np.zeros((5000, 3)))
     assert np.allclose(err.error_enu[:, 2], 1.0)
     yaml_text = 'sensor.other.gnss:\n  noise_lon_stddev: 1.0e-5\n  noise_foo: 1\n'
-    with pytest.raises(ValueError, match='noise_foo: not a sensor.other.gnss attribute'):
+    with pytest.raises(ValueError, match='line 3: .*noise_foo: not a sensor.other.gnss attr'):
         read_carla(_write(tmp_path, 'bp.yaml', yaml_text))
 
 
@@ -165,7 +167,7 @@ def test_matlab_yaml(tmp_path):
     assert gps.params == {'HorizontalPositionAccuracy': 0.5, 'DecayFactor': 0.9}
     with pytest.raises(ValueError, match='DecayFactor'):
         read_matlab(_write(tmp_path, 'bad.yaml', 'gpsSensor:\n  DecayFactor: 1.5\n'))
-    with pytest.raises(ValueError, match='HorizontalAccuracy: not a gpsSensor'):
+    with pytest.raises(ValueError, match='line 2: gpsSensor: HorizontalAccuracy: not a gpsSensor'):
         read_matlab(_write(tmp_path, 'typo.yaml', 'gpsSensor:\n  HorizontalAccuracy: 1\n'))
 
 
@@ -196,3 +198,147 @@ def test_cli_bad_file_is_exit_2_without_traceback(tmp_path):
     res = _vepd('sensors', 'from-sdf', bad)
     assert res.returncode == 2 and 'Traceback' not in res.stderr
     assert 'line 10: <stddev>: expected a finite number' in res.stderr
+
+
+MATLAB_IMU_YAML = """\
+gpsSensor:
+  SampleRate: 1
+  HorizontalPositionAccuracy: 1.6
+imuSensor:
+  SampleRate: 200
+  ReferenceFrame: ENU
+  Temperature: 25
+  MagneticField: [27.5, -2.4, -16.1]
+  Accelerometer:
+    MeasurementRange: 19.6133
+    Resolution: 0.0023928
+    ConstantBias: 0.19
+    NoiseDensity: 0.0012356
+    AxesMisalignment: [2, 0, 0]
+    TemperatureBias: 0.01
+  Gyroscope:
+    MeasurementRange: .inf
+    NoiseDensity: [0.01, 0.02, 0.03]
+    RandomWalk: 0.001
+    NoiseType: single-sided
+    AxesMisalignment: [[100, 1, 0], [0, 100, 0], [0, 0, 100]]
+    BiasInstabilityCoefficients: {Numerator: 1, Denominator: [1, -0.9]}
+    AccelerationBias: 0
+"""
+
+
+def test_matlab_imu_yaml_round_trips_to_a_model_whose_samples_match(tmp_path):
+    """The imuSensor's accelparams/gyroparams, MATLAB's scalar expansion, Inf as no saturation."""
+    gps, imu = read_matlab(_write(tmp_path, 'sensors.yaml', MATLAB_IMU_YAML))
+    assert gps.model == 'matlab_gps'
+    assert (imu.kind, imu.model, imu.name, imu.rate_hz) == ('imu', 'matlab_imu', 'imuSensor',
+                                                            200.0)
+    p = imu.params
+    assert p['Accelerometer.ConstantBias'] == [0.19] * 3
+    assert p['Accelerometer.AxesMisalignment'] == [100, 0, 0, 2, 100, 0, 2, 0, 100]
+    assert p['Gyroscope.AxesMisalignment'] == [100, 1, 0, 0, 100, 0, 0, 0, 100]
+    assert p['Gyroscope.MeasurementRange'] == 0.0
+    assert p['Gyroscope.BiasInstabilityCoefficients.Denominator'] == [1.0, -0.9]
+    assert [w.split(': ')[1] for w in imu.warnings] == [
+        'imuSensor.MagneticField', 'imuSensor.Accelerometer.TemperatureBias']
+    n = 20_000
+    w, f, q = static_truth(n)
+    out = make_imu_model(imu.model, seed=1, **imu.params).sample_arrays(np.arange(n) / 200.0,
+                                                                        w, f, q)
+    # single-sided at 200 Hz: σ = N·√200 (the random walk adds < 1 % over 100 s)
+    white = np.diff(out.angular_velocity, axis=0).std(0) / np.sqrt(2)
+    assert white == pytest.approx(np.array([0.01, 0.02, 0.03]) * np.sqrt(200), rel=0.03)
+    acc = out.linear_acceleration
+    assert np.allclose(acc / 0.0023928, np.round(acc / 0.0023928), atol=1e-9)
+    assert acc[:, 0].mean() == pytest.approx(0.19, abs=0.003)
+    # the z axis: 9.80665 + 0.19 + 2 % of the (zero) x reading: within the range, quantised
+    assert acc[:, 2].mean() == pytest.approx(9.99665, abs=0.003)
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('imuSensor:\n  Accelerometer:\n    NoiseDensty: 0.1\n',
+     'imuSensor.Accelerometer.NoiseDensty: not an accelparams property'),
+    ('imuSensor:\n  Gyroscope:\n    NoiseDensity: -0.1\n',
+     "parameter 'Gyroscope.NoiseDensity': got"),
+    ('imuSensor:\n  Gyroscope:\n    NoiseDensity: [1, 2]\n',
+     'imuSensor.Gyroscope.NoiseDensity: expected a number or 3 numbers'),
+    ('imuSensor:\n  Gyroscope:\n    AxesMisalignment: [[1, 2, 3], [4, 5, 6]]\n',
+     'imuSensor.Gyroscope.AxesMisalignment: expected a number, 3 numbers or a 3-by-3'),
+    ('imuSensor:\n  Accelerometer:\n    MeasurementRange: 0\n',
+     'imuSensor.Accelerometer.MeasurementRange: expected a positive number or Inf'),
+    ('imuSensor:\n  Accelerometer:\n    Resolution: fine\n',
+     "imuSensor.Accelerometer.Resolution: expected a finite number, got 'fine'"),
+    ('imuSensor:\n  Temperature: 35\n', 'imuSensor.Temperature: 35 °C: the temperature terms'),
+    ('imuSensor:\n  Gyroscope:\n    AccelerationBias: 0.3\n',
+     'imuSensor.Gyroscope.AccelerationBias: the gyroscope acceleration sensitivity'),
+    ('imuSensor:\n  Gyroscope:\n    BiasInstabilityCoefficients: {Numerator: 1, Poles: 2}\n',
+     'BiasInstabilityCoefficients: expected a mapping of Numerator and Denominator'),
+    ('imuSensor:\n  IMUSampleRate: 100\n', 'imuSensor.IMUSampleRate: not an imuSensor property'),
+    ('insSensor:\n  RollAccuracy: 0.2\n', 'insSensor: not supported'),
+])
+def test_matlab_imu_bad_property_names_it(tmp_path, text, expected):
+    with pytest.raises(ValueError) as err:
+        read_matlab(_write(tmp_path, 'bad.yaml', text))
+    assert expected in str(err.value) and 'bad.yaml' in str(err.value)
+
+
+def test_cli_from_matlab_writes_the_imu_node_parameters(tmp_path):
+    """`vepd sensors from-matlab` with an imuSensor: the imu node's model, rate and properties."""
+    out = tmp_path / 'sensors.yaml'
+    res = _vepd('sensors', 'from-matlab', _write(tmp_path, 'm.yaml', MATLAB_IMU_YAML),
+                '--out', out)
+    assert res.returncode == 0, res.stderr
+    imu = read_node_params(out, 'imu_noise_node')
+    assert (imu['model'], imu['rate_hz']) == ('matlab_imu', 200.0)
+    assert imu['Gyroscope.NoiseType'] == 'single-sided'
+    res = _vepd('sensors', 'from-matlab', _write(tmp_path, 'bad.yaml',
+                                                 'imuSensor:\n  Gyroscope: 3\n'))
+    assert res.returncode == 2 and 'Traceback' not in res.stderr
+    assert 'imuSensor.Gyroscope: expected a mapping of gyroparams properties' in res.stderr
+
+
+def test_load_sensor_file_reads_every_format(tmp_path):
+    """One entry for any file a user keeps: SDF/URDF, parameters YAML, MATLAB YAML, CARLA."""
+    from vepd_ros.io.simconfig import load_sensor_file
+
+    sdf = _write(tmp_path, 'robot.sdf', GZ_SDF)
+    assert load_sensor_file(sdf, 'gps').model == 'gz_navsat'
+    assert load_sensor_file(sdf, 'imu').model == 'gz_imu'
+    params = _write(tmp_path, 'p.yaml', 'gps_noise_node:\n  ros__parameters:\n'
+                    '    model: ch_gauss\n    rate_hz: 5.0\n    gauss_sigma_m: [0.1, 0.1, 0.2]\n'
+                    '    seed: 3\n')
+    cfg = load_sensor_file(params, 'gps')
+    assert (cfg.model, cfg.rate_hz) == ('ch_gauss', 5.0)
+    assert cfg.params == {'gauss_sigma_m': [0.1, 0.1, 0.2]}
+    matlab = _write(tmp_path, 'm.yaml', 'gpsSensor:\n  DecayFactor: 0.5\n')
+    assert load_sensor_file(matlab, 'gps').params == {'DecayFactor': 0.5}
+    carla = _write(tmp_path, 'c.json', '{"sensor.other.imu": {"noise_gyro_bias_z": 0.1}}')
+    assert load_sensor_file(carla, 'imu').model == 'carla_imu'
+    with pytest.raises(ValueError, match='no GPS sensor in it'):
+        load_sensor_file(carla, 'gps')
+
+
+@pytest.mark.slow
+def test_study_takes_a_simulator_configuration_directly(tmp_path):
+    """`vepd study --gps-config robot.sdf`: the file's GPS model, its values, Sim/robot/."""
+    sdf = _write(tmp_path, 'robot.sdf', GZ_SDF)
+    outs = []
+    for k in range(2):
+        out = tmp_path / f'study{k}'
+        res = _vepd('study', '--models', 'ch_rw', '--gps-config', sdf, '--gps-config',
+                    f'mine={sdf}', '--scenarios', 'circle', '--runs', 2, '--duration', 5,
+                    '--reference', 'rtk', '--seed', 1, '--n-boot', 0, '--out', out, '--quiet')
+        assert res.returncode == 0, res.stderr
+        outs.append(out)
+    result = json.loads((outs[0] / 'result.json').read_text())
+    assert result['study']['configured']['robot']['model'] == 'gz_navsat'
+    assert result['study']['configured']['robot']['params'] == read_sdf(sdf)[0].params
+    assert set(result['models']) == {'ch_rw', 'robot', 'mine'}
+    # same seed, same label: the same runs; another label draws other noise
+    robot = [(o / 'Sim' / 'robot' / 'circle_1.csv').read_bytes() for o in outs]
+    assert robot[0] == robot[1]
+    assert robot[0] != (outs[0] / 'Sim' / 'mine' / 'circle_1.csv').read_bytes()
+    bad = _vepd('study', '--gps-config', tmp_path / 'none.sdf', '--reference', 'rtk', '--out',
+                tmp_path / 'x')
+    assert bad.returncode == 2 and 'none.sdf: no such file' in bad.stderr
+    assert not (tmp_path / 'x').exists()

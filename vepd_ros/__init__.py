@@ -8,7 +8,7 @@
 vepd_ros: Velocity Estimation Performance Difference for simulated GPS and IMU sensors.
 
 Pure cores (no ROS import): ``models``, ``judge``, ``truth``, ``metrics``, ``runs``, ``io``,
-``report``, ``pipeline``. Thin rclpy fronts: ``nodes``. Command line: ``cli`` (the ``vepd``
+``report``, ``pipelines``. Thin rclpy fronts: ``nodes``. Command line: ``cli`` (the ``vepd``
 command).
 """
 

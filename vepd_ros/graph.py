@@ -103,7 +103,8 @@ class NodeSpec:
     namespace: str = ''
     parameters: list = field(default_factory=list)  # dicts and YAML file paths, in order
     remappings: list = field(default_factory=list)  # (from, to)
-    role: str = ''  # truth, gps, imu, navsat, ekf, recorder, evaluator, bag
+    role: str = ''  # truth, gps, imu, navsat, ekf, recorder, evaluator, bag, tf
+    arguments: list = field(default_factory=list)  # plain command-line arguments before --ros-args
 
     def ros_args(self) -> list[str]:
         """Return the ``--ros-args`` that configure this node like its launch_ros counterpart."""
@@ -161,6 +162,48 @@ def _components(v: str) -> bool:
     return all(_component(x.strip()) for x in v.split(','))
 
 
+def static_tf_specs(text: str) -> list[str]:
+    """
+    Split a ``static_tf`` argument into ``vepd bag --static-tf`` specs (';' between transforms).
+
+    Each spec is 'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw' (metres,
+    radians, fixed-axis roll-pitch-yaw), parsed by ``judge.navsat.StaticTF.parse`` as ``vepd bag``
+    parses them.
+    """
+    return [s.strip() for s in text.split(';') if s.strip()]
+
+
+def _static_tf_ok(text: str) -> bool:
+    from vepd_ros.judge.navsat import StaticTF
+
+    try:
+        StaticTF.parse(static_tf_specs(text))
+    except ValueError:
+        return False
+    return True
+
+
+def static_transform_publisher_args(spec: str) -> list[str]:
+    """
+    Return the tf2_ros ``static_transform_publisher`` arguments that publish ``spec``.
+
+    The same numbers as the built-in judge's ``static_transforms`` in the named-option form of
+    tf2_ros (Humble and later): ``--roll --pitch --yaw`` are fixed-axis radians there too (tf2's
+    setRPY, the convention of ``vepd_ros.frames``); a quaternion spec passes ``--qx .. --qw``.
+    """
+    from vepd_ros.judge.navsat import StaticTF
+
+    StaticTF.parse([spec])  # a bad spec is refused here, with the parser's message
+    parts = spec.split()
+    names = ('x', 'y', 'z') + (
+        ('roll', 'pitch', 'yaw') if len(parts) == 8 else ('qx', 'qy', 'qz', 'qw')
+    )
+    out = []
+    for name, value in zip(names, parts[2:]):
+        out += [f'--{name}', value]
+    return out + ['--frame-id', parts[0], '--child-frame-id', parts[1]]
+
+
 _COMPONENT_MSG = "one path component (letters, digits, _ . + -; no '/', '..')"
 
 
@@ -186,6 +229,16 @@ COMMON_ARGS = [
     Param('velocity', 'speed', 'scalar velocity compared', choices=('speed', 'vx', 'vector')),
     Param('use_sim_time', False, 'run every node on /clock'),
 ]
+
+STATIC_TF_ARG = Param(
+    'static_tf',
+    '',
+    "sensor mountings for the judge, as vepd bag --static-tf: 'parent child x y z roll pitch "
+    "yaw' (m, rad, fixed-axis) or 'parent child x y z qx qy qz qw', several separated by ';'",
+    check=_static_tf_ok,
+    check_msg="'parent child x y z roll pitch yaw' or 'parent child x y z qx qy qz qw' "
+    "(finite numbers), several separated by ';'",
+)
 
 GRAPH_ARGS: dict[str, list[Param]] = {
     'sim_judge': COMMON_ARGS
@@ -239,6 +292,13 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             'truth Odometry (remap to Chrono::ROS or Gazebo topics)',
         ),
         Param('truth_imu_topic', '/ground_truth/imu', 'truth Imu (noise-free)'),
+        Param(
+            'judge_per_run',
+            False,
+            'start a fresh judge chain (ekf + navsat processes) for every run under ros2 launch '
+            '(judge_supervisor_node); always so with judge:=robot_localization, which cannot '
+            'be reset',
+        ),
     ],
     'bag_replay': COMMON_ARGS
     + [
@@ -265,6 +325,7 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             'run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0
         ),
         Param('reference_dir', '', 'simulated batch to compare against (evaluator)'),
+        STATIC_TF_ARG,
     ],
     'live_eval': COMMON_ARGS
     + [
@@ -285,6 +346,7 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             '',
             'stored simulated batch to compare the rolling window of K runs against',
         ),
+        STATIC_TF_ARG,
     ],
 }
 
@@ -377,6 +439,40 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
     ]
 
 
+def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec:
+    """
+    Return the judge_supervisor_node that starts the chain's navsat + ekf afresh for every run.
+
+    The processes are the ones ``_judge_nodes`` describes (same parameters and remappings), without
+    ``reset_on_run_events``: each is new at its run's start. The chain is up once its nodes
+    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe gps/fix (navsat) and
+    odometry/gps (ekf), names relative to the chain's namespace.
+    """
+    import json
+
+    chain = _judge_nodes(a, namespace, judge, {**extra, 'reset_on_run_events': False})
+    return NodeSpec(
+        PACKAGE,
+        'judge_supervisor_node',
+        'judge_supervisor',
+        namespace,
+        [
+            {
+                'use_sim_time': extra.get('use_sim_time', False),
+                'chain': [
+                    json.dumps(
+                        {'package': n.package, 'executable': n.executable, 'args': n.ros_args()}
+                    )
+                    for n in chain
+                ],
+                'ready_publishers': ['odometry/filtered', 'odometry/gps'],
+                'ready_subscribers': ['gps/fix', 'odometry/gps'],
+            }
+        ],
+        role='judge_supervisor',
+    )
+
+
 def message_package_installed(type_name: str) -> bool:
     """
     Tell whether the Python message package of ``pkg/msg/Type`` is importable here.
@@ -452,6 +548,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
     n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
+    per_run = a['use_truth_node'] and (a['judge_per_run'] or judge == 'robot_localization')
     if a['use_truth_node']:
         nodes.append(
             NodeSpec(
@@ -470,7 +567,11 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                         # odometry; with the built-in judge its navsat and ekf follow the run
                         # events too: the first run waits until every chain is up
                         'wait_for_subscribers': 3 * n_chains,
-                        'wait_for_run_subscribers': (5 if judge == 'builtin' else 3) * n_chains,
+                        # (with one judge chain per run, its supervisor does)
+                        'wait_for_run_subscribers': (
+                            4 if per_run else 5 if judge == 'builtin' else 3
+                        )
+                        * n_chains,
                     }
                 ],
                 remappings=[
@@ -517,8 +618,13 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 ],
                 role='imu',
             ),
-            # each run is judged by a freshly started filter and navsat, as in the offline study
-            *_judge_nodes(a, ns, judge, {**t, 'reset_on_run_events': a['use_truth_node']}),
+            # each run is judged by a freshly started filter and navsat, as in the offline study:
+            # reset by run events (built-in judge) or new processes per run (supervisor)
+            *(
+                [_per_run_judge(a, ns, judge, t)]
+                if per_run
+                else _judge_nodes(a, ns, judge, {**t, 'reset_on_run_events': a['use_truth_node']})
+            ),
             NodeSpec(
                 PACKAGE,
                 'recorder_node',
@@ -598,6 +704,24 @@ def _real_chain(
     navsat.remappings = [('imu', a['imu_topic']), ('gps/fix', a['gps_topic'])]
     ekf.parameters[0] = {**ekf.parameters[0], 'imu0': a['imu_topic']}
     nodes = [navsat, ekf]
+    specs = static_tf_specs(a['static_tf'])
+    if specs and judge == 'builtin':
+        # the built-in nodes have no TF listener (the pip runtime has no tf2): the transforms are
+        # their parameter
+        for n in (navsat, ekf):
+            n.parameters[0] = {**n.parameters[0], 'static_transforms': specs}
+    elif specs:
+        # robot_localization looks them up on /tf_static, as on the vehicle
+        nodes += [
+            NodeSpec(
+                'tf2_ros',
+                'static_transform_publisher',
+                f'static_tf_{i}',
+                arguments=static_transform_publisher_args(spec),
+                role='tf',
+            )
+            for i, spec in enumerate(specs)
+        ]
     nodes.append(
         NodeSpec(
             PACKAGE,

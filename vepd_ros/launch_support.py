@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Glue between ``launch/*.launch.py`` and the graphs of ``vepd_ros.graph``.
+
 launch_ros glue for ``launch/*.launch.py`` (real ROS 2 installs only: imports launch and
 launch_ros).
 
@@ -17,10 +19,11 @@ What launch adds, because every node is its own process here:
   truth_node stops /clock after its last run and exits. live_eval evaluates a rolling window
   forever by design: stop it with Ctrl-C (SIGINT; every finished run is on disk, the run in
   progress is not written).
-- paced sim time: separate processes cannot be stepped in lockstep as ``vepd run`` does, so
-  truth_node waits for every chain's recorder (``pace_nodes``, progress on ``/vepd/progress``) and
-  never runs /clock more than ``pace_window_s`` ahead of the slowest. A machine too slow for
-  ``time_scale`` makes the run take longer; it does not lose messages.
+- lockstep sim time: every node on /clock reports on ``/vepd/progress`` how many messages it has
+  taken and published per topic whenever it is idle, and truth_node (``pace_nodes``) takes its
+  next step only once every message published so far has been taken: the step order of ``vepd
+  run``, so the results are the same. A machine too slow for ``time_scale`` makes the run take
+  longer; it does not lose or reorder messages.
 - bag_replay: ``ros2 bag play --clock`` where rosbag2 is installed, else the package's
   ``bag_player_node``; the single run is written once the input has been quiet for a few seconds
   (the bag ended).
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from launch import LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
     EmitEvent,
@@ -43,14 +47,14 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from vepd_ros.graph import _yaml_value, build_graph, GRAPH_ARGS, typed_args
 
-from launch import LaunchDescription
-
 BAG_QUIET_S = 3.0
-"""bag_replay: the single run is complete once no message has come for this long (s, wall clock)."""
+"""bag_replay: the single run is complete once no message came for this long (s, wall clock)."""
 
 
 def _launch_parameters(graph: str, n, nodes: list) -> list:
     """
+    Return the parameters of node ``n`` under launch.
+
     The graph's parameters of node ``n`` plus what running it as its own process under launch
     needs.
     """
@@ -59,7 +63,7 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     if n.role == 'truth' and params and params[0].get('publish_clock'):
         extra = {
             'shutdown_when_done': True,
-            'pace_nodes': sum(1 for m in nodes if m.role == 'recorder'),
+            'pace_nodes': _paced_nodes(n, nodes),
         }
     elif n.role == 'truth':
         extra = {'shutdown_when_done': True}
@@ -72,16 +76,29 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     ):
         extra = {'end_after_quiet_s': BAG_QUIET_S}
     elif n.role == 'bag':
-        extra = {'shutdown_when_done': True}
+        extra = {'shutdown_when_done': True, 'pace_nodes': _paced_nodes(n, nodes)}
     if extra:
         params[0] = {**params[0], **extra}
     return params
 
 
+def _paced_nodes(driver, nodes: list) -> int:
+    """
+    Count the nodes that report to ``driver``, the /clock source, for its lockstep (pace_nodes).
+
+    Every node of this package on /clock does (``run_node``); robot_localization's do not.
+    """
+    return sum(
+        1
+        for m in nodes
+        if m is not driver
+        and m.package == driver.package
+        and any(isinstance(q, dict) and q.get('use_sim_time') for q in m.parameters)
+    )
+
+
 def _shutdown_on_failure(event, context):
-    """
-    ``OnProcessExit`` callback: a process that exits with a non-zero status shuts the launch down.
-    """
+    """Shut the launch down when a process exits with a non-zero status (``OnProcessExit``)."""
     if event.returncode:
         return [
             EmitEvent(
@@ -126,6 +143,7 @@ def _actions(context, graph: str):
             namespace=n.namespace or '',
             parameters=_launch_parameters(graph, n, nodes),
             remappings=n.remappings,
+            arguments=n.arguments,
             output='screen',
         )
         actions.append(action)

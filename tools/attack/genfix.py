@@ -12,8 +12,8 @@ import shutil
 import sys
 
 import numpy as np
-from vepd_ros import pipeline
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
+from vepd_ros.pipelines import study as pipeline
 import yaml
 
 repo, fix = Path(sys.argv[1]), Path(sys.argv[2])

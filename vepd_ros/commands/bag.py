@@ -30,6 +30,7 @@ import sys
 import time
 
 from vepd_ros.commands._args import seed_type
+from vepd_ros.io.profiles import PROFILES
 
 EXAMPLE = """example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
 imu_link needs the mounting):
@@ -54,8 +55,9 @@ def register(sub):
     p.add_argument(
         '--profile',
         default='art',
-        choices=('art', 'chrono', 'custom'),
-        help='topic profile (default art: /fix, /imu, /sbg/gps_vel, /odometry/filtered)',
+        choices=tuple(PROFILES),
+        help='topic profile (default art: /fix, /imu, /sbg/gps_vel, /odometry/filtered; '
+        "gazebo and carla: a simulator's recording, the simulated side with --side sim)",
     )
     p.add_argument(
         '--topic',
@@ -245,9 +247,10 @@ def _check_numbers(args) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from vepd_ros.io.bagrun import make_runs, read_bag_streams, segments_for, SplitSpec
+    from vepd_ros.io.bagrun import read_bag_streams, segments_for, SplitSpec
     from vepd_ros.io.ins import TruthOptions
     from vepd_ros.io.profiles import get_profile, parse_topic_overrides
+    from vepd_ros.pipelines.bag import make_runs
     from vepd_ros.runs.layout import BatchWriter, is_reference_label
 
     t_wall = time.perf_counter()
@@ -280,9 +283,7 @@ def run(args) -> int:
     check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None
     if args.estimate == 'judge':
-        from vepd_ros.graph import (
-            config_file,
-        )  # not vepd_ros.pipeline: it imports scipy.stats (0.45 s)
+        from vepd_ros.pipelines.judge_step import config_file  # the study's defaults
 
         ekf = Path(args.ekf_config) if args.ekf_config else config_file('ekf.yaml')
         navsat = Path(args.navsat_config) if args.navsat_config else config_file('navsat.yaml')

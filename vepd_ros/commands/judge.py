@@ -12,7 +12,7 @@
   deviation per state and a last line ``max_abs_dev <value>``; exit 0 only within the rl_golden
   README tolerances.
 * ``vepd judge replay --ekf-config YAML [--navsat-config YAML] INPUT --out CSV`` (implemented in
-  ``vepd_ros.judge.replay``).
+  ``vepd_ros.pipelines.replay``).
 """
 
 from __future__ import annotations
@@ -59,23 +59,15 @@ def register(sub):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=REPLAY_EXAMPLE,
     )
-    r.add_argument(
-        '--ekf-config', required=True, metavar='YAML', help='robot_localization ekf YAML'
-    )
-    r.add_argument(
-        '--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML'
-    )
-    r.add_argument('input', metavar='INPUT', help='bag or recording to replay')
-    r.add_argument('--out', required=True, metavar='CSV', help='output CSV')
-    from vepd_ros.judge.replay import add_replay_arguments
+    from vepd_ros.pipelines.replay import add_replay_arguments
 
-    add_replay_arguments(r)  # --static-tf, --remap, --judge, --gravity-frame, ...
+    add_replay_arguments(r)  # --ekf-config, INPUT, --out, --static-tf, --judge, ...
     r.set_defaults(func=run_replay)
     p.set_defaults(func=lambda args: (p.print_help(), 0)[1])
 
 
 def run_replay(args) -> int:
-    from vepd_ros.judge.replay import run_replay as impl
+    from vepd_ros.pipelines.replay import run_replay as impl
 
     return int(impl(args) or 0)
 

@@ -197,9 +197,16 @@ def run(args) -> int:
         args.graph, {k: str(v) if not isinstance(v, str) else v for k, v in raw.items()}
     )
     nodes = build_graph(args.graph, values)
+    if any(n.role == 'judge_supervisor' for n in nodes) and not args.list:
+        raise ParameterError(
+            'judge_per_run',
+            True,
+            'false under vepd run (robot_localization, or one judge chain per run, needs separate '
+            'processes paced by truth_node: ros2 launch vepd_ros sim_judge.launch.py)',
+        )
     if args.list:
         for n in nodes:
-            print(f'{n.package}/{n.executable}  ' + ' '.join(n.ros_args()))
+            print(f'{n.package}/{n.executable}  ' + ' '.join([*n.arguments, *n.ros_args()]))
         return 0
     quiet = getattr(args, 'quiet', False)
     opts = {
@@ -734,10 +741,9 @@ def _run_processes(nodes, opts: dict, domain: Domain):
         env = {**os.environ, 'ROS_DOMAIN_ID': str(domain.domain_id)}
         for spec in nodes:
             exe = Path(sys.prefix) / 'bin' / spec.executable
+            program = str(exe) if exe.exists() else spec.executable
             procs.append(
-                subprocess.Popen(
-                    [str(exe) if exe.exists() else spec.executable, *spec.ros_args()], env=env
-                )
+                subprocess.Popen([program, *spec.arguments, *spec.ros_args()], env=env)
             )
         own = {fqn('/' + n.namespace.strip('/') if n.namespace else '/', n.name) for n in nodes}
         own.add(listener.get_fully_qualified_name())

@@ -23,7 +23,7 @@ writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would
 FROM_EXAMPLE = """examples:
   vepd sensors from-sdf robot.urdf --out sim_sensors.yaml     # Gazebo (Classic or gz) or hector
   vepd sensors from-carla objects.json --out sim_sensors.yaml # CARLA blueprint attributes
-  vepd sensors from-matlab gps.yaml --out sim_sensors.yaml    # MATLAB gpsSensor properties
+  vepd sensors from-matlab sensors.yaml --out sim_sensors.yaml # MATLAB gpsSensor/imuSensor
 prints the model each sensor becomes and writes one ROS 2 parameters file with a gps_noise_node
 and an imu_noise_node section: pass it to the noise nodes (--params-file) or to
 `vepd sensors simulate --gps-params FILE --imu-params FILE`."""
@@ -110,7 +110,7 @@ def register(sub):
     ls.set_defaults(func=models)
     for fmt, what in (('sdf', 'an SDF/URDF file (Gazebo sensors, hector GPS plugin)'),
                       ('carla', 'a CARLA attribute file (JSON or YAML)'),
-                      ('matlab', 'a MATLAB gpsSensor parameters YAML')):
+                      ('matlab', 'a MATLAB gpsSensor/imuSensor parameters YAML')):
         fr = s.add_parser(
             f'from-{fmt}',
             help=f'read {what} → the noise models and their parameters YAML',

@@ -48,6 +48,15 @@ def register(sub):
         default='ch_gauss,ch_rw,airsim,ch_gauss+airsim,ch_rw+airsim',
         help="comma-separated GPS models under test (default the paper's five)",
     )
+    p.add_argument(
+        '--gps-config',
+        action='append',
+        default=[],
+        metavar='[LABEL=]FILE',
+        help="a simulator's own configuration (SDF/URDF, CARLA JSON/YAML, MATLAB YAML) or a "
+        'parameters YAML: its GPS sensor is one more model under test, Sim/LABEL/ (default the '
+        "file's name); repeatable",
+    )
     p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')
     p.add_argument(
         '--runs', type=int, default=10, help='runs per model and scenario (K, default 10)'
@@ -60,7 +69,11 @@ def register(sub):
              'the '
         'real side (e.g. rtk)',
     )
-    p.add_argument('--judge', default='builtin', help='state estimator (offline: builtin)')
+    p.add_argument(
+        '--judge',
+        default='builtin',
+        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
+    )
     p.add_argument(
         '--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)'
     )
@@ -90,14 +103,36 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+def _configured_models(items) -> dict:
+    """Return label → (GPS model, parameters) of every ``--gps-config [LABEL=]FILE``."""
+    from pathlib import Path
+
+    from vepd_ros.io.simconfig import load_sensor_file
+    from vepd_ros.runs.safety import safe_component
+
+    out = {}
+    for item in items:
+        label, _, path = item.rpartition('=') if '=' in item and not Path(item).exists() \
+            else ('', '', item)
+        cfg = load_sensor_file(path, 'gps')
+        label = safe_component('--gps-config label', label or Path(path).stem)
+        if label in out:
+            raise ValueError(f'--gps-config {item}: label {label!r} given twice')
+        out[label] = (cfg.model, cfg.params)
+        for w in cfg.warnings:
+            print(f'warning: {w}', file=sys.stderr)
+    return out
+
+
 def run(args) -> int:
     from pathlib import Path
 
     from vepd_ros.commands.evaluate import format_tables
-    from vepd_ros.pipeline import run_study
+    from vepd_ros.pipelines.study import run_study
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.tables import write_tables_csv
 
+    configured = _configured_models(args.gps_config)
     res = run_study(
         [m for m in args.models.split(',') if m],
         [s for s in args.scenarios.split(',') if s],
@@ -113,6 +148,7 @@ def run(args) -> int:
         progress=progress_enabled(args.quiet or args.json),
         overwrite=args.overwrite,
         include_runs=True,
+        configured=configured,
     )
     res['bootstrap']['seed_source'] = "the runs' study seed"
     # runs.csv from every run's E and S as the study scored them (not re-read from disk)

@@ -1,4 +1,4 @@
-# Copyright 2026 vepd_ros developers
+# Copyright 2026 vepd_ros developers  # noqa: A005 vepd_ros.io, reached only by absolute imports
 #
 # Use of this source code is governed by a BSD-style
 # license that can be found in the LICENSE file or at

@@ -11,6 +11,8 @@ Topic profiles: which bag topic plays which role (gps, imu, truth, odom) and how
 |---|---|---|---|---|
 | ``art`` | /fix | /imu | /sbg/gps_vel (SbgGpsVel, NED) | /odometry/filtered |
 | ``chrono`` | …/gps/gps1 | ``accel`` + ``gyro`` merged | …/vehicle/state | /odometry/filtered |
+| ``gazebo`` | /navsat | /imu | /model/vehicle/odometry (Odometry) | — |
+| ``carla`` | /carla/ego_vehicle/gnss | /carla/ego_vehicle/imu | /carla/ego_vehicle/odometry | — |
 | ``custom`` | — | — | — | — (every role from ``--topic role=/name``) |
 
 ``art`` is the real ART car of the IROS 2024 runs (art_conventions §1a; the ART EKF listens to /imu
@@ -21,6 +23,14 @@ two Imu topics (the ``accel``/``gyro`` roles) that ``ins_publisher`` merged into
 ``vepd bag`` does the same way (``merge_imu``); truth is the vehicle state's Body (world-frame
 velocity). ``…`` in the table stands for /chrono_ros_node/output. A role may be set to '' to
 switch it off (e.g. ``odom=``).
+
+``gazebo`` is gz sim bridged by ros_gz_bridge: the NavSat and IMU sensors on the topics their SDF
+names (``/navsat``, ``/imu`` here), and ground truth from the OdometryPublisher system of the model
+(``/model/<model name>/odometry``; the profile assumes a model named ``vehicle``: set yours with
+``--topic truth=/model/NAME/odometry``; Gazebo Classic's p3d plugin publishes the same type).
+``carla`` is carla-ros-bridge's ego vehicle (role name ``ego_vehicle``): GNSS, IMU and the odometry
+pseudo-sensor. Both odometries carry the twist in the child (vehicle) frame, as REP-105 says.
+These recordings are the simulated side: ``vepd bag --profile gazebo --side sim --label gazebo``.
 """
 
 from __future__ import annotations
@@ -79,6 +89,21 @@ PROFILES = {
             'odom': '/odometry/filtered',
         },
         {'twist_frame': 'world'},
+    ),
+    'gazebo': Profile(
+        'gazebo',
+        {'gps': '/navsat', 'imu': '/imu', 'truth': '/model/vehicle/odometry', 'odom': ''},
+        {'odom_twist_frame': 'child'},
+    ),
+    'carla': Profile(
+        'carla',
+        {
+            'gps': '/carla/ego_vehicle/gnss',
+            'imu': '/carla/ego_vehicle/imu',
+            'truth': '/carla/ego_vehicle/odometry',
+            'odom': '',
+        },
+        {'odom_twist_frame': 'child'},
     ),
     'custom': Profile('custom', {}),
 }

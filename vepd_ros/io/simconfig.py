@@ -11,11 +11,17 @@ Read a simulator's own sensor configuration into vepd_ros noise models.
   ``<navsat>``) and imu, with their ``<noise>`` blocks (gz spelling: one block per axis under
   ``<angular_velocity>``/``<linear_acceleration>``; Gazebo Classic's older ``<imu><noise>`` with
   ``<rate>``/``<accel>`` for all three axes), and hector_gazebo_plugins' GPS ``<plugin>``.
-  ``<update_rate>`` becomes the sensor's rate.
+  ``<update_rate>`` becomes the sensor's rate. A navsat ``<velocity_sensing>`` block is read and
+  checked but not kept: NavSatFix carries no velocity, so it reaches no judge. hector's
+  ``<status>`` becomes the published NavSatStatus (``fix_status``).
 * CARLA (``read_carla``): a blueprint attribute dictionary as JSON or YAML, keyed by blueprint id
   (``sensor.other.gnss``/``sensor.other.imu``), or carla-ros-bridge's objects file (sensors with a
   ``type``); attribute values may be strings as CARLA stores them. ``sensor_tick`` is the period.
-* MATLAB (``read_matlab``): YAML with a ``gpsSensor`` mapping of its properties.
+* MATLAB (``read_matlab``): YAML with a ``gpsSensor`` and/or an ``imuSensor`` mapping of their
+  properties; the imuSensor's ``Accelerometer``/``Gyroscope`` are sub-mappings of accelparams /
+  gyroparams properties, scalars expanded to the 3 axes as MATLAB does, ``MeasurementRange: .inf``
+  (or ``Inf``) for no saturation. Temperature terms are refused off the standard 25 °C, the
+  gyroscope's AccelerationBias unless 0; the magnetometer is ignored with a warning.
 
 Each returns ``SensorConfig`` records; a malformed or unsupported element is a ``ValueError``
 naming the file, the element and its line.
@@ -24,8 +30,10 @@ naming the file, the element and its line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 import math
 from pathlib import Path
+import re
 from xml.parsers import expat
 
 from vepd_ros.models import simulators as sim
@@ -142,6 +150,11 @@ def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
         holder = pos.child(axis) if pos is not None else None
         block = _noise_block(path, holder.child('noise') if holder is not None else None)
         params.update({f'position_sensing.{axis}.{k}': v for k, v in block.items()})
+    vel = body.child('velocity_sensing')
+    for axis in ('horizontal', 'vertical'):
+        # read and checked, not kept: NavSatFix has no velocity, so it reaches no judge
+        holder = vel.child(axis) if vel is not None else None
+        _noise_block(path, holder.child('noise') if holder is not None else None)
     sigma = params['position_sensing.horizontal.stddev']
     if sigma > 1e-3:
         warnings.append(
@@ -188,9 +201,22 @@ def _hector_gps(path, plugin: _Element) -> SensorConfig:
         if c.tag in HECTOR_VECTOR_ELEMENTS:
             params[c.tag] = _number(path, c, 3) if len(c.text.split()) == 3 \
                 else [_number(path, c)] * 3
+    warnings = []
+    status = plugin.child('status')
+    if status is not None:
+        # NavSatStatus.status the plugin publishes (STATUS_FIX 0 by default)
+        value = _number(path, status)
+        if value not in (0, 1, 2):
+            raise ValueError(f'{path}: line {status.line}: <status>: expected 0 (FIX), 1 (SBAS) '
+                             f'or 2 (GBAS) for a published fix, got {status.text.strip()!r}')
+        params['fix_status'] = int(value)
+    service = plugin.child('service')
+    if service is not None and _number(path, service) != 1:
+        warnings.append(f'{path}: line {service.line}: <service> {service.text.strip()}: '
+                        'vepd_ros publishes SERVICE_GPS (1)')
     rate = plugin.child('updateRate')
     return SensorConfig('gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
-                        _number(path, rate) if rate is not None else None)
+                        _number(path, rate) if rate is not None else None, warnings)
 
 
 def read_sdf(path) -> list[SensorConfig]:
@@ -246,6 +272,46 @@ def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
     return SensorConfig(kind, model, params, name, 0, rate)
 
 
+KEY_TOKEN = re.compile(r'[A-Za-z_][\w.]*')
+
+
+def _key_line(path: Path, keys: list[str]) -> int | None:
+    """Return the line of the last of ``keys`` found in order in a YAML/JSON file's text."""
+    try:
+        lines = path.read_text(encoding='utf-8', errors='replace').splitlines()
+    except OSError:
+        return None
+    found, start = None, 0
+    for key in keys:
+        pattern = re.compile(r'(^|[\s{,"\'])' + re.escape(key) + r'["\']?\s*:')
+        for i in range(start, len(lines)):
+            if pattern.search(lines[i]):
+                found, start = i + 1, i
+                break
+    return found
+
+
+def _with_key_lines(read):
+    """Make a YAML/JSON reader's errors name the line of the key they are about."""
+    @functools.wraps(read)
+    def wrapped(path):
+        try:
+            return read(path)
+        except ValueError as exc:
+            prefix, msg = f'{Path(path)}: ', str(exc)
+            if not msg.startswith(prefix) or msg[len(prefix):].startswith('line '):
+                raise
+            rest = msg[len(prefix):]
+            keys = [k for part in rest.split(': ')[:2] for k in KEY_TOKEN.findall(part)
+                    for k in k.split('.')]
+            line = _key_line(Path(path), keys)
+            if line is None:
+                raise
+            raise ValueError(f'{prefix}line {line}: {rest}') from None
+    return wrapped
+
+
+@_with_key_lines
 def read_carla(path) -> list[SensorConfig]:
     """Return the GNSS and IMU sensors of a CARLA attribute file (JSON or YAML)."""
     from vepd_ros.yamlio import load_yaml
@@ -275,8 +341,131 @@ def read_carla(path) -> list[SensorConfig]:
     return out
 
 
+MATLAB_GPS_IGNORED = {'SampleRate', 'ReferenceLocation', 'ReferenceFrame', 'PositionInputFormat',
+                      'RandomStream', 'Seed', 'VelocityAccuracy'}
+"""gpsSensor properties read elsewhere (SampleRate) or outside the position-noise law."""
+
+MATLAB_IMU_IGNORED = {'ReferenceFrame', 'IMUType', 'RandomStream', 'Seed'}
+"""imuSensor properties outside the noise law (the frame, the stream): accepted, not used."""
+
+MATLAB_STANDARD_TEMPERATURE_C = 25.0
+"""IMUSensorSimulator.pStandardTemperature: the temperature terms vanish there."""
+
+MATLAB_IMU_VECTORS = ('ConstantBias', 'NoiseDensity', 'BiasInstability', 'RandomWalk')
+MATLAB_IMU_SCALARS = ('MeasurementRange', 'Resolution')
+MATLAB_IMU_TEMPERATURE = ('TemperatureBias', 'TemperatureScaleFactor')
+
+
+def _matlab_numbers(path, where: str, value, count: int | None = None) -> list[float]:
+    """Return the finite numbers of a YAML scalar or list (``count`` of them when given)."""
+    items = value if isinstance(value, list) else [value]
+    ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+             for v in items) and len(items) > 0
+    if not ok or (count is not None and len(items) != count):
+        want = {None: 'finite numbers', 1: 'a finite number'}.get(
+            count, f'{count} finite numbers')
+        raise ValueError(f'{path}: {where}: expected {want}, got {value!r}'[:300])
+    return [float(v) for v in items]
+
+
+def _matlab_imu_sensor(path, sensor: str, props: dict) -> tuple[dict, list]:
+    """Return one Accelerometer/Gyroscope mapping as ``<sensor>.<Property>`` model parameters."""
+    kind = 'an accelparams' if sensor == 'Accelerometer' else 'a gyroparams'
+    params, warnings = {}, []
+    for key, value in props.items():
+        where = f'imuSensor.{sensor}.{key}'
+        name = f'{sensor}.{key}'
+        if key == 'MeasurementRange' and (value in ('Inf', 'inf') or value == math.inf):
+            params[name] = 0.0   # MATLAB's Inf, spelled 0 in the parameters
+        elif key in MATLAB_IMU_SCALARS:
+            (params[name],) = _matlab_numbers(path, where, value, 1)
+            if key == 'MeasurementRange' and params[name] <= 0:
+                raise ValueError(f'{path}: {where}: expected a positive number or Inf, '
+                                 f'got {value!r}')
+        elif key in MATLAB_IMU_VECTORS:
+            numbers = _matlab_numbers(path, where, value)
+            if len(numbers) not in (1, 3):
+                raise ValueError(f'{path}: {where}: expected a number or 3 numbers, '
+                                 f'got {value!r}'[:300])
+            params[name] = numbers * 3 if len(numbers) == 1 else numbers
+        elif key == 'AxesMisalignment':
+            # a scalar, a 3-vector, 9 numbers (row-major) or a 3-by-3 nested list, as MATLAB
+            if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+                numbers = [x for row in value for x in _matlab_numbers(path, where, row, 3)]
+                numbers = numbers if len(value) == 3 else []
+            else:
+                numbers = _matlab_numbers(path, where, value)
+            if len(numbers) not in (1, 3, 9):
+                raise ValueError(f'{path}: {where}: expected a number, 3 numbers or a 3-by-3 '
+                                 f'matrix, got {value!r}'[:300])
+            params[name] = sim.matlab_axes_misalignment(numbers)
+        elif key == 'NoiseType':
+            params[name] = value
+        elif key == 'BiasInstabilityCoefficients':
+            if not isinstance(value, dict) or set(value) - {'Numerator', 'Denominator'}:
+                raise ValueError(f'{path}: {where}: expected a mapping of Numerator and '
+                                 f'Denominator, got {value!r}'[:300])
+            for part, numbers in value.items():
+                params[f'{name}.{part}'] = _matlab_numbers(path, f'{where}.{part}', numbers)
+        elif key in MATLAB_IMU_TEMPERATURE:
+            if any(_matlab_numbers(path, where, value)):
+                warnings.append(f'{path}: {where}: has no effect at the standard '
+                                f'{MATLAB_STANDARD_TEMPERATURE_C:g} °C; temperature is not '
+                                'modelled')
+        elif key == 'AccelerationBias' and sensor == 'Gyroscope':
+            if any(_matlab_numbers(path, where, value)):
+                raise ValueError(f'{path}: {where}: the gyroscope acceleration sensitivity '
+                                 'is not modelled by vepd_ros (set it to 0)')
+        else:
+            known = sorted({p.name.split('.', 1)[1].split('.')[0] for p in sim.MATLAB_IMU_PARAMS
+                            if p.name.startswith(sensor + '.')} | set(MATLAB_IMU_TEMPERATURE))
+            if sensor == 'Gyroscope':
+                known.append('AccelerationBias')
+            raise ValueError(f'{path}: {where}: not {kind} property (known: '
+                             f'{", ".join(known)})')
+    return params, warnings
+
+
+def _matlab_imu(path, imu: dict) -> SensorConfig:
+    """Return the imuSensor mapping (SampleRate, Accelerometer, Gyroscope, ...) as matlab_imu."""
+    from vepd_ros.params import ParameterError, validate_params
+
+    params, warnings = {}, []
+    for key, value in imu.items():
+        if key == 'SampleRate':
+            (params['SampleRate'],) = _matlab_numbers(path, 'imuSensor.SampleRate', value, 1)
+        elif key in ('Accelerometer', 'Gyroscope'):
+            if not isinstance(value, dict):
+                raise ValueError(f'{path}: imuSensor.{key}: expected a mapping of '
+                                 f'{"accelparams" if key == "Accelerometer" else "gyroparams"} '
+                                 'properties')
+            more, notes = _matlab_imu_sensor(path, key, value)
+            params.update(more)
+            warnings += notes
+        elif key == 'Temperature':
+            (temperature,) = _matlab_numbers(path, 'imuSensor.Temperature', value, 1)
+            if temperature != MATLAB_STANDARD_TEMPERATURE_C:
+                raise ValueError(f'{path}: imuSensor.Temperature: {temperature:g} °C: the '
+                                 'temperature terms are not modelled by vepd_ros (only the '
+                                 f'standard {MATLAB_STANDARD_TEMPERATURE_C:g} °C)')
+        elif key in ('Magnetometer', 'MagneticField'):
+            warnings.append(f'{path}: imuSensor.{key}: ignored (sensor_msgs/Imu has no '
+                            'magnetometer)')
+        elif key not in MATLAB_IMU_IGNORED:
+            raise ValueError(f'{path}: imuSensor.{key}: not an imuSensor property vepd_ros '
+                             'reads (SampleRate, Accelerometer, Gyroscope, Temperature, '
+                             + ', '.join(sorted(MATLAB_IMU_IGNORED)) + ')')
+    try:
+        validate_params(sim.MATLAB_IMU_PARAMS, params)
+    except ParameterError as exc:
+        raise ValueError(f'{path}: imuSensor: {exc}') from None
+    return SensorConfig('imu', 'matlab_imu', params, 'imuSensor', 0,
+                        params.get('SampleRate', 100.0), warnings)
+
+
+@_with_key_lines
 def read_matlab(path) -> list[SensorConfig]:
-    """Return the gpsSensor of a MATLAB parameters YAML (``gpsSensor: {Property: value}``)."""
+    """Return the gpsSensor and imuSensor of a MATLAB parameters YAML (module docstring)."""
     from vepd_ros.params import validate_params
     from vepd_ros.yamlio import load_yaml
 
@@ -284,27 +473,82 @@ def read_matlab(path) -> list[SensorConfig]:
     data = load_yaml(path, what='MATLAB sensor parameters')
     out = []
     if not isinstance(data, dict):
-        raise ValueError(f'{path}: expected a mapping with gpsSensor')
+        raise ValueError(f'{path}: expected a mapping with gpsSensor and/or imuSensor')
+    for other in sorted(set(data) - {'gpsSensor', 'imuSensor'}, key=str):
+        raise ValueError(f'{path}: {other}: not supported (vepd_ros reads gpsSensor and '
+                         'imuSensor)')
     gps = data.get('gpsSensor')
     if isinstance(gps, dict):
         known = {p.name for p in sim.MATLAB_GPS_PARAMS}
         rate = gps.get('SampleRate')
         params = {k: v for k, v in gps.items() if k in known}
-        ignored = sorted(set(gps) - known - {'SampleRate', 'ReferenceLocation', 'ReferenceFrame',
-                                             'PositionInputFormat', 'RandomStream', 'Seed',
-                                             'VelocityAccuracy'})
+        ignored = sorted(set(gps) - known - MATLAB_GPS_IGNORED)
         if ignored:
             raise ValueError(f'{path}: gpsSensor: {ignored[0]}: not a gpsSensor position-noise '
                              f'property (known: {", ".join(sorted(known))}, SampleRate)')
         validate_params(sim.MATLAB_GPS_PARAMS, params)
         out.append(SensorConfig('gps', 'matlab_gps', params, 'gpsSensor', 0,
                                 float(rate) if rate is not None else None))
-    for other in sorted(set(data) - {'gpsSensor'}):
-        raise ValueError(f'{path}: {other}: not supported (vepd_ros reads gpsSensor; imuSensor '
-                         'is not modelled yet)')
+    imu = data.get('imuSensor')
+    if 'imuSensor' in data and not isinstance(imu, dict):
+        raise ValueError(f'{path}: imuSensor: expected a mapping of imuSensor properties')
+    if isinstance(imu, dict):
+        out.append(_matlab_imu(path, imu))
     if not out:
-        raise ValueError(f'{path}: no gpsSensor mapping')
+        raise ValueError(f'{path}: no gpsSensor or imuSensor mapping')
     return out
 
 
 READERS = {'sdf': read_sdf, 'carla': read_carla, 'matlab': read_matlab}
+
+
+XML_SUFFIXES = ('.sdf', '.urdf', '.xacro', '.world', '.xml')
+NODE_OF_KIND = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
+
+
+def load_sensor_file(path, kind: str) -> SensorConfig:
+    """
+    Return the ``kind`` ('gps' or 'imu') sensor of any configuration file a user keeps.
+
+    An SDF/URDF (by suffix or a leading ``<``), a ROS 2 parameters YAML with a gps_noise_node /
+    imu_noise_node section (what ``vepd sensors from-*`` and ``vepd calibrate`` write), a MATLAB
+    YAML (``gpsSensor``/``imuSensor``) or a CARLA attribute file: the first sensor of that kind.
+    """
+    from vepd_ros.yamlio import load_yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f'{path}: no such file')
+    head = path.read_bytes()[:256].lstrip()
+    if path.suffix.lower() in XML_SUFFIXES or head.startswith(b'<'):
+        sensors = read_sdf(path)
+    else:
+        data = load_yaml(path, what='sensor configuration')
+        node = NODE_OF_KIND[kind]
+        if isinstance(data, dict) and any(k in data for k in (node, '/' + node, '/**')):
+            sensors = [_node_params_sensor(path, kind)]
+        elif isinstance(data, dict) and ({'gpsSensor', 'imuSensor'} & set(data)):
+            sensors = read_matlab(path)
+        else:
+            sensors = read_carla(path)
+    for c in sensors:
+        if c.kind == kind:
+            return c
+    found = ', '.join(f'{c.kind} {c.name!r}' for c in sensors) or 'none'
+    raise ValueError(f'{path}: no {kind.upper()} sensor in it (found: {found})')
+
+
+def _node_params_sensor(path: Path, kind: str) -> SensorConfig:
+    """Read a noise node's section of a ROS 2 parameters YAML as a SensorConfig."""
+    from vepd_ros.models.calibration import read_node_params
+    from vepd_ros.models.gps import gps_model_params
+    from vepd_ros.models.imu import imu_model_params
+
+    section = read_node_params(path, NODE_OF_KIND[kind])
+    model = section.get('model')
+    if not isinstance(model, str):
+        raise ValueError(f'{path}: {NODE_OF_KIND[kind]}: no model parameter')
+    names = {q.name for q in (gps_model_params if kind == 'gps' else imu_model_params)(model)}
+    rate = section.get('rate_hz')
+    return SensorConfig(kind, model, {k: v for k, v in section.items() if k in names},
+                        NODE_OF_KIND[kind], 0, float(rate) if rate else None)

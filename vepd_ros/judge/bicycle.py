@@ -45,11 +45,14 @@ columns and 'speed' = |v|.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+import heapq
 import math
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+from vepd_ros.judge import engine
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.navsat import gps_batch_arrays, utm_convergence_deg, utm_forward
 from vepd_ros.params import ParameterError
@@ -199,71 +202,23 @@ def run_bicycle_batch(
     var = np.maximum(np.stack([gcov[..., 0], gcov[..., 4]], -1), p['min_gps_variance'])
     cxy = np.where(np.isfinite(gcov[..., 1]), gcov[..., 1], 0.0)
 
-    # events in arrival order (IMU before GPS at equal arrival); processed by stamp at the ticks
+    # events by arrival (IMU before GPS at an equal arrival), processed by stamp at the ticks of
+    # the node loop (engine.run); published when the stamp moved forward, never a timeout predict
+    ev = [_Events(ist, iarr), _Events(gst, garr)]
     ev_arr = np.concatenate([iarr, garr])
-    ev_kind = np.concatenate([np.zeros(n, np.int8), np.ones(m, np.int8)])
-    ev_idx = np.concatenate([np.arange(n), np.arange(m)])
-    ev_st = np.concatenate([ist, gst])
     t0 = int(ev_arr.min()) if t_start_ns is None else int(t_start_ns)
     t1 = int(ev_arr.max()) if t_end_ns is None else int(t_end_ns)
     period = int(1e9 / p['frequency'])
     first_tick = t0 + period if ekf_first_tick_ns is None else int(ekf_first_tick_ns)
     ticks = np.arange(first_tick, t1 + 1, period, dtype=np.int64)
-    o = np.lexsort((ev_kind, ev_arr))
-    ev_arr, ev_kind, ev_idx, ev_st = ev_arr[o], ev_kind[o], ev_idx[o], ev_st[o]
 
-    Qr = np.asarray(p['process_noise'], float)
-    x = np.zeros((K, 4))
-    P = np.tile(np.diag(p['initial_covariance']), (K, 1, 1))
-    x[:, 2] = p['initial_heading']
-    init = np.zeros(K, bool)
-    last_t = np.full(K, -1, np.int64)
-    omega = np.zeros(K)
-    acc = np.zeros(K)
-    T = ticks.size
-    out_x = np.zeros((T, K, 4))
-    out_p = np.zeros((T, K, 4))
-    out_stamp = np.zeros(T, np.int64)
-    out_tick = np.zeros(T, np.int64)
-    rows, e_i, last_pub = 0, 0, 0
-    queue: list = []
-    import heapq
-
-    for now in ticks.tolist():
-        while e_i < ev_arr.size and ev_arr[e_i] <= now:
-            heapq.heappush(queue, (int(ev_st[e_i]), e_i, int(ev_kind[e_i]), int(ev_idx[e_i])))
-            e_i += 1
-        newest = None
-        while queue and queue[0][0] <= now:
-            t, _, kind, j = heapq.heappop(queue)
-            if kind == 0:
-                _predict(x, P, Qr, init, last_t, t, omega, acc)
-                omega = wz[:, j]
-                if ax is not None:
-                    acc = ax[:, j]
-            else:
-                g = good[:, j]
-                new = g & ~init
-                if new.any():
-                    x[new, 0], x[new, 1] = e[new, j], nn[new, j]
-                    init |= new
-                    last_t[new] = t
-                upd = g & ~new & init
-                if upd.any():
-                    _predict(x, P, Qr, init & upd, last_t, t, omega, acc)
-                    _correct(x, P, upd, e[:, j], nn[:, j], var[:, j], cxy[:, j])
-            newest = t if newest is None else max(newest, t)
-        if not init.any():
-            continue
-        stamp = int(last_t[init].max())
-        if stamp <= last_pub:
-            continue
-        last_pub = stamp
-        out_tick[rows], out_stamp[rows] = now, stamp
-        out_x[rows], out_p[rows] = x, P[:, np.arange(4), np.arange(4)]
-        rows += 1
-    X = np.moveaxis(out_x[:rows], 0, 1)
-    Pd = np.moveaxis(out_p[:rows], 0, 1)
+    model = BicycleModel(p, K)
+    rows_out = engine.NodeOutputs(_LOOP, ticks.size, K, keep_unpublished=False, state_size=4)
+    steps = _BicycleSteps(model, wz, ax, good, e, nn, var, cxy)
+    engine.run(model, ev, ticks, rows_out, steps=steps)
+    rows = rows_out.rows
+    out_stamp, out_tick = rows_out.stamp, rows_out.tick
+    X, Pd = rows_out.arrays()
     state = np.zeros((K, rows, 15))
     pdiag = np.zeros((K, rows, 15))
     state[..., 0], state[..., 1], state[..., 5], state[..., 6] = (
@@ -290,6 +245,111 @@ def run_bicycle_batch(
         out[name.lower()] = state[:, :, i]
     out['speed'] = np.abs(X[..., 3]) if rows else np.zeros((K, 0))
     return out
+
+
+@dataclass(frozen=True)
+class _Events:
+    """One input's message timing, as the node loop reads a series (``engine.delivery_order``)."""
+
+    stamps: np.ndarray
+    arrivals: np.ndarray
+
+    def __len__(self):
+        return int(self.stamps.size)
+
+
+@dataclass(frozen=True)
+class _LoopParams:
+    """The bicycle node's loop: publish when the stamp moved forward; no timeout prediction."""
+
+    permit_corrected_publication: bool = False
+    predict_to_current_time: bool = False
+    sensor_timeout_ns: int = np.iinfo(np.int64).max
+
+
+_LOOP = _LoopParams()
+
+
+class BicycleModel:
+    """The bicycle EKF's state for K runs: x (K, 4) = [x, y, θ, v], P (K, 4, 4), per-run init."""
+
+    def __init__(self, p: Mapping[str, Any], k: int):
+        self.K = k
+        self.Qr = np.asarray(p['process_noise'], float)
+        self.x = np.zeros((k, 4))
+        self.x[:, 2] = p['initial_heading']
+        self.P = np.tile(np.diag(p['initial_covariance']), (k, 1, 1))
+        self.init = np.zeros(k, bool)
+        self.last_t = np.full(k, -1, np.int64)
+        self.omega = np.zeros(k)
+        self.acc = np.zeros(k)
+
+    @property
+    def initialized(self) -> bool:
+        """Whether some run has had its first good fix."""
+        return bool(self.init.any())
+
+    @property
+    def last_time_ns(self) -> int:
+        """Return the newest processed stamp over the initialised runs (the output stamp)."""
+        return int(self.last_t[self.init].max())
+
+    def predict_to(self, t_ns: int) -> None:
+        """Never called: the bicycle node makes no timeout prediction (``_LoopParams``)."""
+        raise NotImplementedError('the bicycle judge makes no timeout prediction')
+
+    def on_imu(self, t: int, wz, ax) -> None:
+        """IMU sample stamped t: predict with the previous inputs, then hold the new ones."""
+        _predict(self.x, self.P, self.Qr, self.init, self.last_t, t, self.omega, self.acc)
+        self.omega = wz
+        if ax is not None:
+            self.acc = ax
+
+    def on_fix(self, t: int, good, e, n, var, cxy) -> None:
+        """Fix stamped t: initialise the runs without state, predict and correct the others."""
+        x, init = self.x, self.init
+        new = good & ~init
+        if new.any():
+            x[new, 0], x[new, 1] = e[new], n[new]
+            init |= new
+            self.last_t[new] = t
+        upd = good & ~new & init
+        if upd.any():
+            _predict(x, self.P, self.Qr, init & upd, self.last_t, t, self.omega, self.acc)
+            _correct(x, self.P, upd, e, n, var, cxy)
+
+
+class _BicycleSteps:
+    """Queue entries of the bicycle node (``engine.run``'s ``steps``): series 0 IMU, 1 GPS."""
+
+    def __init__(self, model: BicycleModel, wz, ax, good, e, n, var, cxy):
+        self.model = model
+        self.wz, self.ax = wz, ax
+        self.good, self.e, self.n, self.var, self.cxy = good, e, n, var, cxy
+        self.stamps: list = []
+        self.counter = 0
+
+    def add(self, s: _Events) -> int:
+        """Register an input; return its index."""
+        self.stamps.append(s.stamps.tolist())
+        return len(self.stamps) - 1
+
+    def deliver(self, queue: list, js, iis) -> None:
+        """Queue samples ``iis`` of inputs ``js`` by (stamp, delivery order)."""
+        push, stamps = heapq.heappush, self.stamps
+        for j, i in zip(js, iis):
+            push(queue, (stamps[j][i], self.counter, j, i))
+            self.counter += 1
+
+    def process(self, queue: list, now: int, on_update) -> None:
+        """Pop the queue's first entry and apply it."""
+        t, _, kind, j = heapq.heappop(queue)
+        if kind == 0:
+            self.model.on_imu(t, self.wz[:, j], None if self.ax is None else self.ax[:, j])
+        else:
+            self.model.on_fix(
+                t, self.good[:, j], self.e[:, j], self.n[:, j], self.var[:, j], self.cxy[:, j]
+            )
 
 
 def _predict(x, P, Qr, init, last_t, t, omega, acc):

@@ -35,20 +35,13 @@ measurement schedule (array path, vectorised over K runs) and returns the output
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 import heapq
-import math
 
 import numpy as np
+from vepd_ros.judge import engine
 from vepd_ros.judge.config import EkfParams
-from vepd_ros.judge.ekf import (
-    clamp_variances,
-    Ekf,
-    gate_bound_variances,
-    index_set,
-    STATUS_INITIALISED,
-)
+from vepd_ros.judge.ekf import Ekf
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.transforms import StaticTransforms
 
@@ -134,6 +127,13 @@ class RosFilter:
     def queued(self) -> int:
         return len(self._queue)
 
+    def _process(self, queue: list, now_ns: int, on_update) -> None:
+        """Pop the queue's first measurement and apply it (``engine.process_queue``)."""
+        _, _, m = heapq.heappop(queue)
+        status = self.ekf.process(m.stamp_ns, m.z, m.R, m.update_vector, m.threshold)
+        if on_update is not None:
+            on_update(m.topic, m.stamp_ns, status, now_ns)
+
     # ------------------------------------------------------------------ timer
     def tick(self, now_ns: int) -> FilterOutput | None:
         """
@@ -149,22 +149,13 @@ class RosFilter:
             _, _, sensor, msg = heapq.heappop(self._pending)
             self._deliver(sensor, msg)
         ekf = self.ekf
-        predict_now = self.params.predict_to_current_time
-        timeout = False
-        if self._queue:
-            while self._queue and self._queue[0][0] <= now_ns:
-                _, _, m = heapq.heappop(self._queue)
-                status = ekf.process(m.stamp_ns, m.z, m.R, m.update_vector, m.threshold)
-                if self.on_update is not None:
-                    self.on_update(m.topic, m.stamp_ns, status, now_ns)
-        elif ekf.initialized and now_ns - ekf.last_time_ns >= self.params.sensor_timeout_ns:
-            predict_now = timeout = True
-        if ekf.initialized and predict_now:
-            ekf.predict_to(now_ns)
-        if not ekf.initialized:
+        timeout = engine.process_queue(
+            ekf, self._queue, now_ns, self._process, self.on_update, self.params.sensor_timeout_ns
+        )
+        end = engine.end_of_callback(ekf, now_ns, timeout, self.params, self.last_published_ns)
+        if end is None:
             return None
-        stamp = ekf.last_time_ns
-        published = self.params.permit_corrected_publication or stamp > self.last_published_ns
+        stamp, published = end
         if published:
             self.last_published_ns = stamp
         return FilterOutput(now_ns, stamp, ekf.x, ekf.P, published, timeout)
@@ -193,6 +184,7 @@ def run_schedule(
     k: int | None = None,
     full_covariance: bool = False,
     on_update=None,
+    fuse_same_stamp: bool = True,
 ) -> ScheduleResult:
     """
     Run prepared measurement series through the node loop at the given tick times.
@@ -201,7 +193,8 @@ def run_schedule(
     node loop at the given tick times. Each series needs ``arrivals`` (None = arrival at its
     stamp). Deliveries are ordered by (arrival, series order, sample index): build the series list
     in the order upstream callbacks would enqueue same-arrival parts (e.g. IMU pose, twist,
-    acceleration).
+    acceleration). The loop is ``engine.run``; ``fuse_same_stamp`` (K = 1): joint update of
+    same-stamp ungated parts (``engine._Fuser``).
     """
     if k is None:
         k = 1
@@ -211,9 +204,8 @@ def run_schedule(
                 break
     ekf = make_ekf(params, k)
     ticks = np.asarray(ticks, np.int64)
-    out = NodeOutputs(params, ticks.size, k, full_covariance)
-    loop = _loop_k1 if k == 1 else _loop_batch
-    loop(ekf, series, ticks.tolist(), delivery_order(series), out, on_update)
+    out = engine.NodeOutputs(params, ticks.size, k, full_covariance)
+    engine.run(ekf, series, ticks, out, on_update=on_update, fuse_same_stamp=fuse_same_stamp)
     return ScheduleResult(
         out.tick[: out.rows],
         out.stamp[: out.rows],
@@ -221,437 +213,6 @@ def run_schedule(
         out.timeout[: out.rows],
         *out.arrays(),
     )
-
-
-def delivery_order(series: list) -> tuple:
-    """
-    Return the static deliveries of ``series`` in delivery order.
-
-    The static deliveries of ``series`` as three lists (arrival, series index, sample index),
-    sorted by arrival, then series order, then sample.
-    """
-    if not series:
-        return [], [], []
-    arr = np.concatenate([s.stamps if s.arrivals is None else s.arrivals for s in series]).astype(
-        np.int64
-    )
-    sid = np.concatenate([np.full(len(s), j) for j, s in enumerate(series)])
-    sidx = np.concatenate([np.arange(len(s)) for s in series])
-    order = np.lexsort((sidx, sid, arr))
-    return arr[order].tolist(), sid[order].tolist(), sidx[order].tolist()
-
-
-def series_tables(series: list) -> tuple:
-    """
-    Return the per-series facts the loops need.
-
-    Per-series facts the loops need: index sets, clamped Rsub (the clamp is idempotent: once per
-    series) and squared rejection thresholds (inf: no gate).
-    """
-    return (
-        [index_set(s.update_vector) for s in series],
-        [clamp_variances(s.Rsub) for s in series],
-        [s.threshold**2 if math.isfinite(s.threshold) else math.inf for s in series],
-    )
-
-
-class NodeOutputs:
-    """
-    Hold the output rows of ekf_node's timer callback, and end that callback.
-
-    The output rows of ekf_node's timer callback, and the end of that callback (one place for every
-    loop: ``_loop_batch``, ``_loop_k1`` and the graph's batch loop).
-
-    ``end_tick``: with a timeout (the queue was empty for sensor_timeout) or
-    ``predict_to_current_time``, predict to ``now``; then, once initialised, an output row stamped
-    with the filter's last time, published only when that stamp moved forward (or
-    ``permit_corrected_publication``). Rows that are not published are kept only with
-    ``keep_unpublished`` (``run_schedule`` keeps them, flagged).
-    """
-
-    def __init__(
-        self,
-        params: EkfParams,
-        n_ticks: int,
-        k: int,
-        full_covariance: bool = False,
-        keep_unpublished: bool = True,
-    ):
-        self.x = np.empty((n_ticks, k, 15))
-        self.P = np.empty((n_ticks, k, 15, 15) if full_covariance else (n_ticks, k, 15))
-        self.tick, self.stamp = np.empty(n_ticks, np.int64), np.empty(n_ticks, np.int64)
-        self.published, self.timeout = np.zeros(n_ticks, bool), np.zeros(n_ticks, bool)
-        self.rows = 0
-        self.last_published_ns = 0
-        self.full = full_covariance
-        self.keep_unpublished = keep_unpublished
-        self.permit = params.permit_corrected_publication
-        self.predict_always = params.predict_to_current_time
-        self.sensor_timeout_ns = params.sensor_timeout_ns
-        self._k1 = k == 1
-        self._diag = np.arange(15)
-
-    def end_tick(self, ekf: Ekf, now: int, timeout: bool):
-        """
-        End a timer callback: timeout prediction, then the output row.
-
-        Returns None when the filter is not initialised or the row is not kept, else whether it was
-        published.
-        """
-        if not ekf.initialized:
-            return None
-        if timeout or self.predict_always:
-            ekf.predict_to(now)
-        stamp = ekf.last_time_ns
-        pub = self.permit or stamp > self.last_published_ns
-        if not pub and not self.keep_unpublished:
-            return None
-        if pub:
-            self.last_published_ns = stamp
-        r = self.rows
-        self.tick[r], self.stamp[r], self.published[r], self.timeout[r] = now, stamp, pub, timeout
-        self.x[r] = ekf.x
-        if self._k1:
-            P = ekf.P[0]
-            self.P[r, 0] = P if self.full else P.diagonal()
-        else:
-            self.P[r] = ekf.P if self.full else ekf.P[:, self._diag, self._diag]
-        self.rows = r + 1
-        return pub
-
-    def arrays(self) -> tuple:
-        """(x (K, T, 15), P (K, T, 15[, 15])) of the rows so far."""
-        return np.moveaxis(self.x[: self.rows], 0, 1), np.moveaxis(self.P[: self.rows], 0, 1)
-
-
-def _loop_batch(ekf, series, ticks, events, out: NodeOutputs, on_update=None) -> None:
-    """Run the node loop of ``run_schedule`` for any K."""
-    arr_l, sid_l, sidx_l = events
-    sets, clamped, thr2 = series_tables(series)
-    queue: list = []
-    e, n_ev, counter = 0, len(arr_l), 0
-    sensor_timeout = out.sensor_timeout_ns
-    for now in ticks:
-        while e < n_ev and arr_l[e] <= now:
-            j, i = sid_l[e], sidx_l[e]
-            s = series[j]
-            z, Rsub = s.at(i, ekf.x if s.state_terms is not None else None)
-            heapq.heappush(
-                queue, (int(s.stamps[i]), counter, j, z, Rsub, clamped[j][..., i, :, :])
-            )
-            counter += 1
-            e += 1
-        timeout = False
-        if queue:
-            while queue and queue[0][0] <= now:
-                t, _, j, z, Rsub, Rc = heapq.heappop(queue)
-                status = _process(ekf, t, z, Rsub, series[j].update_vector, sets[j], thr2[j], Rc)
-                if on_update is not None:
-                    on_update(j, t, status, now)
-        elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
-            timeout = True
-        out.end_tick(ekf, now, timeout)
-
-
-def _loop_k1(
-    ekf,
-    series,
-    ticks,
-    events,
-    out: NodeOutputs,
-    on_update=None,
-    fuse_parts: bool = True,
-    timer=None,
-    on_publish=None,
-) -> None:
-    """
-    Run the node loop for K = 1 (hoisted numpy work; also the judge graph's loop).
-
-    ``_loop_batch`` for K = 1 with the per-message numpy work hoisted out of the loop, and the K =
-    1 loop of the judge graph (``graph.run_graph``), which adds:
-
-    * ``timer = (ticks, callback)``: a second node's timer (navsat_transform) merged into the
-      timeline — at an equal instant it fires before the EKF's; ``callback(now)`` returns the
-      series that node published (each delivered at the next EKF tick, after the static deliveries,
-      in the order returned);
-    * ``on_publish(now, stamp)``: called after each published output row (the graph's feedback).
-
-    Hoisted: the flagged entries of every state-independent sample are cut and checked for
-    finiteness once per series; state terms are applied once per tick to all of a series' samples
-    delivered in that tick (the same state for all of them, as upstream); queue entries are plain
-    (stamp, seq, series, sample, zs, z) tuples; an initialised filter with finite entries goes
-    straight to ``Ekf.correct_k1_checked``. Everything else (initialisation, NaN entries) takes
-    ``_process``, so the semantics are those of ``_loop_batch`` (tested equal). ``fuse_parts``:
-    joint update of same-stamp ungated parts (``_Fuser``; equal up to rounding, so the graph, which
-    must reproduce its earlier outputs bit for bit, does not).
-    """
-    arr_l, sid_l, sidx_l = events
-    series = list(series)
-    sets, clamped, thr2 = [], [], []
-    stamps_l, idx_of, zfull, zsub, finite, Rc3, fusable, has_terms = [], [], [], [], [], [], [], []
-    rdiag = []  # per sample: the early gate's R diagonal (or None)
-
-    def add(s):
-        st, cl = index_set(s.update_vector), clamp_variances(s.Rsub)
-        t2 = s.threshold**2 if math.isfinite(s.threshold) else math.inf
-        sets.append(st)
-        clamped.append(cl)
-        thr2.append(t2)
-        n, idx = len(s), st.idx
-        stamps_l.append(s.stamps.tolist())
-        idx_of.append(idx)
-        Rc3.append(cl.reshape(n, idx.size, idx.size))
-        rdiag.append(gate_bound_variances(Rc3[-1]) if t2 != math.inf else [None] * n)
-        fusable.append(t2 == math.inf)
-        z = s.z.reshape(n, 15)
-        zfull.append(z)
-        has_terms.append(s.state_terms is not None)
-        if s.state_terms is None:
-            zj = z[:, idx]
-            zsub.append(zj.tolist())
-            finite.append(np.isfinite(zj).all(axis=1).tolist())
-        else:
-            zsub.append(None)
-            finite.append(None)
-
-    n_static = len(series)
-    for s in series[:n_static]:
-        add(s)
-    any_terms = any(z is None for z in zsub)
-    queue: list = []
-    push, pop = heapq.heappush, heapq.heappop
-    correct = ekf.correct_k1_checked  # a singular S: refused and counted
-    fuse = _Fuser(ekf, sets) if fuse_parts else None
-    e, n_ev, counter = 0, len(arr_l), 0
-    sensor_timeout = out.sensor_timeout_ns
-    end_tick = out.end_tick
-    if timer is None:
-        timeline = [(t, 1) for t in ticks]
-    else:
-        other, on_timer = timer
-        timeline = sorted([(t, 0) for t in other] + [(t, 1) for t in ticks])
-    dyn: list = []
-    for now, kind in timeline:
-        if kind == 0:  # the other node's timer
-            for s in on_timer(now):
-                if len(s):
-                    series.append(s)
-                    add(s)
-                    dyn.append(len(series) - 1)
-            continue
-        # ---- deliveries: static ones with arrival <= now, then what the other node published
-        if e < n_ev and arr_l[e] <= now:
-            e1 = bisect.bisect_right(arr_l, now, e)
-            terms = (
-                _state_term_rows(series, zfull, idx_of, has_terms, sid_l, sidx_l, e, e1, ekf.x)
-                if any_terms
-                else None
-            )
-            for q in range(e, e1):
-                j, i = sid_l[q], sidx_l[q]
-                zj = zsub[j]
-                if zj is not None:
-                    push(
-                        queue,
-                        (stamps_l[j][i], counter, j, i, zj[i] if finite[j][i] else None, None),
-                    )
-                else:  # state terms: z from the state at delivery
-                    zl, z, k = terms[j]
-                    push(queue, (stamps_l[j][i], counter, j, i, zl[k[0]], z[k[0]]))
-                    k[0] += 1
-                counter += 1
-            e = e1
-        if dyn:
-            for j in dyn:
-                zj = zsub[j]
-                if zj is not None:
-                    push(
-                        queue,
-                        (stamps_l[j][0], counter, j, 0, zj[0] if finite[j][0] else None, None),
-                    )
-                else:
-                    zl, z, _ = _state_term_rows(
-                        series, zfull, idx_of, has_terms, [j], [0], 0, 1, ekf.x
-                    )[j]
-                    push(queue, (stamps_l[j][0], counter, j, 0, zl[0], z[0]))
-                counter += 1
-            dyn.clear()
-        # ---- the queue
-        timeout = False
-        if queue:
-            while queue and queue[0][0] <= now:
-                t, _, j, i, zs, z = pop(queue)
-                if (
-                    fuse is not None
-                    and fusable[j]
-                    and zs is not None
-                    and queue
-                    and queue[0][0] == t
-                    and ekf.initialized
-                ):
-                    # same-stamp parts popped back to back (e.g. the IMU triple): one joint update
-                    group = [(j, i, zs)]
-                    used = set(sets[j].idx_list)
-                    while (
-                        queue
-                        and queue[0][0] == t
-                        and fusable[queue[0][2]]
-                        and queue[0][4] is not None
-                        and used.isdisjoint(sets[queue[0][2]].idx_list)
-                    ):
-                        _, _, j2, i2, zs2, _ = pop(queue)
-                        group.append((j2, i2, zs2))
-                        used.update(sets[j2].idx_list)
-                    if len(group) > 1:
-                        fuse(group, t, Rc3)
-                        if on_update is not None:
-                            for j2, _, _ in group:
-                                on_update(j2, t, _FUSED.copy(), now)
-                        continue
-                if zs is not None and ekf.initialized:
-                    delta = t - ekf.last_time_ns
-                    if delta > 0:
-                        ekf.predict(delta * 1e-9)
-                    ok = correct(sets[j], zs, Rc3[j][i], thr2[j], rdiag[j][i])
-                    if delta >= 0:
-                        ekf.last_time_ns = t
-                    status = _FUSED if ok else _REJECTED
-                else:
-                    if z is None:
-                        z = zfull[j][i]
-                    Rc = Rc3[j][i]
-                    status = _process(ekf, t, z, Rc, series[j].update_vector, sets[j], thr2[j], Rc)
-                if on_update is not None:
-                    on_update(j, t, status.copy(), now)
-        elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
-            timeout = True
-        pub = end_tick(ekf, now, timeout)
-        if pub and on_publish is not None:
-            on_publish(now, ekf.last_time_ns)
-
-
-def _state_term_rows(series, zfull, idx_of, has_terms, sid_l, sidx_l, e0, e1, x) -> dict:
-    """
-    Apply the state terms to the deliveries e0..e1, per series.
-
-    For the deliveries e0..e1 of series with state terms, per series: (zs list, z (n, 15), [0]) in
-    delivery order — z with the terms applied at state x (once for all of a series' samples: the
-    same elementwise operations as sample by sample), zs the flagged entries as floats or None when
-    not all finite (a finite sum: all finite; an overflowing sum only sends the sample the general
-    way), [0] a cursor for the caller.
-    """
-    rows: dict = {}
-    for q in range(e0, e1):
-        j = sid_l[q]
-        if has_terms[j]:
-            r = rows.get(j)
-            if r is None:
-                rows[j] = [sidx_l[q]]
-            else:
-                r.append(sidx_l[q])
-    out = {}
-    isfinite = math.isfinite
-    for j, ii in rows.items():
-        zz = zfull[j]
-        i0 = ii[0]
-        z = series[j].state_terms.apply(
-            zz[i0: i0 + len(ii)] if ii == list(range(i0, i0 + len(ii))) else zz[ii], x
-        )
-        zl = z[:, idx_of[j]].tolist()
-        out[j] = ([r if isfinite(sum(r)) else None for r in zl], z, [0])
-    return out
-
-
-class _Fuser:
-    """
-    Joint update of same-stamp measurements processed back to back (``_loop_k1``).
-
-    Sequential Kalman updates by measurements with disjoint selection index sets and independent
-    noise (block-diagonal R) equal one update by the stacked measurement: same x and P up to
-    rounding. Used only when (a) the filter is initialised, (b) every part has finite flagged
-    entries and (c) **no part has a finite rejection threshold** — the Mahalanobis gate is per part
-    upstream, so a gated part is never fused and keeps its own accept/reject decision; ungated
-    parts are always accepted, so every part reports FUSED exactly as it would sequentially. The
-    first part's δ (prediction, last_time) applies to the group, the later parts have δ = 0. Only
-    difference from sequential: an angle innovation is wrapped against the prior instead of the
-    state after the earlier parts (they agree unless it sits at ±π).
-    """
-
-    def __init__(self, ekf: Ekf, sets):
-        self.ekf, self.sets = ekf, sets
-        self.cache: dict = {}
-
-    def _plan(self, key):
-        idx = sorted(i for j in key for i in self.sets[j].idx_list)
-        s = index_set(tuple(i in idx for i in range(15)))
-        pos = {i: p for p, i in enumerate(idx)}
-        order = [
-            pos[i] for j in key for i in self.sets[j].idx_list
-        ]  # concat position -> union position
-        perm = [0] * len(order)
-        for c, p in enumerate(order):
-            perm[p] = c
-        blocks = []
-        for j in key:
-            ps = [pos[i] for i in self.sets[j].idx_list]
-            blocks.append(
-                slice(ps[0], ps[-1] + 1)
-                if ps == list(range(ps[0], ps[-1] + 1))
-                else np.ix_(ps, ps)
-            )
-        plan = self.cache[key] = (s, perm, blocks, len(idx))
-        return plan
-
-    def __call__(self, group, t, Rc3):
-        key = tuple(j for j, _, _ in group)
-        plan = self.cache.get(key)
-        s, perm, blocks, m = plan if plan is not None else self._plan(key)
-        cat = [v for _, _, zs in group for v in zs]
-        R = np.zeros((m, m))
-        for (j, i, _), b in zip(group, blocks):
-            if isinstance(b, slice):
-                R[b, b] = Rc3[j][i]
-            else:
-                R[b] = Rc3[j][i]
-        ekf = self.ekf
-        delta = t - ekf.last_time_ns
-        if delta > 0:
-            ekf.predict(delta * 1e-9)
-        ekf.correct_k1_checked(s, [cat[c] for c in perm], R, math.inf)
-        if delta >= 0:
-            ekf.last_time_ns = t
-
-
-_FUSED = np.ones(1, np.int8)
-_REJECTED = np.zeros(1, np.int8)
-
-
-def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2, Rclamped=None):
-    """``Ekf.process`` on a flagged sub-block covariance (array path)."""
-    if not ekf.initialized:
-        idx = s.idx
-        R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
-        R[..., idx[:, None], idx] = Rsub
-        ekf.initialise(t_ns, z, R, update_vector)
-        return np.full(ekf.K, STATUS_INITIALISED, np.int8)
-    delta = t_ns - ekf.last_time_ns
-    if delta > 0:
-        ekf.predict(delta * 1e-9)
-    z = np.asarray(z, float)
-    if z.ndim == 1:
-        z = z[None]
-    zs = z[:, s.idx]
-    if np.isfinite(zs).all():
-        acc = ekf.correct_subset(
-            s, zs, Rsub if Rclamped is None else Rclamped, thr2, clamped=Rclamped is not None
-        )
-    else:
-        R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
-        R[..., s.idx[:, None], s.idx] = Rsub
-        acc = ekf.correct(z, R, update_vector, math.sqrt(thr2) if thr2 != math.inf else math.inf)
-    if delta >= 0:
-        ekf.last_time_ns = t_ns
-    return acc.astype(np.int8)
 
 
 __all__ = [

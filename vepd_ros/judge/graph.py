@@ -56,8 +56,8 @@ Batch form (the offline study; vectorised over K runs that share message timing)
 Runs whose GPS validity (NO_FIX / NaN) differs are split into groups with equal validity patterns,
 because navsat's publication times, and so the EKF's timing, depend on it.
 
-``run_graph`` is the general engine (any EKF sensors as prepared arrays, optional navsat inputs);
-``vepd judge replay`` uses it with K = 1.
+``run_graph`` runs any EKF sensors (prepared arrays) with optional navsat inputs through the node
+loop ``engine.run``, navsat as a second timer; ``vepd judge replay`` uses it with K = 1.
 
 ``use_control`` (on in ART's ekf.yaml, but nothing publishes cmd_vel there) is emulated here as
 robot_localization does with a command that is always timed out: each prediction decelerates the
@@ -69,16 +69,15 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-import heapq
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 from vepd_ros.frames import quaternion_from_rpy
+from vepd_ros.judge import engine
 from vepd_ros.judge.config import EkfParams, load_ekf_params
 from vepd_ros.judge.ekf import Ekf, STATE_NAMES
-from vepd_ros.judge.filter import _loop_k1, _process, delivery_order, NodeOutputs, series_tables
-from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
+from vepd_ros.judge.measurements import MeasurementBuilder
 from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
@@ -369,9 +368,8 @@ def run_graph(
     ``series``: prepared EKF measurement series (``MeasurementBuilder.*_arrays`` with
     ``arrivals``), in the order upstream callbacks would enqueue same-arrival parts. With
     ``navsat`` (params) and ``nav_in``, navsat_transform runs and its odometry/gps goes to the EKF
-    sensor whose topic is odometry/gps (prepared by ``builder``). K = 1 runs ``filter._loop_k1``
-    (the node loop's scalar fast path, with navsat as a second timer), K > 1 the batch loop below;
-    same semantics.
+    sensor whose topic is odometry/gps (prepared by ``builder``). The loop is ``engine.run`` with
+    navsat as a second timer (K = 1: its float path unless ``K1_LOOP`` is off).
     """
     p = judge.ekf
     ekf = make_judge_ekf(judge, k)
@@ -390,19 +388,20 @@ def run_graph(
         if n_ticks
         else np.zeros(0, np.int64)
     )
-    events = delivery_order(series)  # static EKF deliveries: (arrival, series order, sample)
-
     # navsat
     nav = None
     nav_ticks = np.zeros(0, np.int64)
     gps_sensor = None
     if navsat is not None and nav_in is not None:
         nav = NavSatCore(navsat, k=k, tf=tf)
-        nfirst = (
-            (t_start_ns + nav.delay_ns + nav.period_ns)
+        # the node's timer starts at t_start_ns, or so that its first callback is at
+        # navsat_first_tick_ns
+        nstart = (
+            int(t_start_ns)
             if navsat_first_tick_ns is None
-            else int(navsat_first_tick_ns)
+            else int(navsat_first_tick_ns) - nav.delay_ns - nav.period_ns
         )
+        nfirst = nstart + nav.delay_ns + nav.period_ns
         if (int(t_end_ns) - nfirst) // nav.period_ns + 1 > MAX_TICKS:
             span_s = (int(t_end_ns) - int(t_start_ns)) / 1e9
             raise SpanError(
@@ -410,8 +409,7 @@ def run_graph(
                 f'more than {MAX_TICKS} navsat_transform cycles: a message stamped '
                 'far outside the recording? (check the header stamps)'
             )
-        if t_end_ns >= nfirst:
-            nav_ticks = np.arange(nfirst, t_end_ns + 1, nav.period_ns, dtype=np.int64)
+        nav_ticks = nav.timer_ticks(nstart, int(t_end_ns))
         for s in p.sensors:
             if s.kind == 'odom' and _norm_topic(s.topic) == GPS_ODOM_TOPIC:
                 gps_sensor = s
@@ -509,31 +507,17 @@ def run_graph(
             child_frame_id=base_out,
         )
 
-    out = NodeOutputs(p, ekf_ticks.size, k, full_covariance, keep_unpublished)
+    out = engine.NodeOutputs(p, ekf_ticks.size, k, full_covariance, keep_unpublished)
     with gc_paused():  # the loop's queue entries and lists are acyclic (perf.gc_paused)
-        if k == 1 and K1_LOOP:
-            _loop_k1(
-                ekf,
-                series,
-                ekf_ticks.tolist(),
-                events,
-                out,
-                fuse_parts=False,
-                timer=None if nav is None else (nav_ticks.tolist(), navsat_timer),
-                on_publish=None if nav is None else odometry_to_navsat,
-            )
-        else:
-            _batch_loop(
-                ekf,
-                series,
-                ekf_ticks,
-                nav_ticks,
-                events,
-                out,
-                navsat_timer,
-                odometry_to_navsat,
-                nav is not None,
-            )
+        engine.run(
+            ekf,
+            series,
+            ekf_ticks,
+            out,
+            timer=None if nav is None else engine.Timer(nav_ticks, navsat_timer),
+            on_publish=None if nav is None else odometry_to_navsat,
+            scalar=k == 1 and K1_LOOP,
+        )
     G = len(gps_stamps)
     x_out, P_out = out.arrays()
     return GraphResult(
@@ -596,91 +580,8 @@ def _drops(builder, nav, ekf) -> dict:
 
 
 K1_LOOP = True
-"""K = 1 graphs run ``filter._loop_k1``; False: the general loop below, message by message through
-``_process`` (the reference the fast loop is tested against, bit for bit)."""
-
-
-def _batch_loop(
-    ekf, series, ekf_ticks, nav_ticks, events, out, navsat_timer, odometry_to_navsat, with_nav
-) -> None:
-    """
-    Run the general event loop of ``run_graph``.
-
-    run_graph's general event loop: for K > 1 the batch update without ``_process``'s checks, for K
-    = 1 (only with ``K1_LOOP`` off) every measurement through ``_process``.
-    """
-    arr_l, sid_l, sidx_l = events
-    all_series = list(series)
-    sets, clamped, thr2 = series_tables(all_series)
-    dyn: list = []  # dynamic deliveries (arrival, series index)
-    queue: list = []
-    counter = 0
-    e, n_ev = 0, len(arr_l)
-    sensor_timeout = out.sensor_timeout_ns
-    batch = ekf.K > 1
-    T = ekf_ticks.size
-    # merged timeline: navsat ticks (priority 0) before EKF ticks (1) at the same instant
-    tl_t = np.concatenate([nav_ticks, ekf_ticks])
-    tl_kind = np.concatenate([np.zeros(nav_ticks.size, np.int8), np.ones(T, np.int8)])
-    o = np.lexsort((tl_kind, tl_t))
-    for now, kind in zip(tl_t[o].tolist(), tl_kind[o].tolist()):
-        if kind == 0:  # ---- navsat timer
-            for s in navsat_timer(now):
-                if len(s):
-                    all_series.append(s)
-                    st, cl, t2 = series_tables([s])
-                    sets += st
-                    clamped += cl
-                    thr2 += t2
-                    dyn.append((now, len(all_series) - 1))
-            continue
-        # ---- EKF timer: deliveries with arrival <= now (static ones first at equal arrival)
-        while e < n_ev and arr_l[e] <= now:
-            j, i = sid_l[e], sidx_l[e]
-            s = all_series[j]
-            z, Rsub = s.at(i, _x_for(s, ekf) if s.state_terms is not None else None)
-            heapq.heappush(queue, (int(s.stamps[i]), counter, j, z, clamped[j][..., i, :, :]))
-            counter += 1
-            e += 1
-        if dyn:
-            for _, j in dyn:
-                s = all_series[j]
-                z, Rsub = s.at(0, _x_for(s, ekf) if s.state_terms is not None else None)
-                heapq.heappush(queue, (int(s.stamps[0]), counter, j, z, clamped[j][..., 0, :, :]))
-                counter += 1
-            dyn.clear()
-        timeout = False
-        if queue:
-            while queue and queue[0][0] <= now:
-                t, _, j, z, Rc = heapq.heappop(queue)
-                if batch and ekf.initialized and z.ndim == 2:
-                    # the common case without _process's checks: flagged entries finite in every
-                    # run
-                    sj = sets[j]
-                    zs = z.take(sj.idx, axis=1)
-                    if np.isfinite(zs).all():
-                        delta = t - ekf.last_time_ns
-                        if delta > 0:
-                            ekf.predict(delta * 1e-9)
-                        ekf.correct_subset(sj, zs, Rc, thr2[j], clamped=True)
-                        if delta >= 0:
-                            ekf.last_time_ns = t
-                        continue
-                _process(ekf, t, z, Rc, all_series[j].update_vector, sets[j], thr2[j], Rc)
-        elif ekf.initialized and now - ekf.last_time_ns >= sensor_timeout:
-            timeout = True
-        if out.end_tick(ekf, now, timeout) and with_nav:
-            odometry_to_navsat(now, ekf.last_time_ns)
-
-
-def _x_for(s: MeasurementSeries, ekf: Ekf):
-    """
-    Return the filter state shaped for a series' state terms.
-
-    Filter state shaped for a series' state terms: (K, 15) for batched z, (15,) for an unbatched
-    series (replay, K = 1).
-    """
-    return ekf.x if s.z.ndim == 3 else ekf.x[0]
+"""K = 1 graphs run ``engine.run``'s float path; False: its array path, message by message through
+``engine._process`` (the reference the float path is tested against, bit for bit)."""
 
 
 # ----------------------------------------------------------------------------------------------

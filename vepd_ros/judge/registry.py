@@ -5,18 +5,24 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Judges selectable by name wherever a judge is chosen (``--judge NAME``, study configs).
+Judges selectable by name wherever a judge is chosen offline (``--judge NAME``, study configs).
 
-``JUDGES = {'robot_localization': ..., 'bicycle': ...}``; each entry is a ``JudgeSpec`` with
-* ``batch(ekf_params, navsat_params, imu, gps, **timing) -> dict`` — K runs with identical timing,
-  inputs and output as ``vepd_ros.judge.graph.run_judge_batch`` (output: 'stamp_ns', 'state' …,
-  'vx', 'vy', 'speed' (K, T));
-* ``replay(ekf_config, input, **options) -> dict`` — a recording (see ``vepd_ros.judge.replay``).
+One vocabulary everywhere (``vepd study``, ``vepd bag``, ``vepd judge replay``):
 
-``robot_localization``: the built-in robot_localization reproduction (ekf_node + navsat_transform).
-``bicycle``: the 4-DOF bicycle-model EKF of the MPC paper (``vepd_ros.judge.bicycle``), a second
-judge for sensitivity studies; it reads its own parameters from the ``bicycle_ekf`` section of the
-ekf YAML when present and the frequency/frames from ekf_filter_node otherwise.
+* ``builtin``: the built-in robot_localization reproduction (ekf_node + navsat_transform,
+  ``vepd_ros.judge.graph``), the default;
+* ``bicycle``: the 4-DOF bicycle-model EKF of the MPC paper (``vepd_ros.judge.bicycle``), a second
+  judge for sensitivity studies; it reads its own parameters from the ``bicycle_ekf`` section of
+  the ekf YAML when present and the frequency/frames from ekf_filter_node otherwise.
+
+``robot_localization`` names ONLY the upstream node (the ROS graph: ``vepd run ... judge:=``,
+launch files); asking for it here is an error that says so.
+
+Each entry is a ``JudgeSpec`` with
+* ``batch(ekf_params, navsat_params, imu, gps, tf, **timing) -> dict``: K runs with identical
+  timing, inputs and output as ``vepd_ros.judge.graph.run_judge_batch``; callers go through
+  ``vepd_ros.pipelines.judge_step.judge``, which returns a ``streams.JudgeResult``;
+* ``replay(ekf_config, input, **options) -> dict``: a recording (``vepd judge replay``).
 """
 
 from __future__ import annotations
@@ -24,25 +30,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+DEFAULT_JUDGE = 'builtin'
+UPSTREAM_JUDGE = 'robot_localization'
+"""The upstream robot_localization node: a ROS graph judge, never one of ``JUDGES``."""
+
 
 @dataclass(frozen=True)
 class JudgeSpec:
+    """A judge by name: its batch and replay entry points."""
+
     name: str
     description: str
     batch: Callable
     replay: Callable
 
 
-def _rl_batch(*a, **kw):
+def _builtin_batch(*a, **kw):
     from vepd_ros.judge.graph import run_judge_batch
 
     return run_judge_batch(*a, **kw)
 
 
-def _rl_replay(*a, **kw):
-    from vepd_ros.judge.replay import replay_robot_localization
+def _builtin_replay(*a, **kw):
+    from vepd_ros.judge.replay import replay_builtin
 
-    return replay_robot_localization(*a, **kw)
+    return replay_builtin(*a, **kw)
 
 
 def _bicycle_batch(*a, **kw):
@@ -58,11 +70,11 @@ def _bicycle_replay(*a, **kw):
 
 
 JUDGES: dict[str, JudgeSpec] = {
-    'robot_localization': JudgeSpec(
-        'robot_localization',
+    'builtin': JudgeSpec(
+        'builtin',
         'robot_localization ekf_node + navsat_transform (built-in reproduction)',
-        _rl_batch,
-        _rl_replay,
+        _builtin_batch,
+        _builtin_replay,
     ),
     'bicycle': JudgeSpec(
         'bicycle',
@@ -73,10 +85,15 @@ JUDGES: dict[str, JudgeSpec] = {
 }
 
 
-def get_judge(name: str) -> JudgeSpec:
-    key = (name or 'robot_localization').strip().lower().replace('-', '_')
-    if key in ('rl', 'builtin', 'ekf'):
-        key = 'robot_localization'
+def get_judge(name: str | None) -> JudgeSpec:
+    """Return the judge called ``name`` (None: the default, builtin); a clear error otherwise."""
+    key = DEFAULT_JUDGE if name is None else str(name).strip().lower().replace('-', '_')
+    if key == UPSTREAM_JUDGE:
+        raise ValueError(
+            f'judge {name!r} is the upstream robot_localization node, not available offline: '
+            f'use the ROS graph (`vepd run sim_judge judge:=robot_localization`, launch files); '
+            f'offline judges: {", ".join(JUDGES)}'
+        )
     if key not in JUDGES:
         raise ValueError(f'judge {name!r}: expected one of {", ".join(JUDGES)}')
     return JUDGES[key]

@@ -38,6 +38,8 @@ class StaticTransforms:
         quaternion=None,
     ) -> 'StaticTransforms':
         """
+        Add the static pose of ``child`` in ``parent``.
+
         Pose of ``child`` in ``parent``: rotation as 3×3 matrix, ``rpy`` (roll, pitch, yaw) or
         ``quaternion`` (x, y, z, w). Note static_transform_publisher's positional order is x y z
         **yaw pitch roll**.

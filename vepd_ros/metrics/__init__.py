@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+VEPD metrics: per-run E and S, W1, W2, VEPD, ranks, intervals.
+
 VEPD metrics (arXiv 2403.11000 §II-E; design.md §6): per-run E and S, W1, W2, VEPD, ranks,
 intervals.
 
@@ -25,6 +27,7 @@ from vepd_ros.metrics.core import (
     RunDataError,
     spectral_flatness,
 )
+from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
 from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd, wasserstein_weighted_batch
 
 __all__ = [
@@ -41,7 +44,6 @@ __all__ = [
     'rank',
     'vepd',
     'wasserstein_weighted_batch',
+    'EvaluatorCore',
+    'evaluate_root',
 ]
-from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore  # noqa: E402
-
-__all__ += ['EvaluatorCore', 'evaluate_root']

@@ -52,6 +52,8 @@ stamps, a corrupt time) is a ``RunDataError`` before any grid is allocated."""
 
 class RunDataError(ValueError):
     """
+    A run cannot be evaluated; the message names it.
+
     A run cannot be evaluated (too short, NaN, stamps going backwards, ...); the message names it.
     """
 
@@ -96,6 +98,8 @@ def get_preprocessing(p: 'str | Preprocessing') -> Preprocessing:
 
 def moving_average(x, n: int) -> np.ndarray:
     """
+    Return the ``n``-sample moving average of ``x`` (the 'valid' part).
+
     ``n``-sample moving average, 'valid' part only (len(x) - n + 1 values), as np.convolve computes
     it.
     """
@@ -135,7 +139,7 @@ def _check_span(name, t_end: float) -> None:
 
 
 def _check_result(names, E, S) -> None:
-    """A run whose E or S is not finite (its values overflowed) is an error naming it."""
+    """Raise an error naming a run whose E or S is not finite (its values overflowed)."""
     bad = np.flatnonzero(~(np.isfinite(E) & np.isfinite(S)))
     if bad.size:
         i = int(bad[0])
@@ -154,6 +158,8 @@ def _sf_ratio(gm, am):
 
 def _spectral_flatness_rows(x: np.ndarray) -> np.ndarray:
     """
+    Return the spectral flatness of each row of a 2-D array.
+
     spectral_flatness along axis 1 of a 2-D array; for real rows from the half spectrum (rfft),
     whose mirror image is the other half: the same means over all n bins, at half the cost.
     """
@@ -223,6 +229,8 @@ def run_metrics(
     se_t, se_v, gt_t, gt_v, preprocessing='paper', name: str | None = None
 ) -> tuple[float, float]:
     """
+    Return (E, S) of one run.
+
     (E, S) of one run: RMSE of the estimate against truth, and the spectral-flatness difference.
     """
     _, se_g, gt_g = resample_run(se_t, se_v, gt_t, gt_v, preprocessing, name)
@@ -255,6 +263,8 @@ class _Ragged:
 
 def _interp_ragged(x, n_q, t, v, starts, lens, max_steps: int = 6):
     """
+    Interpolate each run of a ragged (t, v) at its own queries, in one vectorised pass.
+
     np.interp of the queries of each run (``n_q[r]`` consecutive values of ``x`` for run r) on run
     r of the ragged (t, v), in one vectorised pass. Same bracket and formula as numpy's interp:
     ends held constant, exact hits return the sample, otherwise slope * (x - t[j]) + v[j], j the
@@ -323,6 +333,8 @@ def batch_metrics(
     chunk_samples: int = 250_000,
 ) -> tuple[np.ndarray, np.ndarray]:
     """
+    Return the (E, S) arrays of K runs, vectorised across runs.
+
     (E, S) arrays for K runs given as lists of per-run arrays of any lengths; equals
     ``run_metrics`` applied to each run (to rounding of the last bits), vectorised across runs.
 
@@ -411,6 +423,8 @@ def _grid_chunk(se_t, se_v, gt_t, gt_v, p: Preprocessing, names):
 
 def _smooth_ragged(T: _Ragged, V: _Ragged, n: int):
     """
+    Smooth stamps and values within each run with an n-sample moving average.
+
     n-sample moving average of stamps and values within each run (np.convolve 'valid' per run).
     """
     N = T.flat.size

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+The evaluator core: per-run E and S as runs arrive, the VEPD result once batches are full.
+
 The evaluator core: per-run E and S as runs arrive, and the whole VEPD result (Tables I and II,
 intervals) as soon as every batch holds K runs; ``evaluate_root`` does the same from a directory,
 re-runnably.
@@ -14,10 +16,13 @@ Result (``EvaluatorCore.result()`` / ``evaluate_root``), JSON-ready:
 
     {"velocity": "speed", "preprocessing": {...}, "reference": "real",
      "combined_scenarios": [...], "excluded_from_combined": ["rest"],
-     "k": {"real": {"<scenario>": n, ...}, "<label>": {"<scenario>": n, ...}},     # runs per side and scenario
-     "models": {"<label>": {"display_name": "Ch:RW", "W1": x, "W2": x, "VEPD": x, "ci95": [lo, hi], "rank": r,
-                            "per_scenario": {"<scenario>": {"W1": x, "W2": x, "VEPD": x, "rank": r,
-                                                             "k_real": n, "k_sim": n, "ci95": [lo, hi]}}}},
+     # runs per side and scenario:
+     "k": {"real": {"<scenario>": n, ...}, "<label>": {"<scenario>": n, ...}},
+     "models": {"<label>": {"display_name": "Ch:RW", "W1": x, "W2": x, "VEPD": x,
+                            "ci95": [lo, hi], "rank": r,
+                            "per_scenario": {"<scenario>": {"W1": x, "W2": x, "VEPD": x,
+                                                             "rank": r, "k_real": n, "k_sim": n,
+                                                             "ci95": [lo, hi]}}}},
      "bootstrap": {"n_boot": 1000, "seed": 0, "level": 0.95, "scheme": "..."},
      "warnings": ["..."]}
 
@@ -226,6 +231,8 @@ class EvaluatorCore:
 
     def add_run(self, side: str, scenario: str, run) -> tuple[float, float] | None:
         """
+        Add one run of ``side`` and ``scenario`` and return its (E, S), or None when excluded.
+
         One run (a RunRecord or (se_t, se_v, gt_t, gt_v)); its E and S are computed now (None:
         the run is excluded by its coverage).
         """
@@ -288,6 +295,8 @@ class EvaluatorCore:
 
     def provenance(self) -> dict:
         """
+        Tell what the runs' sidecars say about how they were made.
+
         What the sidecars of the runs given so far (excluded ones included) say about how they
         were made: ``{'study_seed': int | None, 'reference_model': str | None}``.
 
@@ -325,6 +334,8 @@ class EvaluatorCore:
 
     def ready(self) -> bool:
         """
+        Tell whether every batch holds K runs.
+
         True once the reference and every model hold at least K (default 2) runs of every reference
         scenario.
         """
@@ -344,6 +355,8 @@ class EvaluatorCore:
 
     def incomplete_batches(self) -> list[dict]:
         """
+        List the batches with fewer usable runs than K.
+
         Batches with fewer usable runs than K (module doc), by side (reference first) and
         scenario.
         """
@@ -385,6 +398,8 @@ class EvaluatorCore:
     # result
     def _scenario_interval(self, model: str, scenario: str) -> list[float]:
         """
+        Return the interval of one scenario's VEPD, resampled alone.
+
         Interval of one scenario's VEPD resampled alone (a scenario outside the combined set),
         seeded by ``derive_seed(seed, 'bootstrap', canonical_scenario(scenario))``: the same
         reference resamples for every model.
@@ -573,6 +588,8 @@ def load_records(paths: Sequence[Path], progress: bool = False, desc: str = '') 
 
 def study_plan(root) -> dict | None:
     """
+    Return the plan a ``vepd study`` output records, or None.
+
     The plan a ``vepd study`` output records in its marker (``runs``, ``models``,
     ``scenarios``), or None.
     """
@@ -606,6 +623,8 @@ def evaluate_root(
     min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> dict:
     """
+    Evaluate a directory of runs.
+
     Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``); an
     output of ``vepd study`` is checked against its plan (module doc, completeness).
 

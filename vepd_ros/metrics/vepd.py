@@ -5,13 +5,15 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Batch statistics of VEPD: W1 (RMSE sets), W2 (flatness-difference sets), VEPD = (W1 + W2)/2, ranks,
-and a seeded bootstrap interval.
+Batch statistics of VEPD: W1, W2, VEPD = (W1 + W2)/2, ranks and a bootstrap interval.
 
-``vepd`` uses ``scipy.stats.wasserstein_distance`` (the authors' function). The bootstrap re-weights the
-same points many times, so it uses ``wasserstein_weighted_batch``: the identical 1-D formula (integral of
-|F_u - F_v| over the merged sorted support) for B weight vectors at once; a test checks it against scipy
-with weights.
+Batch statistics of VEPD: W1 (RMSE sets), W2 (flatness-difference sets), VEPD = (W1 + W2)/2,
+ranks, and a seeded bootstrap interval.
+
+``vepd`` uses ``scipy.stats.wasserstein_distance`` (the authors' function). The bootstrap
+re-weights the same points many times, so it uses ``wasserstein_weighted_batch``: the identical
+1-D formula (integral of |F_u - F_v| over the merged sorted support) for B weight vectors at once;
+a test checks it against scipy with weights.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from scipy.stats import wasserstein_distance
 
 def finite_values(what: str, x) -> np.ndarray:
     """
+    Return ``x`` as a 1-D float array of finite numbers, or raise naming ``what``.
+
     ``x`` as a non-empty 1-D float array of finite numbers, else a ``ValueError`` naming
     ``what``.
     """
@@ -65,6 +69,8 @@ def vepd(real_E, real_S, sim_E, sim_S) -> dict:
 
 def rank(values: Mapping[str, float]) -> dict[str, float]:
     """
+    Rank the values, 1 = lowest.
+
     Rank 1 = lowest; ties share the average rank (pandas ``rank()``, what the authors' Table II
     used). Returned as int when whole.
     """
@@ -91,6 +97,8 @@ def wasserstein_weighted_batch(
     u_values, v_values, u_weights, v_weights, chunk_elems: int = 4_000_000
 ) -> np.ndarray:
     """
+    Return W1 of weighted samples for B weight vectors at once.
+
     W1 between (u_values, u_weights[b]) and (v_values, v_weights[b]) for every row b; weights (B,
     n).
     """
@@ -124,6 +132,8 @@ ask for terabytes, so a larger n_boot is refused rather than attempted."""
 
 def _resample_counts(rng: np.random.Generator, groups: np.ndarray, n_boot: int) -> np.ndarray:
     """
+    Draw stratified bootstrap resample counts.
+
     (n_boot, n) int32 counts: each stratum (group) resampled with replacement to its own size.
     """
     n = groups.size
@@ -143,6 +153,8 @@ def _resample_counts(rng: np.random.Generator, groups: np.ndarray, n_boot: int) 
 
 def _scaled_counts(cu: np.ndarray, cv: np.ndarray) -> tuple[np.ndarray, int]:
     """
+    Return the integer CDF steps of resample counts, scaled once, and nu·nv.
+
     (B, nu+nv) integer ``[cu·nv, −cv·nu]`` — the CDF steps of ``_w1_counts``, built once for W1 and
     W2 (int32 while nu·nv < 2^31, else int64) — and nu·nv.
     """
@@ -156,6 +168,8 @@ def _scaled_counts(cu: np.ndarray, cv: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _support(u, v) -> tuple[np.ndarray, np.ndarray]:
     """
+    Return the sort order and gaps of the pooled values [u, v].
+
     (order, deltas) of the pooled values [u, v]: the stable sort order and the gaps x_{k+1} − x_k.
     """
     vals = np.concatenate([u, v])
@@ -165,11 +179,14 @@ def _support(u, v) -> tuple[np.ndarray, np.ndarray]:
 
 def _w1_counts(support, M: np.ndarray, nunv: int, chunk_elems: int = 1_000_000) -> np.ndarray:
     """
+    Return W1 for every row of integer resample counts.
+
     W1 for every row of integer resample counts, given as ``_scaled_counts`` (rows of cu sum to nu,
     of cv to nv) over the pooled values' ``_support``: the same integral as
     ``wasserstein_weighted_batch``, in exact integer CDF differences scaled once,.
 
-        W1_b = Σ_k |C_bk| (x_{k+1} − x_k) / (nu·nv),   C_bk = Σ_{i ≤ k} M_b,order(i)   (x sorted pooled values).
+        W1_b = Σ_k |C_bk| (x_{k+1} − x_k) / (nu·nv),
+        C_bk = Σ_{i ≤ k} M_b,order(i)   (x sorted pooled values).
 
     Rows are taken ``chunk_elems // (nu+nv)`` at a time: one gather, an in-place integer cumsum and
     abs, one matrix-vector product per block.
@@ -199,6 +216,8 @@ def bootstrap_vepd(
     level: float = 0.95,
 ) -> tuple[float, float]:
     """
+    Return the seeded bootstrap percentile interval of VEPD.
+
     Percentile interval of VEPD over runs resampled with replacement within each scenario
     (stratum), on both sides, E and S of a run staying together. Seeded: the real side's resamples
     are drawn first, so every model is compared against the same resampled reference sets.
@@ -221,6 +240,8 @@ def bootstrap_vepd_groups(
     per_group: bool = True,
 ) -> tuple[tuple[float, float], dict]:
     """
+    Return the pooled VEPD interval and each group's interval from the same resamples.
+
     ``bootstrap_vepd``'s interval of the pooled VEPD and, from the very same resamples, the
     interval of each group's own VEPD: resample b restricted to one stratum is a resample of that
     stratum, so group g's statistic is VEPD_g,b = (W1 + W2)/2 between the real and simulated runs

@@ -64,6 +64,8 @@ class GpsLog:
 
     def window(self, start_s: float, end_s: float) -> 'GpsLog':
         """
+        Return the fixes of a time window.
+
         The fixes between ``start_s`` and ``end_s`` seconds after the first one (a standstill
         stretch).
         """
@@ -226,6 +228,8 @@ MAX_LOG_BYTES = 2 * 1024**3
 
 def _read_csv(path: Path) -> dict:
     """
+    Read the columns of a CSV log with a header row.
+
     Columns of a CSV log with a header row; ValueError naming the file (and line, column) for
     binary content, a short file, ragged rows or a value that is not a number.
     """
@@ -273,6 +277,8 @@ def _read_csv(path: Path) -> dict:
 
 def _check_time(t, source: str, what: str = 'time column') -> np.ndarray:
     """
+    Check a time column and return it.
+
     Times must be finite and non-decreasing with a positive typical step (the rate is 1/median
     step).
     """
@@ -323,6 +329,8 @@ def _col(cols: dict, path, *names, default=None):
 
 def read_imu_log(path, topic: str | None = None) -> ImuLog:
     """
+    Read an IMU log from a CSV file or a bag's sensor_msgs/Imu topic.
+
     IMU CSV (SI columns t, wx, wy, wz, ax, ay, az — our imu.csv — or x-io style 'Gyroscope X
     (deg/s)', 'Accelerometer X (g)') or a bag's sensor_msgs/Imu topic.
     """
@@ -481,6 +489,8 @@ def static_segment(
     log: ImuLog, gyro_thresh_rad_s: float = math.radians(1.0), window_s: float = 1.0
 ):
     """
+    Return the index slice of the longest static stretch.
+
     Index slice of the longest stretch whose 1-s windows all have a gyro norm below the threshold.
     """
     dt = float(np.median(np.diff(log.t_s)))
@@ -515,6 +525,8 @@ def allan_deviation(x, rate_hz: float):
 
 def fit_allan(x, rate_hz: float) -> dict:
     """
+    Fit the Allan deviation of one axis.
+
     N (white density), B (bias instability), its correlation time T, K (rate random walk) of one
     axis.
     """
@@ -570,6 +582,8 @@ def fit_allan(x, rate_hz: float) -> dict:
 
 def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
     """
+    Fit the Allan deviation of the six IMU axes.
+
     Allan fits of the six axes over the static segment; ``on_axis()`` is called after each
     (progress).
     """
@@ -643,6 +657,8 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
 
 def node_params_yaml(node: str, model: str, params: dict) -> str:
     """
+    Return a ROS 2 parameters file for ``node`` as YAML text.
+
     A ROS 2 parameters file for ``node`` (what the noise nodes and ``vepd sensors simulate`` read).
     """
     import yaml
@@ -675,7 +691,7 @@ def write_params_file(path, header: str, text: str) -> None:
 
 
 def read_node_params(path, node: str) -> dict:
-    """The ``ros__parameters`` of ``node`` (or of ``/**``) in a ROS 2 parameters file."""
+    """Read the ``ros__parameters`` of ``node`` (or of ``/**``) from a ROS 2 parameters file."""
     from vepd_ros.yamlio import load_yaml
 
     data = load_yaml(path, what='ROS 2 parameters')

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+WGS-84 geodesy about a datum: local ENU metres <-> geodetic coordinates.
+
 WGS-84 geodesy about a datum: local ENU metres <-> geodetic (lat, lon, ellipsoidal alt),
 vectorised.
 
@@ -75,6 +77,8 @@ def enu_to_geodetic(enu, datum=DEFAULT_DATUM, conversion: str = 'wgs84'):
 
 def geodetic_to_enu(lat, lon, alt, datum=DEFAULT_DATUM, conversion: str = 'wgs84') -> np.ndarray:
     """
+    Convert geodetic coordinates to ENU metres about ``datum``.
+
     (lat, lon, alt) arrays → ENU metres (n,3) about ``datum`` (inverse of ``enu_to_geodetic``).
     """
     lat0, lon0, alt0 = check_datum(datum)
@@ -108,6 +112,8 @@ def geodetic_to_ecef(lat, lon, alt) -> np.ndarray:
 
 def enu_rotation(lat_deg, lon_deg) -> np.ndarray:
     """
+    Return the ECEF → ENU rotation at (lat, lon).
+
     ECEF → ENU rotation at (lat, lon): rows are the E, N, U unit vectors in ECEF, shape (..., 3,
     3).
     """

@@ -5,35 +5,81 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-GPS noise models: the paper's five Table I variants, USARSim's satellite model and models beyond
-them.
+GPS noise models: the paper's five Table I variants, USARSim's satellites and models beyond.
 
 A model is a name of ``+``-joined tokens, e.g. ``ch_rw+airsim`` or
 ``gauss_markov+dop+outage+latency``:
 
-=================  ==========  =================================================================================
 token              role        what it does
-=================  ==========  =================================================================================
+=================  ==========  ====================================================================
 ``none``           —           truth, zero covariance (type UNKNOWN), status FIX
-``ch_gauss``       error       Chrono ``ChNoiseNormal``: e ~ N(mean, diag σ²) per sample, σ = 0.03 m (paper, RTK)
-``ch_rw``          error       the concentration-gradient random walk in the 2nd derivative (TR-2022-02 eq. 3,
-                               paper appendix IV-A); ``rw_variant`` chrono (default: ``ChNoiseRandomWalks`` as the
-                               paper's experiments ran it), paper (appendix equation) or tr (TR eq. 3 per step)
+``ch_gauss``       error       Chrono ``ChNoiseNormal``: e ~ N(mean, diag σ²) per sample, σ =
+                               0.03 m (paper, RTK)
+``ch_rw``          error       the concentration-gradient random walk in the 2nd derivative
+                               (TR-2022-02 eq. 3, paper appendix IV-A); ``rw_variant`` chrono
+                               (default: ``ChNoiseRandomWalks`` as the paper's experiments ran it),
+                               paper (appendix equation) or tr (TR eq. 3 per step)
 ``ch_rw_demo``     error       ch_rw with Chrono's demo parameters (σ 0.016, vmax 0.03, amax 0.005)
-``gauss_markov``   error       first-order Gauss–Markov error per axis (exact discretisation), diag covariance
-``airsim``         covariance  HDOP low-pass H(t) = H∞ + (H0 − H∞)e^{−t/τ} (calibrated 0.85 / 12.4 s); covariance
-                               diag((0.02H)², (0.02H)², (c_U·H)²), type APPROXIMATED — the authors' handler
+``gauss_markov``   error       first-order Gauss–Markov error per axis (exact discretisation), diag
+                               covariance
+``airsim``         covariance  HDOP low-pass H(t) = H∞ + (H0 − H∞)e^{−t/τ} (calibrated 0.85 /
+                               12.4 s); covariance diag((0.02H)², (0.02H)², (c_U·H)²), type
+                               APPROXIMATED — the authors' handler
 ``airsim_default`` covariance  airsim with AirSim's defaults H∞ 0.1, τ 0.9 s
-``rtk``            preset      gauss_markov (σ 1.5/1.5/3 cm, τ 20 s) + nmea_navsat_driver RTK-fixed covariance at
-                               HDOP 0.5: the simulated stand-in for a real RTK receiver (reference side)
-``dop``            geometry    satellites (nominal 24-slot or TLE), mask, occlusion → Q; error N(0, σ²Q) and
-                               covariance σ²Q (type KNOWN); NO_FIX below 4 satellites
-``usarsim``        geometry    Balaguer & Carpin: satellites seen N → σ = (maxNoise − (maxNoise−minNoise)(N−4)/8)/3
-                               on E and N; NO_FIX below 4
+``rtk``            preset      gauss_markov (σ 1.5/1.5/3 cm, τ 20 s) + nmea_navsat_driver RTK-fixed
+                               covariance at HDOP 0.5: the simulated stand-in for a real RTK
+                               receiver (reference side)
+``dop``            geometry    satellites (nominal 24-slot or TLE), mask, occlusion → Q; error
+                               N(0, σ²Q) and covariance σ²Q (type KNOWN); NO_FIX below 4 satellites
+``usarsim``        geometry    Balaguer & Carpin: satellites seen N →
+                               σ = (maxNoise − (maxNoise−minNoise)(N−4)/8)/3 on E and N; NO_FIX
+                               below 4
 ``outage``         modifier    random (Markov) and scheduled outages: NO_FIX or no message
 ``latency``        modifier    fixed latency plus |N(0, jitter)|: the message is *published* later
 ``cold_start``     modifier    no fix until the time to first fix has passed
-=================  ==========  =================================================================================
+=================  ==========  ====================================================================
+=======
+==================  ==========  ===================================================================
+token               role        what it does
+==================  ==========  ===================================================================
+``none``            —           truth, zero covariance (type UNKNOWN), status FIX
+``ch_gauss``        error       Chrono ``ChNoiseNormal``: e ~ N(mean, diag σ²) per sample,
+                                σ = 0.03 m (paper, RTK)
+``ch_rw``           error       the concentration-gradient random walk in the 2nd derivative
+                                (TR-2022-02 eq. 3, paper appendix IV-A); ``rw_variant`` chrono
+                                (default: ``ChNoiseRandomWalks`` as the paper's experiments ran
+                                it), paper (appendix equation) or tr (TR eq. 3 per step)
+``ch_rw_demo``      error       ch_rw with Chrono's demo parameters (σ 0.016, vmax 0.03,
+                                amax 0.005)
+``gauss_markov``    error       first-order Gauss–Markov error per axis (exact discretisation),
+                                diag covariance
+``airsim``          covariance  HDOP low-pass H(t) = H∞ + (H0 − H∞)e^{−t/τ} (calibrated 0.85 /
+                                12.4 s); covariance diag((0.02H)², (0.02H)², (c_U·H)²), type
+                                APPROXIMATED — the authors' handler
+``airsim_default``  covariance  airsim with AirSim's defaults H∞ 0.1, τ 0.9 s
+``rtk``             preset      gauss_markov (σ 1.5/1.5/3 cm, τ 20 s) + nmea_navsat_driver
+                                RTK-fixed covariance at HDOP 0.5: the simulated stand-in for a real
+                                RTK receiver (reference side)
+``dop``             geometry    satellites (nominal 24-slot or TLE), mask, occlusion → Q; error
+                                N(0, σ²Q) and covariance σ²Q (type KNOWN); NO_FIX below 4
+                                satellites
+``usarsim``         geometry    Balaguer & Carpin: satellites seen N →
+                                σ = (maxNoise − (maxNoise−minNoise)(N−4)/8)/3 on E and N; NO_FIX
+                                below 4
+``gz_navsat``       error       Gazebo NavSat: GaussianNoiseModel on lat/lon and alt. Trap: the
+                                horizontal noise is in DEGREES (1e-5 ≈ 1.1 m), one bias drawn once
+                                with a random sign for both, dt = 0 so no dynamic bias
+``hector_gps``      error       hector_gazebo_plugins GPS: offset + drift + white noise per axis.
+                                Trap: the drift's random term scales with dt, not √dt, so the drift
+                                depends on the update rate
+``carla_gnss``      error       CARLA GNSS: bias + N(0, σ²) on lat/lon. Trap: in DEGREES, so the
+                                metres depend on the datum's latitude; altitude in m
+``matlab_gps``      error       MATLAB gpsSensor: e_k = k·e_{k−1} + σ√(2(1−k))·z. Trap: at
+                                DecayFactor 0 the variance is 2σ², not σ²; at 1 no error at all
+``outage``          modifier    random (Markov) and scheduled outages: NO_FIX or no message
+``latency``         modifier    fixed latency plus |N(0, jitter)|: the message is *published* later
+``cold_start``      modifier    no fix until the time to first fix has passed
+==================  ==========  ===================================================================
 
 Time semantics of ``GpsSamples``: ``t_s`` is the measurement time (the instant whose truth was
 sampled); ``publish_s`` is when the message leaves the sensor (t_s + latency); ``stamp_s`` is the
@@ -398,7 +444,11 @@ GPS_MODELS = [
     'carla_gnss',
     'matlab_gps',
 ]
-"""Named models (any ``+`` combination of one error token, one covariance/geometry token and modifiers also works)."""
+"""
+Named models.
+
+Any ``+`` combination of one error token, one covariance/geometry token and modifiers also works.
+"""
 PAPER_TABLE_I = {
     'Ch:Gauss': 'ch_gauss',
     'Ch:RW': 'ch_rw',
@@ -410,6 +460,8 @@ PAPER_TABLE_I = {
 
 def parse_gps_model(name: str) -> dict:
     """
+    Parse a model name into its components.
+
     {'error': comp|None, 'meta': comp|None, 'mods': [...], 'overrides': {...}} or
     ParameterError('model').
     """
@@ -452,7 +504,7 @@ def parse_gps_model(name: str) -> dict:
 
 
 def gps_model_params(name: str) -> list[Param]:
-    """The Param specs of a model (defaults already set to its preset), common ones first."""
+    """Return the Param specs of a model (defaults set to its preset), common ones first."""
     spec = parse_gps_model(name)
     comps = [c for c in (spec['error'], spec['meta']) if c] + spec['mods']
     seen, out = set(), []
@@ -547,6 +599,8 @@ class GpsModel:
     # ------------------------------------------------------------------------------------------------
     def sample(self, t_s, truth_enu, datum=None) -> GpsSamples:
         """
+        Sample the GPS output at measurement times ``t_s``.
+
         GPS output at measurement times ``t_s`` (n,) for truth positions ``truth_enu`` (n,3) (ENU m
         about ``datum``, which the geometry models need; default the ART datum).
         """
@@ -666,6 +720,8 @@ class GpsModel:
     # ----------------------------------------------------------------------------------
     def airsim_hdop(self, t) -> np.ndarray:
         """
+        Return AirSim's HDOP H(t) at times ``t``.
+
         H(t) = H∞ + (H0 − H∞)·exp(−(t − t0)/τ): the closed form of AirSim's per-update low-pass.
         """
         p = self.p
@@ -858,6 +914,8 @@ _SIMULATOR_ERRORS = {
 
 def make_gps_model(name: str, seed: int = 0, **params) -> GpsModel:
     """
+    Build a streaming GPS model by name.
+
     A streaming GPS model by name (see module doc); unknown names or bad parameters raise
     ParameterError.
     """
@@ -871,6 +929,8 @@ def rw_params_from_widths(
     std_d2: float | None = None,
 ) -> dict:
     """
+    Convert TR-2022-02 §3.2 widths to ``tr``-variant random-walk parameters.
+
     TR-2022-02 §3.2 parameterisation → ``tr``-variant parameters (per-step units): p_max = width/2,
     max velocity = width of the 1st derivative / 2, max acceleration = width of the 2nd derivative
     / 2, σ = standard deviation of the 2nd derivative. Unset widths keep the defaults.

@@ -33,6 +33,23 @@ Models (``make_imu_model(name, seed, **params)``):
   a standstill N-100 log.
 * ``airsim_mpu6000`` — AirSim's ImuSimple defaults (MPU-6000): ARW 0.30 °/√h, bias stability 4.6
   °/h over 500 s as a driftless walk K = B/√τ; VRW 0.24 mg/√Hz, 36 µg over 800 s.
+
+Other simulators' IMUs, as they run them (laws in ``models/simulators.py``; read from their own
+configuration by ``vepd sensors from-sdf|from-carla|from-matlab``):
+
+* ``gz_imu`` — gz-sensors ImuSensor: one GaussianNoiseModel per axis (``angular_velocity.*``,
+  ``linear_acceleration.*`` as x, y, z lists). Traps: the bias is drawn once with a random sign;
+  the dynamic bias's stationary σ is σ_b·√(τ/2), not σ_b; dt = 0 at the first update;
+  stddev² is published as the covariance.
+* ``carla_imu`` — CARLA sensor.other.imu: accelerometer + N(0, σ²), gyroscope + bias + N(0, σ²)
+  per axis at the sensor_tick. Traps: the σ is per sample (no density: it does not scale with the
+  tick), no accelerometer bias, zero covariance.
+* ``matlab_imu`` — MATLAB imuSensor, ``Accelerometer.*`` and ``Gyroscope.*`` as accelparams /
+  gyroparams spell them, ``SampleRate``. Traps: NoiseType double-sided (the default) gives the
+  white noise σ = N·√(fs/2) and the random walk K·√(2t), √2 off the data-sheet meanings; the
+  default BiasInstabilityCoefficients are a first-order filter with pole ½ per sample (σ 1.155·B,
+  correlation time 1.4 samples), not a 1/f bias; AxesMisalignment is a gain in percent (100 on the
+  diagonal); MeasurementRange 0 stands for Inf; no orientation and no covariance.
 """
 
 from __future__ import annotations
@@ -53,6 +70,8 @@ DEG = math.pi / 180.0
 
 def _gm_adev_peak() -> float:
     """
+    Return the peak Allan deviation of a unit-variance first-order Gauss–Markov process.
+
     Max over x = τ/T of the Allan deviation of a unit-variance first-order Gauss–Markov process:
     AVAR(x) = (2x − 3 + 4e^{−x} − e^{−2x}) / x².
     """
@@ -234,6 +253,8 @@ _MODELS.update({
     'gz_imu': ('gz', {'orientation_mode': 'truth'}),
     # CARLA sensor.other.imu: white accelerometer noise, gyroscope bias + white noise
     'carla_imu': ('carla', {'orientation_mode': 'truth'}),
+    # MATLAB imuSensor (accel-gyro): no orientation output, no covariance
+    'matlab_imu': ('matlab', {}),
 })
 IMU_MODELS = list(_MODELS)
 _KIND_PARAMS = {
@@ -242,6 +263,7 @@ _KIND_PARAMS = {
     'allan': ALLAN_PARAMS,
     'gz': sim.GZ_IMU_PARAMS,
     'carla': sim.CARLA_IMU_PARAMS,
+    'matlab': sim.MATLAB_IMU_PARAMS,
 }
 
 
@@ -323,6 +345,8 @@ class ImuModel:
             self._sim = sim.GzImuNoise(self._r['gw'], self.p)
         elif self.kind == 'carla':
             self._sim = sim.CarlaImuNoise(self._r['gw'], self.p)
+        elif self.kind == 'matlab':
+            self._sim = sim.MatlabImuNoise(self._r['gw'], self.p)
 
     def sample(self, t_s, truth) -> ImuSamples:
         """IMU output at ``t_s`` for ``truth`` (a ``Trajectory`` sampled at ``t_s``)."""
@@ -456,6 +480,8 @@ class ImuModel:
 
 def make_imu_model(name: str, seed: int = 0, **params) -> ImuModel:
     """
+    Build a streaming IMU model by name.
+
     A streaming IMU model by name (``IMU_MODELS``); unknown names or bad parameters raise
     ParameterError.
     """

@@ -63,6 +63,8 @@ def parse_utc(text: str) -> _dt.datetime:
 
 def unix_times(t_s, epoch_utc: str) -> np.ndarray:
     """
+    Return the UTC of sample times as Unix seconds.
+
     UTC (as Unix seconds) of sample times: epoch + t, or t itself when it already looks like Unix
     time.
     """
@@ -117,7 +119,9 @@ def gmst_rad(jd_ut1: np.ndarray) -> np.ndarray:
 
 class TleConstellation:
     """
-    Satellites from a TLE file, propagated with SGP4 (TEME → ECEF by GMST; polar motion ignored).
+    Satellites from a TLE file, propagated with SGP4.
+
+    TEME → ECEF by GMST; polar motion ignored.
     """
 
     def __init__(self, path: str | Path):
@@ -301,6 +305,8 @@ class SkyGeometry:
 
 def sky_geometry(sats_ecef, rx_enu, datum, mask_deg: float = 5.0, obstacles=()) -> SkyGeometry:
     """
+    Return the geometry of satellites seen from receivers.
+
     Geometry of satellites (n,S,3 ECEF) seen from receivers at ENU positions (n,3) about ``datum``.
     """
     rx_enu = np.atleast_2d(rx_enu)

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run a GPS and an IMU model over a truth trajectory, offline, as the noise nodes do.
+
 Run a GPS and an IMU model over a truth trajectory exactly as ``gps_noise_node``/``imu_noise_node``
 do.
 
@@ -37,6 +39,8 @@ infinite period, 1e12 Hz a zero one."""
 
 def period_ns(rate_hz: float) -> int:
     """
+    Return the sensor clock's period in integer ns.
+
     The sensor clock's period in integer ns, round(1e9 / rate_hz), for a rate in
     [MIN_RATE_HZ, MAX_RATE_HZ] (ValueError naming rate_hz otherwise, NaN included).
     """
@@ -68,6 +72,8 @@ time span."""
 
 def sample_times(t_start_s: float, t_end_s: float, rate_hz: float) -> np.ndarray:
     """
+    Return the sensor clock's tick times inside [t_start, t_end].
+
     ``tick_time(k, period)`` for every tick inside [t_start, t_end], vectorised: k·period in int64
     (exact, as Python's int product) converted to float and divided by 1e9 — the same two correctly
     rounded steps.
@@ -100,6 +106,8 @@ class SensorRun:
 @dataclass(frozen=True)
 class TruthAtSensors:
     """
+    A trajectory sampled on the sensor clocks.
+
     A trajectory sampled on the sensor clocks: what every model run over the same truth shares (the
     study runs six models over each truth). Arrays are read-only; build with ``truth_at_sensors``.
     """
@@ -119,6 +127,8 @@ def truth_at_sensors(
     trajectory, gps_rate_hz: float = 10.0, imu_rate_hz: float = 100.0, truth_rate_hz: float = 100.0
 ) -> TruthAtSensors:
     """
+    Sample the truth at the GPS, IMU and truth-topic ticks.
+
     The truth at the GPS, IMU and truth-topic ticks (``sample_times``; linear interpolation,
     ``Trajectory.sample``) and the IMU's inputs there (body rate, specific force, orientation).
     """
@@ -266,6 +276,8 @@ def _write(path: Path, header, rows, ints=()):
 
 class TruthResampler:
     """
+    Streaming form of the sensor clock used by the nodes.
+
     Streaming form of the sensor clock used by the nodes: feed truth messages (integer-ns stamp,
     values) in order; get back every tick t_k = k·period with t_prev < t_k ≤ t_msg, the values
     linearly interpolated between the two bracketing messages (``np.interp``: the very arithmetic

@@ -16,7 +16,7 @@ Written from the simulators' own sources (read, not copied), with their paramete
   step dt > 0 the bias moves first: b ← φ·b + N(0, σ_d²), φ = exp(−dt/τ),
   σ_d² = −σ_b²·τ/2·expm1(−2dt/τ), so its stationary standard deviation is σ_b·√(τ/2), not σ_b
   (gz-sensors issue #616 argues the τ/2 is wrong; this is what the code does). With
-  |precision| > 1e-6 the output is rounded to a multiple of it (std::round: halves away from 0).
+  abs(precision) > 1e-6 the output is rounded to a multiple of it (std::round: halves away from 0).
   ``NavSatSensor`` applies the *horizontal* position noise to latitude and then longitude **in
   degrees** (one noise object: one bias for both; gz-sensors #325, robot_localization #931) and the
   vertical noise to the altitude in metres, with dt = 0, so the dynamic bias never moves there; the
@@ -40,6 +40,23 @@ Written from the simulators' own sources (read, not copied), with their paramete
   horizontal axes and VerticalPositionAccuracy on the vertical (filter([1], [1 −k]) of scaled
   normals, state from zero): k = 0 is white noise of variance 2σ², 0 < k < 1 a first-order process
   of stationary variance 2σ²/(1+k), and k = 1 gives no position error at all (the scale is 0).
+* MATLAB ``imuSensor`` (fusion.internal.IMUSensorSimulator, IMUSensorParameters; Navigation and
+  Sensor Fusion toolboxes), for its ``Accelerometer`` (accelparams) and ``Gyroscope``
+  (gyroparams) alike, per sample with fs = SampleRate and z ~ N(0, 1) per axis and term:
+  y = sat(quant((M/100)·x + ConstantBias + σ_N·z_N + BI_k + RW_k)), M = AxesMisalignment (percent;
+  default 100·I; a scalar or 3-vector v is expanded to 100 on the diagonal and v(j) down column
+  j). White noise σ_N = NoiseDensity·√bw with the bandwidth bw = fs/2 for NoiseType
+  ``double-sided`` (the default) and fs for ``single-sided``: the default gives 1/√2 of the usual
+  N·√fs. Bias instability BI = filter(Numerator, Denominator, BiasInstability·z_B) with MATLAB's
+  filter state carried over (BiasInstabilityCoefficients, default fractalcoef() = 1 / [1, −0.5]:
+  a first-order process with φ = ½ per *sample*, stationary σ = B/√(1 − ¼) = 1.155·B, not a 1/f
+  floor; the scale √(2/(fs·τ)) is 1 because τ is fixed at 2/fs). Random walk
+  RW_k = RW_{k−1} + (RandomWalk/√bw)·z_R: σ after t seconds is K·√(fs·t/bw), K·√(2t) by default.
+  Saturation: abs(y) > MeasurementRange → sign(y)·MeasurementRange; quantisation:
+  Resolution·round(y/Resolution), halves away from zero; saturation first. The temperature terms
+  (TemperatureBias, TemperatureScaleFactor, zero at the standard 25 °C) and the gyroscope's
+  AccelerationBias are not modelled. MATLAB's NED accelerometer reads R·(g − a), +9.81 on the
+  down axis at rest; here the law is applied to the REP-145 specific force (FLU, +9.81 up).
 """
 
 from __future__ import annotations
@@ -346,3 +363,153 @@ class MatlabGpsError:
         if n:
             self.state = out[-1].copy()
         return out
+
+
+MATLAB_IMU_SENSORS = (('Accelerometer', 'm/s²'), ('Gyroscope', 'rad/s'))
+"""The imuSensor sub-objects modelled (accelparams, gyroparams) and their units."""
+
+MATLAB_NOISE_TYPES = ('double-sided', 'single-sided')
+"""IMUSensorParameters.NoiseType: the bandwidth is SampleRate/2 or SampleRate."""
+
+MATLAB_MAX_FILTER_TAPS = 10_000
+"""Longest BiasInstabilityCoefficients vector accepted (fractalcoef(2000) has 2001 taps)."""
+
+
+def matlab_axes_misalignment(value) -> list[float]:
+    """
+    Return MATLAB's AxesMisalignment (percent) as its 3-by-3 matrix, row-major (9 floats).
+
+    A scalar or a 3-vector v is expanded as IMUSensorParameters does: 100 on the diagonal and
+    v(j) in every off-diagonal element of column j, so a skew of axis j leaks its true value into
+    the two other readings; a 3-by-3 matrix (nested lists or 9 numbers) is taken as it is.
+    """
+    v = np.asarray(value, dtype=float)
+    if v.size in (1, 3) and v.ndim <= 1:
+        m = 100.0 * np.eye(3) + (1.0 - np.eye(3)) * np.broadcast_to(v.ravel(), (3,))[None, :]
+    elif v.size == 9 and v.ndim <= 2:
+        m = v.reshape(3, 3)
+    else:
+        raise ValueError('AxesMisalignment: expected a scalar, 3 or 3-by-3 numbers, '
+                         f'got {value!r}')
+    return [float(x) for x in m.ravel()]
+
+
+def _finite_list(max_len: int, min_len: int = 1, first_nonzero: bool = False) -> dict:
+    """Return ``Param`` keywords checking a list of min_len to max_len finite numbers."""
+    def check(v) -> bool:
+        return min_len <= len(v) <= max_len and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in v) and (not first_nonzero or v[0] != 0)
+
+    count = f'{max_len}' if min_len == max_len else f'{min_len} to {max_len}'
+    msg = f'{count} finite numbers' + (', the first non-zero' if first_nonzero else '')
+    return {'check': check, 'check_msg': msg}
+
+
+def matlab_imu_params(prefix: str, unit: str) -> list[Param]:
+    """
+    Declare one accelparams/gyroparams object's noise properties as ``<prefix>.<Property>``.
+
+    Defaults are MATLAB's (an ideal sensor; fractalcoef() for the bias-instability filter), except
+    MeasurementRange, whose Inf is spelled 0 here: parameters must be finite numbers.
+    """
+    return [
+        Param(f'{prefix}.MeasurementRange', 0.0, f'saturation |y| <= this ({unit}); 0 = Inf, none',
+              low=0.0),
+        Param(f'{prefix}.Resolution', 0.0, f'quantisation step ({unit}/LSB); 0 = none', low=0.0),
+        Param(f'{prefix}.ConstantBias', [0.0, 0.0, 0.0], f'constant bias ({unit}; x, y, z)',
+              **_vec3(False)),
+        Param(f'{prefix}.AxesMisalignment', [100.0, 0.0, 0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 100.0],
+              'the 3-by-3 gain (percent, row-major): y = (M/100)·x', **_finite_list(9, 9)),
+        Param(f'{prefix}.NoiseDensity', [0.0, 0.0, 0.0],
+              f'white noise density N ({unit}/√Hz); σ = N·√bandwidth', **_vec3()),
+        Param(f'{prefix}.BiasInstability', [0.0, 0.0, 0.0],
+              f'bias instability B ({unit}): B·z filtered by BiasInstabilityCoefficients',
+              **_vec3()),
+        Param(f'{prefix}.RandomWalk', [0.0, 0.0, 0.0],
+              f'random walk K ({unit}·√Hz): steps K/√bandwidth·z, summed', **_vec3()),
+        Param(f'{prefix}.NoiseType', 'double-sided',
+              'bandwidth SampleRate/2 (double-sided) or SampleRate (single-sided)',
+              choices=list(MATLAB_NOISE_TYPES)),
+        Param(f'{prefix}.BiasInstabilityCoefficients.Numerator', [1.0],
+              'bias-instability filter numerator (fractalcoef(): 1)',
+              **_finite_list(MATLAB_MAX_FILTER_TAPS)),
+        Param(f'{prefix}.BiasInstabilityCoefficients.Denominator', [1.0, -0.5],
+              'bias-instability filter denominator (fractalcoef(): [1, −0.5])',
+              **_finite_list(MATLAB_MAX_FILTER_TAPS, first_nonzero=True)),
+    ]
+
+
+MATLAB_IMU_PARAMS = [
+    Param('SampleRate', 100.0, 'imuSensor SampleRate (Hz): sets the per-sample σ of every term',
+          low=0.0, low_open=True),
+] + [p for prefix, unit in MATLAB_IMU_SENSORS for p in matlab_imu_params(prefix, unit)]
+"""MATLAB imuSensor properties (SampleRate, Accelerometer.*, Gyroscope.*) as MATLAB spells them."""
+
+
+class MatlabImuAxes:
+    """
+    One accelparams/gyroparams object of MATLAB's imuSensor (module docstring for the law).
+
+    Draws 9 normals per sample from its own stream (bias instability, white noise, random walk,
+    x/y/z each, in MATLAB's column order) and carries the filter and walk states across calls,
+    so samples taken one at a time equal a batch.
+    """
+
+    def __init__(self, rng: np.random.Generator, p: dict, prefix: str):
+        def get(name):
+            return p[f'{prefix}.{name}']
+
+        self.rng = rng
+        rate_hz = p['SampleRate']
+        bandwidth = rate_hz / 2.0 if get('NoiseType') == 'double-sided' else rate_hz
+        # MATLAB fixes the correlation time at 2/SampleRate, so √(2/(fs·τ)) = 1: σ_BI = B
+        correlation_time = 2.0 / rate_hz
+        self.gain = np.asarray(get('AxesMisalignment'), dtype=float).reshape(3, 3) / 100.0
+        self.bias = np.asarray(get('ConstantBias'), dtype=float)
+        self.sigma_bi = math.sqrt(2.0 / (rate_hz * correlation_time)) * np.asarray(
+            get('BiasInstability'), dtype=float)
+        self.sigma_white = math.sqrt(bandwidth) * np.asarray(get('NoiseDensity'), dtype=float)
+        self.sigma_rw = np.asarray(get('RandomWalk'), dtype=float) / math.sqrt(bandwidth)
+        self.num = np.asarray(get('BiasInstabilityCoefficients.Numerator'), dtype=float)
+        self.den = np.asarray(get('BiasInstabilityCoefficients.Denominator'), dtype=float)
+        self.bi_state = np.zeros((max(len(self.num), len(self.den)) - 1, 3))
+        self.rw_state = np.zeros(3)
+        self.range, self.resolution = get('MeasurementRange'), get('Resolution')
+
+    def apply(self, x) -> np.ndarray:
+        """Return the readings (n,3) of the true values x (n,3)."""
+        x = np.asarray(x, dtype=float)
+        n = len(x)
+        z = self.rng.standard_normal((n, 9))
+        bulk = x @ self.gain.T + self.bias
+        drive = z[:, :3] * self.sigma_bi
+        if len(self.bi_state):
+            bi, self.bi_state = lfilter(self.num, self.den, drive, axis=0, zi=self.bi_state)
+        else:
+            bi = drive * (self.num[0] / self.den[0])
+        rw = self.rw_state + np.cumsum(z[:, 6:] * self.sigma_rw, axis=0)
+        if n:
+            self.rw_state = rw[-1].copy()
+        out = bulk + (z[:, 3:6] * self.sigma_white + bi + rw)
+        if self.range > 0:
+            out = np.where(np.abs(out) > self.range, np.sign(out) * self.range, out)
+        if self.resolution != 0:
+            out = self.resolution * round_half_away(out / self.resolution)
+        return out
+
+
+class MatlabImuNoise:
+    """MATLAB imuSensor: its Accelerometer and Gyroscope on the specific force and the rate."""
+
+    def __init__(self, rng: np.random.Generator, p: dict):
+        acc_rng, gyro_rng = rng.spawn(2)
+        self.acc = MatlabImuAxes(acc_rng, p, 'Accelerometer')
+        self.gyro = MatlabImuAxes(gyro_rng, p, 'Gyroscope')
+
+    def apply(self, t, t_last, w, f):
+        """Return noisy (angular velocity, specific force) and zero covariances (n,3,3)."""
+        fn = self.acc.apply(f)
+        wn = self.gyro.apply(w)
+        n = len(t)
+        return wn, fn, np.zeros((n, 3, 3)), np.zeros((n, 3, 3))

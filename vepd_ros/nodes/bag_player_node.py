@@ -21,9 +21,10 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
-from vepd_ros.nodes.base import declare_params, ns_to_stamp, run_node
+from vepd_ros.nodes.base import declare_params, DropCounter, ns_to_stamp, Pacer, run_node
 from vepd_ros.nodes.recorder_node import message_class
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.truth.params import PACE_PARAMS
 
 PLAYER_PARAMS = [
     Param(
@@ -52,6 +53,7 @@ PLAYER_PARAMS = [
         low=0,
     ),
     Param('shutdown_when_done', False, 'exit once the bag has been played'),
+    *PACE_PARAMS,
 ]
 PLAY_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 """Reliable publishers: compatible with both sensor-data (best effort) and reliable subscribers."""
@@ -59,6 +61,8 @@ PLAY_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 def to_ros(src, cls):
     """
+    Convert a rosbags message to an rclpy message of ``cls``.
+
     A rosbags message (ROS 1 or ROS 2 type) → an rclpy message of ``cls``, field by field (ROS 1's
     extra fields such as Header.seq are left out; numpy arrays become lists).
     """
@@ -114,6 +118,7 @@ class BagPlayerNode(Node):
         self.pub_clock = self.create_publisher(ClockMsg, '/clock', 10)
         self.played = 0
         self.done = self.next is None
+        self.pacer = Pacer(self, p['pace_nodes'], p['pace_timeout_s'], DropCounter(self))
         self.timer = self.create_timer(
             p['clock_step_s'] / p['rate'],
             self._on_step,
@@ -130,7 +135,7 @@ class BagPlayerNode(Node):
         )
 
     def _on_step(self):
-        if self.done or not self._ready():
+        if self.done or not self._ready() or not self.pacer.ready():
             return
         while self.next is not None and self.next[0] <= self.sim_ns:
             _, topic, _, msg = self.next

@@ -5,12 +5,15 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+What every vepd_ros node shares.
+
 What every vepd_ros node shares: parameter declaration from ``Param`` specs, a clean ``main``,
 stamp conversion, and counted, throttled warnings for dropped input.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from typing import Callable, Iterable
@@ -30,7 +33,7 @@ SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
 
 TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
-"""Ground-truth inputs of the noise nodes: reliable, deep enough for a burst of accelerated truth."""
+"""Ground-truth inputs of noise nodes: reliable, deep enough for a burst of accelerated truth."""
 
 TRUTH_STREAM_PARAMS = [
     Param(
@@ -53,6 +56,8 @@ TRUTH_STREAM_PARAMS = [
 
 def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float) -> list[Param]:
     """
+    Return the parameters both noise nodes declare.
+
     model, seed, label, rate_hz: what the GPS and the IMU noise node (``kind`` 'gps' / 'imu') both
     declare.
     """
@@ -72,6 +77,12 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
             f'label, scenario, run) '
             'as the offline study does',
         ),
+        Param(
+            'config_file',
+            '',
+            'a simulator configuration (SDF/URDF, CARLA JSON/YAML, MATLAB YAML) or a parameters '
+            f'YAML: its {kind.upper()} sensor gives the model and the defaults of its parameters',
+        ),
         # 1e-3 Hz: the slowest clock models.sensors.period_ns accepts (the judge's frequency range)
         Param(
             'rate_hz',
@@ -83,17 +94,44 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
     ]
 
 
+def model_params_from(p: dict, kind: str, params_of: Callable) -> list[Param]:
+    """
+    Return the model parameter declarations of a noise node, defaults from ``config_file``.
+
+    With ``config_file`` set, the file's ``kind`` sensor names the model (``p['model']`` is
+    replaced) and its values become the declarations' defaults, so a parameter set on the command
+    line or in a parameters file still wins. A file that cannot be read is an error naming
+    ``config_file``.
+    """
+    if not p['config_file']:
+        return params_of(p['model'])
+    from dataclasses import replace
+
+    from vepd_ros.io.simconfig import load_sensor_file
+
+    try:
+        cfg = load_sensor_file(p['config_file'], kind)
+    except (OSError, ValueError) as exc:
+        raise ParameterError('config_file', p['config_file'], f'a readable sensor '
+                             f'configuration ({exc})') from None
+    p['model'] = cfg.model
+    return [replace(q, default=cfg.params[q.name]) if q.name in cfg.params else q
+            for q in params_of(cfg.model)]
+
+
 EVENT_QOS = QoSProfile(
     depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
-"""Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and latched, so a
-node that joins late still receives what happened before it was discovered."""
+"""
+Event topics: reliable and latched.
+
+Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and
+latched, so a node that joins late still receives what happened before it was discovered.
+"""
 
 
 def declare_params(node: Node, specs: Iterable[Param]) -> dict:
-    """
-    Declare every spec on ``node`` (overrides from --ros-args/params files apply) and validate.
-    """
+    """Declare every spec on ``node`` (overrides from --ros-args/params files apply), validate."""
     values = {}
     for p in specs:
         node.declare_parameter(p.name, p.default, descriptor=_descriptor(p))
@@ -114,6 +152,23 @@ def stamp_to_ns(stamp) -> int:
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
+def static_transforms_param(specs):
+    """
+    Return the ``StaticTF`` tree of a ``static_transforms`` parameter (judge_node, navsat_node).
+
+    The parameter is vepd_ros's own (the pip runtime has no tf2 listener): a string or a list of
+    strings in ``vepd bag --static-tf``'s spelling, parsed by ``judge.navsat.StaticTF.parse``; a
+    bad spec is a ``ParameterError`` naming the parameter.
+    """
+    from vepd_ros.judge.navsat import StaticTF
+
+    specs = [specs] if isinstance(specs, str) else list(specs)
+    try:
+        return StaticTF.parse(specs)
+    except ValueError as exc:
+        raise ParameterError('static_transforms', specs, str(exc)) from None
+
+
 def ns_to_stamp(t_ns: int):
     from builtin_interfaces.msg import Time
 
@@ -122,6 +177,8 @@ def ns_to_stamp(t_ns: int):
 
 class DropCounter:
     """
+    Count dropped input per reason, with throttled warnings.
+
     Counts dropped input per reason and warns at most once every ``throttle_s`` (wall clock) per
     reason.
     """
@@ -174,6 +231,8 @@ def node_help(
     executable: str, doc: str | None, params: Iterable[Param] | None, note: str = ''
 ) -> str:
     """
+    Return the text ``<node> --help`` prints.
+
     The text ``<node> --help`` prints: the module docstring, then every parameter (the ``Param``
     specs: name, type, default, description, allowed values), then how to set them with
     ``--ros-args``.
@@ -202,6 +261,8 @@ def node_help(
 
 def _ignore_signals() -> None:
     """
+    Ignore SIGINT and SIGTERM while the node shuts down.
+
     From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the
     cleanup (that printed a KeyboardInterrupt traceback from destroy_node and exited -2).
     """
@@ -220,6 +281,8 @@ def run_node(
     help_note: str = '',
 ) -> int:
     """
+    Run a node as a standard ``main`` and return its exit status.
+
     Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
     SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start
     prints the parameter, value and what was expected, and exits 2 (the node never starts with
@@ -254,7 +317,11 @@ def run_node(
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
-            executor.spin()
+            if node.get_parameter('use_sim_time').value:
+                # on a /clock that truth_node may pace (pace_nodes): say what was taken and sent
+                spin_reporting(executor, TrafficCounter(node))
+            else:
+                executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
@@ -286,6 +353,8 @@ def run_node(
 
 def drain_subscriptions(subscriptions: Iterable) -> int:
     """
+    Run each subscription's callback on the messages already delivered to it.
+
     Run each subscription's callback on the messages already delivered to it but not yet taken by
     the executor (the same take the executor does). A timer callback calls this first, so that what
     arrived before the tick is processed before it: rclpy's executors run the ready timers of a
@@ -318,10 +387,291 @@ def drain_subscriptions(subscriptions: Iterable) -> int:
 RUN_EVENTS_TOPIC = '/ground_truth/run'
 
 PROGRESS_TOPIC = '/vepd/progress'
-"""Paced sim time (std_msgs/String JSON ``{"node": <fqn>, "stamp_ns": <int>}``): how far a node has got in sim
-time. truth_node (``pace_nodes``) does not run /clock further ahead of the slowest report than its window, so
-separate processes on a slow machine keep every message instead of falling behind and losing queued ones."""
+"""
+Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
+
+``{"node": <fqn>, "received": {topic: n}, "published": {topic: n}, "matched": {topic: n}}``: how
+many messages a node on sim time has taken per topic and published per topic, and how many
+subscriptions each of its publishers has matched, sent whenever its executor has nothing left to
+run. truth_node (``pace_nodes``) takes its next step only once every subscriber has taken every
+message published on its topics (``/clock`` included): the ``vepd run`` lockstep, by counts.
+"""
 PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+PROGRESS_HEARTBEAT_S = 1.0
+"""An idle node repeats its report this often (s, wall clock): one gone quiet is dead or stuck."""
+
+
+class TrafficCounter:
+    """
+    Count the messages a node takes and publishes, per topic, and report them when it is idle.
+
+    Wraps the callbacks of the subscriptions and the ``publish`` of the publishers the node has
+    when this is created (``/clock`` included, infrastructure topics not). A subscription created
+    later is not counted; one destroyed stops being reported. Two subscriptions of one topic in a
+    node report the smaller count (each must have taken every message).
+    """
+
+    def __init__(self, node: Node):
+        from std_msgs.msg import String
+
+        self._node, self._string = node, String
+        self._subs: list[tuple] = []  # (subscription, topic, [count])
+        self._pubs: list = []
+        self.published: dict[str, int] = {}
+        uncounted = (PROGRESS_TOPIC, DIAGNOSTICS_TOPIC, '/rosout', '/parameter_events')
+        for sub in list(node.subscriptions):
+            if sub.topic_name not in uncounted:
+                self._subs.append((sub, sub.topic_name, self._count_takes(sub)))
+        for pub in list(node.publishers):
+            if pub.topic_name not in uncounted:
+                self._count_publishes(pub)
+        self._pub = None  # created on the first report (truth_node counts, never reports)
+        self._last: str | None = None
+        self._last_wall = 0.0
+
+    @staticmethod
+    def _count_takes(sub) -> list:
+        count, callback = [0], sub.callback
+
+        def counted(*args):
+            count[0] += 1
+            return callback(*args)
+
+        sub.callback = counted
+        return count
+
+    def _count_publishes(self, pub) -> None:
+        topic, publish = pub.topic_name, pub.publish
+        self.published.setdefault(topic, 0)
+        self._pubs.append(pub)
+
+        def counted(msg):
+            publish(msg)
+            self.published[topic] += 1
+
+        pub.publish = counted
+
+    def received(self) -> dict[str, int]:
+        """Messages taken per topic by the subscriptions still alive."""
+        alive = {id(s) for s in self._node.subscriptions}
+        out: dict[str, int] = {}
+        for sub, topic, count in self._subs:
+            if id(sub) in alive:
+                out[topic] = min(out.get(topic, count[0]), count[0])
+        return out
+
+    def matched(self) -> dict[str, int]:
+        """
+        Return the subscriptions matched per published topic.
+
+        DDS discovery: a best-effort message sent before its subscriber is matched is lost.
+        """
+        return {pub.topic_name: pub.get_subscription_count() for pub in self._pubs}
+
+    def report(self) -> None:
+        """Publish the counts if they changed, or every ``PROGRESS_HEARTBEAT_S`` (when idle)."""
+        import json
+        import time
+
+        if not self._node.context.ok():
+            return
+        text = json.dumps(
+            {
+                'node': self._node.get_fully_qualified_name(),
+                'pid': os.getpid(),
+                'hold': bool(getattr(self._node, 'pace_hold', False)),
+                'received': self.received(),
+                'published': self.published,
+                'matched': self.matched(),
+            },
+            sort_keys=True,
+        )
+        now = time.monotonic()
+        if text == self._last and now - self._last_wall < PROGRESS_HEARTBEAT_S:
+            return
+        if self._pub is None:
+            self._pub = self._node.create_publisher(self._string, PROGRESS_TOPIC, PROGRESS_QOS)
+        if not self._pub.get_subscription_count():
+            return  # nobody paces this graph (live input, vepd run --processes): say nothing
+        self._last, self._last_wall = text, now
+        self._pub.publish(self._string(data=text))
+
+
+def spin_reporting(executor, counter: TrafficCounter) -> None:
+    """
+    Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
+
+    Idle means a wait with a zero timeout finds nothing: every callback the messages taken so far
+    caused, and the timers the last ``/clock`` made due, have run (``vepd run``'s ``_Lockstep``
+    drains the same way), so the counts reported are final for this step.
+    """
+    from rclpy.executors import TimeoutException
+
+    while executor.context.ok():
+        try:
+            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
+        except TimeoutException:
+            counter.report()
+            try:
+                handler, _, _ = executor.wait_for_ready_callbacks(
+                    timeout_sec=PROGRESS_HEARTBEAT_S / 2
+                )
+            except TimeoutException:
+                continue
+        handler()
+        exc = handler.exception()
+        if exc is not None:
+            raise exc
+
+
+class Pacer:
+    """
+    Lockstep for the node that drives /clock: ``ready()`` once every paced node has taken it all.
+
+    ``pace_nodes`` nodes report on ``PROGRESS_TOPIC`` (``TrafficCounter``, ``spin_reporting``);
+    this node's own publishers are counted here. The next step may go out when every reported
+    subscriber has taken every message published on its topics (this node's and the others'), so
+    every callback the previous step caused, in every process, has run: the step order of ``vepd
+    run``'s ``_Lockstep``; and not before every publisher has matched every reported subscriber of
+    its topic (a best-effort message sent before that is lost for good). A node silent for
+    ``timeout_s`` (dead or stuck) is no longer waited for; messages a live node has not taken after
+    ``timeout_s`` are given up as lost (a best-effort hop dropped them). Both are warned by name;
+    the runs they touch show it in their coverage. A node reporting ``hold`` (its ``pace_hold``:
+    judge_supervisor_node while it replaces a judge chain) holds the next step; a node that starts,
+    or restarts under the same name, owes nothing published before its first report.
+    ``pace_nodes`` 0: always ready.
+    """
+
+    def __init__(self, node: Node, pace_nodes: int, timeout_s: float, drops: DropCounter):
+        from std_msgs.msg import String
+
+        self._node, self.pace_nodes, self.drops = node, pace_nodes, drops
+        self._timeout_ns = int(timeout_s * 1e9)
+        self._timeout_text = f'{timeout_s:g} s (wall)'
+        self.held_steps = 0  # steps held back (logs, tests)
+        self._reports: dict[str, dict] = {}  # node -> its last report (+ 'wall')
+        self._gone: set[str] = set()  # silent for timeout_s: no longer waited for
+        self._lost: dict[tuple, int] = {}  # (node, topic) -> messages given up as lost
+        self._carry: dict[str, dict] = {}  # node -> what its earlier incarnations published
+        self._held_since = None  # wall ns since which the next step waits
+        self.traffic = None
+        if pace_nodes:
+            self.traffic = TrafficCounter(node)  # after the node has created its publishers
+            node.create_subscription(String, PROGRESS_TOPIC, self._on_report, PROGRESS_QOS)
+
+    @staticmethod
+    def _wall_ns() -> int:
+        import time
+
+        return time.monotonic_ns()
+
+    def _on_report(self, msg) -> None:
+        import json
+
+        try:
+            e = json.loads(msg.data)
+            name = str(e['node'])
+            report = {
+                key: {str(t): int(n) for t, n in e[key].items()}
+                for key in ('received', 'published', 'matched')
+            }
+            pid, hold = int(e.get('pid', 0)), bool(e.get('hold', False))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
+        if name in self._gone:
+            return
+        previous = self._reports.get(name)
+        if previous is None or previous['pid'] != pid:
+            # a node that (re)starts mid-graph (a judge chain replaced per run) owes nothing
+            # published before its first report; what its previous incarnation published stays
+            # counted for the subscribers that took it
+            if previous is not None:
+                carry = self._carry.setdefault(name, {})
+                for topic, n in previous['published'].items():
+                    carry[topic] = carry.get(topic, 0) + n
+            published = self._published_total(exclude=name)
+            for topic, n in report['received'].items():
+                self._lost[name, topic] = max(0, published.get(topic, 0) - n)
+        self._reports[name] = {**report, 'pid': pid, 'hold': hold, 'wall': self._wall_ns()}
+
+    def _published_total(self, exclude: str | None = None) -> dict[str, int]:
+        """Return the messages published per topic by this node and every reporting node."""
+        published = dict(self.traffic.published)
+        for counts in self._carry.values():
+            for topic, n in counts.items():
+                published[topic] = published.get(topic, 0) + n
+        for name, r in self._reports.items():
+            if name != exclude:
+                for topic, n in r['published'].items():
+                    published[topic] = published.get(topic, 0) + n
+        return published
+
+    def ready(self) -> bool:
+        """Return whether the next step may go out (see the class)."""
+        if not self.pace_nodes:
+            return True
+        log = self._node.get_logger()
+        now = self._wall_ns()
+        for name, r in list(self._reports.items()):
+            if now - r['wall'] > self._timeout_ns:
+                log.warning(
+                    f'{name}: no report for {self._timeout_text}; sim time goes on without it '
+                    '(its runs will show the gap in their coverage)'
+                )
+                del self._reports[name]
+                self._gone.add(name)
+        if len(self._reports) + len(self._gone) < self.pace_nodes:
+            log.info(
+                f'waiting for {self.pace_nodes} nodes to report on {PROGRESS_TOPIC} '
+                f'({len(self._reports)} so far)',
+                throttle_duration_sec=5.0,
+            )
+            return False
+        holding = sorted(name for name, r in self._reports.items() if r['hold'])
+        if holding:
+            log.info(f'held by {", ".join(holding)}', throttle_duration_sec=5.0)
+            return False
+        subscribers: dict[str, int] = {}  # topic -> reporting nodes that take it
+        for r in self._reports.values():
+            for topic in r['received']:
+                subscribers[topic] = subscribers.get(topic, 0) + 1
+        unmatched = [
+            topic
+            for counts in (self.traffic.matched(), *(r['matched'] for r in self._reports.values()))
+            for topic, n in counts.items()
+            if n < subscribers.get(topic, 0)
+        ]
+        if unmatched:
+            log.info(
+                f'waiting for discovery: publishers on {", ".join(sorted(set(unmatched)))} have '
+                'not matched every subscriber yet',
+                throttle_duration_sec=5.0,
+            )
+            return False
+        published = self._published_total()
+        behind = [
+            (name, topic, missing)
+            for name, r in self._reports.items()
+            for topic, n in r['received'].items()
+            if topic in published
+            and (missing := published[topic] - n - self._lost.get((name, topic), 0)) > 0
+        ]
+        if not behind:
+            self._held_since = None
+            return True
+        if self._held_since is None:
+            self._held_since = now
+        elif now - self._held_since > self._timeout_ns:
+            for name, topic, missing in behind:
+                self._lost[name, topic] = self._lost.get((name, topic), 0) + missing
+                log.warning(
+                    f'{name}: {missing} message(s) on {topic} not taken after '
+                    f'{self._timeout_text}; given up as lost'
+                )
+            self._held_since = None
+            return True
+        self.held_steps += 1
+        return False
 
 
 class RunEvents:
@@ -379,9 +729,7 @@ class RunEvents:
         self.pending.sort(key=lambda ev: int(ev['stamp_ns']))
 
     def before(self, t_ns: int) -> None:
-        """
-        Apply every start event due at truth stamp ``t_ns`` (call before processing that sample).
-        """
+        """Apply every start event due at truth stamp ``t_ns`` (call before that sample)."""
         while self.pending and int(self.pending[0]['stamp_ns']) <= t_ns:
             self.on_start(self.pending.pop(0))
 
@@ -397,6 +745,8 @@ def _steady_clock():
 
 class DiagnosticsPublisher:
     """
+    Publish a node's input health on ``/diagnostics``.
+
     A node's input health on ``/diagnostics`` (diagnostic_msgs/DiagnosticArray), once every
     ``period_s``.
 
@@ -461,6 +811,8 @@ class DiagnosticsPublisher:
 
 class TopicWatchdog:
     """
+    Report, by name, an input that has not shown up in time.
+
     Reports, by name, an input that has not shown up ``timeout_s`` wall-clock seconds after the
     node started: ``no message on <topic> after N s`` (or ``no publisher on ...`` for
     ``what='publisher'``), warned again every ``repeat_s`` while it stays missing; the timer stops
@@ -480,13 +832,16 @@ class TopicWatchdog:
 
     def watch(self, topic: str, ok: Callable[[], bool], what: str = 'message') -> None:
         """
-        Watch ``topic``; ``ok()`` is true once it has delivered (or, for ``what='publisher'``,
-        appeared).
+        Watch ``topic``.
+
+        ``ok()`` is true once it has delivered (or, for ``what='publisher'``, appeared).
         """
         self._watched.append([topic, ok, what, None])
 
     def missing(self) -> list[str]:
         """
+        List the watched inputs still missing after the timeout.
+
         ``no message on <topic> after N s`` for every watched input still missing after the
         timeout.
         """

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Evaluator node: compute VEPD over the recorded batches, publish and report it.
+
 evaluator_node: computes VEPD when every batch holds K runs; publishes ``/vepd/result`` and writes
 the report.
 
@@ -146,6 +148,8 @@ class EvaluatorNode(Node):
     # -----------------------------------------------------------------------
     def _selected(self) -> dict[str, dict[str, list[Path]]] | None:
         """
+        Return the runs to evaluate, or None while a batch is short.
+
         The runs to evaluate (last k of each batch when rolling), or None while a batch is short.
         """
         k = self.p['k']
@@ -228,7 +232,8 @@ class EvaluatorNode(Node):
                     k=self.p['k'],
                     progress=False,
                 )
-            except Exception as exc:  # noqa: BLE001 - the result stands; the report is a by-product
+            # the result stands; the report is a by-product
+            except Exception as exc:  # noqa: BLE001
                 self.get_logger().warning(f'report not written: {exc}')
         if self.p['exit_when_done'] and self._exit_timer is None:
             # a moment for DDS to deliver the latched result to subscribers that are already

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+GPS noise node: ground truth in, simulated ``/gps/fix`` out.
+
 gps_noise_node: ground truth → a GPS noise model → ``/gps/fix`` (sensor_msgs/NavSatFix) at
 ``rate_hz``.
 
@@ -35,6 +37,7 @@ from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
+    model_params_from,
     MODEL_PARAMS_NOTE,
     noise_chain_params,
     ns_to_stamp,
@@ -83,8 +86,9 @@ class GpsNoiseNode(Node):
     def __init__(self, **kwargs):
         super().__init__('gps_noise_node', **kwargs)
         self.p = p = declare_params(self, GPS_NODE_PARAMS)
+        specs = model_params_from(p, 'gps', gps_model_params)
         parse_gps_model(p['model'])
-        self.mp = declare_params(self, gps_model_params(p['model']))
+        self.mp = declare_params(self, specs)
         self.datum = tuple(float(v) for v in p['datum'])
         self.model = make_gps_model(p['model'], p['seed'], **self.mp)
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
@@ -116,14 +120,16 @@ class GpsNoiseNode(Node):
         )
 
     def _on_spinning(self):
-        """
-        First executor callback: say we are up (start-up scripts and tests wait for this line).
-        """
+        """Say we are up on the first executor callback (start-up scripts and tests wait)."""
         self._hello.cancel()
         self.get_logger().info('spinning; waiting for truth on /ground_truth/odometry')
 
     def _restart(self, event: dict):
-        """A new run of a study: a fresh model with the run's own seed and a fresh sensor clock."""
+        """
+        Start a new run of a study.
+
+        A new run of a study: a fresh model with the run's own seed and a fresh sensor clock.
+        """
         self.model = make_gps_model(self.p['model'], event['seed'], **self.mp)
         self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
         self.pending = []

@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Guard against foreign publishers on a graph's input topics.
+
 Foreign publishers: a graph stops at once when someone else publishes on its truth, sensor or
 /clock topics.
 
@@ -102,6 +104,8 @@ def published_topics(nodes) -> set[str]:
 
 def other_participants(node, own: set[str]) -> list[str]:
     """
+    List the other nodes on this domain.
+
     Nodes visible on this domain that are not in ``own`` (for the start-up check of a leased
     domain).
     """
@@ -114,6 +118,8 @@ def other_participants(node, own: set[str]) -> list[str]:
 
 def watch_inputs(node, period_s: float = CHECK_PERIOD_S):
     """
+    Stop ``node`` when a second node publishes on one of its input topics.
+
     Stop ``node`` (shut its context down) when one of its input topics has publishers from more
     than one node; the error is logged and kept in ``node.foreign_publisher``. Returns the timer
     (steady clock).

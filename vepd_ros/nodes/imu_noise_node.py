@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+IMU noise node: ground truth in, simulated ``/imu/data`` out.
+
 imu_noise_node: ground truth → an IMU noise model → ``/imu/data`` (sensor_msgs/Imu) at ``rate_hz``
 (100).
 
@@ -34,6 +36,7 @@ from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
+    model_params_from,
     MODEL_PARAMS_NOTE,
     noise_chain_params,
     ns_to_stamp,
@@ -65,9 +68,9 @@ class ImuNoiseNode(Node):
     def __init__(self, **kwargs):
         super().__init__('imu_noise_node', **kwargs)
         self.p = p = declare_params(self, IMU_NODE_PARAMS)
+        specs = model_params_from(p, 'imu', imu_model_params)  # unknown → ParameterError
         name = p['model']
-        imu_model_params(name)  # unknown model → ParameterError('model')
-        self.mp = declare_params(self, [q for q in imu_model_params(name) if q.name != 'rate_hz'])
+        self.mp = declare_params(self, [q for q in specs if q.name != 'rate_hz'])
         self._model_kwargs = {
             **self.mp,
             **(
@@ -119,9 +122,7 @@ class ImuNoiseNode(Node):
         )
 
     def _on_spinning(self):
-        """
-        First executor callback: say we are up (start-up scripts and tests wait for this line).
-        """
+        """Say we are up on the first executor callback (start-up scripts and tests wait)."""
         self._hello.cancel()
         self.get_logger().info(
             'spinning; waiting for truth on /ground_truth/imu or /ground_truth/odometry'
@@ -176,7 +177,11 @@ class ImuNoiseNode(Node):
         self._push(t_ns, tuple(w) + tuple(f) + q)
 
     def _restart(self, event: dict):
-        """A new run of a study: a fresh model with the run's own seed and a fresh sensor clock."""
+        """
+        Start a new run of a study.
+
+        A new run of a study: a fresh model with the run's own seed and a fresh sensor clock.
+        """
         self.model = make_imu_model(self.p['model'], event['seed'], **self._model_kwargs)
         self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
         self._odom_prev = None

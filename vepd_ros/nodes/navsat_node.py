@@ -5,6 +5,8 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
+Run the built-in robot_localization navsat_transform_node.
+
 navsat_node: the built-in robot_localization navsat_transform_node (same parameter names and
 topics).
 
@@ -37,7 +39,7 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
-from vepd_ros.judge.navsat import load_navsat_params, NavSatCore, StaticTF
+from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
 from vepd_ros.nodes.base import (
     drain_subscriptions,
     DropCounter,
@@ -47,15 +49,15 @@ from vepd_ros.nodes.base import (
     RunEvents,
     SENSOR_QOS,
     stamp_to_ns,
+    static_transforms_param,
 )
-from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
 NODE_NAME = 'navsat_transform'
 
 
 def sensor_qos_depth1() -> QoSProfile:
-    """SensorDataQoS with KeepLast(1), as navsat_transform_node subscribes."""
+    """Return SensorDataQoS with KeepLast(1), as navsat_transform_node subscribes."""
     return QoSProfile(
         depth=1,
         reliability=SENSOR_QOS.reliability,
@@ -83,13 +85,7 @@ class NavSatNode(Node):
         # vepd_ros's own switch (not upstream's): a fresh navsat_transform at every run start of a
         # study
         reset_on_runs = bool(raw.pop('reset_on_run_events', False))
-        tf_specs = raw.pop('static_transforms', [])
-        if isinstance(tf_specs, str):
-            tf_specs = [tf_specs]
-        try:
-            tf = StaticTF.parse(tf_specs)
-        except ValueError as exc:
-            raise ParameterError('static_transforms', tf_specs, str(exc)) from None
+        tf = static_transforms_param(raw.pop('static_transforms', []))
         self.p = load_navsat_params(raw)
         self._tf = tf
         self.core = NavSatCore(self.p, tf=tf)

@@ -7,19 +7,22 @@
 """
 recorder_node: pairs ``odometry/filtered`` with a truth topic into runs, one file per run.
 
-Wraps ``vepd_ros.runs.recorder.RecorderCore`` (pairing, segmentation, atomic writes: a SIGKILL loses at
-most the run in progress, and a restarted recorder continues the batch after the highest run on disk).
+Wraps ``vepd_ros.runs.recorder.RecorderCore`` (pairing, segmentation, atomic writes: a SIGKILL
+loses at most the run in progress, and a restarted recorder continues the batch after the highest
+run on disk).
 Segmentation (``segmentation``):
-  ``events``    runs announced by truth_node on ``/ground_truth/run`` (scenario and run number from the event)
+  ``events``    runs announced by truth_node on ``/ground_truth/run`` (scenario and run number
+                from the event)
   ``manual``    services ``~/start`` and ``~/stop`` (std_srvs/Trigger)
   ``duration``  back-to-back runs of ``run_duration_s``
   ``motion``    a run per stretch of truth motion
   ``single``    one run from the first sample until shutdown (bag replay)
-With ``events`` a run is recorded only from its start: a recorder (re)started in the middle of a run skips it
-and says so (no half run under a final name); the latched events of earlier runs are ignored.
-Each finished run is announced as JSON on ``/vepd/runs`` (latched). Dropped messages (NaN, stamps going
-backwards, wrong frame) are counted per reason, warned about (throttled) and published on ``/diagnostics``;
-a topic that never delivers is reported by name after ``topic_timeout_s``.
+With ``events`` a run is recorded only from its start: a recorder (re)started in the middle of a
+run skips it and says so (no half run under a final name); the latched events of earlier runs are
+ignored.
+Each finished run is announced as JSON on ``/vepd/runs`` (latched). Dropped messages (NaN, stamps
+going backwards, wrong frame) are counted per reason, warned about (throttled) and published on
+``/diagnostics``; a topic that never delivers is reported by name after ``topic_timeout_s``.
 """
 
 from __future__ import annotations
@@ -42,8 +45,6 @@ from vepd_ros.nodes.base import (
     DiagnosticsPublisher,
     DropCounter,
     EVENT_QOS,
-    PROGRESS_QOS,
-    PROGRESS_TOPIC,
     RUN_EVENTS_TOPIC,
     run_node,
     stamp_to_ns,
@@ -54,9 +55,14 @@ from vepd_ros.runs.recorder import RecorderCore
 
 RUNS_TOPIC = '/vepd/runs'
 JOIN_TOLERANCE_S = 1.0
-"""segmentation events: a run whose first sample here comes later than this after its start stamp was joined
-mid-way (the recorder was restarted during it) and is not recorded: no half run under a final name. Between
-runs, samples this recent are held back for a start event that comes after them."""
+"""
+Segmentation events: how late a run's first sample may come after its start stamp (s).
+
+segmentation events: a run whose first sample here comes later than this after its start stamp was
+joined mid-way (the recorder was restarted during it) and is not recorded: no half run under a
+final name. Between runs, samples this recent are held back for a start event that comes after
+them.
+"""
 
 
 def _ned_to_enu(v):
@@ -212,11 +218,7 @@ class RecorderNode(Node):
         self.create_service(Trigger, '~/start', self._srv_start)
         self.create_service(Trigger, '~/stop', self._srv_stop)
         self.create_timer(0.1, self._on_stale_check)
-        # how far this chain has got in sim time, for truth_node's pacing (PROGRESS_TOPIC)
-        self.pub_progress = self.create_publisher(String, PROGRESS_TOPIC, PROGRESS_QOS)
-        self._last_estimate_s = -math.inf
         self._last_input_wall = None
-        self.create_timer(0.05, self._report_progress, clock=_steady_clock())
         if seg == 'single' and p['end_after_quiet_s'] > 0:
             self.create_timer(0.2, self._on_quiet_check, clock=_steady_clock())
         self.diagnostics = DiagnosticsPublisher(self, self.drops, self._diagnostic_values)
@@ -236,8 +238,6 @@ class RecorderNode(Node):
         self.received['estimate'] += 1
         v = (msg.twist.twist.linear.x, msg.twist.twist.linear.y)
         self._feed('estimate', msg, v)
-        self._last_estimate_s = max(self._last_estimate_s, stamp_to_ns(msg.header.stamp) * 1e-9)
-        self._report_progress()
 
     def _on_truth(self, msg):
         self.received['truth'] += 1
@@ -272,6 +272,8 @@ class RecorderNode(Node):
 
     def _drain(self):
         """
+        Pass the held samples to the core in arrival order (segmentation events).
+
         Segmentation events: pass the held samples to the core in arrival order, applying start
         events at their stamps (a run starts at its stamp, whichever stream gets there first).
         While no run is being recorded, the samples of the last ``JOIN_TOLERANCE_S`` are held back:
@@ -363,6 +365,8 @@ class RecorderNode(Node):
 
     def _not_recorded(self, key, start: float, first: float, end: float):
         """
+        Skip a run whose first sample here came late, warning when part of it was lost.
+
         A run skipped because its first sample here came late: a warning if part of it came here (a
         run lost to a (re)start mid-run), quiet if it was over before (latched events of earlier
         runs).
@@ -404,33 +408,10 @@ class RecorderNode(Node):
             if self.context.ok():
                 raise
 
-    def progress_ns(self) -> int:
-        """
-        How far this chain has got in sim time: the last estimate's stamp while a run with
-        estimates is in progress (the run start until its first estimate: the judge is what falls
-        behind on a slow machine), else this node's clock (it follows /clock). Between a run's end
-        and its closing the clock stands, so the tail of a run never holds sim time back.
-        """
-        now = self.get_clock().now().nanoseconds
-        start = self.core.run_start
-        if start is not None and not self.core.end_known:
-            # before the run's first estimate, the run start: the judge has not produced anything
-            # yet
-            return min(now, int(round(max(self._last_estimate_s, start) * 1e9)))
-        return now
-
-    def _report_progress(self):
-        if self.context.ok():
-            self.pub_progress.publish(
-                String(
-                    data=json.dumps(
-                        {'node': self.get_fully_qualified_name(), 'stamp_ns': self.progress_ns()}
-                    )
-                )
-            )
-
     def _on_quiet_check(self):
         """
+        Write the single run once the input has stopped (segmentation single).
+
         Segmentation single: the input has stopped (the bag ended): the run is complete, write it
         now.
         """

@@ -32,8 +32,7 @@ from vepd_ros.nodes.base import (
     DropCounter,
     EVENT_QOS,
     ns_to_stamp,
-    PROGRESS_QOS,
-    PROGRESS_TOPIC,
+    Pacer,
     run_node,
 )
 from vepd_ros.params import ParameterError
@@ -68,19 +67,15 @@ class TruthNode(Node):
         self.sim_ns = int(round(p['start_time_s'] * NS))
         self.published = 0
         self._shutdown_timer = None
-        self._clock_started = False
         self._finish_ns = None  # shutdown_when_done: sim time at which /clock stops
         self.drops = DropCounter(self)
-        self._progress: dict[str, list] = {}  # node -> [stamp_ns, wall ns when it last moved]
-        self.paced_steps = 0  # steps held back by pacing (tests, logs)
-        if p['pace_nodes']:
-            if not self.drive_clock:
-                raise ParameterError(
-                    'pace_nodes',
-                    p['pace_nodes'],
-                    '0 unless this node drives /clock (time_scale != 1 or publish_clock)',
-                )
-            self.create_subscription(String, PROGRESS_TOPIC, self._on_progress, PROGRESS_QOS)
+        if p['pace_nodes'] and not self.drive_clock:
+            raise ParameterError(
+                'pace_nodes',
+                p['pace_nodes'],
+                '0 unless this node drives /clock (time_scale != 1 or publish_clock)',
+            )
+        self.pacer = Pacer(self, p['pace_nodes'], p['pace_timeout_s'], self.drops)
         if self.drive_clock:
             wall_period_s = 1.0 / (p['rate_hz'] * p['time_scale'])
             self.timer = self.create_timer(
@@ -122,58 +117,6 @@ class TruthNode(Node):
         )
         return False
 
-    def _on_progress(self, msg: String) -> None:
-        try:
-            e = json.loads(msg.data)
-            node, stamp = str(e['node']), int(e['stamp_ns'])
-        except (ValueError, KeyError, TypeError) as exc:
-            return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
-        entry = self._progress.setdefault(node, [stamp, self._wall_ns()])
-        if stamp != entry[0]:
-            entry[0], entry[1] = stamp, self._wall_ns()
-
-    @staticmethod
-    def _wall_ns() -> int:
-        import time
-
-        return time.monotonic_ns()
-
-    def _paced(self) -> bool:
-        """
-        Tell whether the next step keeps sim time within the pacing window.
-
-        True when the next step keeps sim time within ``pace_window_s`` (+ two steps: the step in
-        flight) of the slowest progress report. A node stuck for ``pace_timeout_s`` stops counting
-        (warned by name).
-        """
-        if not self.p['pace_nodes'] or not self._clock_started:
-            return True  # the first step is free: it starts /clock, which the reports follow
-        if len(self._progress) < self.p['pace_nodes']:
-            self.get_logger().info(
-                f'waiting for {self.p["pace_nodes"]} nodes to report on {PROGRESS_TOPIC} '
-                f'({len(self._progress)} so far)',
-                throttle_duration_sec=5.0,
-            )
-            return False
-        limit = self.sim_ns - int(self.p['pace_window_s'] * NS) - 2 * self.period_ns
-        now = self._wall_ns()
-        slow = [(stamp, node) for node, (stamp, moved) in self._progress.items() if stamp < limit]
-        stuck = [
-            node
-            for stamp, node in slow
-            if now - self._progress[node][1] > self.p['pace_timeout_s'] * NS
-        ]
-        for node in stuck:
-            self.get_logger().warning(
-                f'{node}: no progress for {self.p["pace_timeout_s"]:g} s (wall); sim time '
-                'goes on without it (its runs will show the gap in their coverage)'
-            )
-            self._progress[node] = [self.sim_ns, now]
-        if len(slow) > len(stuck):
-            self.paced_steps += 1
-            return False
-        return True
-
     def _on_clock_tick(self):
         """
         Advance sim time by one step.
@@ -191,13 +134,12 @@ class TruthNode(Node):
 
     def step(self) -> bool:
         """Advance sim time one step; False while waiting for subscribers or held by pacing."""
-        if not self._ready() or not self._paced():
+        if not self._ready() or not self.pacer.ready():
             return False
         if self._finish_ns is not None and self.sim_ns >= self._finish_ns:
             return self._stop()
         self._publish_due(self.sim_ns)
         self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns - self.period_ns // 2)))
-        self._clock_started = True
         self.sim_ns += self.period_ns
         return True
 
@@ -302,6 +244,12 @@ class TruthNode(Node):
         self.get_logger().info(
             f'run {self.run + 1}/{len(self.plan)} ({scenario} #{j}) {kind} at '
             f't={stamp_ns / NS:.3f} s'
+            # said per run: a launch may end (its evaluator done) before this node's last line
+            + (
+                f' ({self.pacer.held_steps} steps held back by pacing)'
+                if kind == 'end' and self.pacer.pace_nodes
+                else ''
+            )
         )
 
     def _finish(self):
@@ -319,7 +267,7 @@ class TruthNode(Node):
         if self._shutdown_timer is None:
             self.get_logger().info(
                 f'all {len(self.plan)} runs published ({self.published} samples); /clock '
-                f'stopped ({self.paced_steps} steps held back by pacing); shutting down'
+                f'stopped ({self.pacer.held_steps} steps held back by pacing); shutting down'
             )
             self.timer.cancel()
             # Give DDS a moment to deliver the last (reliable, latched) events before the process

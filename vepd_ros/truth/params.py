@@ -15,6 +15,28 @@ def scenario_list(value: str) -> list[str]:
     return [canonical_scenario(s.strip()) for s in value.split(',')]
 
 
+PACE_PARAMS = [
+    Param(
+        'pace_nodes',
+        0,
+        'driving /clock: hold it until this many nodes report on /vepd/progress, then take a step '
+        'only once each has taken every message published on its topics (lockstep, as vepd run; '
+        '0: no pacing, /clock runs at time_scale)',
+        low=0,
+    ),
+    Param(
+        'pace_timeout_s',
+        20.0,
+        'a paced node silent for this long (s, wall clock) is no longer waited for, and messages '
+        'a node has not taken after this long are given up as lost; both are named in a warning '
+        'and the runs show it in their coverage',
+        low=0.0,
+        low_open=True,
+    ),
+]
+"""Lockstep of the node that drives /clock (truth_node, bag_player_node): ``nodes.base.Pacer``."""
+
+
 TRUTH_PARAMS = [
     Param(
         'scenario',
@@ -80,28 +102,7 @@ TRUTH_PARAMS = [
         '(every node of a chain follows the run events: the chain is up)',
         low=0,
     ),
-    Param(
-        'pace_nodes',
-        0,
-        'driving /clock: hold it until this many nodes report progress on /vepd/progress, and '
-        'never run more than pace_window_s ahead of the slowest (0: no pacing, /clock runs at '
-        'time_scale)',
-        low=0,
-    ),
-    Param(
-        'pace_window_s',
-        0.05,
-        'how far sim time may run ahead of the slowest progress report (s)',
-        low=0.0,
-    ),
-    Param(
-        'pace_timeout_s',
-        20.0,
-        'a node whose progress has not moved for this long (s, wall clock) stops '
-        'holding /clock back; it is named in a warning and its runs are flagged by their coverage',
-        low=0.0,
-        low_open=True,
-    ),
+    *PACE_PARAMS,
     Param(
         'clock_tail_s',
         2.0,

@@ -21,10 +21,10 @@ Steps, each its own function so fronts and tests can use them separately:
   from ``vepd_ros.seeding.derive_seed`` by name, exactly as the ROS graph derives them (truth seed
   per scenario and run — the same truth for every model —, GPS/IMU seeds per label, scenario and
   run);
-* ``judge_batch``     THE judge step, isolated: sensor runs in, the estimator's body-frame velocity
-  out ``[(stamp_s, vx, vy), ...]``. ``'builtin'`` = ``vepd_ros.judge.graph.run_judge_batch`` with
-  robot_localization's own YAML (``config/ekf.yaml``, ``config/navsat.yaml``), runs batched by
-  identical message timing;
+* ``judge_batch``     the judge step (``pipelines.judge_step.judge``) on sensor runs: the
+  estimator's body-frame velocity out ``[(stamp_s, vx, vy), ...]``; judges by name
+  (``judge.registry``: 'builtin', the default, or 'bicycle') with robot_localization's own YAML
+  (``config/ekf.yaml``, ``config/navsat.yaml``), runs batched by identical message timing;
 * ``run_records``     estimate + truth (body-frame vx, vy at ``truth_rate_hz``) → ``RunRecord``s;
 * ``run_study``       every run simulated, judged and written (``OUT/Real``, ``OUT/Sim/<label>``,
   names and sidecar fields from ``BatchWriter.run_file``) by worker processes, chunk by chunk
@@ -52,18 +52,17 @@ import json
 import os
 from pathlib import Path
 import shutil
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
-from vepd_ros.graph import config_file as _config_file
+from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
+from vepd_ros.pipelines.judge_step import config_file as _config_file, judge as judge_step
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-JUDGES = ('builtin',)
+from vepd_ros.streams import Stream
 
 
 @dataclass
@@ -177,12 +176,13 @@ def _ns(t_s) -> np.ndarray:
     return np.round(np.asarray(t_s, float) * 1e9).astype(np.int64)
 
 
-def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], dict, dict]]:
+def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]]:
     """
-    Build the ``run_judge_batch`` inputs.
+    Build the judge's input streams: runs grouped by identical message timing.
 
-    ``run_judge_batch`` inputs: runs grouped by identical message timing (IMU stamps, GPS stamps
-    and arrivals); unpublished GPS samples become NaN positions (navsat ignores them).
+    Runs grouped by identical message timing (IMU stamps, GPS stamps and arrivals), each group as
+    an IMU and a GPS ``Stream``; unpublished GPS samples become NaN positions (navsat ignores
+    them).
     """
     groups: dict[bytes, list[int]] = {}
     for i, r in enumerate(sensor_runs):
@@ -198,35 +198,43 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], dict, dict]]:
     for idx in groups.values():
         rs = [sensor_runs[i] for i in idx]
         r0 = rs[0]
-        imu = {
-            'stamp_ns': _ns(r0.imu.t_s),
-            'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
-            'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
-            'orientation': np.stack([r.imu.orientation for r in rs]),
-            'orientation_covariance': np.stack(
-                [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
-            ),
-            'angular_velocity_covariance': np.stack(
-                [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
-            ),
-            'linear_acceleration_covariance': np.stack(
-                [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
-            ),
-            'frame_id': 'base_link',
-        }
+        imu = Stream(
+            'imu',
+            _ns(r0.imu.t_s),
+            frame_id='base_link',
+            fields={
+                'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
+                'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
+                'orientation': np.stack([r.imu.orientation for r in rs]),
+                'orientation_covariance': np.stack(
+                    [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
+                ),
+                'angular_velocity_covariance': np.stack(
+                    [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
+                ),
+                'linear_acceleration_covariance': np.stack(
+                    [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
+                ),
+            },
+        )
         lla = np.stack([r.gps_lla for r in rs]).astype(float)
         pub = np.stack([np.asarray(r.gps.published, bool) for r in rs])
         lla[~pub] = np.nan
-        gps = {
-            'stamp_ns': _ns(r0.gps.stamp_s),
-            'arrival_ns': _ns(r0.gps.publish_s),
-            'latitude': lla[..., 0],
-            'longitude': lla[..., 1],
-            'altitude': lla[..., 2],
-            'position_covariance': np.stack([r.gps.covariance_enu.reshape(-1, 9) for r in rs]),
-            'status': np.stack([r.gps.status for r in rs]),
-            'frame_id': 'gps',
-        }
+        gps = Stream(
+            'fix',
+            _ns(r0.gps.stamp_s),
+            _ns(r0.gps.publish_s),
+            frame_id='gps',
+            fields={
+                'latitude': lla[..., 0],
+                'longitude': lla[..., 1],
+                'altitude': lla[..., 2],
+                'position_covariance': np.stack(
+                    [r.gps.covariance_enu.reshape(-1, 9) for r in rs]
+                ),
+                'status': np.stack([r.gps.status for r in rs]),
+            },
+        )
         out.append((idx, imu, gps))
     return out
 
@@ -237,32 +245,16 @@ def judge_batch(
     """
     Run the judge on each sensor run; return the estimator's outputs.
 
-    The judge step: for each sensor run, the estimator's output (stamps in s, body vx, body vy).
+    The judge step (``pipelines.judge_step.judge``) on each group of ``judge_inputs``: for each
+    sensor run, the estimator's output (stamps in s, body vx, body vy).
     """
-    if judge not in JUDGES:
-        raise ValueError(
-            f'judge {judge!r} is not available offline: expected one of {", ".join(JUDGES)} '
-            f'(robot_localization itself needs the ROS graph: `vepd run sim_judge` / launch files)'
-        )
-    from vepd_ros.judge.graph import run_judge_batch
-
-    ekf = ekf_yaml or _config_file('ekf.yaml')
-    nav = navsat_yaml or _config_file('navsat.yaml')
+    get_judge(judge)  # a bad name is an error even with no runs
     out: list = [None] * len(sensor_runs)
     for idx, imu, gps in judge_inputs(sensor_runs):
-        res = run_judge_batch(str(ekf), str(nav), imu, gps)
-        if res.get('split'):
-            per = res['runs']
-            for i, r in zip(idx, per):
-                out[i] = (
-                    np.asarray(r['stamp_ns']) / 1e9,
-                    np.asarray(r['vx'], float),
-                    np.asarray(r['vy'], float),
-                )
-        else:
-            t = np.asarray(res['stamp_ns']) / 1e9
-            for row, i in enumerate(idx):
-                out[i] = (t, np.asarray(res['vx'][row], float), np.asarray(res['vy'][row], float))
+        res = judge_step(imu, gps, judge=judge, ekf_yaml=ekf_yaml, navsat_yaml=navsat_yaml)
+        for row, i in enumerate(idx):
+            st, vx, vy = res.velocity(row)
+            out[i] = (st / 1e9, np.asarray(vx, float), np.asarray(vy, float))
     return out
 
 
@@ -361,6 +353,7 @@ def _simulate_and_judge(args) -> list[RunRecord]:
         navsat_yaml,
         outputs,
         fsync,
+        label_params,
     ) = args
     from vepd_ros.truth import canonical_scenario
 
@@ -378,7 +371,7 @@ def _simulate_and_judge(args) -> list[RunRecord]:
                 j,
                 duration_s,
                 seed,
-                gps_params,
+                (label_params or {}).get(label, gps_params),
                 imu_params,
                 truth=truth,
             )
@@ -462,6 +455,7 @@ def simulate_and_judge(
     progress: bool = False,
     outputs=None,
     fsync: bool = True,
+    label_params=None,
 ):
     """
     Simulate and judge every run of ``specs`` in chunks over worker processes.
@@ -497,6 +491,7 @@ def simulate_and_judge(
             navsat_yaml,
             None if outputs is None else outputs[i: i + size],
             fsync,
+            label_params,
         )
         for i in range(0, len(specs), size)
     ]
@@ -578,6 +573,7 @@ def run_study(
     workers: int | None = None,
     overwrite: bool = False,
     include_runs: bool = False,
+    configured: Mapping[str, tuple[str, dict]] | None = None,
 ) -> dict:
     """
     Run the whole study; return the evaluation result (also written to OUT/result.json).
@@ -585,6 +581,8 @@ def run_study(
     OUT: see the module doc (refused when it holds anything but a previous study, unless
     ``overwrite``). ``include_runs``: the result returned also carries every run's E and S
     (``runs``, ``display_names``, as ``evaluate_root(include_runs=True)``); result.json never does.
+    ``configured``: more models under test, label → (GPS model, its parameters), e.g. read from a
+    simulator's own configuration (``io.simconfig.load_sensor_file``); Sim/<label>/ has their runs.
     """
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.runs.safety import prepare_output_dir
@@ -599,13 +597,19 @@ def run_study(
         raise ValueError(
             f'duration must be at least {MIN_DURATION_S:g} s per run, got {duration_s!r}'
         )
-    if judge not in JUDGES:
-        judge_batch([], judge)  # raises the clear error
+    get_judge(judge)  # a bad name: the clear error before OUT is touched
     scen = [canonical_scenario(s) for s in scenarios]
     for m in models:
         if m not in GPS_MODELS:
             raise ValueError(f'unknown GPS model {m!r}: expected one of {", ".join(GPS_MODELS)}')
     _check_models(models, reference, imu_model, gps_params, imu_params)
+    from vepd_ros.models.gps import make_gps_model
+
+    configured = dict(configured or {})
+    for label, (gps_model, params) in configured.items():
+        if label in models or label == REFERENCE:
+            raise ValueError(f'model label {label!r} given twice')
+        make_gps_model(gps_model, 0, **params)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     ref_dir = _reference_dir(reference)
@@ -626,9 +630,10 @@ def run_study(
         command='study',
         overwrite=overwrite,
         replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
-        info={'plan': {'runs': int(runs), 'models': list(models), 'scenarios': scen}},
+        info={'plan': {'runs': int(runs), 'models': [*models, *configured], 'scenarios': scen}},
     )
     jobs += [(m, m, s) for m in models for s in scen]
+    jobs += [(label, m, s) for label, (m, _) in configured.items() for s in scen]
     if ref_dir is not None:
         batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
         core.warnings += warns
@@ -669,6 +674,7 @@ def run_study(
         progress=progress,
         outputs=outputs,
         fsync=fsync,
+        label_params={label: params for label, (_, params) in configured.items()},
     ):
         written: dict[str, list[RunRecord]] = {}
         for r in recs:  # written by the worker; listed here, once per chunk
@@ -682,6 +688,8 @@ def run_study(
     res = core.result(include_runs=include_runs)
     res['study'] = {
         'models': list(models),
+        **({'configured': {k: {'model': m, 'params': p} for k, (m, p) in configured.items()}}
+           if configured else {}),
         'scenarios': scen,
         'runs': runs,
         'duration_s': duration_s,

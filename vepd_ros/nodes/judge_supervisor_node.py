@@ -1,0 +1,201 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+judge_supervisor_node: one judge chain (ekf + navsat processes) per run, started fresh each time.
+
+robot_localization has no "forget everything" switch and its services cannot give a fresh state
+(docs/judge.md), so under ``judge:=robot_localization`` every run is judged by a newly started
+``ekf_node`` + ``navsat_transform_node``, as the offline study and the built-in judge's
+``reset_on_run_events`` do. The executables are parameters (``chain``), so the same supervisor also
+runs the built-in ``judge_node`` + ``navsat_node`` (that is how the test checks it).
+
+Sequence, on sim time (truth_node drives /clock and paces it on ``/vepd/progress``):
+1. start the chain; once it is up (``ready_publishers`` / ``ready_subscribers`` matched), subscribe
+   to the run events (truth_node waits for that subscription before run 1);
+2. at each run ``end`` event, once the clock is ``restart_delay_s`` past the end (the last
+   estimates are out), stop the chain (SIGINT, then SIGKILL after ``stop_timeout_s``) and start a
+   fresh one; meanwhile this node reports ``hold`` (``pace_hold``) on ``/vepd/progress``, so
+   truth_node's lockstep holds /clock until the fresh chain is up and the next run's data flows.
+On exit (SIGINT/SIGTERM, or the launch shutting down) the chain is stopped: no orphan process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from rclpy.node import Node
+from std_msgs.msg import String
+from vepd_ros.nodes.base import (
+    _steady_clock,
+    declare_params,
+    DropCounter,
+    EVENT_QOS,
+    RUN_EVENTS_TOPIC,
+    run_node,
+)
+from vepd_ros.params import Param, ParameterError
+
+PARAMS = [
+    Param(
+        'chain',
+        [''],
+        'the judge chain, one JSON object per process: {"package": P, "executable": E, "args": '
+        '[--ros-args ...]} (the executable is found at <prefix of P>/lib/P/E, as ros2 run does)',
+    ),
+    Param('ready_publishers', [''], 'topics the chain publishes: it is up once each has one'),
+    Param('ready_subscribers', [''], 'topics the chain subscribes: it is up once each has one'),
+    Param(
+        'restart_delay_s',
+        0.5,
+        'after a run ends, sim seconds to wait before the chain is replaced (its last estimates '
+        'go out first; keep it below truth_node gap_s)',
+        low=0.0,
+    ),
+    Param(
+        'stop_timeout_s',
+        10.0,
+        'wall seconds a stopped process has to exit before SIGKILL',
+        low=0.0,
+        low_open=True,
+    ),
+]
+
+
+def _chain_commands(specs: list) -> list[list[str]]:
+    """Parse the ``chain`` parameter into argument vectors (executables resolved like ros2 run)."""
+    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+
+    commands = []
+    for text in (s for s in specs if s):
+        try:
+            spec = json.loads(text)
+            package, executable = str(spec['package']), str(spec['executable'])
+            args = [str(a) for a in spec.get('args', [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ParameterError(
+                'chain', text, '{"package": P, "executable": E, "args": [...]} (JSON)'
+            ) from None
+        try:
+            path = os.path.join(get_package_prefix(package), 'lib', package, executable)
+        except PackageNotFoundError:
+            raise ParameterError(
+                'chain', text, f'an installed package ({package} is not)'
+            ) from None
+        if not os.access(path, os.X_OK):
+            raise ParameterError('chain', text, f'an executable at {path}')
+        commands.append([path, *args])
+    if not commands:
+        raise ParameterError('chain', specs, 'at least one process')
+    return commands
+
+
+class JudgeSupervisorNode(Node):
+
+    def __init__(self, node_name: str = 'judge_supervisor', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.p = declare_params(self, PARAMS)
+        self.commands = _chain_commands(self.p['chain'])
+        self.ready_pubs = [t for t in self.p['ready_publishers'] if t]
+        self.ready_subs = [t for t in self.p['ready_subscribers'] if t]
+        self.drops = DropCounter(self)
+        self.procs: list[subprocess.Popen] = []
+        self.chains_started = 0
+        self._restart_at_ns: int | None = None  # sim time at which the chain is replaced
+        self.pace_hold = False  # reported on /vepd/progress: /clock waits while a chain restarts
+        self._runs_sub = None
+        self._start_chain()
+        self.create_timer(0.05, self._on_timer, clock=_steady_clock())
+        # on sim time: the restart is due within the step that reaches it, before the node reports
+        self.create_timer(0.01, self._on_sim_tick)
+
+    # -- the chain ------------------------------------------------------------------------------
+    def _counts_zero(self) -> bool:
+        return all(self.count_publishers(t) == 0 for t in self.ready_pubs) and all(
+            self.count_subscribers(t) == 0 for t in self.ready_subs
+        )
+
+    def _chain_up(self) -> bool:
+        return all(self.count_publishers(t) >= 1 for t in self.ready_pubs) and all(
+            self.count_subscribers(t) >= 1 for t in self.ready_subs
+        )
+
+    def _start_chain(self) -> None:
+        self.procs = [subprocess.Popen(cmd) for cmd in self.commands]
+        self.chains_started += 1
+        self._starting = True
+
+    def _stop_chain(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + self.p['stop_timeout_s']
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+
+    # -- run events -----------------------------------------------------------------------------
+    def _on_run_event(self, msg: String) -> None:
+        try:
+            e = json.loads(msg.data)
+            if e.get('event') != 'end' or int(e['index']) + 1 >= int(e['total']):
+                return  # the last run's chain stays until the launch ends
+            end_ns = int(e['stamp_ns'])
+        except (ValueError, KeyError, TypeError) as exc:
+            return self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
+        self._restart_at_ns = end_ns + int(round(self.p['restart_delay_s'] * 1e9))
+
+    def _on_sim_tick(self) -> None:
+        now = self.get_clock().now().nanoseconds
+        if self._restart_at_ns is not None and now >= self._restart_at_ns:
+            self._restart_at_ns = None
+            self.pace_hold = True
+            self._stop_chain()
+            self._waiting_gone = True
+
+    def _on_timer(self) -> None:
+        bad = [p for p in self.procs if p.poll() not in (None, 0)]
+        if bad:
+            self.get_logger().error(
+                f'judge chain process exited with status {bad[0].returncode}: {bad[0].args[0]}'
+            )
+            self.exit_status = 1
+            self._stop_chain()
+            self.context.try_shutdown()  # run_node returns exit_status: the launch shuts down
+            return
+        if getattr(self, '_waiting_gone', False):
+            if not self._counts_zero():
+                return
+            self._waiting_gone = False
+            self._start_chain()
+        if self._starting and self._chain_up():
+            self._starting = False
+            self.pace_hold = False
+            self.get_logger().info(f'judge chain #{self.chains_started} up')
+            if self._runs_sub is None:  # truth_node waits for this before run 1
+                self._runs_sub = self.create_subscription(
+                    String, RUN_EVENTS_TOPIC, self._on_run_event, EVENT_QOS
+                )
+
+    def destroy_node(self):
+        self._stop_chain()
+        return super().destroy_node()
+
+
+def main(args=None) -> int:
+    return run_node(JudgeSupervisorNode, args, params=PARAMS)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
