@@ -300,33 +300,40 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     return (xn if isinstance(xn, np.ndarray) else np.stack(xn, axis=1)), Pn
 
 
+# _inverse_small's gathers: cofactor c = S[l1]·S[l2] − S[r1]·S[r2] of S⁻¹'s entry (row-major),
+# rows l1, l2, r1, r2 of S's flat entries (m = 3: e i − f h, c h − b i, ... as K = 1 writes them)
+_ADJ3 = np.array([
+    (4, 2, 1, 5, 0, 2, 3, 1, 0),
+    (8, 7, 5, 6, 8, 3, 7, 6, 4),
+    (5, 1, 2, 3, 2, 0, 4, 0, 1),
+    (7, 8, 4, 8, 6, 5, 6, 7, 3),
+], dtype=np.intp)
+_ADJ2 = np.array((3, 1, 2, 0), dtype=np.intp)  # m = 2: d, −b, −c, a
+_ADJ2_SIGN = np.array((1.0, -1.0, -1.0, 1.0))  # exact: −b·inv is (−b)·inv
+
+
 def _inverse_small(S):
     """
     Return (S⁻¹, det) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
 
-    S (K, m, m); the expressions of K = 1's scalar inverse, operand for operand (same bits); a
-    zero determinant gives inf/NaN entries (the caller refuses those runs, and runs this under
-    ``np.errstate(all='ignore')``).
+    S (K, m, m); the expressions of K = 1's scalar inverse, operand for operand (same bits),
+    evaluated for all entries at once: one gather of the operands, then each operation once over
+    (K, m²); det = (a A + b B) + c C. A zero determinant gives inf/NaN entries (the caller
+    refuses those runs, and runs this under ``np.errstate(all='ignore')``).
     """
-    m = S.shape[-1]
+    k, m = S.shape[0], S.shape[-1]
     if m == 1:
-        det = S[:, 0, 0]
-        return 1.0 / S, det
+        return 1.0 / S, S[:, 0, 0]
+    F = S.reshape(k, m * m)
     if m == 2:
-        a, b, c, d = S[:, 0, 0], S[:, 0, 1], S[:, 1, 0], S[:, 1, 1]
-        det = a * d - b * c
-        inv = 1.0 / det
-        Si = np.stack((d * inv, -b * inv, -c * inv, a * inv), axis=1)
-        return Si.reshape(-1, 2, 2), det
-    a, b, c, d, e, f, g, h, i = (S[:, r, q] for r in range(3) for q in range(3))
-    A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
-    det = a * A + b * B + c * C
+        det = F[:, 0] * F[:, 3] - F[:, 1] * F[:, 2]
+        cof = F.take(_ADJ2, axis=1) * _ADJ2_SIGN
+    else:
+        o = F.take(_ADJ3, axis=1)  # (K, 4, 9)
+        cof = o[:, 0] * o[:, 1] - o[:, 2] * o[:, 3]
+        det = F[:, 0] * cof[:, 0] + F[:, 1] * cof[:, 3] + F[:, 2] * cof[:, 6]
     inv = 1.0 / det
-    return np.stack((
-        A * inv, (c * h - b * i) * inv, (b * f - c * e) * inv,
-        B * inv, (a * i - c * g) * inv, (c * d - a * f) * inv,
-        C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
-    ), axis=1).reshape(-1, 3, 3), det
+    return (cof * inv[:, None]).reshape(k, m, m), det
 
 
 def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None, rdiag=None):
@@ -501,13 +508,15 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
         else:
             Si, det = _inverse_small(S)
             singular = det == 0.0
-            w = Si[:, :, 0] * nu[:, :1]
+            t = Si * nu[:, None, :]  # w = S⁻¹ν as K = 1 sums it: (t0 + t1) + t2
+            w = t[:, :, 0]
             for j in range(1, m):
-                w = w + Si[:, :, j] * nu[:, j:j + 1]
+                w = w + t[:, :, j]
             if thr2 != math.inf:
-                d2 = nu[:, 0] * w[:, 0]
+                t = nu * w
+                d2 = t[:, 0]
                 for j in range(1, m):
-                    d2 = d2 + nu[:, j] * w[:, j]
+                    d2 = d2 + t[:, j]
                 accepted = ~(d2 >= thr2)
         if singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
