@@ -485,7 +485,8 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
     HP = P[:, sel, :]
     S = HP[:, :, sel] + Rs
     nu = zs - x[:, sel]
-    for a in s.ang_list:
+    if s.ang_list:  # the angle entries are consecutive in idx (sorted): one wrap for all
+        a = slice(s.ang_list[0], s.ang_list[-1] + 1)
         nu[:, a] = wrap(nu[:, a])
     accepted = np.ones(k, bool)
     with np.errstate(all='ignore'):
