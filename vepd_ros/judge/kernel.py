@@ -54,11 +54,16 @@ def wrap(a):
     (fmod is exact and the additions are single IEEE operations: the same bits either way).
     """
     if isinstance(a, float):
-        r = math.fmod(a + math.pi, _TWO_PI)
-        return r + math.pi if r <= 0.0 else r - math.pi
+        return _wrap_float(a)
     r = np.fmod(np.add(a, math.pi, dtype=float), _TWO_PI)
     r += np.where(r <= 0.0, math.pi, -math.pi)  # r − π is r + (−π): the same single addition
     return r
+
+
+def _wrap_float(a: float) -> float:
+    """Return ``wrap`` of one float (the hot K = 1 paths call it directly: no type test)."""
+    r = math.fmod(a + math.pi, _TWO_PI)
+    return r + math.pi if r <= 0.0 else r - math.pi
 
 
 def _tan(p):
@@ -68,14 +73,15 @@ def _tan(p):
     return np.array([math.tan(v) for v in p.tolist()])
 
 
-def transition(xc, dt: float, sin=math.sin, cos=math.cos):
+def transition(xc, dt: float, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float):
     """
     Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``) of the motion model.
 
     The omnidirectional model x⁺ = A(x)·x (trig of the prior; position rows act on
     w = v dt + a h, h = dt²/2) and its Jacobian. ``xc``: the 15 state entries, each a float
     (K = 1) or a (K,) array (one column per entry); ``sin``/``cos``: math's for floats, numpy's
-    for arrays (equal on every input tested; tan is math's for both, np.tan differs).
+    for arrays (equal on every input tested; tan is math's for both, np.tan differs);
+    ``wrap_angle``: ``wrap`` for arrays.
     """
     x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = xc
     sr, cr, sp, cp, sy, cy = sin(r), cos(r), sin(p), cos(p), sin(y), cos(y)
@@ -94,9 +100,9 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos):
     srtpdt, crtpdt, crdt, srcpidt, crcpidt = srtp * dt, crtp * dt, cr * dt, srcpi * dt, crcpi * dt
     u00, u01, u02 = r00 * w0, r01 * w1, r02 * w2
     ncysp, nysp_sr_cycr, cpi2 = -cy * sp, nysp * sr - cycr, cpi * cpi
-    xr = wrap(r + vr * dt + srtpdt * vp + crtpdt * vyaw)
-    xp = wrap(p + crdt * vp - sr * dt * vyaw)
-    xy = wrap(y + srcpidt * vp + crcpidt * vyaw)
+    xr = wrap_angle(r + vr * dt + srtpdt * vp + crtpdt * vyaw)
+    xp = wrap_angle(p + crdt * vp - sr * dt * vyaw)
+    xy = wrap_angle(y + srcpidt * vp + crcpidt * vyaw)
     xn = [
         x0 + u00 + u01 + u02, x1 + r10 * w0 + r11 * w1 + r12 * w2,
         x2 + r20 * w0 + r21 * w1 + r22 * w2, xr, xp, xy,
@@ -279,7 +285,7 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         ws.j_flat[:, J_FLAT] = [r[1] for r in rows]
         xn = np.array([r[0] for r in rows])
     else:
-        xn, jac = transition(xc, dt, np.sin, np.cos)
+        xn, jac = transition(xc, dt, np.sin, np.cos, wrap)
         e = ws.e
         for i, v in enumerate(jac):
             e[i] = v
@@ -390,7 +396,7 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             i = idx[k]
             n = zs[k] - x.item(i)
             if ang and k in ang:
-                n = wrap(n)
+                n = _wrap_float(n)
             q = n * n
             if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
                 hints[id(s)] = k
@@ -409,7 +415,7 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
         if s.ang_list:
             nu = [n0, n1, n2]
             for k in s.ang_list:
-                nu[k] = wrap(nu[k])
+                nu[k] = _wrap_float(nu[k])
             n0, n1, n2 = nu
         (a, b, c), (d, e, f), (g, h, i) = S.tolist()
         A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
@@ -429,7 +435,7 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
     else:
         nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
         for k in s.ang_list:
-            nu[k] = wrap(nu[k])
+            nu[k] = _wrap_float(nu[k])
         if m == 1:
             if S.item() == 0.0:
                 return REFUSED_SINGULAR
@@ -457,12 +463,12 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
     if HP is None:
         HP = P[sel]
-    GX = P[:, sel] @ np.array(Siw)  # [G | G ν]: Kalman gain (15, m) and the state step
+    GX = P[:, sel] @ np.asarray(Siw)  # [G | G ν]: Kalman gain (15, m) and the state step
     G = GX[:, :m]
     xn = x + GX[:, m]
     row = xn[0]
     r, p, y = row[3:6].tolist()
-    row[3:6] = (wrap(r), wrap(p), wrap(y))
+    row[3:6] = (_wrap_float(r), _wrap_float(p), _wrap_float(y))
     # Joseph form: M = (I−GH)P = P − G·HP;  M(I−GH)ᵀ + G R Gᵀ = M − (M[:, idx] − G R)·Gᵀ
     M = P - G @ HP
     M -= (M[:, sel] - G @ Rs) @ G.T
