@@ -340,7 +340,8 @@ def imu_gravity_removal(
         return sensor, a
     import dataclasses
 
-    from vepd_ros.judge.measurements import _quat_matrix, QUAT_MIN_NORM2
+    from vepd_ros.frames import quat_matrix
+    from vepd_ros.judge.measurements import QUAT_MIN_NORM2
 
     g = params.gravitational_acceleration
     q = np.asarray(q, float)
@@ -352,7 +353,7 @@ def imu_gravity_removal(
     if not usable.all():
         # which the message layer ignores
         q = np.where(usable[..., None], q, [0.0, 0.0, 0.0, 1.0])
-    Rq = _quat_matrix(q)  # and counts
+    Rq = quat_matrix(q)  # and counts
     grav = g * Rq[..., 2, :]  # R_msgᵀ (0,0,g)
     if not usable.all():
         grav = np.where(usable[..., None], grav, np.nan)
