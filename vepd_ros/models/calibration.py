@@ -37,11 +37,10 @@ import math
 from pathlib import Path
 
 import numpy as np
-from vepd_ros.csvio import check_row_lengths, nonblank_rows
+from vepd_ros.csvio import check_row_lengths, nonblank_rows, NUMBER_RE
 from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.models.geodesy import geodetic_to_enu
 from vepd_ros.models.imu import BIAS_INSTABILITY_FACTOR, GM_ADEV_PEAK
-from vepd_ros.runs.format import _NUMBER_RE  # one rule for a number in a CSV cell
 from vepd_ros.yamlio import quote
 
 BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
@@ -258,7 +257,7 @@ def _read_csv(path: Path) -> dict:
         for i, x in enumerate(r):
             try:
                 # a plain decimal number (runs.format's rule): float() reads '1_0' as 10
-                if not _NUMBER_RE.fullmatch(x.strip()):
+                if not NUMBER_RE.fullmatch(x.strip()):
                     raise ValueError(x)
                 data[n, i] = float(x)
             except ValueError:
