@@ -16,6 +16,7 @@ import csv
 import numpy as np
 import pytest
 from vepd_ros.cli import main as vepd
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.models import calibration as C
 from vepd_ros.models.gps import make_gps_model
 
@@ -95,7 +96,7 @@ def test_rw_fit_from_a_simulated_standstill_log(tmp_path):
     )  # Δ² of white noise
     out = tmp_path / 'gps.yaml'
     assert vepd(['calibrate', 'gps', str(path), '--model', 'ch_gauss', '--out', str(out)]) == 0
-    assert C.read_node_params(out, 'gps_noise_node')['model'] == 'ch_gauss'
+    assert node_section(out, 'gps_noise_node')['model'] == 'ch_gauss'
 
 
 def test_bag_without_reader_gives_a_clear_error(tmp_path):

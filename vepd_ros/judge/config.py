@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import math
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -35,8 +34,8 @@ from vepd_ros.judge.ekf import (
     DEFAULT_PROCESS_NOISE_DIAG,
     STATE_SIZE,
 )
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import load_yaml, parse_yaml
 
 SENSOR_KINDS = ('odom', 'pose', 'twist', 'imu')
 DEFAULT_NODE_NAME = 'ekf_filter_node'
@@ -208,55 +207,6 @@ class EkfParams:
         return [st for s in self.sensors for st in s.subtopics]
 
 
-# ----------------------------------------------------------------------------------------------
-# YAML
-def _select_node(doc: Mapping, node_name: str | None) -> dict:
-    """Merge ``/**`` and the node's ``ros__parameters`` (node entries override)."""
-    found: dict[str, dict] = {}
-
-    def walk(d, prefix):
-        if not isinstance(d, Mapping):
-            return
-        for k, v in d.items():
-            if k == 'ros__parameters':
-                if not isinstance(v, Mapping):
-                    raise ParameterError(f'{prefix}/ros__parameters', v, 'a mapping of parameters')
-                found[prefix or '/'] = dict(v)
-            elif isinstance(v, Mapping):
-                walk(v, f'{prefix}/{str(k).lstrip("/")}' if k != '/**' else '/**')
-
-    walk(doc, '')
-    if not found:  # a flat mapping of parameters
-        return dict(doc)
-    wildcard = found.pop('/**', {})
-    if node_name is None:
-        if not found:
-            return wildcard
-        names = sorted(found)
-        base = [n for n in names if n.rsplit('/', 1)[-1] == DEFAULT_NODE_NAME]
-        if len(names) == 1:
-            chosen = names[0]
-        elif len(base) == 1:
-            chosen = base[0]
-        else:
-            raise ParameterError(
-                'node_name', None, 'one of the nodes in the file: ' + ', '.join(names)
-            )
-    else:
-        want = node_name.lstrip('/')
-        matches = [n for n in found if n.lstrip('/') == want or n.rsplit('/', 1)[-1] == want]
-        if not matches:
-            if wildcard:
-                return wildcard
-            raise ParameterError(
-                'node_name', node_name, 'a node in the file: ' + ', '.join(sorted(found))
-            )
-        chosen = matches[0]
-    merged = dict(wildcard)
-    merged.update(found[chosen])
-    return merged
-
-
 def _float(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ParameterError(name, v, 'a double')
@@ -316,16 +266,9 @@ _CHECK = {'float': _float, 'bool': _bool, 'str': _str}
 
 def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
     """Read robot_localization ekf_node parameters from a YAML path, YAML text or a mapping."""
-    if isinstance(source, Mapping):
-        doc = source
-    else:
-        if isinstance(source, Path) or '\n' not in str(source):
-            doc = load_yaml(source, what='ekf configuration')
-        else:
-            doc = parse_yaml(
-                str(source), where='<ekf configuration text>', what='ekf configuration'
-            )
-    raw = _select_node(doc, node_name)
+    raw = node_section(
+        source, node_name, what='ekf configuration', default_names=(DEFAULT_NODE_NAME,)
+    )
     raw = {k: v for k, v in raw.items() if not str(k).startswith('qos_overrides.')}
     used: set[str] = set()
     g: dict[str, Any] = {}

@@ -67,20 +67,19 @@ excluded.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 import heapq
 import math
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 from vepd_ros.frames import quaternion_from_rpy
-from vepd_ros.judge.config import EkfParams, load_ekf_params
+from vepd_ros.judge.config import DEFAULT_NODE_NAME, EkfParams, load_ekf_params
 from vepd_ros.judge.ekf import Ekf, STATE_NAMES, wrap
 from vepd_ros.judge.filter import _loop_k1, _process, delivery_order, NodeOutputs, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
 
@@ -136,30 +135,14 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
         return source
     if isinstance(source, EkfParams):
         return JudgeParams(source, None)
-    if isinstance(source, Mapping):
-        doc = copy.deepcopy(dict(source))
-    else:
-        from vepd_ros.yamlio import load_yaml, parse_yaml
-
-        if isinstance(source, Path) or '\n' not in str(source):
-            doc = load_yaml(source, what='ekf configuration')
-        else:
-            doc = parse_yaml(
-                str(source), where='<ekf configuration text>', what='ekf configuration'
-            )
-    use_control = []
-
-    def strip(d):
-        if not isinstance(d, dict):
-            return
-        if d.get('use_control') is True:
-            d['use_control'] = False
-            use_control.append(True)
-        for v in d.values():
-            strip(v)
-
-    strip(doc)
-    params = load_ekf_params(doc, node_name)
+    raw = node_section(
+        source, node_name, what='ekf configuration', default_names=(DEFAULT_NODE_NAME,)
+    )
+    # use_control is read here (load_ekf_params refuses it): the graph emulates the control block
+    use_control = raw.get('use_control') is True
+    if use_control:
+        raw['use_control'] = False
+    params = load_ekf_params(raw)
     if not params.sensors and not isinstance(source, Mapping):
         where = 'the ekf configuration text' if '\n' in str(source) else str(source)
         raise ValueError(

@@ -671,21 +671,3 @@ def write_params_file(path, header: str, text: str) -> None:
     if Path(path).is_dir():
         raise ValueError(f'--out {path}: a directory; expected the YAML file name')
     atomic_write_text(path, header + text)
-
-
-def read_node_params(path, node: str) -> dict:
-    """The ``ros__parameters`` of ``node`` (or of ``/**``) in a ROS 2 parameters file."""
-    from vepd_ros.yamlio import load_yaml
-
-    data = load_yaml(path, what='ROS 2 parameters')
-    for key in (node, '/' + node, '/**'):
-        if key in data:
-            sec = data[key].get('ros__parameters', {}) if isinstance(data[key], dict) else None
-            if not isinstance(sec, dict):
-                raise ValueError(
-                    f'{path}: {key}/ros__parameters: expected a mapping of parameters'
-                )
-            return dict(sec)
-    raise ValueError(
-        f'{path}: no parameters for {node} (keys: {quote(", ".join(map(str, data)))})'
-    )
