@@ -28,6 +28,7 @@ import math
 from typing import Any, Mapping
 
 import numpy as np
+from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.judge.ekf import (
     covariance_matrix,
     DEFAULT_INITIAL_COVARIANCE,
@@ -70,7 +71,7 @@ _GLOBAL = {
     'process_noise_covariance': (None, 'cov'),
     'initial_estimate_covariance': (None, 'cov'),
     'initial_state': (None, 'floats15'),
-    'gravitational_acceleration': (9.80665, 'float'),
+    'gravitational_acceleration': (GRAVITY_MPS2, 'float'),
     'use_control': (False, 'bool'),
     'stamped_control': (False, 'bool'),  # ROS 1 name; ignored by ROS 2 upstream
     'control_timeout': (0.0, 'float'),
@@ -87,6 +88,8 @@ _GLOBAL = {
     'reset_on_time_jump': (False, 'bool'),
     'use_sim_time': (False, 'bool'),
 }
+DEFAULTS: dict[str, Any] = {name: default for name, (default, _) in _GLOBAL.items()}
+"""Code defaults of ekf_node's global parameters (None: derived from another, see EkfParams)."""
 
 # per-sensor suffixes: kind -> {suffix: (default, type)}
 _SENSOR_SUFFIXES = {
@@ -164,23 +167,23 @@ class SensorConfig:
 
 @dataclass
 class EkfParams:
-    frequency: float = 30.0
-    sensor_timeout: float = 1.0 / 30.0
-    two_d_mode: bool = False
-    map_frame: str = 'map'
-    odom_frame: str = 'odom'
-    base_link_frame: str = 'base_link'
-    base_link_frame_output: str = 'base_link'
-    world_frame: str = 'odom'
-    publish_tf: bool = True
-    publish_acceleration: bool = False
-    permit_corrected_publication: bool = False
-    transform_time_offset: float = 0.0
-    transform_timeout: float = 0.0
-    predict_to_current_time: bool = False
-    smooth_lagged_data: bool = False
-    history_length: float = 0.0
-    dynamic_process_noise_covariance: bool = False
+    frequency: float = DEFAULTS['frequency']
+    sensor_timeout: float = 1.0 / DEFAULTS['frequency']  # None in DEFAULTS: 1/frequency
+    two_d_mode: bool = DEFAULTS['two_d_mode']
+    map_frame: str = DEFAULTS['map_frame']
+    odom_frame: str = DEFAULTS['odom_frame']
+    base_link_frame: str = DEFAULTS['base_link_frame']
+    base_link_frame_output: str = DEFAULTS['base_link_frame']  # None: base_link_frame
+    world_frame: str = DEFAULTS['odom_frame']  # None in DEFAULTS: odom_frame
+    publish_tf: bool = DEFAULTS['publish_tf']
+    publish_acceleration: bool = DEFAULTS['publish_acceleration']
+    permit_corrected_publication: bool = DEFAULTS['permit_corrected_publication']
+    transform_time_offset: float = DEFAULTS['transform_time_offset']
+    transform_timeout: float = DEFAULTS['transform_timeout']
+    predict_to_current_time: bool = DEFAULTS['predict_to_current_time']
+    smooth_lagged_data: bool = DEFAULTS['smooth_lagged_data']
+    history_length: float = DEFAULTS['history_length']
+    dynamic_process_noise_covariance: bool = DEFAULTS['dynamic_process_noise_covariance']
     process_noise_covariance: np.ndarray = field(
         default_factory=lambda: np.diag(DEFAULT_PROCESS_NOISE_DIAG)
     )
@@ -188,9 +191,9 @@ class EkfParams:
         default_factory=lambda: DEFAULT_INITIAL_COVARIANCE * np.eye(STATE_SIZE)
     )
     initial_state: np.ndarray = field(default_factory=lambda: np.zeros(STATE_SIZE))
-    gravitational_acceleration: float = 9.80665
-    use_control: bool = False
-    use_sim_time: bool = False
+    gravitational_acceleration: float = DEFAULTS['gravitational_acceleration']
+    use_control: bool = DEFAULTS['use_control']
+    use_sim_time: bool = DEFAULTS['use_sim_time']
     sensors: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)  # accepted-but-unused upstream parameters, as given
 
