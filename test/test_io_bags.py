@@ -20,7 +20,9 @@ import sqlite3
 import numpy as np
 import pytest
 from vepd_ros.io import bags as B
+from vepd_ros.io import cdr
 from vepd_ros.io.write_bag import write_bag
+from vepd_ros.streams import NS
 
 T0 = 1_700_000_000_000_000_000
 
@@ -92,7 +94,7 @@ def test_calibration_windows_from_test1(shared_data):
         path,
         ['/fix'],
         start_ns=B.bag_info(path).start_ns,
-        stop_ns=B.bag_info(path).start_ns + B.NS,
+        stop_ns=B.bag_info(path).start_ns + NS,
     )
     assert rows and all(isinstance(B.stamp_s(m), float) for _, m in rows)
 
@@ -294,8 +296,8 @@ def test_flat_decoders_equal_the_typestore(frame):
     ts = get_typestore(Stores.ROS2_KILTED)
     imu, fix = _imu_fix_msgs(ts, frame)
     for msg, flat, obj in (
-        (imu, B.flat_imu, B.flat_imu_from_message),
-        (fix, B.flat_navsatfix, B.flat_navsatfix_from_message),
+        (imu, cdr.flat_imu, B.flat_imu_from_message),
+        (fix, cdr.flat_navsatfix, B.flat_navsatfix_from_message),
     ):
         raw = bytes(ts.serialize_cdr(msg, msg.__msgtype__))
         dec = ts.deserialize_cdr(raw, msg.__msgtype__)
@@ -320,7 +322,7 @@ def test_flat_reading_equals_message_objects(art_bag, monkeypatch):
     bag, _ = art_bag
     prof = get_profile('art')
     fast = read_bag_streams(bag, prof)
-    monkeypatch.setattr(B, '_FLAT', {})  # no flat decoder: objects
+    monkeypatch.setattr(cdr, 'FLAT', {})  # no flat decoder: objects
     slow = read_bag_streams(bag, prof)
     for name in ('imu', 'gps'):
         a, b = getattr(fast, name), getattr(slow, name)
@@ -360,8 +362,8 @@ def test_no_flat_decoder_for_a_definition_that_is_not_the_stock_one():
     from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 
     stock = get_typestore(Stores.ROS2_KILTED)
-    assert B._flat_decoder(stock, 'sensor_msgs/msg/Imu') is B.flat_imu
-    assert B._flat_decoder(stock, 'sensor_msgs/msg/NavSatFix') is B.flat_navsatfix
+    assert B._flat_decoder(stock, 'sensor_msgs/msg/Imu') is cdr.flat_imu
+    assert B._flat_decoder(stock, 'sensor_msgs/msg/NavSatFix') is cdr.flat_navsatfix
     assert B._flat_decoder(stock, 'nav_msgs/msg/Odometry') is None
     for name, text in (
         ('sensor_msgs/msg/Imu', 'std_msgs/Header header\nfloat64 x\n'),

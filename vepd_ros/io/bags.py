@@ -29,12 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import functools
 from pathlib import Path
-import struct
 from typing import Iterable, Iterator
 
 import numpy as np
-
-NS = 1_000_000_000
+from vepd_ros.io import cdr
+from vepd_ros.streams import NS
 
 
 class BagError(ValueError):
@@ -361,9 +360,9 @@ class Bag:
 
         ``start_ns``/``stop_ns`` bound arrival time (absolute ns, stop exclusive). With no bounds
         the number read per topic is checked against the bag's index/metadata (a short read means a
-        truncated bag). Topics in ``flat`` of a type in ``FLAT_TYPES`` yield, where the message
-        allows it (ROS 2 little-endian CDR, the stock definition), the tuple of ``flat_imu`` /
-        ``flat_navsatfix`` instead of a message object — the same numbers without building the
+        truncated bag). Topics in ``flat`` of a type in ``cdr.FLAT_TYPES`` yield, where the message
+        allows it (ROS 2 little-endian CDR, the stock definition), the tuple of ``cdr.flat_imu`` /
+        ``cdr.flat_navsatfix`` instead of a message object — the same numbers without building the
         object.
         """
         topics = list(dict.fromkeys(topics))
@@ -462,74 +461,8 @@ def _type_closure(roots, sources) -> set:
     return seen
 
 
-# --- flat decoding of the high-rate sensor messages
-# ------------------------------------------------
-_IMU_DOUBLES = 4 + 9 + 3 + 9 + 3 + 9  # orientation, its covariance, ω, cov, a, cov
-_STAMP_LEN = struct.Struct('<iII')  # header.stamp sec, nanosec; frame_id length
-_IMU_VALUES = struct.Struct(f'<{_IMU_DOUBLES}d')
-_FIX_STATUS = struct.Struct('<b')
-_FIX_SERVICE = struct.Struct('<H')
-_FIX_VALUES = struct.Struct('<12dB')  # latitude, longitude, altitude, covariance, its type
-FLAT_TYPES = ('sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix')
-
-
-def flat_imu(raw):
-    """
-    Decode a little-endian CDR sensor_msgs/Imu without the typestore.
-
-    A sensor_msgs/Imu in little-endian CDR as (stamp_ns, frame_id, 37 floats: orientation x y z w,
-    its covariance, angular_velocity, its covariance, linear_acceleration, its covariance); None if
-    the bytes do not have exactly that layout (the caller then uses the typestore). Offsets count
-    from the CDR body (after the 4-byte encapsulation header), where CDR aligns each value to its
-    size.
-    """
-    n = len(raw)
-    if n < 16 or raw[0] != 0 or raw[1] != 1:  # little-endian plain CDR only
-        return None
-    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)  # header.stamp, frame_id length (with its NUL)
-    o = (12 + ln + 7) & ~7  # doubles start 8-aligned after frame_id
-    end = 4 + o + 8 * _IMU_DOUBLES
-    if ln < 1 or not end <= n <= end + 3:  # up to 3 bytes of padding, as rosbags accepts
-        return None
-    return sec * NS + nsec, bytes(raw[16: 15 + ln]).decode(), _IMU_VALUES.unpack_from(raw, 4 + o)
-
-
-def flat_navsatfix(raw):
-    """
-    Decode a little-endian CDR sensor_msgs/NavSatFix without the typestore.
-
-    A sensor_msgs/NavSatFix in little-endian CDR as (stamp_ns, frame_id, status, service, latitude,
-    longitude, altitude, covariance 9 floats, covariance type); None if the layout differs.
-    """
-    n = len(raw)
-    if n < 16 or raw[0] != 0 or raw[1] != 1:
-        return None
-    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)
-    o = 12 + ln  # status.status (int8)
-    o2 = (o + 1 + 1) & ~1  # status.service (uint16)
-    o3 = (o2 + 2 + 7) & ~7  # latitude ... (float64), then the uint8 type
-    end = 4 + o3 + 8 * 12 + 1
-    if ln < 1 or not end <= n <= end + 3:
-        return None
-    v = _FIX_VALUES.unpack_from(raw, 4 + o3)
-    return (
-        sec * NS + nsec,
-        bytes(raw[16: 15 + ln]).decode(),
-        _FIX_STATUS.unpack_from(raw, 4 + o)[0],
-        _FIX_SERVICE.unpack_from(raw, 4 + o2)[0],
-        v[0],
-        v[1],
-        v[2],
-        v[3:12],
-        v[12],
-    )
-
-
-_FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navsatfix}
-
-
 def flat_imu_from_message(m) -> tuple:
-    """Flatten an Imu message object (rosbags or rclpy) to the layout of ``flat_imu``."""
+    """Flatten an Imu message object (rosbags or rclpy) to the layout of ``cdr.flat_imu``."""
     o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
     return (
         stamp_ns(m),
@@ -553,7 +486,7 @@ def flat_imu_from_message(m) -> tuple:
 
 
 def flat_navsatfix_from_message(m) -> tuple:
-    """Flatten a NavSatFix message object to the layout of ``flat_navsatfix``."""
+    """Flatten a NavSatFix message object to the layout of ``cdr.flat_navsatfix``."""
     return (
         stamp_ns(m),
         m.header.frame_id,
@@ -574,7 +507,7 @@ def _flat_decoder(ts, msgtype: str):
     The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as
     the stock ROS 2 store does, else None.
     """
-    f = _FLAT.get(msgtype)
+    f = cdr.FLAT.get(msgtype)
     if f is None:
         return None
     stock = _ros2_fielddefs()
