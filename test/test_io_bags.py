@@ -20,6 +20,7 @@ import sqlite3
 import numpy as np
 import pytest
 from vepd_ros.io import bags as B
+from vepd_ros.io import calibration_logs
 from vepd_ros.io import cdr
 from vepd_ros.io.write_bag import write_bag
 from vepd_ros.streams import NS
@@ -81,10 +82,10 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
 
 def test_calibration_windows_from_test1(shared_data):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
-    g = B.read_gps_arrays(path, '/fix', 0.0, 10.0)
+    g = calibration_logs.read_gps_arrays(path, '/fix', 0.0, 10.0)
     assert 20 <= len(g.t) <= 30 and np.all(g.arrival_t <= 10.0 + 1e-9)  # 2.5 Hz for 10 s
     assert g.sigma_h == pytest.approx(np.full(len(g.t), 0.9))  # sqrt(0.81)
-    i = B.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
+    i = calibration_logs.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
     assert 290 <= len(i.t) <= 310
     assert np.linalg.norm(i.accel, axis=1).mean() == pytest.approx(
         9.8, abs=0.2

@@ -19,9 +19,6 @@ Every failure is a :class:`BagError` (a ``ValueError``) naming the file and, whe
 topic and type: :class:`BagOpenError` (not a bag, truncated index/metadata, unsupported storage),
 :class:`CorruptBagError` (a record or message that fails to read or decode, fewer messages than the
 metadata promises), :class:`MissingTopicError`, :class:`UnknownTypeError`.
-
-Calibration helpers ``read_gps_arrays`` / ``read_imu_arrays`` return plain numpy arrays of a time
-window of ``/fix`` (NavSatFix) and ``/imu`` (Imu) for ``vepd calibrate``.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ import functools
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import numpy as np
 from vepd_ros.io import cdr
 from vepd_ros.streams import NS
 
@@ -560,157 +556,3 @@ def stamp_s(msg) -> float:
     """Header stamp of a message in seconds (float)."""
     s = msg.header.stamp
     return int(s.sec) + int(s.nanosec) * 1e-9
-
-
-# --- calibration helpers (vepd calibrate --bag) --------------------------------------------------
-@dataclass
-class GpsArrays:
-    """A window of NavSatFix messages as arrays (t in s; ``time_base`` says which clock)."""
-
-    t: np.ndarray
-    arrival_t: np.ndarray
-    lat: np.ndarray
-    lon: np.ndarray
-    alt: np.ndarray
-    status: np.ndarray  # NavSatStatus.status (-1 no fix, 0 fix, 1 SBAS, 2 GBAS)
-    covariance: np.ndarray  # (n, 9) row-major ENU covariance, m²
-    covariance_type: np.ndarray
-    frame_id: str = ''
-
-    @property
-    def sigma_h(self) -> np.ndarray:
-        """
-        Return the horizontal 1-sigma implied by the covariance.
-
-        Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish'
-        value).
-        """
-        return np.sqrt(0.5 * (self.covariance[:, 0] + self.covariance[:, 4]))
-
-
-@dataclass
-class ImuArrays:
-    """A window of Imu messages as arrays, in the sensor frame as recorded."""
-
-    t: np.ndarray
-    arrival_t: np.ndarray
-    gyro: np.ndarray  # (n, 3) rad/s
-    accel: np.ndarray  # (n, 3) m/s², gravity included
-    orientation: np.ndarray  # (n, 4) x y z w; orientation_covariance[0] == -1 → NaN rows
-    gyro_covariance: np.ndarray  # (n, 9)
-    accel_covariance: np.ndarray  # (n, 9)
-    frame_id: str = ''
-
-
-def _window(bag: Bag, t0, t1, time_base: str):
-    """
-    Convert a window in seconds to absolute arrival-ns bounds.
-
-    Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch.
-    """
-    if time_base not in ('bag', 'absolute'):
-        raise ValueError(f"time_base must be 'bag' or 'absolute', got {time_base!r}")
-    off = bag.info().start_ns if time_base == 'bag' else 0
-    start = None if t0 is None else off + int(round(float(t0) * NS))
-    stop = None if t1 is None else off + int(round(float(t1) * NS)) + 1
-    return start, stop, off
-
-
-def _check_type(bag: Bag, topic: str, expected: str):
-    have = bag.msgtype(topic)
-    if have != expected:
-        raise BagError(
-            f'{bag.path}: topic {topic} is {have}, expected {expected}', bag.path, topic, have
-        )
-
-
-def read_gps_arrays(
-    path,
-    topic: str = '/fix',
-    t0: float | None = None,
-    t1: float | None = None,
-    *,
-    time_base: str = 'bag',
-) -> GpsArrays:
-    """
-    Read the NavSatFix messages of ``topic`` in a time window.
-
-    NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default).
-    """
-    with Bag(path) as bag:
-        _check_type(bag, topic, 'sensor_msgs/msg/NavSatFix')
-        start, stop, off = _window(bag, t0, t1, time_base)
-        rows, arr, frame = [], [], ''
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            rows.append(
-                (
-                    stamp_ns(m) - off,
-                    m.latitude,
-                    m.longitude,
-                    m.altitude,
-                    m.status.status,
-                    m.position_covariance_type,
-                    *np.asarray(m.position_covariance, float),
-                )
-            )
-            arr.append(t_ns - off)
-            frame = m.header.frame_id
-    if not rows:
-        raise BagError(
-            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-            path,
-            topic,
-        )
-    a = np.array(rows, dtype=float)
-    return GpsArrays(
-        t=a[:, 0] / NS,
-        arrival_t=np.array(arr, float) / NS,
-        lat=a[:, 1],
-        lon=a[:, 2],
-        alt=a[:, 3],
-        status=a[:, 4].astype(int),
-        covariance_type=a[:, 5].astype(int),
-        covariance=a[:, 6:15],
-        frame_id=frame,
-    )
-
-
-def read_imu_arrays(
-    path,
-    topic: str = '/imu',
-    t0: float | None = None,
-    t1: float | None = None,
-    *,
-    time_base: str = 'bag',
-) -> ImuArrays:
-    """Imu messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
-    with Bag(path) as bag:
-        _check_type(bag, topic, 'sensor_msgs/msg/Imu')
-        start, stop, off = _window(bag, t0, t1, time_base)
-        t, arr, g, a, q, gc, ac, frame = [], [], [], [], [], [], [], ''
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            t.append(stamp_ns(m) - off)
-            arr.append(t_ns - off)
-            g.append((m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z))
-            a.append((m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z))
-            o = m.orientation
-            q.append((o.x, o.y, o.z, o.w) if m.orientation_covariance[0] != -1 else (np.nan,) * 4)
-            gc.append(np.asarray(m.angular_velocity_covariance, float))
-            ac.append(np.asarray(m.linear_acceleration_covariance, float))
-            frame = m.header.frame_id
-    if not t:
-        raise BagError(
-            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-            path,
-            topic,
-        )
-    return ImuArrays(
-        t=np.array(t, float) / NS,
-        arrival_t=np.array(arr, float) / NS,
-        gyro=np.array(g, float),
-        accel=np.array(a, float),
-        orientation=np.array(q, float),
-        gyro_covariance=np.array(gc),
-        accel_covariance=np.array(ac),
-        frame_id=frame,
-    )
