@@ -15,6 +15,7 @@ All functions accept scalars or arrays with the angle/quaternion axis last.
 from __future__ import annotations
 
 import numpy as np
+from vepd_ros.streams import NS
 
 GRAVITY_MPS2 = 9.80665
 """
@@ -22,8 +23,6 @@ Standard gravity (m/s²).
 
 robot_localization's ``gravitational_acceleration`` default and REP-145.
 """
-
-NS_PER_S = 1_000_000_000
 
 
 def wrap_angle(a):
@@ -163,8 +162,8 @@ def rpy_from_quaternion(q):
 
 def seconds_to_ns(t_s) -> int:
     """Seconds (float) → integer nanoseconds, rounded to the nearest ns."""
-    return int(round(float(t_s) * NS_PER_S))
+    return int(round(float(t_s) * NS))
 
 
 def ns_to_seconds(t_ns: int) -> float:
-    return t_ns / NS_PER_S
+    return t_ns / NS

@@ -38,6 +38,7 @@ from vepd_ros.frames import quat_matrix, rotation_matrix_from_rpy, rpy_from_rota
 from vepd_ros.judge.config import EkfParams, SensorConfig, SubTopic
 from vepd_ros.judge.ekf import STATE_SIZE, wrap
 from vepd_ros.judge.transforms import StaticTransforms
+from vepd_ros.streams import NS
 
 TWO_D_INDICES = (2, 3, 4, 8, 9, 10, 14)
 _TWO_D_LIST = list(TWO_D_INDICES)
@@ -340,7 +341,7 @@ class MeasurementBuilder:
         """
         s = self._sensor(sensor)
         stamp = np.array(
-            [int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)], np.int64
+            [int(msg.header.stamp.sec) * NS + int(msg.header.stamp.nanosec)], np.int64
         )
         frame = msg.header.frame_id
         if s.kind == 'imu':

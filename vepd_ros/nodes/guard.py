@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from vepd_ros.nodes.base import PROGRESS_TOPIC
+from vepd_ros.streams import TOPIC_RUNS
 
 MULTI_PUBLISHER_TOPICS = frozenset(
     {
@@ -37,7 +38,7 @@ MULTI_PUBLISHER_TOPICS = frozenset(
         '/diagnostics',
         '/tf',
         '/tf_static',
-        '/vepd/runs',
+        TOPIC_RUNS,
         PROGRESS_TOPIC,
     }
 )
