@@ -26,7 +26,7 @@ LABELS = ('ch_gauss', 'ch_rw')
 
 def _write_batches(root):
     from vepd_ros.runs.layout import BatchWriter
-    from vepd_ros.runs.synthetic import synthetic_run
+    from vepd_ros.testing.synthetic_runs import synthetic_run
 
     rng = np.random.default_rng(11)
     events = []

@@ -26,7 +26,7 @@ from vepd_ros.metrics.evaluator import coverage_exclusion, evaluate_root, Evalua
 from vepd_ros.runs.format import read_run, RunFileError, RunRecord, write_run
 from vepd_ros.runs.layout import MAX_RUN_INDEX, missing_indices, scan_batch_dir
 from vepd_ros.runs.safety import prepare_output_dir
-from vepd_ros.runs.synthetic import synthetic_run, write_authors_csv, write_synthetic_root
+from vepd_ros.testing.synthetic_runs import synthetic_run, write_authors_csv, write_synthetic_root
 
 
 @pytest.fixture
