@@ -74,12 +74,11 @@ from typing import Any, Mapping
 
 import numpy as np
 from vepd_ros.frames import quaternion_from_rpy
-from vepd_ros.judge.config import DEFAULT_NODE_NAME, EkfParams, load_ekf_params
+from vepd_ros.judge.config import EkfParams, load_ekf_params
 from vepd_ros.judge.ekf import Ekf, STATE_NAMES, wrap
 from vepd_ros.judge.filter import _loop_k1, _process, delivery_order, NodeOutputs, series_tables
 from vepd_ros.judge.measurements import MeasurementBuilder, MeasurementSeries
 from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
-from vepd_ros.judge.params_file import node_section
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
 
@@ -135,6 +134,9 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
         return source
     if isinstance(source, EkfParams):
         return JudgeParams(source, None)
+    from vepd_ros.judge.config import DEFAULT_NODE_NAME
+    from vepd_ros.judge.params_file import node_section
+
     raw = node_section(
         source, node_name, what='ekf configuration', default_names=(DEFAULT_NODE_NAME,)
     )
