@@ -152,6 +152,8 @@ MAX_LOG_BYTES = 2 * 1024**3
 
 def _read_csv(path: Path) -> dict:
     """
+    Read the columns of a CSV log with a header row.
+
     Columns of a CSV log with a header row; ValueError naming the file (and line, column) for
     binary content, a short file, ragged rows or a value that is not a number.
     """
@@ -199,6 +201,8 @@ def _read_csv(path: Path) -> dict:
 
 def _check_time(t, source: str, what: str = 'time column') -> np.ndarray:
     """
+    Check a time column and return it.
+
     Times must be finite and non-decreasing with a positive typical step (the rate is 1/median
     step).
     """
@@ -249,6 +253,8 @@ def _col(cols: dict, path, *names, default=None):
 
 def read_imu_log(path, topic: str | None = None) -> ImuLog:
     """
+    Read an IMU log from a CSV file or a bag's sensor_msgs/Imu topic.
+
     IMU CSV (SI columns t, wx, wy, wz, ax, ay, az — our imu.csv — or x-io style 'Gyroscope X
     (deg/s)', 'Accelerometer X (g)') or a bag's sensor_msgs/Imu topic.
     """

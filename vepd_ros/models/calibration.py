@@ -57,6 +57,8 @@ class GpsLog:
 
     def window(self, start_s: float, end_s: float) -> 'GpsLog':
         """
+        Return the fixes of a time window.
+
         The fixes between ``start_s`` and ``end_s`` seconds after the first one (a standstill
         stretch).
         """
@@ -186,6 +188,8 @@ def static_segment(
     log: ImuLog, gyro_thresh_rad_s: float = math.radians(1.0), window_s: float = 1.0
 ):
     """
+    Return the index slice of the longest static stretch.
+
     Index slice of the longest stretch whose 1-s windows all have a gyro norm below the threshold.
     """
     dt = float(np.median(np.diff(log.t_s)))
@@ -220,6 +224,8 @@ def allan_deviation(x, rate_hz: float):
 
 def fit_allan(x, rate_hz: float) -> dict:
     """
+    Fit the Allan deviation of one axis.
+
     N (white density), B (bias instability), its correlation time T, K (rate random walk) of one
     axis.
     """
@@ -275,6 +281,8 @@ def fit_allan(x, rate_hz: float) -> dict:
 
 def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
     """
+    Fit the Allan deviation of the six IMU axes.
+
     Allan fits of the six axes over the static segment; ``on_axis()`` is called after each
     (progress).
     """
@@ -348,6 +356,8 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
 
 def node_params_yaml(node: str, model: str, params: dict) -> str:
     """
+    Return a ROS 2 parameters file for ``node`` as YAML text.
+
     A ROS 2 parameters file for ``node`` (what the noise nodes and ``vepd sensors simulate`` read).
     """
     import yaml
