@@ -84,11 +84,10 @@ def node_section(
     ParameterError names the nodes the file has (or ``{}`` when ``required`` is false).
     """
     doc = read_document(source, what)
-    where = (
-        'the file'
-        if isinstance(source, Mapping) or '\n' in str(source)
-        else f'the file {source}'
-    )
+    if isinstance(source, Mapping):
+        where = 'the parameters'
+    else:
+        where = f'the {what} text' if '\n' in str(source) else f'the file {source}'
     wildcard, found = sections(doc)
     if wildcard is None and not found:  # a flat mapping of parameters
         return dict(doc)
