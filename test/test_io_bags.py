@@ -61,7 +61,7 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     with B.Bag(path) as bag:
         info = bag.info()
-        assert info.format == 'ros1'
+        assert info.storage == 'ros1'
         assert {(t.name, t.msgtype, t.count) for t in info.topics} == {
             ('/fix', 'sensor_msgs/msg/NavSatFix', 989),
             ('/imu/data', 'sensor_msgs/msg/Imu', 11865),
@@ -219,7 +219,7 @@ def test_truncated_ros1_bag(shared_data, tmp_path):
     bad = tmp_path / 'half.bag'
     bad.write_bytes(src.read_bytes()[: src.stat().st_size // 2])
     with pytest.raises(B.BagOpenError, match='half.bag'):
-        B.Bag(bad).open()
+        B.Bag(bad).open_reader()
 
 
 def test_not_a_bag(tmp_path):

@@ -72,7 +72,7 @@ class TopicInfo:
 @dataclass
 class BagInfo:
     path: Path
-    format: str  # 'ros1', 'sqlite3' or 'mcap'
+    storage: str  # 'ros1', 'sqlite3' or 'mcap'
     start_ns: int
     end_ns: int
     topics: list[TopicInfo] = field(default_factory=list)
@@ -150,7 +150,7 @@ class Bag:
         self._conns: dict[str, list] = {}
 
     # --- opening -------------------------------------------------------------------------------
-    def open(self) -> 'Bag':
+    def open_reader(self) -> 'Bag':
         try:
             if self.format == 'ros1':
                 from rosbags.rosbag1 import Reader
@@ -188,7 +188,7 @@ class Bag:
                 self._reader = None
 
     def __enter__(self) -> 'Bag':
-        return self.open() if self._reader is None else self
+        return self.open_reader() if self._reader is None else self
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -518,7 +518,7 @@ def _flat_decoder(ts, msgtype: str):
 
 def open_bag(path, **kw) -> Bag:
     """Open a bag, to use as a context manager (``with ... as bag:``)."""
-    return Bag(path, **kw).open()
+    return Bag(path, **kw).open_reader()
 
 
 def bag_info(path) -> BagInfo:
