@@ -144,6 +144,12 @@ class Feeder:
 
     def full_run(self, j):
         self.event('start', j)
+        # the start event and the samples travel on different topics: under load DDS may deliver
+        # the event after a burst of samples (the recorder then rightly refuses the run), so give
+        # it a moment first, as truth_node's paced steps do
+        deadline = time.monotonic() + 0.3
+        while time.monotonic() < deadline:
+            self.ex.spin_once(timeout_sec=0.01)
         self.samples(j, range(N_RUN), pre_gap=True)
         self.event('end', j)
 
