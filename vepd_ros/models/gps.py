@@ -48,7 +48,8 @@ token               role        what it does
 ``matlab_gps``      error       MATLAB gpsSensor: e_k = k·e_{k−1} + σ√(2(1−k))·z. Trap: at
                                 DecayFactor 0 the variance is 2σ², not σ²; at 1 no error at all
 ``outage``          modifier    random (Markov) and scheduled outages: NO_FIX or no message
-``latency``         modifier    fixed latency plus abs(N(0, jitter)): the message is *published* later
+``latency``         modifier    fixed latency plus abs(N(0, jitter)): the message is *published*
+                                later
 ``cold_start``      modifier    no fix until the time to first fix has passed
 ==================  ==========  ===================================================================
 
