@@ -4,11 +4,12 @@
 # license that can be found in the LICENSE file or at
 # https://developers.google.com/open-source/licenses/bsd
 
-"""`vepd tune` (vepd_ros.pipelines.tune): parameter specs, the objective, recovery, kill + resume."""
+"""`vepd tune` (pipelines.tune): parameter specs, the objective, recovery, kill and resume."""
 
 from __future__ import annotations
 
 import csv
+import datetime
 import json
 import os
 from pathlib import Path
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 from vepd_ros.params import ParameterError
@@ -154,16 +156,13 @@ def test_recovers_a_known_sigma_from_a_wrong_start():
 
 
 TUNE_ARGS = ['--model', 'ch_gauss', '--params', 'gauss_sigma_m=0.01:1:log', '--reference',
-             'gauss_markov', '--scenarios', 'straight', '--runs', '3', '--duration', '5',
+             'gauss_markov', '--scenarios', 'straight', '--runs', '3', '--duration', '10',
              '--quiet']
 
 
 def _complete(storage, name) -> dict:
     import optuna
 
-    if isinstance(storage, str) and storage.startswith('sqlite:///') and not Path(
-            storage[len('sqlite:///'):]).exists():
-        return {}  # the worker has not created it yet
     try:
         study = optuna.load_study(study_name=name, storage=storage)
     except KeyError:  # not created yet
@@ -171,20 +170,46 @@ def _complete(storage, name) -> dict:
     return {t.number: (t.params, t.value) for t in core.completed(study)}
 
 
-def _kill_after(proc, storage, name, n_complete, timeout_s=300.0) -> dict:
-    """SIGKILL ``proc`` once the study holds ``n_complete`` COMPLETE trials; return them."""
-    t0 = time.monotonic()
+HEARTBEAT_LAG_S = 0.05
+"""Time a trial's heartbeat thread takes to record its first beat (a few SQL statements)."""
+
+
+def _kill_mid_trial(proc, storage, name, n_complete, timeout_s=300.0):
+    """
+    SIGKILL ``proc`` inside a trial once the study holds ``n_complete`` COMPLETE trials.
+
+    The process is stopped (SIGSTOP) before its trial is looked up, so the trial seen RUNNING is
+    still running when the SIGKILL arrives; only a trial running for a while is taken: its
+    heartbeat thread has recorded (Optuna never fails a RUNNING trial without a heartbeat).
+    Return the COMPLETE trials at the kill (number → (params, value)) and the number of the trial
+    ``proc`` was running (its ``worker`` user attribute names the process).
+    """
+    import optuna
+    from optuna.trial import TrialState
+    import sqlalchemy
+
+    t0, me = time.monotonic(), f'{socket.gethostname()}:{proc.pid}'
     while time.monotonic() - t0 < timeout_s:
         if proc.poll() is not None:
             raise AssertionError(f'worker ended early ({proc.returncode}): {proc.stderr.read()}')
-        done = _complete(storage, name)
-        if len(done) >= n_complete:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            return _complete(storage, name)
-        time.sleep(0.2)
+        if len(_complete(storage, name)) >= n_complete:
+            proc.send_signal(signal.SIGSTOP)
+            try:
+                study = optuna.load_study(study_name=name, storage=storage)
+                now = datetime.datetime.now()  # Optuna's datetime_start: naive local time
+                mine = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                        if t.user_attrs.get('worker') == me
+                        and (now - t.datetime_start).total_seconds() > 3 * HEARTBEAT_LAG_S]
+            except (sqlalchemy.exc.OperationalError, optuna.exceptions.StorageInternalError):
+                mine = []  # stopped while holding SQLite's write lock: look again later
+            if mine:
+                proc.send_signal(signal.SIGKILL)
+                proc.communicate()  # reaped, its pipes closed
+                return _complete(storage, name), mine[0].number
+            proc.send_signal(signal.SIGCONT)  # between trials: let it start the next one
+        time.sleep(0.02)
     proc.kill()
-    proc.wait()
+    proc.communicate()
     raise AssertionError('no progress before the timeout')
 
 
@@ -199,21 +224,24 @@ def test_sqlite_kill_and_resume(tmp_path):
     import optuna
 
     out = tmp_path / 'out'
-    cmd = vepd('tune', *TUNE_ARGS, '--trials', '16', '--study-name', 's1', '--out', str(out))
+    url = 'sqlite:///' + str(tmp_path / 'trials.db')
+    storage = core.make_storage(url)  # the schema made here, not raced by the worker and us
+    cmd = vepd('tune', *TUNE_ARGS, '--trials', '16', '--study-name', 's1', '--storage', url,
+               '--out', str(out))
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    url = 'sqlite:///' + str((out / 'study.db').resolve())
-    before = _kill_after(proc, url, 's1', 4)
+    before, killed = _kill_mid_trial(proc, storage, 's1', 4)
     assert 4 <= len(before) < 16
     time.sleep(2 * core.HEARTBEAT_INTERVAL_S + 1)  # the killed trial's heartbeat goes stale
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
-    study = optuna.load_study(study_name='s1', storage=url)
+    study = optuna.load_study(study_name='s1', storage=storage)
     after = {t.number: (t.params, t.value) for t in core.completed(study)}
     assert len(after) == 16
     assert all(after[n] == before[n] for n in before)
     states = {t.state.name for t in study.trials}
     assert states <= {'COMPLETE', 'FAIL'}  # nothing left RUNNING
+    assert study.trials[killed].state.name == 'FAIL'  # by the heartbeat, on the resume
     res = json.loads((out / 'result.json').read_text())
     assert res['trials_complete'] == 16
     with open(out / 'trials.csv') as f:
@@ -248,22 +276,40 @@ def _free_port() -> int:
 
 @pytest.fixture
 def postgres(tmp_path):
-    """Start a PostgreSQL server in a temporary directory on a loopback port; yield its URL."""
+    """
+    Start a PostgreSQL server in a temporary directory on a loopback port; yield its URL.
+
+    PostgreSQL refuses to run as root: as root (CI containers) the server runs as the ``postgres``
+    user Debian's package creates.
+    """
     initdb = _initdb()
     if initdb is None:
-        pytest.skip('PostgreSQL server binaries (initdb) not installed: apt-get install postgresql')
-    pytest.importorskip('psycopg2', reason='psycopg2 (requirements-dev.txt) not installed')
+        pytest.skip('PostgreSQL server (initdb) not installed: apt-get install postgresql')
+    pytest.importorskip('psycopg', reason='psycopg (requirements-dev.txt) not installed')
+    as_user: list[str] = []
+    pg = tmp_path / 'pg'
+    pg.mkdir()
     if os.geteuid() == 0:
-        pytest.skip('PostgreSQL refuses to run as root; run the tests as a normal user')
+        import pwd
+
+        try:
+            user = pwd.getpwnam('postgres')
+        except KeyError:
+            pytest.skip('running as root and no postgres user to run the server as')
+        as_user = ['runuser', '-u', 'postgres', '--']
+        os.chown(pg, user.pw_uid, user.pw_gid)
+        for d in (tmp_path, *tmp_path.parents):  # the server must reach its directory
+            if d == Path('/'):
+                break
+            os.chmod(d, os.stat(d).st_mode | 0o001)
     bindir = initdb.parent
-    data = tmp_path / 'pg'
-    subprocess.run([str(initdb), '-D', str(data), '-U', 'vepd', '--auth=trust', '-E', 'UTF8'],
-                   check=True, capture_output=True, timeout=120)
+    data, sock, log = pg / 'data', pg / 'sock', pg / 'pg.log'
+    subprocess.run([*as_user, str(initdb), '-D', str(data), '-U', 'vepd', '--auth=trust',
+                    '-E', 'UTF8'], check=True, capture_output=True, timeout=120)
+    subprocess.run([*as_user, 'mkdir', str(sock)], check=True, timeout=30)
     port = _free_port()
-    sock = tmp_path / 'sock'
-    sock.mkdir()
     subprocess.run(
-        [str(bindir / 'pg_ctl'), '-D', str(data), '-l', str(tmp_path / 'pg.log'), '-w', '-o',
+        [*as_user, str(bindir / 'pg_ctl'), '-D', str(data), '-l', str(log), '-w', '-o',
          f'-p {port} -c listen_addresses=127.0.0.1 -k {sock}', 'start'],
         check=True, capture_output=True, timeout=120,
     )
@@ -272,8 +318,8 @@ def postgres(tmp_path):
                         'vepd', 'tune'], check=True, capture_output=True, timeout=60)
         yield f'postgresql://vepd@127.0.0.1:{port}/tune'
     finally:
-        subprocess.run([str(bindir / 'pg_ctl'), '-D', str(data), '-m', 'immediate', 'stop'],
-                       capture_output=True, timeout=120)
+        subprocess.run([*as_user, str(bindir / 'pg_ctl'), '-D', str(data), '-m', 'immediate',
+                        'stop'], capture_output=True, timeout=120)
 
 
 @pytest.mark.slow
@@ -293,22 +339,28 @@ def test_postgresql_two_workers_one_killed(postgres, tmp_path):
                  'pg', '--seed', str(i), '--out', str(tmp_path / f'w{i}')),
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    w0 = worker(0)
-    # the first worker creates the study; the second joins it (load_if_exists)
-    t0 = time.monotonic()
-    while not _complete(postgres, 'pg') and time.monotonic() - t0 < 300:
-        time.sleep(0.2)
-    w1 = worker(1)
-    storage = core.make_storage(postgres)
-    before = _kill_after(w1, storage, 'pg', 6)
-    out, err = w0.communicate(timeout=600)
-    assert w0.returncode == 0, err
-    # the survivor may finish before the killed trial's heartbeat is stale: any worker that looks
-    # later fails it, as this one does
-    time.sleep(2 * core.HEARTBEAT_INTERVAL_S + 1)
-    optuna.storages.fail_stale_trials(optuna.load_study(study_name='pg', storage=storage))
-    study = optuna.load_study(study_name='pg', storage=storage)
-    done = {t.number: (t.params, t.value) for t in core.completed(study)}
-    assert 16 <= len(done) <= 17
-    assert all(done[n] == before[n] for n in before)
-    assert {t.state.name for t in study.trials} <= {'COMPLETE', 'FAIL'}
+    storage = core.make_storage(postgres)  # one engine for the test's own looks (and the schema)
+    try:
+        w0 = worker(0)
+        # the first worker creates the study; the second joins it (load_if_exists)
+        t0 = time.monotonic()
+        while not _complete(storage, 'pg') and time.monotonic() - t0 < 300:
+            time.sleep(0.2)
+        w1 = worker(1)
+        before, killed = _kill_mid_trial(w1, storage, 'pg', 6)
+        out, err = w0.communicate(timeout=600)
+        assert w0.returncode == 0, err
+        # the survivor may finish before the killed trial's heartbeat is stale: any worker that
+        # looks later fails it, as this one does
+        time.sleep(2 * core.HEARTBEAT_INTERVAL_S + 1)
+        study = optuna.load_study(study_name='pg', storage=storage)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+        done = {t.number: (t.params, t.value) for t in core.completed(study)}
+        assert 16 <= len(done) <= 17
+        assert all(done[n] == before[n] for n in before)
+        assert {t.state.name for t in study.trials} <= {'COMPLETE', 'FAIL'}
+        assert study.trials[killed].state.name == 'FAIL'
+    finally:
+        storage.engine.dispose()

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+import os
 import re
+import socket
 import time
 from typing import Callable, Sequence
 import warnings
@@ -403,7 +405,10 @@ def tune(
     if not study.get_trials(deepcopy=False):
         study.enqueue_trial(start_values(model, axes))
 
+    worker = f'{socket.gethostname()}:{os.getpid()}'
+
     def run(trial) -> float:
+        trial.set_user_attr('worker', worker)  # which process ran it (several share a study)
         values = {
             a.name: trial.suggest_float(a.name, a.low, a.high, log=a.log) for a in axes
         }
