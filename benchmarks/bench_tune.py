@@ -66,8 +66,8 @@ def workers(args) -> None:
                '--study-name', 'bench', '--quiet']
         t0 = time.perf_counter()
         procs = [
-            subprocess.Popen([*cmd, '--seed', str(i), '--out', str(tmp / f'o{n_workers}_{i}')],
-                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            subprocess.Popen([*cmd, '--sampler-seed', str(i), '--out',
+                              str(tmp / f'o{n_workers}_{i}')], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             for i in range(n_workers)
         ]
         for p in procs:

@@ -336,7 +336,7 @@ def test_postgresql_two_workers_one_killed(postgres, tmp_path):
     def worker(i):
         return subprocess.Popen(
             vepd('tune', *TUNE_ARGS, '--trials', '16', '--storage', postgres, '--study-name',
-                 'pg', '--seed', str(i), '--out', str(tmp_path / f'w{i}')),
+                 'pg', '--sampler-seed', str(i), '--out', str(tmp_path / f'w{i}')),
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     storage = core.make_storage(postgres)  # one engine for the test's own looks (and the schema)

@@ -78,7 +78,11 @@ def register(sub):
     p.add_argument('--imu', default='ch_drift_paper', help='IMU model for both sides')
     p.add_argument('--judge', default='builtin', help='judge by name (builtin or bicycle)')
     p.add_argument('--seed', type=seed_type, default=0,
-                   help='study seed: the runs (fixed across trials) and the sampler')
+                   help='study seed: the runs, fixed across trials (every worker of a study '
+                   'must give the same) and, by default, the sampler')
+    p.add_argument('--sampler-seed', type=seed_type, default=None,
+                   help='seed of the sampler (default --seed); give each worker sharing a study '
+                   'its own, or they propose the same first points')
     p.add_argument('--out', required=True, help='output directory')
     p.add_argument('--overwrite', action='store_true',
                    help='write into a non-empty OUT that is not a previous tune output')
@@ -127,7 +131,8 @@ def run(args) -> int:
             bar.set_postfix(best=f'{best.value:.4g}' if best else '-', per_min=f'{rate:.0f}')
 
         study = core.tune(objective, args.model, axes, args.trials, storage, name,
-                          seed=args.seed, sampler=args.sampler, on_trial=on_trial)
+                          seed=args.seed if args.sampler_seed is None else args.sampler_seed,
+                          sampler=args.sampler, on_trial=on_trial)
     wall = time.perf_counter() - t0
     best = core.best_finite(study)
     if best is None:
