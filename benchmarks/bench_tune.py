@@ -67,7 +67,8 @@ def workers(args) -> None:
         t0 = time.perf_counter()
         procs = [
             subprocess.Popen([*cmd, '--sampler-seed', str(i), '--out',
-                              str(tmp / f'o{n_workers}_{i}')], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              str(tmp / f'o{n_workers}_{i}')],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             for i in range(n_workers)
         ]
         for p in procs:
