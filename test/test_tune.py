@@ -364,3 +364,18 @@ def test_postgresql_two_workers_one_killed(postgres, tmp_path):
         assert study.trials[killed].state.name == 'FAIL'
     finally:
         storage.engine.dispose()
+
+
+def test_cli_refuses_a_foreign_output_dir(tmp_path):
+    """OUT holding anything but a previous tune output is refused (exit 2) and left as it was."""
+    out = tmp_path / 'o'
+    out.mkdir()
+    (out / 'mine.txt').write_text('keep')
+    p = subprocess.run(
+        vepd('tune', '--model', 'ch_gauss', '--params', 'gauss_sigma_m', '--reference', 'rtk',
+             '--scenarios', 'straight', '--runs', '2', '--duration', '2', '--trials', '1',
+             '--out', str(out)),
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert p.returncode == 2 and 'Traceback' not in p.stderr, p.stderr
+    assert sorted(x.name for x in out.iterdir()) == ['mine.txt']

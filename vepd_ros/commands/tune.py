@@ -174,10 +174,13 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
     else:
+        def ci(c):
+            return '' if c['ci95'] is None else ' [{:.4g}, {:.4g}]'.format(*c['ci95'])
+
         print(f'{args.model}: best VEPD {best.value:.4g} (trial {best.number} of {n_done} '
-              f'complete); on fresh seeds {confirm["best"]["VEPD"]:.4g} '
-              f'{confirm["best"]["ci95"]}, untuned start {confirm["start"]["VEPD"]:.4g} '
-              f'{confirm["start"]["ci95"]}')
+              f'complete); on fresh seeds (seed {fresh}) {confirm["best"]["VEPD"]:.4g}'
+              f'{ci(confirm["best"])}, untuned start {confirm["start"]["VEPD"]:.4g}'
+              f'{ci(confirm["start"])}')
         for k, v in best_params.items():
             print(f'  {k}: {v}')
     print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
