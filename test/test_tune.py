@@ -379,3 +379,22 @@ def test_cli_refuses_a_foreign_output_dir(tmp_path):
     )
     assert p.returncode == 2 and 'Traceback' not in p.stderr, p.stderr
     assert sorted(x.name for x in out.iterdir()) == ['mine.txt']
+
+
+def test_reference_directory_scored_on_the_requested_scenarios(tmp_path):
+    """
+    A reference directory is read once; a requested scenario it lacks is a clear error.
+
+    The objective against a directory of runs equals the objective against the same runs
+    simulated in memory (same model, seed and label): reading the files changes nothing.
+    """
+    from vepd_ros.pipelines.study import run_study
+
+    run_study(['ch_gauss'], ['straight'], 2, 3.0, 'rtk', tmp_path / 'ref', seed=5, n_boot=0,
+              workers=1)
+    ob_dir = core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight'], 2, 3.0, seed=5)
+    ob_sim = core.Objective('ch_gauss', 'rtk', ['straight'], 2, 3.0, seed=5)
+    prm = {'gauss_sigma_m': [0.1] * 3}
+    assert ob_dir(prm) == pytest.approx(ob_sim(prm), rel=1e-9)
+    with pytest.raises(ValueError, match='circle'):
+        core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight', 'circle'], 2, 3.0)

@@ -272,8 +272,15 @@ class Objective:
 
             batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
             self._ref.warnings += warns
-            for sc, lst in batch.runs.items():
-                self._ref.add_records(REFERENCE, sc, [read_run(p) for _, p in lst])
+            runs_of = {canonical_scenario(sc): lst for sc, lst in batch.runs.items()}
+            missing = [sc for sc in self.scenarios if sc not in runs_of]
+            if missing:
+                raise ValueError(
+                    f'--reference {reference}: no runs of scenario(s) {", ".join(missing)}; '
+                    f'it has {", ".join(sorted(runs_of)) or "none"} (--scenarios)'
+                )
+            for sc in self.scenarios:  # the reference's other scenarios are not compared
+                self._ref.add_records(REFERENCE, sc, [read_run(p) for _, p in runs_of[sc]])
         elif reference in GPS_MODELS:
             make_gps_model(reference, 0, **(reference_params or {}))
             specs = [(REFERENCE, reference, sc, j) for sc in self.scenarios
