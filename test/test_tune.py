@@ -398,3 +398,13 @@ def test_reference_directory_scored_on_the_requested_scenarios(tmp_path):
     assert ob_dir(prm) == pytest.approx(ob_sim(prm), rel=1e-9)
     with pytest.raises(ValueError, match='circle'):
         core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight', 'circle'], 2, 3.0)
+    # 2 reference runs where a trial plans K = 3: scored, and flagged on the trial
+    import optuna
+
+    ob3 = core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight'], 3, 3.0, seed=5)
+    axes = core.parse_param_specs('gauss_sigma_m', 'ch_gauss')
+    study = core.tune(ob3, 'ch_gauss', axes, 1, optuna.storages.InMemoryStorage(), 'k', seed=0)
+    (t,) = study.trials
+    assert any('fewer than K = 3' in w for w in t.user_attrs['warnings']), t.user_attrs
+    header, rows = core.trials_rows(study, axes)
+    assert rows[0][header.index('warnings')] == len(t.user_attrs['warnings'])

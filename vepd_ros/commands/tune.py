@@ -143,7 +143,8 @@ def run(args) -> int:
     confirm = {}
     for key, prm in (('best', best_params), ('start', start_params)):
         e = objective.evaluate(prm, n_boot=1000, seed=fresh)
-        confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95']}
+        confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
+                        'warnings': e['warnings']}
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
     atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')
@@ -166,7 +167,10 @@ def run(args) -> int:
         'trials_this_process': n_here,
         'trials_per_minute': n_here / wall * 60.0 if wall > 0 else None,
         'study_path_share': objective.sim_seconds / wall if wall > 0 else None,
-        'best': {'number': best.number, 'VEPD': best.value, 'params': best_params},
+        'best': {'number': best.number, 'VEPD': best.value, 'params': best_params,
+                 'warnings': best.user_attrs.get('warnings', [])},
+        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings'))
+                                    for t in core.completed(study)),
         'start': {'params': start_params},
         'confirmation': {'seed': fresh, **confirm},
     }
@@ -183,6 +187,8 @@ def run(args) -> int:
               f'{ci(confirm["start"])}')
         for k, v in best_params.items():
             print(f'  {k}: {v}')
+    for w in res['best']['warnings'] + confirm['best']['warnings']:
+        print(f'warning: {w}', file=sys.stderr)
     print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
           file=sys.stderr)
     return 0

@@ -301,6 +301,7 @@ class Objective:
             raise ValueError(f'--reference {reference!r}: no reference runs found')
         self.reference = str(reference)
         self.sim_seconds = 0.0  # time spent in the study path (simulate, judge, metrics)
+        self.last_warnings: list[str] = []  # the evaluator's warnings on the last call
 
     def evaluate(self, params: dict, n_boot: int = 0, seed: int | None = None) -> dict:
         """Return the evaluator's entry for the model with ``params`` (VEPD, W1, W2, ci95)."""
@@ -322,7 +323,10 @@ class Objective:
         for sc in self.scenarios:
             core.add_records(TUNED_LABEL, sc, sorted(
                 (r for r in recs if r.meta['scenario'] == sc), key=lambda r: r.meta['j']))
-        entry = core.result()['models'][TUNED_LABEL]
+        res = core.result()
+        entry = dict(res['models'][TUNED_LABEL])
+        entry['warnings'] = list(res['warnings'])  # short batches, excluded runs: flagged
+        self.last_warnings = entry['warnings']
         self.sim_seconds += time.perf_counter() - t0
         return entry
 
@@ -419,7 +423,11 @@ def tune(
         values = {
             a.name: trial.suggest_float(a.name, a.low, a.high, log=a.log) for a in axes
         }
-        return objective(model_params(model, axes, values))
+        value = objective(model_params(model, axes, values))
+        warned = getattr(objective, 'last_warnings', None)
+        if warned:  # a trial scored on fewer runs than planned says so in the study
+            trial.set_user_attr('warnings', list(warned))
+        return value
 
     callbacks = [MaxTrialsCallback(trials, states=(TrialState.COMPLETE,))]
     if on_trial is not None:
@@ -430,15 +438,16 @@ def tune(
 
 
 def trials_rows(study, axes: Sequence[TuneAxis]) -> tuple[list[str], list[list]]:
-    """Return the header and rows of trials.csv: number, state, VEPD, each axis, seconds."""
-    header = ['number', 'state', 'vepd'] + [a.name for a in axes] + ['duration_s']
+    """Return trials.csv's header and rows: number, state, VEPD, each axis, seconds, warnings."""
+    header = ['number', 'state', 'vepd'] + [a.name for a in axes] + ['duration_s', 'warnings']
     rows = []
     for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
         dur = (t.datetime_complete - t.datetime_start).total_seconds() if (
             t.datetime_complete and t.datetime_start) else ''
         rows.append([t.number, t.state.name, '' if t.value is None else repr(float(t.value))]
                     + [repr(float(t.params[a.name])) if a.name in t.params else ''
-                       for a in axes] + [dur if dur == '' else f'{dur:.3f}'])
+                       for a in axes] + [dur if dur == '' else f'{dur:.3f}',
+                                         len(t.user_attrs.get('warnings', []))])
     return header, rows
 
 
