@@ -408,3 +408,19 @@ def test_reference_directory_scored_on_the_requested_scenarios(tmp_path):
     assert any('fewer than K = 3' in w for w in t.user_attrs['warnings']), t.user_attrs
     header, rows = core.trials_rows(study, axes)
     assert rows[0][header.index('warnings')] == len(t.user_attrs['warnings'])
+
+
+@pytest.mark.parametrize(
+    'url', ['foo://x', 'postgresql://u:secret@127.0.0.1:1/db', '/no/dir/x.db']
+)
+def test_cli_bad_storage_exit_2_before_out_is_touched(url, tmp_path):
+    """A storage that cannot be opened: one clear line (no password), exit 2, no OUT made."""
+    p = subprocess.run(
+        vepd('tune', '--model', 'ch_gauss', '--params', 'gauss_sigma_m', '--reference', 'rtk',
+             '--scenarios', 'straight', '--runs', '2', '--duration', '2', '--storage', url,
+             '--out', str(tmp_path / 'o')),
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert p.returncode == 2 and 'Traceback' not in p.stderr, p.stderr
+    assert '--storage' in p.stderr and 'secret' not in p.stderr
+    assert not (tmp_path / 'o').exists()

@@ -112,9 +112,12 @@ def run(args) -> int:
         judge=args.judge,
     )
     out = Path(args.out)
+    # a storage given is opened before OUT is touched: a bad URL leaves nothing behind
+    storage = core.make_storage(args.storage) if args.storage else None
     prepare_output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES,
                        info={'model': args.model, 'params': args.params})
-    storage = args.storage or str(out / 'study.db')
+    storage = storage or core.make_storage(out / 'study.db')
+    where = core.redact_url(storage.url)
     name = args.study_name or f'tune-{args.model}'
     t0 = time.perf_counter()
     n_here = 0
@@ -160,8 +163,7 @@ def run(args) -> int:
         'model': args.model,
         'reference': args.reference,
         'study_name': name,
-        'storage': storage if '://' not in storage or storage.startswith('sqlite') else
-        storage.split('://', 1)[0] + '://…',  # a server URL may hold a password
+        'storage': where,  # without a password
         'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log} for a in axes],
         'trials_complete': n_done,
         'trials_this_process': n_here,

@@ -344,19 +344,32 @@ def make_storage(url: str):
     ``mysql://`` URLs are passed to SQLAlchemy as they are.
     """
     import optuna
+    import sqlalchemy
 
     url = str(url)
     if '://' not in url:
         from pathlib import Path
 
         url = 'sqlite:///' + str(Path(url).resolve())
-    with warnings.catch_warnings():  # the heartbeat is 'experimental' in Optuna 5 (a warning)
-        warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
-        return optuna.storages.RDBStorage(
-            url,
-            heartbeat_interval=HEARTBEAT_INTERVAL_S,
-            grace_period=2 * HEARTBEAT_INTERVAL_S,
-        )
+    try:
+        with warnings.catch_warnings():  # the heartbeat is 'experimental' in Optuna 5 (a warning)
+            warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
+            return optuna.storages.RDBStorage(
+                url,
+                heartbeat_interval=HEARTBEAT_INTERVAL_S,
+                grace_period=2 * HEARTBEAT_INTERVAL_S,
+            )
+    except (ImportError, sqlalchemy.exc.SQLAlchemyError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f'--storage {redact_url(url)}: cannot open the study storage ({first}); expected a '
+            'SQLite file, sqlite:///PATH or postgresql://USER@HOST[:PORT]/DB'
+        ) from None
+
+
+def redact_url(url: str) -> str:
+    """Return a storage URL without its password (``user:secret@host`` → ``user:***@host``)."""
+    return re.sub(r'(://[^:/@]*):[^@/]*@', r'\1:***@', str(url))
 
 
 def make_sampler(name: str, seed: int):
