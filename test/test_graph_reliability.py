@@ -309,6 +309,16 @@ def test_sigkill_mid_batch_loses_no_completed_run_and_the_batch_resumes(
         assert spin_until(
             executor, lambda: all(_endpoint_gids(f.node, t) - old[t] for t in old), 20
         ), 'restarted recorder did not subscribe'
+        # and has the latched events of runs 1-3 (a late joiner's reliable reader gets them through
+        # DDS repair, which can take a heartbeat period; live events queue behind them)
+        assert spin_until(
+            executor,
+            lambda: (
+                f.diag_value('/recorder', 'run_events') == '5'
+                and f.diag_value('/recorder', 'truth_messages') == '0'
+            ),
+            20,
+        ), f.last_diag('/recorder')
         n_before = len(f.runs)
         f.samples(3, range(30, N_RUN))
         f.event('end', 3)
