@@ -259,6 +259,10 @@ def node_help(
     return '\n'.join(lines) + '\n'
 
 
+SHUTDOWN_STACKS_AFTER_S = 4.0
+"""A node still shutting down after this long prints its threads' stacks (launch waits 5 s)."""
+
+
 def _ignore_signals() -> None:
     """
     Ignore SIGINT and SIGTERM while the node shuts down.
@@ -339,6 +343,11 @@ def run_node(
             raise
         return 0  # a signal shut the context down during construction
     finally:
+        import faulthandler
+
+        # a shutdown that hangs (signals are ignored from here on, so launch ends up SIGKILLing
+        # the node) leaves the stacks of every thread on stderr, in the launch log, to find why
+        faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
         try:
             _ignore_signals()
             if node is not None:
@@ -349,6 +358,8 @@ def run_node(
             rclpy.try_shutdown()
         except KeyboardInterrupt:  # a signal that came before the handlers were replaced
             pass
+        finally:
+            faulthandler.cancel_dump_traceback_later()
 
 
 def drain_subscriptions(subscriptions: Iterable) -> int:
