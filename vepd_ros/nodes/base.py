@@ -13,6 +13,7 @@ stamp conversion, and counted, throttled warnings for dropped input.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -343,13 +344,11 @@ def run_node(
             raise
         return 0  # a signal shut the context down during construction
     finally:
-        import faulthandler
-
-        # a shutdown that hangs (signals are ignored from here on, so launch ends up SIGKILLing
-        # the node) leaves the stacks of every thread on stderr, in the launch log, to find why
-        faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
         try:
             _ignore_signals()
+            # a shutdown that hangs (signals are ignored from here on, so launch ends up
+            # SIGKILLing the node) leaves every thread's stack on stderr, in the launch log
+            faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
             if node is not None:
                 try:
                     node.destroy_node()
