@@ -30,8 +30,9 @@ import time
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
-from vepd_ros.judge.graph import circle_inputs, run_judge_batch  # noqa: E402
+from vepd_ros.judge.graph import run_judge_batch  # noqa: E402
 from vepd_ros.judge.registry import get_judge  # noqa: E402
+from vepd_ros.testing.judge_inputs import circle_inputs  # noqa: E402
 
 DURATION = 30.0
 EKF = ROOT / 'config' / 'ekf.yaml'

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 from vepd_ros.runs import BatchWriter, read_run  # noqa: E402
-from vepd_ros.runs.synthetic import synthetic_run  # noqa: E402
+from vepd_ros.testing.synthetic_runs import synthetic_run  # noqa: E402
 
 SCEN = ('straight', 'circle', 'sine')
 

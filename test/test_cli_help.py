@@ -19,7 +19,7 @@ import sys
 
 import pytest
 from vepd_ros.cli import main
-from vepd_ros.runs.synthetic import write_synthetic_root
+from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from vepd_ros.cli import main
-from vepd_ros.runs.synthetic import write_synthetic_root
+from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
 
 @pytest.fixture(scope='module')

@@ -26,7 +26,7 @@ LABELS = ('ch_gauss', 'ch_rw')
 
 def _write_batches(root):
     from vepd_ros.runs.layout import BatchWriter
-    from vepd_ros.runs.synthetic import synthetic_run
+    from vepd_ros.testing.synthetic_runs import synthetic_run
 
     rng = np.random.default_rng(11)
     events = []
@@ -60,7 +60,8 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     from std_msgs.msg import String
     from vepd_ros.metrics.evaluator import evaluate_root
     from vepd_ros.nodes.base import EVENT_QOS
-    from vepd_ros.nodes.evaluator_node import EvaluatorNode, RESULT_TOPIC
+    from vepd_ros.nodes.evaluator_node import EvaluatorNode
+    from vepd_ros.streams import TOPIC_RESULT
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
 
     root = tmp_path / 'batches'
@@ -79,12 +80,12 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     pub = test.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
     results = []
     test.create_subscription(
-        String, RESULT_TOPIC, lambda m: results.append(json.loads(m.data)), EVENT_QOS
+        String, TOPIC_RESULT, lambda m: results.append(json.loads(m.data)), EVENT_QOS
     )
     for n in (node, test):
         executor.add_node(n)
     assert spin_until(
-        executor, lambda: pub.get_subscription_count() and test.count_publishers(RESULT_TOPIC), 10
+        executor, lambda: pub.get_subscription_count() and test.count_publishers(TOPIC_RESULT), 10
     )
 
     # the reference last but one run: nothing is evaluated before every batch holds K runs of every

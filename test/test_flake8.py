@@ -15,9 +15,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.flake8
 @pytest.mark.linter
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason='the tree is not yet ament-conformant (issue 12)'
-)
 def test_flake8(monkeypatch):
     """No flake8 error under ament_flake8.ini (99 columns, single quotes, google import order)."""
     main_with_errors = pytest.importorskip(

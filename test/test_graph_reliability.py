@@ -144,6 +144,12 @@ class Feeder:
 
     def full_run(self, j):
         self.event('start', j)
+        # the start event and the samples travel on different topics: under load DDS may deliver
+        # the event after a burst of samples (the recorder then rightly refuses the run), so give
+        # it a moment first, as truth_node's paced steps do
+        deadline = time.monotonic() + 0.3
+        while time.monotonic() < deadline:
+            self.ex.spin_once(timeout_sec=0.01)
         self.samples(j, range(N_RUN), pre_gap=True)
         self.event('end', j)
 
@@ -303,6 +309,16 @@ def test_sigkill_mid_batch_loses_no_completed_run_and_the_batch_resumes(
         assert spin_until(
             executor, lambda: all(_endpoint_gids(f.node, t) - old[t] for t in old), 20
         ), 'restarted recorder did not subscribe'
+        # and has the latched events of runs 1-3 (a late joiner's reliable reader gets them through
+        # DDS repair, which can take a heartbeat period; live events queue behind them)
+        assert spin_until(
+            executor,
+            lambda: (
+                f.diag_value('/recorder', 'run_events') == '5'
+                and f.diag_value('/recorder', 'truth_messages') == '0'
+            ),
+            20,
+        ), f.last_diag('/recorder')
         n_before = len(f.runs)
         f.samples(3, range(30, N_RUN))
         f.event('end', 3)

@@ -175,7 +175,7 @@ def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path
     17 s of white noise: N is resolved; bias instability, its time and K are not and are not
     written.
     """
-    from vepd_ros.models.calibration import read_node_params
+    from vepd_ros.judge.params_file import node_section
 
     p, out = tmp_path / 'imu.csv', tmp_path / 'imu.yaml'
     _imu_csv(p, np.arange(1700) / 100.0)
@@ -186,7 +186,7 @@ def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path
     text = capsys.readouterr().out
     assert '{' not in text and '\\u' not in text  # a table, not raw JSON
     assert 'gyro_bias_instability: needs a static record of >= 3600 s' in text
-    params = read_node_params(out, 'imu_noise_node')
+    params = node_section(out, 'imu_noise_node')
     assert 'gyro_arw' in params and 'acc_vrw' in params
     unresolved = {
         'gyro_bias_instability',

@@ -38,7 +38,7 @@ from vepd_ros.runs.safety import (
     prepare_output_dir,
     safe_component,
 )
-from vepd_ros.runs.synthetic import synthetic_run
+from vepd_ros.testing.synthetic_runs import synthetic_run
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = [
@@ -316,7 +316,7 @@ def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, c
     the user's files is refused before anything is computed or written; its own output is
     rewritten.
     """
-    from vepd_ros.runs.synthetic import write_synthetic_root
+    from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
     root = write_synthetic_root(
         tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('AirSim_results',)

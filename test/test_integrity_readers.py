@@ -26,7 +26,7 @@ from vepd_ros.metrics.evaluator import coverage_exclusion, evaluate_root, Evalua
 from vepd_ros.runs.format import read_run, RunFileError, RunRecord, write_run
 from vepd_ros.runs.layout import MAX_RUN_INDEX, missing_indices, scan_batch_dir
 from vepd_ros.runs.safety import prepare_output_dir
-from vepd_ros.runs.synthetic import synthetic_run, write_authors_csv, write_synthetic_root
+from vepd_ros.testing.synthetic_runs import synthetic_run, write_authors_csv, write_synthetic_root
 
 
 @pytest.fixture
@@ -360,7 +360,7 @@ def test_empty_padding_needs_no_slow_parse(tmp_path):
     rec = RunRecord(np.arange(5.0), np.ones(5), np.arange(3.0), np.ones(3))
     p = write_run(tmp_path / 'circle_1.csv', rec)
     calls = []
-    orig = fmt._NUMBER_RE
+    orig = fmt.NUMBER_RE
     try:
 
         class Spy:
@@ -369,8 +369,8 @@ def test_empty_padding_needs_no_slow_parse(tmp_path):
                 calls.append(s)
                 return orig.fullmatch(s)
 
-        fmt._NUMBER_RE = Spy()
+        fmt.NUMBER_RE = Spy()
         read_run(p)
     finally:
-        fmt._NUMBER_RE = orig
+        fmt.NUMBER_RE = orig
     assert calls == []

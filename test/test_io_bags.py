@@ -20,7 +20,10 @@ import sqlite3
 import numpy as np
 import pytest
 from vepd_ros.io import bags as B
+from vepd_ros.io import calibration_logs
+from vepd_ros.io import cdr
 from vepd_ros.io.write_bag import write_bag
+from vepd_ros.streams import NS
 
 T0 = 1_700_000_000_000_000_000
 
@@ -58,7 +61,7 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     with B.Bag(path) as bag:
         info = bag.info()
-        assert info.format == 'ros1'
+        assert info.storage == 'ros1'
         assert {(t.name, t.msgtype, t.count) for t in info.topics} == {
             ('/fix', 'sensor_msgs/msg/NavSatFix', 989),
             ('/imu/data', 'sensor_msgs/msg/Imu', 11865),
@@ -79,10 +82,10 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
 
 def test_calibration_windows_from_test1(shared_data):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
-    g = B.read_gps_arrays(path, '/fix', 0.0, 10.0)
+    g = calibration_logs.read_gps_arrays(path, '/fix', 0.0, 10.0)
     assert 20 <= len(g.t) <= 30 and np.all(g.arrival_t <= 10.0 + 1e-9)  # 2.5 Hz for 10 s
     assert g.sigma_h == pytest.approx(np.full(len(g.t), 0.9))  # sqrt(0.81)
-    i = B.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
+    i = calibration_logs.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
     assert 290 <= len(i.t) <= 310
     assert np.linalg.norm(i.accel, axis=1).mean() == pytest.approx(
         9.8, abs=0.2
@@ -92,7 +95,7 @@ def test_calibration_windows_from_test1(shared_data):
         path,
         ['/fix'],
         start_ns=B.bag_info(path).start_ns,
-        stop_ns=B.bag_info(path).start_ns + B.NS,
+        stop_ns=B.bag_info(path).start_ns + NS,
     )
     assert rows and all(isinstance(B.stamp_s(m), float) for _, m in rows)
 
@@ -216,7 +219,7 @@ def test_truncated_ros1_bag(shared_data, tmp_path):
     bad = tmp_path / 'half.bag'
     bad.write_bytes(src.read_bytes()[: src.stat().st_size // 2])
     with pytest.raises(B.BagOpenError, match='half.bag'):
-        B.Bag(bad).open()
+        B.Bag(bad).open_reader()
 
 
 def test_not_a_bag(tmp_path):
@@ -294,8 +297,8 @@ def test_flat_decoders_equal_the_typestore(frame):
     ts = get_typestore(Stores.ROS2_KILTED)
     imu, fix = _imu_fix_msgs(ts, frame)
     for msg, flat, obj in (
-        (imu, B.flat_imu, B.flat_imu_from_message),
-        (fix, B.flat_navsatfix, B.flat_navsatfix_from_message),
+        (imu, cdr.flat_imu, B.flat_imu_from_message),
+        (fix, cdr.flat_navsatfix, B.flat_navsatfix_from_message),
     ):
         raw = bytes(ts.serialize_cdr(msg, msg.__msgtype__))
         dec = ts.deserialize_cdr(raw, msg.__msgtype__)
@@ -320,7 +323,7 @@ def test_flat_reading_equals_message_objects(art_bag, monkeypatch):
     bag, _ = art_bag
     prof = get_profile('art')
     fast = read_bag_streams(bag, prof)
-    monkeypatch.setattr(B, '_FLAT', {})  # no flat decoder: objects
+    monkeypatch.setattr(cdr, 'FLAT', {})  # no flat decoder: objects
     slow = read_bag_streams(bag, prof)
     for name in ('imu', 'gps'):
         a, b = getattr(fast, name), getattr(slow, name)
@@ -360,8 +363,8 @@ def test_no_flat_decoder_for_a_definition_that_is_not_the_stock_one():
     from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 
     stock = get_typestore(Stores.ROS2_KILTED)
-    assert B._flat_decoder(stock, 'sensor_msgs/msg/Imu') is B.flat_imu
-    assert B._flat_decoder(stock, 'sensor_msgs/msg/NavSatFix') is B.flat_navsatfix
+    assert B._flat_decoder(stock, 'sensor_msgs/msg/Imu') is cdr.flat_imu
+    assert B._flat_decoder(stock, 'sensor_msgs/msg/NavSatFix') is cdr.flat_navsatfix
     assert B._flat_decoder(stock, 'nav_msgs/msg/Odometry') is None
     for name, text in (
         ('sensor_msgs/msg/Imu', 'std_msgs/Header header\nfloat64 x\n'),

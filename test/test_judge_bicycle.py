@@ -20,9 +20,9 @@ from vepd_ros.judge.bicycle import (
     load_bicycle_params,
     run_bicycle_batch,
 )
-from vepd_ros.judge.graph import circle_inputs
 from vepd_ros.judge.registry import get_judge, JUDGES
 from vepd_ros.params import ParameterError
+from vepd_ros.testing.judge_inputs import circle_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 

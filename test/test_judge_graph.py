@@ -16,13 +16,13 @@ from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import run_schedule
 from vepd_ros.judge.graph import (
     _ControlledEkf,
-    circle_inputs,
     JudgeParams,
     load_judge_params,
     run_graph,
     run_judge_batch,
 )
 from vepd_ros.judge.measurements import MeasurementBuilder
+from vepd_ros.testing.judge_inputs import circle_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 EKF_YAML = REPO / 'config' / 'ekf.yaml'

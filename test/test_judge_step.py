@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from vepd_ros.judge.graph import circle_inputs
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.pipelines.judge_step import judge
 from vepd_ros.streams import JudgeResult, Stream
+from vepd_ros.testing.judge_inputs import circle_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 EKF, NAVSAT = REPO / 'config' / 'ekf.yaml', REPO / 'config' / 'navsat.yaml'

@@ -33,7 +33,7 @@ from vepd_ros.metrics import (
     wasserstein_weighted_batch,
 )
 from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
-from vepd_ros.runs.synthetic import AUTHORS_FOLDERS, synthetic_run, write_synthetic_root
+from vepd_ros.testing.synthetic_runs import AUTHORS_FOLDERS, synthetic_run, write_synthetic_root
 
 
 # ------------------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def test_their_reader_bug_is_not_reproduced(tmp_path):
     0.0 (the authors' reader) desynchronises times and speeds; we keep every true sample.
     """
     from vepd_ros.runs import read_run
-    from vepd_ros.runs.synthetic import write_authors_csv
+    from vepd_ros.testing.synthetic_runs import write_authors_csv
 
     rng = np.random.default_rng(0)
     rec = synthetic_run(rng, 'path', 10.0)

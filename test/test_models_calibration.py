@@ -16,12 +16,14 @@ import csv
 import numpy as np
 import pytest
 from vepd_ros.cli import main as vepd
+from vepd_ros.io import calibration_logs as L
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.models import calibration as C
 from vepd_ros.models.gps import make_gps_model
 
 
 def test_gps_fit_on_real_rtk_fixed_nmea(shared_data):
-    log = C.read_gps_log(shared_data / 'real/nmea_rtk_fixed_static/nmea.log')
+    log = L.read_gps_log(shared_data / 'real/nmea_rtk_fixed_static/nmea.log')
     assert len(log.t_s) == 120 and log.t_s[-1] == pytest.approx(59.5)
     assert np.all(log.quality == 4) and 0.47 <= np.nanmin(log.hdop) and np.nanmax(log.hdop) <= 0.51
     fit = C.fit_gps(log)
@@ -40,7 +42,7 @@ def test_gps_fit_on_real_rtk_fixed_nmea(shared_data):
 
 
 def test_gps_fit_on_real_ubx_m8(shared_data):
-    log = C.read_gps_log(shared_data / 'real/ubx_m8_static/pygpsdata-MIXED.log')
+    log = L.read_gps_log(shared_data / 'real/ubx_m8_static/pygpsdata-MIXED.log')
     assert len(log.t_s) == 39 and np.all(log.quality == 3)
     fit = C.fit_gps(log)
     np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], [0.493, 0.351, 1.570], atol=2e-3)
@@ -49,7 +51,7 @@ def test_gps_fit_on_real_ubx_m8(shared_data):
 
 
 def test_imu_fit_on_real_xio_static_segment(shared_data):
-    log = C.read_imu_log(shared_data / 'real/xio_imu_handheld/sensor_data.csv')
+    log = L.read_imu_log(shared_data / 'real/xio_imu_handheld/sensor_data.csv')
     assert log.gyro.shape == (13514, 3)
     assert np.median(log.acc[:500, 2]) == pytest.approx(9.8, abs=0.1)  # g → m/s², at rest
     fit = C.fit_imu(log)
@@ -88,14 +90,14 @@ def test_rw_fit_from_a_simulated_standstill_log(tmp_path):
         w.writerow(['t', 'lat', 'lon', 'alt', 'hdop'])
         for row in zip(t, lat, lon, alt, np.full(len(t), 0.6)):
             w.writerow([repr(float(x)) for x in row])
-    fit = C.fit_gps(C.read_gps_log(path))
+    fit = C.fit_gps(L.read_gps_log(path))
     np.testing.assert_allclose(fit['ch_gauss']['gauss_sigma_m'], 0.02, rtol=0.05)
     assert fit['ch_rw']['rw_sigma'] == pytest.approx(
         0.02 * np.sqrt(6), rel=0.05
     )  # Δ² of white noise
     out = tmp_path / 'gps.yaml'
     assert vepd(['calibrate', 'gps', str(path), '--model', 'ch_gauss', '--out', str(out)]) == 0
-    assert C.read_node_params(out, 'gps_noise_node')['model'] == 'ch_gauss'
+    assert node_section(out, 'gps_noise_node')['model'] == 'ch_gauss'
 
 
 def test_bag_without_reader_gives_a_clear_error(tmp_path):
@@ -105,7 +107,7 @@ def test_bag_without_reader_gives_a_clear_error(tmp_path):
         from vepd_ros.io import bags  # noqa: F401
     except ImportError:
         with pytest.raises(ValueError, match='vepd_ros.io.bags'):
-            C.read_gps_log(bag)
+            L.read_gps_log(bag)
 
 
 def test_sensors_simulate_cli_writes_the_library_numbers(tmp_path):
@@ -168,7 +170,8 @@ def test_gps_calibration_on_a_bag_standstill_window(shared_data, tmp_path):
     `vepd calibrate gps BAG --topic /fix --segment A B`: a bag and a standstill time range
     (test1.bag's /fix).
     """
-    from vepd_ros.models.calibration import fit_gps, read_gps_log
+    from vepd_ros.io.calibration_logs import read_gps_log
+    from vepd_ros.models.calibration import fit_gps
 
     log = read_gps_log(shared_data / 'robot_localization_tests' / 'test1.bag', '/fix')
     win = log.window(0.0, 20.0)

@@ -135,7 +135,7 @@ def test_colcon_build_gives_a_complete_install_space(tmp_path, flavour):
 
     if flavour == 'venv':
         # colcon test runs pytest (setup.py's test extra) on the ament linters and on the
-        # executables of the install space it puts first on AMENT_PREFIX_PATH (xfail: skipped).
+        # executables of the install space it puts first on AMENT_PREFIX_PATH: all must pass.
         tests = [
             'test/test_copyright.py',
             'test/test_flake8.py',

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from vepd_ros.cli import main
-from vepd_ros.runs.synthetic import write_synthetic_root
+from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
 
 def test_report_on_authors_layout(tmp_path, capsys):

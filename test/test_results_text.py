@@ -37,7 +37,7 @@ from vepd_ros.report.explain import (
     reference_name,
 )
 from vepd_ros.runs.format import read_run
-from vepd_ros.runs.synthetic import write_synthetic_root
+from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
 # The paper's HTML conversion (its tables are one row per line there).
 PAPER = Path(__file__).resolve().parents[2] / 'shared' / 'seeds' / '000_c8a51eacde1a28e1.txt'

@@ -26,7 +26,7 @@ import pytest
 from vepd_ros.metrics.evaluator import evaluate_root
 from vepd_ros.runs import BatchWriter, read_run, RunFileError, RunRecord, scan_root, write_run
 from vepd_ros.runs.format import trailing_padding_start
-from vepd_ros.runs.synthetic import synthetic_run, write_authors_csv, write_synthetic_root
+from vepd_ros.testing.synthetic_runs import synthetic_run, write_authors_csv, write_synthetic_root
 
 REPO = Path(__file__).resolve().parents[1]
 

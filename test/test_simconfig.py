@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from vepd_ros.io.simconfig import read_carla, read_matlab, read_sdf
-from vepd_ros.models.calibration import read_node_params
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.models.gps import make_gps_model
 from vepd_ros.models.imu import make_imu_model, static_truth
 
@@ -184,9 +184,9 @@ def test_cli_from_sdf_writes_the_yaml_the_nodes_read(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "GPS sensor 'navsat' (line 5): model gz_navsat, 5 Hz" in res.stdout
     assert 'DEGREES' in res.stderr
-    gps = read_node_params(out, 'gps_noise_node')
+    gps = node_section(out, 'gps_noise_node')
     assert gps['model'] == 'gz_navsat' and gps['rate_hz'] == 5.0
-    assert read_node_params(out, 'imu_noise_node')['model'] == 'gz_imu'
+    assert node_section(out, 'imu_noise_node')['model'] == 'gz_imu'
     sim_out = tmp_path / 'sim'
     res = _vepd('sensors', 'simulate', '--gps-params', out, '--imu-params', out,
                 '--duration', 3, '--out', sim_out)
@@ -288,7 +288,7 @@ def test_cli_from_matlab_writes_the_imu_node_parameters(tmp_path):
     res = _vepd('sensors', 'from-matlab', _write(tmp_path, 'm.yaml', MATLAB_IMU_YAML),
                 '--out', out)
     assert res.returncode == 0, res.stderr
-    imu = read_node_params(out, 'imu_noise_node')
+    imu = node_section(out, 'imu_noise_node')
     assert (imu['model'], imu['rate_hz']) == ('matlab_imu', 200.0)
     assert imu['Gyroscope.NoiseType'] == 'single-sided'
     res = _vepd('sensors', 'from-matlab', _write(tmp_path, 'bad.yaml',

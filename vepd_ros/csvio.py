@@ -15,7 +15,13 @@ say ``FILE, line N`` as an editor shows it.
 from __future__ import annotations
 
 import csv
+import re
 from typing import Iterable
+
+NUMBER_RE = re.compile(
+    r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)', re.I | re.A
+)
+"""One number in a CSV cell (decimal, exponent, nan/inf; ASCII): run files, calibration logs."""
 
 
 def nonblank_rows(lines: Iterable[str]) -> tuple[list[list[str]], list[int]]:

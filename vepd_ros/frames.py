@@ -15,6 +15,7 @@ All functions accept scalars or arrays with the angle/quaternion axis last.
 from __future__ import annotations
 
 import numpy as np
+from vepd_ros.streams import NS
 
 GRAVITY_MPS2 = 9.80665
 """
@@ -22,8 +23,6 @@ Standard gravity (m/s²).
 
 robot_localization's ``gravitational_acceleration`` default and REP-145.
 """
-
-NS_PER_S = 1_000_000_000
 
 
 def wrap_angle(a):
@@ -83,6 +82,53 @@ def rotation_matrix_from_quaternion(q):
     )
 
 
+def quat_matrix(q: np.ndarray) -> np.ndarray:
+    """
+    Return the rotation matrix of quaternions (x, y, z, w) as tf2 builds it.
+
+    Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
+    setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays
+    NaN.
+    """
+    q = np.asarray(q, float)
+    if q.size == 4:  # one quaternion: the same operations on Python floats (bit for bit)
+        x, y, z, w = q.ravel().tolist()
+        if x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0:
+            x, y, z, w = 0.0, 0.0, 0.0, 1.0
+        s = 2.0 / (x * x + y * y + z * z + w * w)
+        xs, ys, zs = x * s, y * s, z * s
+        wx, wy, wz = w * xs, w * ys, w * zs
+        xx, xy, xz = x * xs, x * ys, x * zs
+        yy, yz, zz = y * ys, y * zs, z * zs
+        return np.array(
+            [
+                1 - (yy + zz),
+                xy - wz,
+                xz + wy,
+                xy + wz,
+                1 - (xx + zz),
+                yz - wx,
+                xz - wy,
+                yz + wx,
+                1 - (xx + yy),
+            ]
+        ).reshape(q.shape[:-1] + (3, 3))
+    zero = np.all(q == 0.0, axis=-1, keepdims=True)
+    q = np.where(zero, np.array([0.0, 0.0, 0.0, 1.0]), q)
+    n2 = np.sum(q * q, axis=-1)
+    s = 2.0 / n2
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    xs, ys, zs = x * s, y * s, z * s
+    wx, wy, wz = w * xs, w * ys, w * zs
+    xx, xy, xz = x * xs, x * ys, x * zs
+    yy, yz, zz = y * ys, y * zs, z * zs
+    R = np.empty(q.shape[:-1] + (3, 3))
+    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - (yy + zz), xy - wz, xz + wy
+    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = xy + wz, 1 - (xx + zz), yz - wx
+    R[..., 2, 0], R[..., 2, 1], R[..., 2, 2] = xz - wy, yz + wx, 1 - (xx + yy)
+    return R
+
+
 def rpy_from_rotation_matrix(m):
     """(roll, pitch, yaw) of a rotation matrix by tf2's ``Matrix3x3::getRPY`` (solution 1)."""
     m = np.asarray(m, dtype=float)
@@ -116,8 +162,8 @@ def rpy_from_quaternion(q):
 
 def seconds_to_ns(t_s) -> int:
     """Seconds (float) → integer nanoseconds, rounded to the nearest ns."""
-    return int(round(float(t_s) * NS_PER_S))
+    return int(round(float(t_s) * NS))
 
 
 def ns_to_seconds(t_ns: int) -> float:
-    return t_ns / NS_PER_S
+    return t_ns / NS

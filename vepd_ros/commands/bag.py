@@ -306,12 +306,12 @@ def run(args) -> int:
     existing = {}
     folder = out / 'Real' if args.side == 'real' else out / 'Sim' / label
     if folder.is_dir() and not args.overwrite:
-        import re
+        from vepd_ros.runs.layout import RUN_FILE_RE
 
         for f in folder.glob('*.csv'):
-            m = re.match(r'^(?P<s>.+)_(?P<j>\d+)\.csv$', f.name)
+            m = RUN_FILE_RE.match(f.name)
             if m:
-                existing[m['s']] = max(existing.get(m['s'], 0), int(m['j']))
+                existing[m['scenario']] = max(existing.get(m['scenario'], 0), int(m['j']))
     j_next = {s: j + 1 for s, j in existing.items()}
     from vepd_ros.progress import progress_bar
 

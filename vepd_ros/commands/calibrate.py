@@ -132,12 +132,8 @@ _UNITS = {
 def gps(args) -> int:
     import json
 
-    from vepd_ros.models.calibration import (
-        fit_gps,
-        node_params_yaml,
-        read_gps_log,
-        write_params_file,
-    )
+    from vepd_ros.io.calibration_logs import read_gps_log
+    from vepd_ros.models.calibration import fit_gps, node_params_yaml, write_params_file
     from vepd_ros.models.gps import gps_model_params, parse_gps_model
 
     spec = parse_gps_model(args.model)
@@ -189,12 +185,8 @@ def imu(args) -> int:
     import json
 
     import numpy as np
-    from vepd_ros.models.calibration import (
-        fit_imu,
-        node_params_yaml,
-        read_imu_log,
-        write_params_file,
-    )
+    from vepd_ros.io.calibration_logs import read_imu_log
+    from vepd_ros.models.calibration import fit_imu, node_params_yaml, write_params_file
     from vepd_ros.progress import progress_bar
 
     log = read_imu_log(args.file, args.topic)

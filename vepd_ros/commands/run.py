@@ -273,9 +273,9 @@ def _say(text: str) -> None:
 
 
 def _result_topic() -> str:
-    from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
+    from vepd_ros.streams import TOPIC_RESULT
 
-    return RESULT_TOPIC
+    return TOPIC_RESULT
 
 
 def _output_dir(nodes) -> str | None:
@@ -378,11 +378,11 @@ def choose_domain(explicit: int | None) -> Domain:
 def _result_listener(node, box: dict):
     from std_msgs.msg import String
     from vepd_ros.nodes.base import EVENT_QOS
-    from vepd_ros.nodes.evaluator_node import RESULT_TOPIC
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+    from vepd_ros.streams import TOPIC_RESULT
 
     node.create_subscription(
-        String, RESULT_TOPIC, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS
+        String, TOPIC_RESULT, lambda m: box.setdefault('result', json.loads(m.data)), EVENT_QOS
     )
     node.create_subscription(
         String,

@@ -131,7 +131,7 @@ def register(sub):
 def simulate(args) -> int:
     import sys
 
-    from vepd_ros.models.calibration import read_node_params
+    from vepd_ros.judge.params_file import node_section as read_node_params
     from vepd_ros.models.geodesy import DEFAULT_DATUM
     from vepd_ros.models.gps import gps_model_params, make_gps_model
     from vepd_ros.models.imu import imu_model_params, make_imu_model
@@ -265,7 +265,7 @@ def from_config(args) -> int:
     """Read a simulator's sensor configuration; print the models; write their parameters YAML."""
     import sys
 
-    from vepd_ros.io.simconfig import READERS
+    from vepd_ros.io.simconfig import NODE_OF_KIND, READERS
     from vepd_ros.models.calibration import node_params_yaml, write_params_file
     from vepd_ros.models.gps import make_gps_model
     from vepd_ros.models.imu import make_imu_model
@@ -282,7 +282,7 @@ def from_config(args) -> int:
     for c in chosen:
         # building the model checks every value against the model's own declarations
         (make_gps_model if c.kind == 'gps' else make_imu_model)(c.model, 0, **c.params)
-        node = 'gps_noise_node' if c.kind == 'gps' else 'imu_noise_node'
+        node = NODE_OF_KIND[c.kind]
         for k, v in c.params.items():
             print(f'    {k} = {v}')
         for w in c.warnings:
@@ -293,5 +293,5 @@ def from_config(args) -> int:
         header = f'# vepd sensors from-{args.config_format} {args.file}\n'
         write_params_file(args.out, header, text)
         print(f'wrote {args.out} (' + ', '.join(
-            'gps_noise_node' if c.kind == 'gps' else 'imu_noise_node' for c in chosen) + ')')
+            NODE_OF_KIND[c.kind] for c in chosen) + ')')
     return 0

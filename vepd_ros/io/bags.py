@@ -19,9 +19,6 @@ Every failure is a :class:`BagError` (a ``ValueError``) naming the file and, whe
 topic and type: :class:`BagOpenError` (not a bag, truncated index/metadata, unsupported storage),
 :class:`CorruptBagError` (a record or message that fails to read or decode, fewer messages than the
 metadata promises), :class:`MissingTopicError`, :class:`UnknownTypeError`.
-
-Calibration helpers ``read_gps_arrays`` / ``read_imu_arrays`` return plain numpy arrays of a time
-window of ``/fix`` (NavSatFix) and ``/imu`` (Imu) for ``vepd calibrate``.
 """
 
 from __future__ import annotations
@@ -29,12 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import functools
 from pathlib import Path
-import struct
 from typing import Iterable, Iterator
 
-import numpy as np
-
-NS = 1_000_000_000
+from vepd_ros.io import cdr
+from vepd_ros.streams import NS
 
 
 class BagError(ValueError):
@@ -77,7 +72,7 @@ class TopicInfo:
 @dataclass
 class BagInfo:
     path: Path
-    format: str  # 'ros1', 'sqlite3' or 'mcap'
+    storage: str  # 'ros1', 'sqlite3' or 'mcap'
     start_ns: int
     end_ns: int
     topics: list[TopicInfo] = field(default_factory=list)
@@ -155,7 +150,7 @@ class Bag:
         self._conns: dict[str, list] = {}
 
     # --- opening -------------------------------------------------------------------------------
-    def open(self) -> 'Bag':
+    def open_reader(self) -> 'Bag':
         try:
             if self.format == 'ros1':
                 from rosbags.rosbag1 import Reader
@@ -193,7 +188,7 @@ class Bag:
                 self._reader = None
 
     def __enter__(self) -> 'Bag':
-        return self.open() if self._reader is None else self
+        return self.open_reader() if self._reader is None else self
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -361,9 +356,9 @@ class Bag:
 
         ``start_ns``/``stop_ns`` bound arrival time (absolute ns, stop exclusive). With no bounds
         the number read per topic is checked against the bag's index/metadata (a short read means a
-        truncated bag). Topics in ``flat`` of a type in ``FLAT_TYPES`` yield, where the message
-        allows it (ROS 2 little-endian CDR, the stock definition), the tuple of ``flat_imu`` /
-        ``flat_navsatfix`` instead of a message object — the same numbers without building the
+        truncated bag). Topics in ``flat`` of a type in ``cdr.FLAT_TYPES`` yield, where the message
+        allows it (ROS 2 little-endian CDR, the stock definition), the tuple of ``cdr.flat_imu`` /
+        ``cdr.flat_navsatfix`` instead of a message object — the same numbers without building the
         object.
         """
         topics = list(dict.fromkeys(topics))
@@ -462,74 +457,8 @@ def _type_closure(roots, sources) -> set:
     return seen
 
 
-# --- flat decoding of the high-rate sensor messages
-# ------------------------------------------------
-_IMU_DOUBLES = 4 + 9 + 3 + 9 + 3 + 9  # orientation, its covariance, ω, cov, a, cov
-_STAMP_LEN = struct.Struct('<iII')  # header.stamp sec, nanosec; frame_id length
-_IMU_VALUES = struct.Struct(f'<{_IMU_DOUBLES}d')
-_FIX_STATUS = struct.Struct('<b')
-_FIX_SERVICE = struct.Struct('<H')
-_FIX_VALUES = struct.Struct('<12dB')  # latitude, longitude, altitude, covariance, its type
-FLAT_TYPES = ('sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix')
-
-
-def flat_imu(raw):
-    """
-    Decode a little-endian CDR sensor_msgs/Imu without the typestore.
-
-    A sensor_msgs/Imu in little-endian CDR as (stamp_ns, frame_id, 37 floats: orientation x y z w,
-    its covariance, angular_velocity, its covariance, linear_acceleration, its covariance); None if
-    the bytes do not have exactly that layout (the caller then uses the typestore). Offsets count
-    from the CDR body (after the 4-byte encapsulation header), where CDR aligns each value to its
-    size.
-    """
-    n = len(raw)
-    if n < 16 or raw[0] != 0 or raw[1] != 1:  # little-endian plain CDR only
-        return None
-    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)  # header.stamp, frame_id length (with its NUL)
-    o = (12 + ln + 7) & ~7  # doubles start 8-aligned after frame_id
-    end = 4 + o + 8 * _IMU_DOUBLES
-    if ln < 1 or not end <= n <= end + 3:  # up to 3 bytes of padding, as rosbags accepts
-        return None
-    return sec * NS + nsec, bytes(raw[16: 15 + ln]).decode(), _IMU_VALUES.unpack_from(raw, 4 + o)
-
-
-def flat_navsatfix(raw):
-    """
-    Decode a little-endian CDR sensor_msgs/NavSatFix without the typestore.
-
-    A sensor_msgs/NavSatFix in little-endian CDR as (stamp_ns, frame_id, status, service, latitude,
-    longitude, altitude, covariance 9 floats, covariance type); None if the layout differs.
-    """
-    n = len(raw)
-    if n < 16 or raw[0] != 0 or raw[1] != 1:
-        return None
-    sec, nsec, ln = _STAMP_LEN.unpack_from(raw, 4)
-    o = 12 + ln  # status.status (int8)
-    o2 = (o + 1 + 1) & ~1  # status.service (uint16)
-    o3 = (o2 + 2 + 7) & ~7  # latitude ... (float64), then the uint8 type
-    end = 4 + o3 + 8 * 12 + 1
-    if ln < 1 or not end <= n <= end + 3:
-        return None
-    v = _FIX_VALUES.unpack_from(raw, 4 + o3)
-    return (
-        sec * NS + nsec,
-        bytes(raw[16: 15 + ln]).decode(),
-        _FIX_STATUS.unpack_from(raw, 4 + o)[0],
-        _FIX_SERVICE.unpack_from(raw, 4 + o2)[0],
-        v[0],
-        v[1],
-        v[2],
-        v[3:12],
-        v[12],
-    )
-
-
-_FLAT = {'sensor_msgs/msg/Imu': flat_imu, 'sensor_msgs/msg/NavSatFix': flat_navsatfix}
-
-
 def flat_imu_from_message(m) -> tuple:
-    """Flatten an Imu message object (rosbags or rclpy) to the layout of ``flat_imu``."""
+    """Flatten an Imu message object (rosbags or rclpy) to the layout of ``cdr.flat_imu``."""
     o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
     return (
         stamp_ns(m),
@@ -553,7 +482,7 @@ def flat_imu_from_message(m) -> tuple:
 
 
 def flat_navsatfix_from_message(m) -> tuple:
-    """Flatten a NavSatFix message object to the layout of ``flat_navsatfix``."""
+    """Flatten a NavSatFix message object to the layout of ``cdr.flat_navsatfix``."""
     return (
         stamp_ns(m),
         m.header.frame_id,
@@ -574,7 +503,7 @@ def _flat_decoder(ts, msgtype: str):
     The flat decoder of ``msgtype`` when the typestore defines it (and what it contains) exactly as
     the stock ROS 2 store does, else None.
     """
-    f = _FLAT.get(msgtype)
+    f = cdr.FLAT.get(msgtype)
     if f is None:
         return None
     stock = _ros2_fielddefs()
@@ -589,7 +518,7 @@ def _flat_decoder(ts, msgtype: str):
 
 def open_bag(path, **kw) -> Bag:
     """Open a bag, to use as a context manager (``with ... as bag:``)."""
-    return Bag(path, **kw).open()
+    return Bag(path, **kw).open_reader()
 
 
 def bag_info(path) -> BagInfo:
@@ -627,157 +556,3 @@ def stamp_s(msg) -> float:
     """Header stamp of a message in seconds (float)."""
     s = msg.header.stamp
     return int(s.sec) + int(s.nanosec) * 1e-9
-
-
-# --- calibration helpers (vepd calibrate --bag) --------------------------------------------------
-@dataclass
-class GpsArrays:
-    """A window of NavSatFix messages as arrays (t in s; ``time_base`` says which clock)."""
-
-    t: np.ndarray
-    arrival_t: np.ndarray
-    lat: np.ndarray
-    lon: np.ndarray
-    alt: np.ndarray
-    status: np.ndarray  # NavSatStatus.status (-1 no fix, 0 fix, 1 SBAS, 2 GBAS)
-    covariance: np.ndarray  # (n, 9) row-major ENU covariance, m²
-    covariance_type: np.ndarray
-    frame_id: str = ''
-
-    @property
-    def sigma_h(self) -> np.ndarray:
-        """
-        Return the horizontal 1-sigma implied by the covariance.
-
-        Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish'
-        value).
-        """
-        return np.sqrt(0.5 * (self.covariance[:, 0] + self.covariance[:, 4]))
-
-
-@dataclass
-class ImuArrays:
-    """A window of Imu messages as arrays, in the sensor frame as recorded."""
-
-    t: np.ndarray
-    arrival_t: np.ndarray
-    gyro: np.ndarray  # (n, 3) rad/s
-    accel: np.ndarray  # (n, 3) m/s², gravity included
-    orientation: np.ndarray  # (n, 4) x y z w; orientation_covariance[0] == -1 → NaN rows
-    gyro_covariance: np.ndarray  # (n, 9)
-    accel_covariance: np.ndarray  # (n, 9)
-    frame_id: str = ''
-
-
-def _window(bag: Bag, t0, t1, time_base: str):
-    """
-    Convert a window in seconds to absolute arrival-ns bounds.
-
-    Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch.
-    """
-    if time_base not in ('bag', 'absolute'):
-        raise ValueError(f"time_base must be 'bag' or 'absolute', got {time_base!r}")
-    off = bag.info().start_ns if time_base == 'bag' else 0
-    start = None if t0 is None else off + int(round(float(t0) * NS))
-    stop = None if t1 is None else off + int(round(float(t1) * NS)) + 1
-    return start, stop, off
-
-
-def _check_type(bag: Bag, topic: str, expected: str):
-    have = bag.msgtype(topic)
-    if have != expected:
-        raise BagError(
-            f'{bag.path}: topic {topic} is {have}, expected {expected}', bag.path, topic, have
-        )
-
-
-def read_gps_arrays(
-    path,
-    topic: str = '/fix',
-    t0: float | None = None,
-    t1: float | None = None,
-    *,
-    time_base: str = 'bag',
-) -> GpsArrays:
-    """
-    Read the NavSatFix messages of ``topic`` in a time window.
-
-    NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default).
-    """
-    with Bag(path) as bag:
-        _check_type(bag, topic, 'sensor_msgs/msg/NavSatFix')
-        start, stop, off = _window(bag, t0, t1, time_base)
-        rows, arr, frame = [], [], ''
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            rows.append(
-                (
-                    stamp_ns(m) - off,
-                    m.latitude,
-                    m.longitude,
-                    m.altitude,
-                    m.status.status,
-                    m.position_covariance_type,
-                    *np.asarray(m.position_covariance, float),
-                )
-            )
-            arr.append(t_ns - off)
-            frame = m.header.frame_id
-    if not rows:
-        raise BagError(
-            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-            path,
-            topic,
-        )
-    a = np.array(rows, dtype=float)
-    return GpsArrays(
-        t=a[:, 0] / NS,
-        arrival_t=np.array(arr, float) / NS,
-        lat=a[:, 1],
-        lon=a[:, 2],
-        alt=a[:, 3],
-        status=a[:, 4].astype(int),
-        covariance_type=a[:, 5].astype(int),
-        covariance=a[:, 6:15],
-        frame_id=frame,
-    )
-
-
-def read_imu_arrays(
-    path,
-    topic: str = '/imu',
-    t0: float | None = None,
-    t1: float | None = None,
-    *,
-    time_base: str = 'bag',
-) -> ImuArrays:
-    """Imu messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
-    with Bag(path) as bag:
-        _check_type(bag, topic, 'sensor_msgs/msg/Imu')
-        start, stop, off = _window(bag, t0, t1, time_base)
-        t, arr, g, a, q, gc, ac, frame = [], [], [], [], [], [], [], ''
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            t.append(stamp_ns(m) - off)
-            arr.append(t_ns - off)
-            g.append((m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z))
-            a.append((m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z))
-            o = m.orientation
-            q.append((o.x, o.y, o.z, o.w) if m.orientation_covariance[0] != -1 else (np.nan,) * 4)
-            gc.append(np.asarray(m.angular_velocity_covariance, float))
-            ac.append(np.asarray(m.linear_acceleration_covariance, float))
-            frame = m.header.frame_id
-    if not t:
-        raise BagError(
-            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-            path,
-            topic,
-        )
-    return ImuArrays(
-        t=np.array(t, float) / NS,
-        arrival_t=np.array(arr, float) / NS,
-        gyro=np.array(g, float),
-        accel=np.array(a, float),
-        orientation=np.array(q, float),
-        gyro_covariance=np.array(gc),
-        accel_covariance=np.array(ac),
-        frame_id=frame,
-    )

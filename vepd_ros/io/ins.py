@@ -38,8 +38,7 @@ from typing import Iterable
 
 import numpy as np
 from vepd_ros.frames import rotation_matrix_from_quaternion
-
-NS = 1_000_000_000
+from vepd_ros.streams import NS
 
 TRUTH_TYPES = (
     'nav_msgs/msg/Odometry',

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from vepd_ros.streams import TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
+
 ROLES = ('gps', 'imu', 'accel', 'gyro', 'truth', 'odom')
 
 CHRONO_NODE = '/chrono_ros_node'
@@ -76,7 +78,7 @@ class Profile:
 PROFILES = {
     'art': Profile(
         'art',
-        {'gps': '/fix', 'imu': '/imu', 'truth': '/sbg/gps_vel', 'odom': '/odometry/filtered'},
+        {'gps': '/fix', 'imu': '/imu', 'truth': TOPIC_INS_VELOCITY, 'odom': TOPIC_ODOM_FILTERED},
         {'sbg_frame': 'ned'},
     ),
     'chrono': Profile(
@@ -86,7 +88,7 @@ PROFILES = {
             'accel': f'{CHRONO_NODE}/output/accelerometer/data',
             'gyro': f'{CHRONO_NODE}/output/gyroscope/data',
             'truth': f'{CHRONO_NODE}/output/vehicle/state',
-            'odom': '/odometry/filtered',
+            'odom': TOPIC_ODOM_FILTERED,
         },
         {'twist_frame': 'world'},
     ),

@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-NS = 1_000_000_000
+from vepd_ros.streams import NS
 
 
 @dataclass(frozen=True)

@@ -36,15 +36,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 from vepd_ros.io import msgdefs
-
-NS = 1_000_000_000
+from vepd_ros.streams import NS, TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
 
 ART_TOPICS = {
     'fix': ('/fix', 'sensor_msgs/msg/NavSatFix', 'gps'),
     'imu': ('/imu', 'sensor_msgs/msg/Imu', 'imu'),
-    'gps_vel': ('/sbg/gps_vel', 'sbg_driver/msg/SbgGpsVel', 'imu_link_ned'),
+    'gps_vel': (TOPIC_INS_VELOCITY, 'sbg_driver/msg/SbgGpsVel', 'imu_link_ned'),
     'ekf_nav': ('/sbg/ekf_nav', 'sbg_driver/msg/SbgEkfNav', 'imu_link_ned'),
-    'odom': ('/odometry/filtered', 'nav_msgs/msg/Odometry', 'odom'),
+    'odom': (TOPIC_ODOM_FILTERED, 'nav_msgs/msg/Odometry', 'odom'),
     'body': ('/chrono_ros_node/output/vehicle/state', 'chrono_ros_interfaces/msg/Body', 'chassis'),
     # Chrono::ROS publishes accelerometer and gyroscope as two Imu topics (only their own field
     # filled)

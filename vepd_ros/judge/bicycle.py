@@ -55,6 +55,7 @@ import numpy as np
 from vepd_ros.judge import engine
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.navsat import gps_batch_arrays, utm_convergence_deg, utm_forward
+from vepd_ros.judge.params_file import read_document, sections
 from vepd_ros.params import ParameterError
 
 BICYCLE_DEFAULTS: dict[str, Any] = {
@@ -114,23 +115,13 @@ def load_bicycle_params(source) -> dict:
         return bicycle_params({'frequency': source.ekf.frequency})
     if hasattr(source, 'frequency') and hasattr(source, 'sensors'):  # config.EkfParams
         return bicycle_params({'frequency': source.frequency})
-    if isinstance(source, Mapping):
-        doc = dict(source)
-    else:
-        from vepd_ros.yamlio import load_yaml
-
-        doc = load_yaml(source, what='ekf configuration')
-    sec = doc.get(SECTION, {})
-    vals = dict(sec.get('ros__parameters', {})) if isinstance(sec, Mapping) else {}
+    # the section's own entries only: /** of an ekf file holds ekf_node parameters
+    nodes = sections(read_document(source, what='ekf configuration'))[1]
+    vals = dict(nodes.get('/' + SECTION, {}))
     if 'frequency' not in vals:
-        for name, s in doc.items():
-            if (
-                name != SECTION
-                and isinstance(s, Mapping)
-                and isinstance(s.get('ros__parameters'), Mapping)
-                and 'frequency' in s['ros__parameters']
-            ):
-                vals['frequency'] = s['ros__parameters']['frequency']
+        for name, rp in nodes.items():
+            if name != '/' + SECTION and 'frequency' in rp:
+                vals['frequency'] = rp['frequency']
                 break
     return bicycle_params(vals)
 
@@ -422,14 +413,12 @@ def replay_bicycle(
     """
     from vepd_ros.judge.navsat import StaticTF
     from vepd_ros.judge.replay import _norm, read_bag, read_csv_dir
-    from vepd_ros.yamlio import load_yaml
 
-    doc = load_yaml(ekf_config, what='ekf configuration')
+    nodes = sections(read_document(ekf_config, what='ekf configuration'))[1]
     imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None
     if imu_topic is None:
-        for sec in doc.values():
-            rp = sec.get('ros__parameters', {}) if isinstance(sec, Mapping) else {}
-            if isinstance(rp, Mapping) and 'imu0' in rp:
+        for rp in nodes.values():
+            if 'imu0' in rp:
                 imu_topic = _norm(rp['imu0'])
     inp = Path(inp)
     if not inp.exists():

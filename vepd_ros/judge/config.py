@@ -25,18 +25,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import math
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.judge.ekf import (
     covariance_matrix,
     DEFAULT_INITIAL_COVARIANCE,
     DEFAULT_PROCESS_NOISE_DIAG,
     STATE_SIZE,
 )
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import load_yaml, parse_yaml
 
 SENSOR_KINDS = ('odom', 'pose', 'twist', 'imu')
 DEFAULT_NODE_NAME = 'ekf_filter_node'
@@ -71,7 +71,7 @@ _GLOBAL = {
     'process_noise_covariance': (None, 'cov'),
     'initial_estimate_covariance': (None, 'cov'),
     'initial_state': (None, 'floats15'),
-    'gravitational_acceleration': (9.80665, 'float'),
+    'gravitational_acceleration': (GRAVITY_MPS2, 'float'),
     'use_control': (False, 'bool'),
     'stamped_control': (False, 'bool'),  # ROS 1 name; ignored by ROS 2 upstream
     'control_timeout': (0.0, 'float'),
@@ -88,6 +88,8 @@ _GLOBAL = {
     'reset_on_time_jump': (False, 'bool'),
     'use_sim_time': (False, 'bool'),
 }
+DEFAULTS: dict[str, Any] = {name: default for name, (default, _) in _GLOBAL.items()}
+"""Code defaults of ekf_node's global parameters (None: derived from another, see EkfParams)."""
 
 # per-sensor suffixes: kind -> {suffix: (default, type)}
 _SENSOR_SUFFIXES = {
@@ -165,23 +167,23 @@ class SensorConfig:
 
 @dataclass
 class EkfParams:
-    frequency: float = 30.0
-    sensor_timeout: float = 1.0 / 30.0
-    two_d_mode: bool = False
-    map_frame: str = 'map'
-    odom_frame: str = 'odom'
-    base_link_frame: str = 'base_link'
-    base_link_frame_output: str = 'base_link'
-    world_frame: str = 'odom'
-    publish_tf: bool = True
-    publish_acceleration: bool = False
-    permit_corrected_publication: bool = False
-    transform_time_offset: float = 0.0
-    transform_timeout: float = 0.0
-    predict_to_current_time: bool = False
-    smooth_lagged_data: bool = False
-    history_length: float = 0.0
-    dynamic_process_noise_covariance: bool = False
+    frequency: float = DEFAULTS['frequency']
+    sensor_timeout: float = 1.0 / DEFAULTS['frequency']  # None in DEFAULTS: 1/frequency
+    two_d_mode: bool = DEFAULTS['two_d_mode']
+    map_frame: str = DEFAULTS['map_frame']
+    odom_frame: str = DEFAULTS['odom_frame']
+    base_link_frame: str = DEFAULTS['base_link_frame']
+    base_link_frame_output: str = DEFAULTS['base_link_frame']  # None: base_link_frame
+    world_frame: str = DEFAULTS['odom_frame']  # None in DEFAULTS: odom_frame
+    publish_tf: bool = DEFAULTS['publish_tf']
+    publish_acceleration: bool = DEFAULTS['publish_acceleration']
+    permit_corrected_publication: bool = DEFAULTS['permit_corrected_publication']
+    transform_time_offset: float = DEFAULTS['transform_time_offset']
+    transform_timeout: float = DEFAULTS['transform_timeout']
+    predict_to_current_time: bool = DEFAULTS['predict_to_current_time']
+    smooth_lagged_data: bool = DEFAULTS['smooth_lagged_data']
+    history_length: float = DEFAULTS['history_length']
+    dynamic_process_noise_covariance: bool = DEFAULTS['dynamic_process_noise_covariance']
     process_noise_covariance: np.ndarray = field(
         default_factory=lambda: np.diag(DEFAULT_PROCESS_NOISE_DIAG)
     )
@@ -189,9 +191,9 @@ class EkfParams:
         default_factory=lambda: DEFAULT_INITIAL_COVARIANCE * np.eye(STATE_SIZE)
     )
     initial_state: np.ndarray = field(default_factory=lambda: np.zeros(STATE_SIZE))
-    gravitational_acceleration: float = 9.80665
-    use_control: bool = False
-    use_sim_time: bool = False
+    gravitational_acceleration: float = DEFAULTS['gravitational_acceleration']
+    use_control: bool = DEFAULTS['use_control']
+    use_sim_time: bool = DEFAULTS['use_sim_time']
     sensors: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)  # accepted-but-unused upstream parameters, as given
 
@@ -206,55 +208,6 @@ class EkfParams:
 
     def subtopics(self) -> list:
         return [st for s in self.sensors for st in s.subtopics]
-
-
-# ----------------------------------------------------------------------------------------------
-# YAML
-def _select_node(doc: Mapping, node_name: str | None) -> dict:
-    """Merge ``/**`` and the node's ``ros__parameters`` (node entries override)."""
-    found: dict[str, dict] = {}
-
-    def walk(d, prefix):
-        if not isinstance(d, Mapping):
-            return
-        for k, v in d.items():
-            if k == 'ros__parameters':
-                if not isinstance(v, Mapping):
-                    raise ParameterError(f'{prefix}/ros__parameters', v, 'a mapping of parameters')
-                found[prefix or '/'] = dict(v)
-            elif isinstance(v, Mapping):
-                walk(v, f'{prefix}/{str(k).lstrip("/")}' if k != '/**' else '/**')
-
-    walk(doc, '')
-    if not found:  # a flat mapping of parameters
-        return dict(doc)
-    wildcard = found.pop('/**', {})
-    if node_name is None:
-        if not found:
-            return wildcard
-        names = sorted(found)
-        base = [n for n in names if n.rsplit('/', 1)[-1] == DEFAULT_NODE_NAME]
-        if len(names) == 1:
-            chosen = names[0]
-        elif len(base) == 1:
-            chosen = base[0]
-        else:
-            raise ParameterError(
-                'node_name', None, 'one of the nodes in the file: ' + ', '.join(names)
-            )
-    else:
-        want = node_name.lstrip('/')
-        matches = [n for n in found if n.lstrip('/') == want or n.rsplit('/', 1)[-1] == want]
-        if not matches:
-            if wildcard:
-                return wildcard
-            raise ParameterError(
-                'node_name', node_name, 'a node in the file: ' + ', '.join(sorted(found))
-            )
-        chosen = matches[0]
-    merged = dict(wildcard)
-    merged.update(found[chosen])
-    return merged
 
 
 def _float(name, v):
@@ -316,16 +269,9 @@ _CHECK = {'float': _float, 'bool': _bool, 'str': _str}
 
 def load_ekf_params(source, node_name: str | None = None) -> EkfParams:
     """Read robot_localization ekf_node parameters from a YAML path, YAML text or a mapping."""
-    if isinstance(source, Mapping):
-        doc = source
-    else:
-        if isinstance(source, Path) or '\n' not in str(source):
-            doc = load_yaml(source, what='ekf configuration')
-        else:
-            doc = parse_yaml(
-                str(source), where='<ekf configuration text>', what='ekf configuration'
-            )
-    raw = _select_node(doc, node_name)
+    raw = node_section(
+        source, node_name, what='ekf configuration', default_names=(DEFAULT_NODE_NAME,)
+    )
     raw = {k: v for k, v in raw.items() if not str(k).startswith('qos_overrides.')}
     used: set[str] = set()
     g: dict[str, Any] = {}

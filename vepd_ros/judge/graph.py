@@ -67,9 +67,7 @@ excluded.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -134,30 +132,17 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
         return source
     if isinstance(source, EkfParams):
         return JudgeParams(source, None)
-    if isinstance(source, Mapping):
-        doc = copy.deepcopy(dict(source))
-    else:
-        from vepd_ros.yamlio import load_yaml, parse_yaml
+    from vepd_ros.judge.config import DEFAULT_NODE_NAME
+    from vepd_ros.judge.params_file import node_section
 
-        if isinstance(source, Path) or '\n' not in str(source):
-            doc = load_yaml(source, what='ekf configuration')
-        else:
-            doc = parse_yaml(
-                str(source), where='<ekf configuration text>', what='ekf configuration'
-            )
-    use_control = []
-
-    def strip(d):
-        if not isinstance(d, dict):
-            return
-        if d.get('use_control') is True:
-            d['use_control'] = False
-            use_control.append(True)
-        for v in d.values():
-            strip(v)
-
-    strip(doc)
-    params = load_ekf_params(doc, node_name)
+    raw = node_section(
+        source, node_name, what='ekf configuration', default_names=(DEFAULT_NODE_NAME,)
+    )
+    # use_control is read here (load_ekf_params refuses it): the graph emulates the control block
+    use_control = raw.get('use_control') is True
+    if use_control:
+        raw['use_control'] = False
+    params = load_ekf_params(raw)
     if not params.sensors and not isinstance(source, Mapping):
         where = 'the ekf configuration text' if '\n' in str(source) else str(source)
         raise ValueError(
@@ -240,7 +225,8 @@ def imu_gravity_removal(
         return sensor, a
     import dataclasses
 
-    from vepd_ros.judge.measurements import _quat_matrix, QUAT_MIN_NORM2
+    from vepd_ros.frames import quat_matrix
+    from vepd_ros.judge.measurements import QUAT_MIN_NORM2
 
     g = params.gravitational_acceleration
     q = np.asarray(q, float)
@@ -252,7 +238,7 @@ def imu_gravity_removal(
     if not usable.all():
         # which the message layer ignores
         q = np.where(usable[..., None], q, [0.0, 0.0, 0.0, 1.0])
-    Rq = _quat_matrix(q)  # and counts
+    Rq = quat_matrix(q)  # and counts
     grav = g * Rq[..., 2, :]  # R_msgᵀ (0,0,g)
     if not usable.all():
         grav = np.where(usable[..., None], grav, np.nan)
@@ -747,61 +733,3 @@ def _split_by_pattern(groups, n_groups, K, *, imu, gps, **kw) -> dict:
                 for key, val in r.items()
             }
     return {'runs': outs, 'split': True}
-
-
-# ----------------------------------------------------------------------------------------------
-# synthetic
-def circle_inputs(
-    k: int = 1,
-    duration_s: float = 30.0,
-    imu_hz: float = 100.0,
-    gps_hz: float = 10.0,
-    speed: float = 1.5,
-    radius: float = 10.0,
-    gps_sigma: float = 0.0,
-    seed: int = 0,
-    lat0: float = 43.0731,
-    lon0: float = -89.4012,
-    alt0: float = 260.0,
-):
-    """
-    Build IMU + GPS inputs of a planar circle drive for ``run_judge_batch``.
-
-    IMU + GPS inputs for ``run_judge_batch`` of a planar circle drive (counter-clockwise, starting
-    east-bound at the datum), with optional Gaussian GPS noise (zero reported covariance, as
-    Chrono). For tests and benchmarks. Returns (imu, gps, truth) dicts.
-    """
-    rng = np.random.default_rng(seed)
-    om = speed / radius
-    n = int(round(duration_s * imu_hz)) + 1
-    t_imu = np.arange(n) / imu_hz
-    m = int(round(duration_s * gps_hz)) + 1
-    t_gps = np.arange(m) / gps_hz
-    yaw = om * t_imu
-    imu = {
-        'stamp_ns': np.round(t_imu * 1e9).astype(np.int64),
-        'angular_velocity': np.broadcast_to([0.0, 0.0, om], (k, n, 3)).copy(),
-        'linear_acceleration': np.broadcast_to([0.0, speed * om, 9.80665], (k, n, 3)).copy(),
-        'orientation': np.stack([np.zeros(n), np.zeros(n), np.sin(yaw / 2), np.cos(yaw / 2)], -1)[
-            None
-        ].repeat(k, 0),
-        'frame_id': 'base_link',
-    }
-    e = radius * np.sin(om * t_gps)
-    nn = radius * (1.0 - np.cos(om * t_gps))
-    x0, y0, zone, north = utm_forward(lat0, lon0)
-    from vepd_ros.judge.navsat import utm_reverse
-
-    ee = e[None] + gps_sigma * rng.standard_normal((k, m))
-    nnn = nn[None] + gps_sigma * rng.standard_normal((k, m))
-    lat, lon = utm_reverse(int(zone), bool(north), float(x0) + ee, float(y0) + nnn)
-    gps = {
-        'stamp_ns': np.round(t_gps * 1e9).astype(np.int64),
-        'latitude': lat,
-        'longitude': lon,
-        'altitude': np.full((k, m), alt0),
-        'position_covariance': np.zeros(9),
-        'frame_id': 'gps',
-    }
-    truth = {'t': t_imu, 'speed': np.full(n, speed), 'yaw_rate': om}
-    return imu, gps, truth

@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 import math
 
 import numpy as np
-from vepd_ros.frames import rotation_matrix_from_rpy, rpy_from_rotation_matrix
+from vepd_ros.frames import quat_matrix, rotation_matrix_from_rpy, rpy_from_rotation_matrix
 from vepd_ros.judge.config import EkfParams, SensorConfig, SubTopic
 from vepd_ros.judge.ekf import STATE_SIZE, wrap
 from vepd_ros.judge.transforms import StaticTransforms
+from vepd_ros.streams import NS
 
 TWO_D_INDICES = (2, 3, 4, 8, 9, 10, 14)
 _TWO_D_LIST = list(TWO_D_INDICES)
@@ -215,53 +216,6 @@ def _rot6(R):
     return out
 
 
-def _quat_matrix(q: np.ndarray) -> np.ndarray:
-    """
-    Return the rotation matrix of quaternions (x, y, z, w) as tf2 builds it.
-
-    Rotation matrix of (x, y, z, w); an all-zero quaternion is identity (upstream §6.2). tf2's
-    setRotation scales by 2/‖q‖², i.e. the matrix is that of the normalised quaternion; NaN stays
-    NaN.
-    """
-    q = np.asarray(q, float)
-    if q.size == 4:  # one quaternion: the same operations on Python floats (bit for bit)
-        x, y, z, w = q.ravel().tolist()
-        if x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0:
-            x, y, z, w = 0.0, 0.0, 0.0, 1.0
-        s = 2.0 / (x * x + y * y + z * z + w * w)
-        xs, ys, zs = x * s, y * s, z * s
-        wx, wy, wz = w * xs, w * ys, w * zs
-        xx, xy, xz = x * xs, x * ys, x * zs
-        yy, yz, zz = y * ys, y * zs, z * zs
-        return np.array(
-            [
-                1 - (yy + zz),
-                xy - wz,
-                xz + wy,
-                xy + wz,
-                1 - (xx + zz),
-                yz - wx,
-                xz - wy,
-                yz + wx,
-                1 - (xx + yy),
-            ]
-        ).reshape(q.shape[:-1] + (3, 3))
-    zero = np.all(q == 0.0, axis=-1, keepdims=True)
-    q = np.where(zero, np.array([0.0, 0.0, 0.0, 1.0]), q)
-    n2 = np.sum(q * q, axis=-1)
-    s = 2.0 / n2
-    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    xs, ys, zs = x * s, y * s, z * s
-    wx, wy, wz = w * xs, w * ys, w * zs
-    xx, xy, xz = x * xs, x * ys, x * zs
-    yy, yz, zz = y * ys, y * zs, z * zs
-    R = np.empty(q.shape[:-1] + (3, 3))
-    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - (yy + zz), xy - wz, xz + wy
-    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = xy + wz, 1 - (xx + zz), yz - wx
-    R[..., 2, 0], R[..., 2, 1], R[..., 2, 2] = xz - wy, yz + wx, 1 - (xx + yy)
-    return R
-
-
 def _rpy(R):
     """(..., 3) roll, pitch, yaw of rotation matrices (..., 3, 3)."""
     r, p, y = rpy_from_rotation_matrix(R)
@@ -387,7 +341,7 @@ class MeasurementBuilder:
         """
         s = self._sensor(sensor)
         stamp = np.array(
-            [int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)], np.int64
+            [int(msg.header.stamp.sec) * NS + int(msg.header.stamp.nanosec)], np.int64
         )
         frame = msg.header.frame_id
         if s.kind == 'imu':
@@ -489,7 +443,7 @@ class MeasurementBuilder:
         out = []
         has_orientation = ~_cov_unset(ocov)
         q, q_ok = self._checked_quat(q, s.topic, has_orientation)
-        Rq = _quat_matrix(q)  # shared by the orientation and the gravity removal
+        Rq = quat_matrix(q)  # shared by the orientation and the gravity removal
         st = self._sub(s, 'pose')
         if st is not None:
             keep = self._guard(st.name, stamps, has_orientation & q_ok)
@@ -602,7 +556,7 @@ class MeasurementBuilder:
             stamps,
             keep,
             np.asarray(pos, float),
-            _quat_matrix(q),
+            quat_matrix(q),
             _cov6(pcov),
             frame_id,
             self.params.base_link_frame if source_frame is None else source_frame,
@@ -821,7 +775,7 @@ class MeasurementBuilder:
         Prepare pose messages.
 
         Pose messages: positions pos (..., N, 3), orientations as matrices Rm (..., N, 3, 3)
-        (``_quat_matrix``).
+        (``frames.quat_matrix``).
         """
         p = self.params
         differential = s.differential

@@ -64,9 +64,9 @@ from vepd_ros.frames import (
 )
 from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
 from vepd_ros.judge.measurements import MAX_ABS_COVARIANCE
+from vepd_ros.judge.params_file import node_section
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import load_yaml
 
 STATUS_NO_FIX = -1
 MAX_ABS_ALTITUDE_M = 1e7
@@ -96,6 +96,8 @@ NAVSAT_DEFAULTS: dict[str, Any] = {
     'broadcast_utm_transform_as_parent_frame': False,
 }
 _IGNORED = {'use_sim_time', 'qos_overrides'}
+NAVSAT_NODE_NAMES = ('navsat_transform', 'navsat_transform_node', 'navsat_node')
+"""Node names taken as navsat_transform's section when a file has several and none is named."""
 
 
 def navsat_params(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -174,38 +176,18 @@ def load_navsat_params(path_or_mapping, node_name: str | None = None) -> dict[st
     """
     Load navsat_transform parameters from robot_localization's own YAML.
 
-    The YAML layout is ``node: {ros__parameters: {...}}``.
-
-    ``path_or_mapping`` is a file path or an already-parsed mapping. The node section is chosen by
-    ``node_name``, else the only section that has ``ros__parameters``, else ``navsat_transform`` /
-    ``navsat_transform_node`` / ``/**``. A flat mapping of parameters is accepted as well.
+    ``path_or_mapping`` is a file path, YAML text or an already-parsed mapping, in the ROS 2
+    layout ``node: {ros__parameters: {...}}`` (read by ``params_file.node_section``: ``/**``
+    applies too) or a flat mapping of parameters. The node is ``node_name``, else the only node
+    section, else ``navsat_transform`` / ``navsat_transform_node`` / ``navsat_node``.
     """
-    if isinstance(path_or_mapping, Mapping):
-        doc, where = dict(path_or_mapping), '<mapping>'
-    else:
-        where = str(path_or_mapping)
-        doc = load_yaml(path_or_mapping, what='navsat_transform configuration')
-    sections = {
-        k: v['ros__parameters']
-        for k, v in doc.items()
-        if isinstance(v, Mapping) and isinstance(v.get('ros__parameters'), Mapping)
-    }
-    if not sections:
-        return navsat_params(doc)
-    if node_name is not None:
-        key = node_name if node_name in sections else '/' + node_name.lstrip('/')
-        if key not in sections:
-            raise ValueError(
-                f'{where}: no section {node_name!r} with ros__parameters (have {sorted(sections)})'
-            )
-        return navsat_params(sections[key])
-    if len(sections) == 1:
-        return navsat_params(next(iter(sections.values())))
-    for key in ('navsat_transform', 'navsat_transform_node', 'navsat_node', '/**'):
-        if key in sections:
-            return navsat_params(sections[key])
-    raise ValueError(
-        f'{where}: several node sections {sorted(sections)}; say which one is navsat_transform'
+    return navsat_params(
+        node_section(
+            path_or_mapping,
+            node_name,
+            what='navsat_transform configuration',
+            default_names=NAVSAT_NODE_NAMES,
+        )
     )
 
 

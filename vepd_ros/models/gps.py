@@ -10,35 +10,6 @@ GPS noise models: the paper's five Table I variants, USARSim's satellites and mo
 A model is a name of ``+``-joined tokens, e.g. ``ch_rw+airsim`` or
 ``gauss_markov+dop+outage+latency``:
 
-token              role        what it does
-=================  ==========  ====================================================================
-``none``           —           truth, zero covariance (type UNKNOWN), status FIX
-``ch_gauss``       error       Chrono ``ChNoiseNormal``: e ~ N(mean, diag σ²) per sample, σ =
-                               0.03 m (paper, RTK)
-``ch_rw``          error       the concentration-gradient random walk in the 2nd derivative
-                               (TR-2022-02 eq. 3, paper appendix IV-A); ``rw_variant`` chrono
-                               (default: ``ChNoiseRandomWalks`` as the paper's experiments ran it),
-                               paper (appendix equation) or tr (TR eq. 3 per step)
-``ch_rw_demo``     error       ch_rw with Chrono's demo parameters (σ 0.016, vmax 0.03, amax 0.005)
-``gauss_markov``   error       first-order Gauss–Markov error per axis (exact discretisation), diag
-                               covariance
-``airsim``         covariance  HDOP low-pass H(t) = H∞ + (H0 − H∞)e^{−t/τ} (calibrated 0.85 /
-                               12.4 s); covariance diag((0.02H)², (0.02H)², (c_U·H)²), type
-                               APPROXIMATED — the authors' handler
-``airsim_default`` covariance  airsim with AirSim's defaults H∞ 0.1, τ 0.9 s
-``rtk``            preset      gauss_markov (σ 1.5/1.5/3 cm, τ 20 s) + nmea_navsat_driver RTK-fixed
-                               covariance at HDOP 0.5: the simulated stand-in for a real RTK
-                               receiver (reference side)
-``dop``            geometry    satellites (nominal 24-slot or TLE), mask, occlusion → Q; error
-                               N(0, σ²Q) and covariance σ²Q (type KNOWN); NO_FIX below 4 satellites
-``usarsim``        geometry    Balaguer & Carpin: satellites seen N →
-                               σ = (maxNoise − (maxNoise−minNoise)(N−4)/8)/3 on E and N; NO_FIX
-                               below 4
-``outage``         modifier    random (Markov) and scheduled outages: NO_FIX or no message
-``latency``        modifier    fixed latency plus |N(0, jitter)|: the message is *published* later
-``cold_start``     modifier    no fix until the time to first fix has passed
-=================  ==========  ====================================================================
-=======
 ==================  ==========  ===================================================================
 token               role        what it does
 ==================  ==========  ===================================================================
@@ -77,7 +48,8 @@ token               role        what it does
 ``matlab_gps``      error       MATLAB gpsSensor: e_k = k·e_{k−1} + σ√(2(1−k))·z. Trap: at
                                 DecayFactor 0 the variance is 2σ², not σ²; at 1 no error at all
 ``outage``          modifier    random (Markov) and scheduled outages: NO_FIX or no message
-``latency``         modifier    fixed latency plus |N(0, jitter)|: the message is *published* later
+``latency``         modifier    fixed latency plus abs(N(0, jitter)): the message is *published*
+                                later
 ``cold_start``      modifier    no fix until the time to first fix has passed
 ==================  ==========  ===================================================================
 

@@ -27,8 +27,7 @@ import numpy as np
 from vepd_ros.models.geodesy import check_datum, DEFAULT_DATUM, enu_to_geodetic
 from vepd_ros.models.gps import GpsModel, GpsSamples, make_gps_model
 from vepd_ros.models.imu import ImuModel, ImuSamples, make_imu_model
-
-NS = 1_000_000_000
+from vepd_ros.streams import NS
 
 
 MIN_RATE_HZ = 1e-3

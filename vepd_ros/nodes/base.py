@@ -13,6 +13,7 @@ stamp conversion, and counted, throttled warnings for dropped input.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -259,6 +260,10 @@ def node_help(
     return '\n'.join(lines) + '\n'
 
 
+SHUTDOWN_STACKS_AFTER_S = 4.0
+"""A node still shutting down after this long prints its threads' stacks (launch waits 5 s)."""
+
+
 def _ignore_signals() -> None:
     """
     Ignore SIGINT and SIGTERM while the node shuts down.
@@ -341,6 +346,9 @@ def run_node(
     finally:
         try:
             _ignore_signals()
+            # a shutdown that hangs (signals are ignored from here on, so launch ends up
+            # SIGKILLing the node) leaves every thread's stack on stderr, in the launch log
+            faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
             if node is not None:
                 try:
                     node.destroy_node()
@@ -349,6 +357,8 @@ def run_node(
             rclpy.try_shutdown()
         except KeyboardInterrupt:  # a signal that came before the handlers were replaced
             pass
+        finally:
+            faulthandler.cancel_dump_traceback_later()
 
 
 def drain_subscriptions(subscriptions: Iterable) -> int:

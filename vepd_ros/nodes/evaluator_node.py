@@ -30,13 +30,11 @@ from std_msgs.msg import String
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.metrics.vepd import MAX_N_BOOT
 from vepd_ros.nodes.base import declare_params, DropCounter, EVENT_QOS, run_node, TopicWatchdog
-from vepd_ros.nodes.recorder_node import RUNS_TOPIC
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
-
-RESULT_TOPIC = '/vepd/result'
+from vepd_ros.streams import TOPIC_RESULT, TOPIC_RUNS
 
 EVALUATOR_PARAMS = [
     Param('k', 10, 'runs per scenario and batch that complete it', low=2),
@@ -62,7 +60,7 @@ EVALUATOR_PARAMS = [
     Param(
         'topic_timeout_s',
         10.0,
-        f'report a {RUNS_TOPIC} without any publisher after this long (s, wall clock)',
+        f'report a {TOPIC_RUNS} without any publisher after this long (s, wall clock)',
         low=0.0,
         low_open=True,
     ),
@@ -85,14 +83,14 @@ class EvaluatorNode(Node):
             self._load_stored(Path(p['reference_dir']))
         self.expected = _csv(p['expected_labels'])
         self.scenarios = [canonical_scenario(s) for s in _csv(p['scenarios'])]
-        self.pub = self.create_publisher(String, RESULT_TOPIC, EVENT_QOS)
-        self.create_subscription(String, RUNS_TOPIC, self._on_run, EVENT_QOS)
+        self.pub = self.create_publisher(String, TOPIC_RESULT, EVENT_QOS)
+        self.create_subscription(String, TOPIC_RUNS, self._on_run, EVENT_QOS)
         self.evaluations = 0
         self.runs_received = 0
         self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
         self.watchdog.watch(
-            RUNS_TOPIC,
-            lambda: self.runs_received > 0 or self.count_publishers(RUNS_TOPIC) > 0,
+            TOPIC_RUNS,
+            lambda: self.runs_received > 0 or self.count_publishers(TOPIC_RUNS) > 0,
             what='publisher',
         )
         self._evaluated_key = None
@@ -128,7 +126,7 @@ class EvaluatorNode(Node):
         try:
             ev = json.loads(msg.data)
         except ValueError as exc:
-            return self.drops.drop('bad_event', f'{RUNS_TOPIC}: {exc}')
+            return self.drops.drop('bad_event', f'{TOPIC_RUNS}: {exc}')
         if ev.get('status') != 'written':
             if ev.get('status') == 'discarded':
                 self.get_logger().warning(
@@ -141,7 +139,7 @@ class EvaluatorNode(Node):
                 ev['path']
             )
         except (KeyError, TypeError, ValueError) as exc:
-            return self.drops.drop('bad_event', f'{RUNS_TOPIC}: missing {exc}')
+            return self.drops.drop('bad_event', f'{TOPIC_RUNS}: missing {exc}')
         self.maybe_evaluate()
 
     # -- readiness and evaluation

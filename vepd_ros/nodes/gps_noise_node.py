@@ -50,6 +50,7 @@ from vepd_ros.nodes.base import (
     TRUTH_STREAM_PARAMS,
 )
 from vepd_ros.params import Param
+from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
 
 
 def _datum_ok(v) -> bool:
@@ -101,9 +102,9 @@ class GpsNoiseNode(Node):
         )
         self.published = 0
         self.received = 0
-        self.pub = self.create_publisher(NavSatFix, '/gps/fix', SENSOR_QOS)
+        self.pub = self.create_publisher(NavSatFix, TOPIC_GPS_FIX, SENSOR_QOS)
         self.sub = self.create_subscription(
-            Odometry, '/ground_truth/odometry', self._on_truth, TRUTH_QOS
+            Odometry, TOPIC_GROUND_TRUTH, self._on_truth, TRUTH_QOS
         )
         self._hello = self.create_timer(0.01, self._on_spinning)
         self.diagnostics = DiagnosticsPublisher(
@@ -113,7 +114,7 @@ class GpsNoiseNode(Node):
         )
         self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
         self.watchdog.watch(
-            self.resolve_topic_name('/ground_truth/odometry'), lambda: self.received > 0
+            self.resolve_topic_name(TOPIC_GROUND_TRUTH), lambda: self.received > 0
         )
         self.get_logger().info(
             f'gps: model={p["model"]} seed={p["seed"]} rate={p["rate_hz"]} Hz datum={self.datum}'

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from vepd_ros.nodes.base import PROGRESS_TOPIC
+from vepd_ros.streams import TOPIC_RUNS
 
 MULTI_PUBLISHER_TOPICS = frozenset(
     {
@@ -39,7 +40,7 @@ MULTI_PUBLISHER_TOPICS = frozenset(
         '/diagnostics',
         '/tf',
         '/tf_static',
-        '/vepd/runs',
+        TOPIC_RUNS,
         PROGRESS_TOPIC,
     }
 )

@@ -49,6 +49,7 @@ from vepd_ros.nodes.base import (
     TRUTH_STREAM_PARAMS,
 )
 from vepd_ros.params import Param
+from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU
 
 IMU_NODE_PARAMS = [
     *noise_chain_params('imu', 'ch_drift_paper', 100.0, 2000.0),
@@ -91,11 +92,11 @@ class ImuNoiseNode(Node):
         self._odom_prev = None
         self.published = 0
         self.received = {'imu': 0, 'odometry': 0}
-        self.pub = self.create_publisher(Imu, '/imu/data', SENSOR_QOS)
+        self.pub = self.create_publisher(Imu, TOPIC_IMU, SENSOR_QOS)
         if p['truth_source'] in ('auto', 'imu'):
-            self.create_subscription(Imu, '/ground_truth/imu', self._on_imu, TRUTH_QOS)
+            self.create_subscription(Imu, TOPIC_GROUND_TRUTH_IMU, self._on_imu, TRUTH_QOS)
         self._odom_sub = (
-            self.create_subscription(Odometry, '/ground_truth/odometry', self._on_odom, TRUTH_QOS)
+            self.create_subscription(Odometry, TOPIC_GROUND_TRUTH, self._on_odom, TRUTH_QOS)
             if p['truth_source'] in ('auto', 'odometry')
             else None
         )

@@ -75,7 +75,7 @@ class JudgeNode(Node):
         super().__init__(node_name, **kwargs)
         raw = {
             name: p.value
-            for name, p in self._parameters.items()
+            for name, p in self.get_parameters_by_prefix('').items()
             if name not in _RCLPY_PARAMETERS and p.value is not None
         }
         raw = {

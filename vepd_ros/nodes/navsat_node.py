@@ -72,9 +72,9 @@ class NavSatNode(Node):
         kwargs.setdefault('allow_undeclared_parameters', True)
         kwargs.setdefault('automatically_declare_parameters_from_overrides', True)
         super().__init__(node_name, **kwargs)
-        raw = {
+        raw = {  # the empty prefix gives every parameter (public API, Humble to Kilted)
             name: p.value
-            for name, p in self._parameters.items()
+            for name, p in self.get_parameters_by_prefix('').items()
             if name not in _RCLPY_PARAMETERS
             and p.value is not None
             and not name.startswith('qos_overrides.')

@@ -199,6 +199,7 @@ class RecorderNode(Node):
         self.counts = {'estimate': 0, 'truth': 0}  # accepted (finite, right frame)
         self.received = {'estimate': 0, 'truth': 0}  # every message, good or bad
         self.joined_late = 0  # runs seen only part-way (restarted mid-run)
+        self.events_taken = 0  # run events taken (latched ones included)
         self._skipped: dict[
             tuple, tuple[float, float]
         ] = {}  # (scenario, run) -> (start, first sample here)
@@ -301,6 +302,7 @@ class RecorderNode(Node):
     # -- segmentation
     # -------------------------------------------------------------------------------
     def _on_event(self, msg: String):
+        self.events_taken += 1
         try:
             e = json.loads(msg.data)
             e['stamp_s'] = int(e['stamp_ns']) * 1e-9
@@ -435,6 +437,7 @@ class RecorderNode(Node):
             'estimate_messages': self.counts['estimate'],
             'truth_messages': self.counts['truth'],
             'runs_joined_late': self.joined_late,
+            'run_events': self.events_taken,
             **self.core.totals,
         }
 

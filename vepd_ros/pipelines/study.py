@@ -332,67 +332,71 @@ def _set_numpy_hugepages(enabled: bool) -> bool | None:
     return None if fn is None else bool(fn(enabled))
 
 
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What every chunk of a study shares: the models, the judge and how runs are written."""
+
+    imu_model: str
+    duration_s: float
+    seed: int
+    gps_params: dict | None
+    imu_params: dict | None
+    judge: str
+    ekf_yaml: str
+    navsat_yaml: str
+    fsync: bool
+    label_params: dict  # label -> its own GPS parameters (configured models)
+
+
 def _simulate_and_judge(args) -> list[RunRecord]:
     """
-    One chunk (run in a worker process): [(label, gps_model, scenario, j), ...] → RunRecords.
+    One chunk (run in a worker process): (ChunkPlan, specs, outputs) → RunRecords.
 
+    ``specs`` is [(label, gps_model, scenario, j), ...].
     Consecutive runs of the same scenario and j share one truth (``truth_samples``, computed once).
     With ``outputs`` [(csv_path, sidecar fields), ...] the runs are written there too
     (``write_runs``: each file atomic, its data fsynced before the rename, each directory synced
     once per chunk).
     """
-    (
-        specs,
-        imu_model,
-        duration_s,
-        seed,
-        gps_params,
-        imu_params,
-        judge,
-        ekf_yaml,
-        navsat_yaml,
-        outputs,
-        fsync,
-        label_params,
-    ) = args
+    plan, specs, outputs = args
     from vepd_ros.truth import canonical_scenario
 
     sims, key, truth = [], None, None
     for label, gps_model, sc, j in specs:
         if (canonical_scenario(sc), j) != key:
             key = (canonical_scenario(sc), j)
-            truth = truth_samples(sc, j, duration_s, seed)
+            truth = truth_samples(sc, j, plan.duration_s, plan.seed)
         sims.append(
             simulate_run(
                 label,
                 gps_model,
-                imu_model,
+                plan.imu_model,
                 sc,
                 j,
-                duration_s,
-                seed,
-                (label_params or {}).get(label, gps_params),
-                imu_params,
+                plan.duration_s,
+                plan.seed,
+                plan.label_params.get(label, plan.gps_params),
+                plan.imu_params,
                 truth=truth,
             )
         )
-    est = judge_batch([r.sensors for r in sims], judge, ekf_yaml, navsat_yaml)
+    est = judge_batch([r.sensors for r in sims], plan.judge, plan.ekf_yaml, plan.navsat_yaml)
     recs = []
     for (label, gps_model, _, _), r, e in zip(specs, sims, est):
         meta = {
             'side': 'real' if label == REFERENCE else 'sim',
             'label': label,
             'model': gps_model,
-            'imu_model': imu_model,
-            'judge': judge,
-            'study_seed': seed,
-            'duration_s': duration_s,
+            'imu_model': plan.imu_model,
+            'judge': plan.judge,
+            'study_seed': plan.seed,
+            'duration_s': plan.duration_s,
             'source': 'vepd study (offline)',
         }
         recs += run_records([r], [e], meta)
     if outputs is not None:
         _exit_if_orphaned()  # never write for a study that is gone
-        write_runs([(path, rec, m) for (path, m), rec in zip(outputs, recs)], fsync)
+        write_runs([(path, rec, m) for (path, m), rec in zip(outputs, recs)], plan.fsync)
     return recs
 
 
@@ -478,21 +482,10 @@ def simulate_and_judge(
     if workers > 1:  # whole rounds: every worker gets as many chunks
         n_chunks = min(len(specs), -(-n_chunks // workers) * workers) or 1
     size = -(-len(specs) // n_chunks)
+    plan = ChunkPlan(imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml,
+                     navsat_yaml, fsync, dict(label_params or {}))
     chunks = [
-        (
-            specs[i: i + size],
-            imu_model,
-            duration_s,
-            seed,
-            gps_params,
-            imu_params,
-            judge,
-            ekf_yaml,
-            navsat_yaml,
-            None if outputs is None else outputs[i: i + size],
-            fsync,
-            label_params,
-        )
+        (plan, specs[i: i + size], None if outputs is None else outputs[i: i + size])
         for i in range(0, len(specs), size)
     ]
     workers = min(workers, len(chunks))

@@ -49,6 +49,7 @@ import re
 from typing import Any
 
 import numpy as np
+from vepd_ros.csvio import NUMBER_RE
 from vepd_ros.runs.atomic import atomic_write_many
 from vepd_ros.runs.safety import load_json
 from vepd_ros.yamlio import quote
@@ -62,9 +63,6 @@ MAX_ABS_TIME_S = 1e5
 """Largest |stamp| of a run file, s (27.8 h from the run start): bounds the metric's 15 Hz grid."""
 MAX_ABS_VELOCITY_MPS = 1e4
 """Largest |velocity| of a run file, m/s: a number beyond it is a corrupt file, not a vehicle."""
-_NUMBER_RE = re.compile(
-    r'[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)', re.I | re.A
-)
 _OTHER_CHAR_RE = re.compile(r'[^0-9eE+\-.,\n]')
 
 
@@ -324,7 +322,7 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     (header names, values (rows, cols) with NaN for empty cells, mask of empty cells).
 
     Fast path (numpy's parser) for files of plain numbers and empty cells only; anything else
-    (letters other than an exponent, '_', non-ASCII) goes cell by cell through ``_NUMBER_RE``,
+    (letters other than an exponent, '_', non-ASCII) goes cell by cell through ``NUMBER_RE``,
     which names the first cell that is not a plain decimal number.
     """
     try:
@@ -366,7 +364,7 @@ def _parse_csv(path: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
             if not cell:
                 empty[i, c] = True
                 continue
-            if not _NUMBER_RE.fullmatch(cell):
+            if not NUMBER_RE.fullmatch(cell):
                 raise RunFileError(
                     f'{path}: row {i + 2}, column {quote(header[c], 40)}: '
                     f'{quote(cell)} is not a number (plain decimal, e.g. 1.25 or '

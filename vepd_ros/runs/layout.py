@@ -81,10 +81,16 @@ OUR_MODELS = {
 }
 _MODEL_ORDER = list(AUTHORS_MODELS) + list(OUR_MODELS)
 
-_RUN_RE = re.compile(r'^(?P<scenario>.+)_(?P<j>\d+)\.csv$')
+RUN_FILE_RE = re.compile(r'^(?P<scenario>.+)_(?P<j>\d+)\.csv$')
+"""A run file's name, ``<scenario>_<j>.csv`` (``run_file_name`` writes it): the one pattern."""
 INDEX_NAME = 'index.json'
 MAX_RUN_INDEX = 1_000_000
 """Largest run number j of a ``<scenario>_<j>.csv`` in a batch (files beyond it are refused)."""
+
+
+def run_file_name(scenario: str, j: int) -> str:
+    """Return the file name of run ``j`` of ``scenario``: ``<scenario>_<j>.csv``."""
+    return f'{scenario}_{j}.csv'
 
 
 def run_index(path: Path, digits: str) -> int:
@@ -152,7 +158,7 @@ def read_index(index: Path) -> dict:
         raise RunFileError(f"{index}: field 'runs' must be a list of objects, got {quote(runs)}")
     for r in runs:
         f = r.get('file')
-        if not (isinstance(f, str) and _RUN_RE.match(f) and '/' not in f and '\\' not in f):
+        if not (isinstance(f, str) and RUN_FILE_RE.match(f) and '/' not in f and '\\' not in f):
             raise RunFileError(
                 f"{index}: a run's 'file' must be a run file name "
                 f'(<scenario>_<j>.csv), '
@@ -233,14 +239,14 @@ def scan_batch_dir(
         if is_temp_name(p.name):
             warnings.append(f'{p}: temporary file of an unfinished write ignored')
             continue
-        m = _RUN_RE.match(p.name)
+        m = RUN_FILE_RE.match(p.name)
         if m:
             if m['scenario'] not in known:
                 unknown.setdefault(m['scenario'], []).append(p.name)
                 continue
             runs.setdefault(m['scenario'], []).append((run_index(p, m['j']), p))
             csvs.add(p.stem)
-        elif p.suffix == '.json' and (p.name == INDEX_NAME or _RUN_RE.match(p.stem + '.csv')):
+        elif p.suffix == '.json' and (p.name == INDEX_NAME or RUN_FILE_RE.match(p.stem + '.csv')):
             continue
         else:
             warnings.append(f'{p}: not a run file (<scenario>_<j>.csv), ignored')
@@ -256,7 +262,7 @@ def scan_batch_dir(
             f'(declare others with scenarios=... / --scenarios)'
         )
     for p in sorted(folder.glob('*.json')):
-        if p.name != INDEX_NAME and p.stem not in csvs and _RUN_RE.match(p.stem + '.csv'):
+        if p.name != INDEX_NAME and p.stem not in csvs and RUN_FILE_RE.match(p.stem + '.csv'):
             warnings.append(
                 f'{p}: sidecar without its run file (a write that never completed); run not '
                 f'counted'
@@ -404,7 +410,7 @@ class BatchWriter:
         js = [
             run_index(p, m['j'])
             for p in self.folder.glob(f'{glob_escape(scenario)}_*.csv')
-            if (m := _RUN_RE.match(p.name)) and m['scenario'] == scenario
+            if (m := RUN_FILE_RE.match(p.name)) and m['scenario'] == scenario
         ]
         js += [r['j'] for r in self.index['runs'] if r.get('scenario') == scenario]
         return max(js, default=0) + 1
@@ -423,7 +429,7 @@ class BatchWriter:
             raise ValueError(f'run number {j} outside 0..{MAX_RUN_INDEX}')
         m = {'side': self.side, 'label': self.label, 'scenario': scenario, 'j': j}
         m.update(meta or {})
-        return self.folder / f'{scenario}_{j}.csv', m
+        return self.folder / run_file_name(scenario, j), m
 
     def write(
         self, rec: RunRecord, scenario: str, meta: dict | None = None, j: int | None = None
@@ -444,7 +450,7 @@ class BatchWriter:
         """
         for rec in records:
             name = Path(rec.path).name
-            m = _RUN_RE.match(name)  # <scenario>_<j>.csv, as run_file named it
+            m = RUN_FILE_RE.match(name)  # <scenario>_<j>.csv, as run_file named it
             if m is None:
                 raise ValueError(f'{rec.path}: not a run file name (<scenario>_<j>.csv)')
             self.index['runs'] = [r for r in self.index['runs'] if r['file'] != name]

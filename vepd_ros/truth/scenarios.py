@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 from vepd_ros.truth.trajectory import Trajectory
-from vepd_ros.truth.vehicle import _first_order_zoh, simulate, VehicleParams
+from vepd_ros.truth.vehicle import first_order_zoh, simulate, VehicleParams
 
 SCENARIOS = ('rest', 'straight', 'circle', 'sine')
 SCENARIO_ALIASES = {'path': 'straight', 'straight_line': 'straight', 'half_sine': 'sine'}
@@ -70,7 +70,7 @@ def _ou(rng: np.random.Generator, n: int, h: float, sigma: float, tau_s: float) 
         return np.zeros(n)
     a = np.exp(-h / tau_s)
     w = rng.standard_normal(n)
-    return _first_order_zoh(sigma * np.sqrt(1 - a * a) * w, a, 1.0, y0=sigma * w[0])
+    return first_order_zoh(sigma * np.sqrt(1 - a * a) * w, a, 1.0, y0=sigma * w[0])
 
 
 MAX_TRUTH_SAMPLES = 20_000_000

@@ -63,7 +63,7 @@ class VehicleParams:
         return np.where(v > 0, np.clip((k_v * v + k_c) / k_a, 0.0, 1.0), 0.0)
 
 
-def _first_order_zoh(u: np.ndarray, a: float, b: float, y0: float = 0.0) -> np.ndarray:
+def first_order_zoh(u: np.ndarray, a: float, b: float, y0: float = 0.0) -> np.ndarray:
     """y[k+1] = a·y[k] + b·u[k], y[0] = y0 (exact discretisation of a first-order lag)."""
     y = lfilter([0.0, b], [1.0, -a], u)
     if y0:
@@ -89,10 +89,10 @@ def simulate(
     k_a, k_v, k_c = vehicle.speed_coefficients
     forcing = np.maximum(k_a * np.clip(throttle, 0.0, 1.0) - k_c, 0.0)
     a_v = np.exp(-k_v * h)
-    v = _first_order_zoh(forcing, a_v, (1.0 - a_v) / k_v)
+    v = first_order_zoh(forcing, a_v, (1.0 - a_v) / k_v)
     v_dot = forcing - k_v * v
     a_d = np.exp(-h / vehicle.steering_tau_s)
-    delta = _first_order_zoh(
+    delta = first_order_zoh(
         np.clip(steering_cmd_rad, -vehicle.max_steering_rad, vehicle.max_steering_rad),
         a_d,
         1.0 - a_d,

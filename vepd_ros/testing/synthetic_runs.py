@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 from vepd_ros.runs.format import PAPER_COLUMNS, RunRecord
-from vepd_ros.runs.layout import BatchWriter
+from vepd_ros.runs.layout import BatchWriter, run_file_name
 
 AUTHORS_SCENARIOS = ('rest', 'path', 'circle', 'sine')
 AUTHORS_FOLDERS = (
@@ -149,7 +149,7 @@ def write_synthetic_root(
             for sc in scenarios:
                 for j in range(1, k + 1):
                     rec = synthetic_run(rng, sc, duration_s, noise=noise, lag_s=lag, wander=wander)
-                    write_authors_csv(folder / f'{sc}_{j}.csv', rec, index_column)
+                    write_authors_csv(folder / run_file_name(sc, j), rec, index_column)
     elif layout == 'ours':
         scenarios = scenarios or ('rest', 'straight', 'circle', 'sine')
         models = models or OUR_LABELS

@@ -1,0 +1,426 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""`vepd tune` (pipelines.tune): parameter specs, the objective, recovery, kill and resume."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+from pathlib import Path
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+from vepd_ros.params import ParameterError
+from vepd_ros.pipelines import tune as core
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def vepd(*args) -> list[str]:
+    """Return the `vepd` command from this tree (no reinstall needed)."""
+    return [sys.executable, '-m', 'vepd_ros.cli', *args]
+
+
+# ------------------------------------------------------------------------------------------------
+# parameter specs
+
+
+def test_name_alone_tunes_every_axis_over_the_default_range():
+    """A 3-vector by its name alone is one axis; its range is [d/10, 10 d] log around d."""
+    (a,) = core.parse_param_specs('gauss_sigma_m', 'ch_gauss')
+    assert (a.param, a.index, a.log) == ('gauss_sigma_m', None, True)
+    assert a.low == pytest.approx(0.003) and a.high == pytest.approx(0.3)
+    assert core.model_params('ch_gauss', [a], {a.name: 0.2}) == {'gauss_sigma_m': [0.2] * 3}
+
+
+def test_component_and_explicit_range():
+    """`name[i]=LOW:HIGH` tunes one component; the others keep the model's default."""
+    axes = core.parse_param_specs('gm_sigma_m[2]=0.01:0.5,gm_tau_s=1:100:log', 'gauss_markov')
+    assert [(a.name, a.low, a.high, a.log) for a in axes] == [
+        ('gm_sigma_m[2]', 0.01, 0.5, False),
+        ('gm_tau_s', 1.0, 100.0, True),
+    ]
+    p = core.model_params('gauss_markov', axes, {'gm_sigma_m[2]': 0.3, 'gm_tau_s': 7.0})
+    assert p['gm_sigma_m'][:2] == [0.02, 0.02] and p['gm_sigma_m'][2] == 0.3
+    assert p['gm_tau_s'] == 7.0
+
+
+def test_default_range_is_clipped_to_the_declared_bounds():
+    """rw_rate_hz (default 100 Hz, declared <= 1e5) → [10, 1000]; a bound inside is kept."""
+    (a,) = core.parse_param_specs('rw_rate_hz', 'ch_rw')
+    assert (a.low, a.high) == (10.0, 1000.0)
+
+
+@pytest.mark.parametrize(
+    'spec, needle',
+    [
+        ('gauss_sigmaa', 'gauss_sigma_m'),  # unknown: the valid names are listed
+        ('rw_variant', 'rw_sigma'),  # a choice, not a real value: not tunable
+        ('gauss_sigma_m=0.5:0.1', 'non-empty range'),
+        ('gauss_sigma_m=0.1:0.1', 'non-empty range'),
+        ('gauss_sigma_m=0:1:log', 'LOW > 0'),
+        ('gauss_sigma_m=a:b', 'numbers'),
+        ('gauss_sigma_m[3]', 'i in 0..2'),
+        ('gauss_sigma_m,gauss_sigma_m[0]', 'given once'),
+        ('', 'at least one'),
+    ],
+)
+def test_bad_spec_is_a_clear_error(spec, needle):
+    model = 'ch_rw' if spec.startswith('rw_') else 'ch_gauss'
+    with pytest.raises(ParameterError, match='--params') as e:
+        core.parse_param_specs(spec, model)
+    assert needle in str(e.value)
+
+
+def test_range_outside_the_declaration_is_refused():
+    """jitter_s is declared <= 10 s: a range up to 20 is an error quoting the declaration."""
+    with pytest.raises(ParameterError, match='<= 10'):
+        core.parse_param_specs('jitter_s=0:20', 'ch_gauss+latency')
+
+
+def test_cli_bad_params_exit_2_without_traceback(tmp_path):
+    p = subprocess.run(
+        vepd('tune', '--model', 'ch_gauss', '--params', 'sigma', '--reference', 'rtk',
+             '--out', str(tmp_path / 'o')),
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert p.returncode == 2, p.stderr
+    assert 'Traceback' not in p.stderr and 'gauss_sigma_m' in p.stderr
+    assert not (tmp_path / 'o').exists()  # nothing written for a bad command
+
+
+# ------------------------------------------------------------------------------------------------
+# the objective
+
+
+def _objective(sigma_ref_m=0.3, runs=6, duration_s=10.0, seed=3):
+    return core.Objective(
+        'ch_gauss', 'ch_gauss', ['straight', 'circle'], runs, duration_s, seed=seed,
+        reference_params={'gauss_sigma_m': [sigma_ref_m] * 3},
+    )
+
+
+def test_objective_is_deterministic_and_depends_on_the_parameters():
+    """Common random numbers: same parameters → same bits; another σ → another VEPD."""
+    ob = _objective(runs=2, duration_s=5.0)
+    a = ob({'gauss_sigma_m': [0.1] * 3})
+    assert a == ob({'gauss_sigma_m': [0.1] * 3})
+    assert a != ob({'gauss_sigma_m': [0.2] * 3})
+
+
+@pytest.mark.slow
+def test_recovers_a_known_sigma_from_a_wrong_start():
+    """
+    Tune ch_gauss against a synthetic ch_gauss reference of known σ = 0.3 m from σ = 0.03 m.
+
+    Tolerance from the objective's resolution: at σ_true the VEPD is its noise floor (two
+    independent batches of K = 6 runs of the same model, ≈ 0.07 here) and it rises steeply on both
+    sides (≈ 8 VEPD per metre: ≈ 0.5 at σ_true ∓ 0.05 m). The test measures the VEPD at
+    σ_true ± 0.05 m and requires the best trial to score below both: on this V-shaped objective
+    the best σ then lies within ±0.05 m (17 %), the tolerance asserted. On fresh seeds the tuned
+    σ's VEPD must lie within the known σ's bootstrap interval (the confirmation `vepd tune` runs).
+    """
+    import optuna
+
+    sigma = 0.3
+    ob = _objective(sigma)
+    axes = core.parse_param_specs('gauss_sigma_m=0.01:1:log', 'ch_gauss')
+    study = core.tune(ob, 'ch_gauss', axes, 25, optuna.storages.InMemoryStorage(), 'rec', seed=0)
+    first = min(study.trials, key=lambda t: t.number)
+    assert first.params['gauss_sigma_m'] == pytest.approx(0.03)  # the untuned start
+    best = core.best_finite(study)
+    found = best.params['gauss_sigma_m']
+    edges = [ob({'gauss_sigma_m': [s] * 3}) for s in (sigma - 0.05, sigma + 0.05)]
+    assert best.value < min(edges), (best.value, edges)
+    assert abs(found - sigma) < 0.05, found
+    known = ob.evaluate({'gauss_sigma_m': [sigma] * 3}, n_boot=200, seed=4)
+    tuned = ob.evaluate({'gauss_sigma_m': [found] * 3}, n_boot=200, seed=4)
+    lo, hi = known['ci95']
+    assert lo <= tuned['VEPD'] <= hi, (tuned['VEPD'], known['ci95'])
+
+
+# ------------------------------------------------------------------------------------------------
+# storage: kill and resume
+
+
+TUNE_ARGS = ['--model', 'ch_gauss', '--params', 'gauss_sigma_m=0.01:1:log', '--reference',
+             'gauss_markov', '--scenarios', 'straight', '--runs', '3', '--duration', '10',
+             '--quiet']
+
+
+def _complete(storage, name) -> dict:
+    import optuna
+
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:  # not created yet
+        return {}
+    return {t.number: (t.params, t.value) for t in core.completed(study)}
+
+
+HEARTBEAT_LAG_S = 0.05
+"""Time a trial's heartbeat thread takes to record its first beat (a few SQL statements)."""
+
+
+def _kill_mid_trial(proc, storage, name, n_complete, timeout_s=300.0):
+    """
+    SIGKILL ``proc`` inside a trial once the study holds ``n_complete`` COMPLETE trials.
+
+    The process is stopped (SIGSTOP) before its trial is looked up, so the trial seen RUNNING is
+    still running when the SIGKILL arrives; only a trial running for a while is taken: its
+    heartbeat thread has recorded (Optuna never fails a RUNNING trial without a heartbeat).
+    Return the COMPLETE trials at the kill (number → (params, value)) and the number of the trial
+    ``proc`` was running (its ``worker`` user attribute names the process).
+    """
+    import optuna
+    from optuna.trial import TrialState
+    import sqlalchemy
+
+    t0, me = time.monotonic(), f'{socket.gethostname()}:{proc.pid}'
+    while time.monotonic() - t0 < timeout_s:
+        if proc.poll() is not None:
+            raise AssertionError(f'worker ended early ({proc.returncode}): {proc.stderr.read()}')
+        if len(_complete(storage, name)) >= n_complete:
+            proc.send_signal(signal.SIGSTOP)
+            try:
+                study = optuna.load_study(study_name=name, storage=storage)
+                now = datetime.datetime.now()  # Optuna's datetime_start: naive local time
+                mine = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                        if t.user_attrs.get('worker') == me
+                        and (now - t.datetime_start).total_seconds() > 3 * HEARTBEAT_LAG_S]
+            except (sqlalchemy.exc.OperationalError, optuna.exceptions.StorageInternalError):
+                mine = []  # stopped while holding SQLite's write lock: look again later
+            if mine:
+                proc.send_signal(signal.SIGKILL)
+                proc.communicate()  # reaped, its pipes closed
+                return _complete(storage, name), mine[0].number
+            proc.send_signal(signal.SIGCONT)  # between trials: let it start the next one
+        time.sleep(0.02)
+    proc.kill()
+    proc.communicate()
+    raise AssertionError('no progress before the timeout')
+
+
+@pytest.mark.slow
+def test_sqlite_kill_and_resume(tmp_path):
+    """
+    The only worker is SIGKILLed mid-study; the same command with --study-name finishes it.
+
+    Every trial complete before the kill is kept as it was; the total of COMPLETE trials is the
+    target exactly (none counted twice); a trial left RUNNING by the kill ends FAIL (heartbeat).
+    """
+    import optuna
+
+    out = tmp_path / 'out'
+    url = 'sqlite:///' + str(tmp_path / 'trials.db')
+    storage = core.make_storage(url)  # the schema made here, not raced by the worker and us
+    cmd = vepd('tune', *TUNE_ARGS, '--trials', '16', '--study-name', 's1', '--storage', url,
+               '--out', str(out))
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    before, killed = _kill_mid_trial(proc, storage, 's1', 4)
+    assert 4 <= len(before) < 16
+    time.sleep(2 * core.HEARTBEAT_INTERVAL_S + 1)  # the killed trial's heartbeat goes stale
+    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    study = optuna.load_study(study_name='s1', storage=storage)
+    after = {t.number: (t.params, t.value) for t in core.completed(study)}
+    assert len(after) == 16
+    assert all(after[n] == before[n] for n in before)
+    states = {t.state.name for t in study.trials}
+    assert states <= {'COMPLETE', 'FAIL'}  # nothing left RUNNING
+    assert study.trials[killed].state.name == 'FAIL'  # by the heartbeat, on the resume
+    res = json.loads((out / 'result.json').read_text())
+    assert res['trials_complete'] == 16
+    with open(out / 'trials.csv') as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(int(r['number']) for r in rows) == sorted(t.number for t in study.trials)
+    assert sum(r['state'] == 'COMPLETE' for r in rows) == 16
+    best = (out / 'best_params.yaml').read_text()
+    assert 'gps_noise_node' in best and 'gauss_sigma_m' in best
+    from vepd_ros.judge.params_file import node_section as read_node_params
+    from vepd_ros.models.gps import make_gps_model
+
+    prm = read_node_params(out / 'best_params.yaml', 'gps_noise_node')
+    make_gps_model(prm.pop('model'), 0, **prm)  # the file is a valid model configuration
+
+
+# ------------------------------------------------------------------------------------------------
+# PostgreSQL: two workers on one study, one killed
+
+
+def _initdb() -> Path | None:
+    for p in sorted(Path('/usr/lib/postgresql').glob('*/bin/initdb'), reverse=True):
+        return p
+    found = shutil.which('initdb')
+    return Path(found) if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def postgres(tmp_path):
+    """
+    Start a PostgreSQL server in a temporary directory on a loopback port; yield its URL.
+
+    PostgreSQL refuses to run as root: as root (CI containers) the server runs as the ``postgres``
+    user Debian's package creates.
+    """
+    initdb = _initdb()
+    if initdb is None:
+        pytest.skip('PostgreSQL server (initdb) not installed: apt-get install postgresql')
+    pytest.importorskip('psycopg', reason='psycopg (requirements-dev.txt) not installed')
+    as_user: list[str] = []
+    pg = tmp_path / 'pg'
+    pg.mkdir()
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            user = pwd.getpwnam('postgres')
+        except KeyError:
+            pytest.skip('running as root and no postgres user to run the server as')
+        as_user = ['runuser', '-u', 'postgres', '--']
+        os.chown(pg, user.pw_uid, user.pw_gid)
+        for d in (tmp_path, *tmp_path.parents):  # the server must reach its directory
+            if d == Path('/'):
+                break
+            os.chmod(d, os.stat(d).st_mode | 0o001)
+    bindir = initdb.parent
+    data, sock, log = pg / 'data', pg / 'sock', pg / 'pg.log'
+    subprocess.run([*as_user, str(initdb), '-D', str(data), '-U', 'vepd', '--auth=trust',
+                    '-E', 'UTF8'], check=True, capture_output=True, timeout=120)
+    subprocess.run([*as_user, 'mkdir', str(sock)], check=True, timeout=30)
+    port = _free_port()
+    subprocess.run(
+        [*as_user, str(bindir / 'pg_ctl'), '-D', str(data), '-l', str(log), '-w', '-o',
+         f'-p {port} -c listen_addresses=127.0.0.1 -k {sock}', 'start'],
+        check=True, capture_output=True, timeout=120,
+    )
+    try:
+        subprocess.run([str(bindir / 'createdb'), '-h', '127.0.0.1', '-p', str(port), '-U',
+                        'vepd', 'tune'], check=True, capture_output=True, timeout=60)
+        yield f'postgresql://vepd@127.0.0.1:{port}/tune'
+    finally:
+        subprocess.run([*as_user, str(bindir / 'pg_ctl'), '-D', str(data), '-m', 'immediate',
+                        'stop'], capture_output=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_postgresql_two_workers_one_killed(postgres, tmp_path):
+    """
+    Two workers share one study through PostgreSQL; one is SIGKILLed mid-study.
+
+    The other finishes it: every trial complete before the kill is kept, the killed worker's
+    trial in flight ends FAIL by the heartbeat, and the study holds the target of COMPLETE trials
+    (a trial in flight in the other worker when the total is reached may add one: at most 1 over).
+    """
+    import optuna
+
+    def worker(i):
+        return subprocess.Popen(
+            vepd('tune', *TUNE_ARGS, '--trials', '16', '--storage', postgres, '--study-name',
+                 'pg', '--sampler-seed', str(i), '--out', str(tmp_path / f'w{i}')),
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    storage = core.make_storage(postgres)  # one engine for the test's own looks (and the schema)
+    try:
+        w0 = worker(0)
+        # the first worker creates the study; the second joins it (load_if_exists)
+        t0 = time.monotonic()
+        while not _complete(storage, 'pg') and time.monotonic() - t0 < 300:
+            time.sleep(0.2)
+        w1 = worker(1)
+        before, killed = _kill_mid_trial(w1, storage, 'pg', 6)
+        out, err = w0.communicate(timeout=600)
+        assert w0.returncode == 0, err
+        # the survivor may finish before the killed trial's heartbeat is stale: any worker that
+        # looks later fails it, as this one does
+        time.sleep(2 * core.HEARTBEAT_INTERVAL_S + 1)
+        study = optuna.load_study(study_name='pg', storage=storage)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+        done = {t.number: (t.params, t.value) for t in core.completed(study)}
+        assert 16 <= len(done) <= 17
+        assert all(done[n] == before[n] for n in before)
+        assert {t.state.name for t in study.trials} <= {'COMPLETE', 'FAIL'}
+        assert study.trials[killed].state.name == 'FAIL'
+    finally:
+        storage.engine.dispose()
+
+
+def test_cli_refuses_a_foreign_output_dir(tmp_path):
+    """OUT holding anything but a previous tune output is refused (exit 2) and left as it was."""
+    out = tmp_path / 'o'
+    out.mkdir()
+    (out / 'mine.txt').write_text('keep')
+    p = subprocess.run(
+        vepd('tune', '--model', 'ch_gauss', '--params', 'gauss_sigma_m', '--reference', 'rtk',
+             '--scenarios', 'straight', '--runs', '2', '--duration', '2', '--trials', '1',
+             '--out', str(out)),
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert p.returncode == 2 and 'Traceback' not in p.stderr, p.stderr
+    assert sorted(x.name for x in out.iterdir()) == ['mine.txt']
+
+
+def test_reference_directory_scored_on_the_requested_scenarios(tmp_path):
+    """
+    A reference directory is read once; a requested scenario it lacks is a clear error.
+
+    The objective against a directory of runs equals the objective against the same runs
+    simulated in memory (same model, seed and label): reading the files changes nothing.
+    """
+    from vepd_ros.pipelines.study import run_study
+
+    run_study(['ch_gauss'], ['straight'], 2, 3.0, 'rtk', tmp_path / 'ref', seed=5, n_boot=0,
+              workers=1)
+    ob_dir = core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight'], 2, 3.0, seed=5)
+    ob_sim = core.Objective('ch_gauss', 'rtk', ['straight'], 2, 3.0, seed=5)
+    prm = {'gauss_sigma_m': [0.1] * 3}
+    assert ob_dir(prm) == pytest.approx(ob_sim(prm), rel=1e-9)
+    with pytest.raises(ValueError, match='circle'):
+        core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight', 'circle'], 2, 3.0)
+    # 2 reference runs where a trial plans K = 3: scored, and flagged on the trial
+    import optuna
+
+    ob3 = core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight'], 3, 3.0, seed=5)
+    axes = core.parse_param_specs('gauss_sigma_m', 'ch_gauss')
+    study = core.tune(ob3, 'ch_gauss', axes, 1, optuna.storages.InMemoryStorage(), 'k', seed=0)
+    (t,) = study.trials
+    assert any('fewer than K = 3' in w for w in t.user_attrs['warnings']), t.user_attrs
+    header, rows = core.trials_rows(study, axes)
+    assert rows[0][header.index('warnings')] == len(t.user_attrs['warnings'])
+
+
+@pytest.mark.parametrize(
+    'url', ['foo://x', 'postgresql://u:secret@127.0.0.1:1/db', '/no/dir/x.db']
+)
+def test_cli_bad_storage_exit_2_before_out_is_touched(url, tmp_path):
+    """A storage that cannot be opened: one clear line (no password), exit 2, no OUT made."""
+    p = subprocess.run(
+        vepd('tune', '--model', 'ch_gauss', '--params', 'gauss_sigma_m', '--reference', 'rtk',
+             '--scenarios', 'straight', '--runs', '2', '--duration', '2', '--storage', url,
+             '--out', str(tmp_path / 'o')),
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert p.returncode == 2 and 'Traceback' not in p.stderr, p.stderr
+    assert '--storage' in p.stderr and 'secret' not in p.stderr
+    assert not (tmp_path / 'o').exists()

@@ -1,0 +1,196 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``vepd tune``: fit a GPS model's parameters by minimising VEPD against reference runs.
+
+The core is ``vepd_ros.pipelines.tune``; this module only translates arguments and writes OUT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from vepd_ros.commands._args import int_range, seed_type
+
+EPILOG = """\
+Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials):
+  vepd tune --model ch_rw+airsim \\
+            --params rw_sigma,rw_p_max_m,hdop_final=0.3:3,hdop_tau_s=1:30:log \\
+            --reference myruns --scenarios straight,circle,sine --runs 10 --duration 30 \\
+            --trials 100 --out tune1
+  vepd study ... --gps-config tune1/best_params.yaml   # the tuned model beside the others
+
+A NAME without a range is tuned over [d/10, 10 d] (log) around the model's default d, clipped to
+its declared bounds; a 3-vector by its name alone is one value for every axis, NAME[i] one
+component. Trials are kept in OUT/study.db (or --storage URL): the same command with the same
+--study-name continues an interrupted study; several processes given one PostgreSQL URL share it.
+Writes OUT/best_params.yaml (read by gps_noise_node and vepd study --gps-config), OUT/trials.csv
+and OUT/result.json (best and start VEPD re-checked on fresh seeds with their bootstrap interval).
+"""
+
+REPLACES = ['best_params.yaml', 'trials.csv', 'result.json']
+"""What a tune writes in OUT at its end (replaced on a resume); the study storage is kept."""
+
+
+def register(sub):
+    p = sub.add_parser(
+        'tune',
+        help="fit a GPS model's parameters by minimising VEPD against reference runs (Optuna)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        description='Each trial simulates MODEL with its parameters through the study path '
+        '(truth -> model -> judge -> runs -> metrics, common random numbers) and scores its '
+        'VEPD against the reference runs.',
+    )
+    p.add_argument('--model', required=True, help='GPS model to tune (e.g. ch_rw+airsim)')
+    p.add_argument(
+        '--params',
+        required=True,
+        help="comma-separated NAME[=LOW:HIGH[:log]] or NAME[i]=...; the model's real-valued "
+        'parameters',
+    )
+    p.add_argument(
+        '--reference',
+        required=True,
+        help='directory of real runs (REF/Real/<scenario>_<j>.csv) or a GPS model simulated as '
+        'the real side (e.g. rtk)',
+    )
+    p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')
+    p.add_argument('--runs', type=int_range(2, 1000, 'a number of runs'), default=10,
+                   help='runs per scenario and trial (K, default 10)')
+    p.add_argument('--duration', type=float, default=30.0, help='seconds per run (default 30)')
+    p.add_argument('--trials', type=int_range(1, None, 'a number of trials'), default=100,
+                   help='COMPLETE trials the study should hold (default 100)')
+    p.add_argument('--sampler', choices=('tpe', 'cmaes'), default='tpe',
+                   help='Optuna sampler (default tpe; cmaes for several continuous parameters)')
+    p.add_argument('--storage', default=None,
+                   help='Optuna storage: a SQLite file or URL (default OUT/study.db), or a '
+                   'postgresql:// URL shared by several workers')
+    p.add_argument('--study-name', default=None,
+                   help='study in the storage to create or continue (default tune-MODEL)')
+    p.add_argument('--imu', default='ch_drift_paper', help='IMU model for both sides')
+    p.add_argument('--judge', default='builtin', help='judge by name (builtin or bicycle)')
+    p.add_argument('--seed', type=seed_type, default=0,
+                   help='study seed: the runs, fixed across trials (every worker of a study '
+                   'must give the same) and, by default, the sampler')
+    p.add_argument('--sampler-seed', type=seed_type, default=None,
+                   help='seed of the sampler (default --seed); give each worker sharing a study '
+                   'its own, or they propose the same first points')
+    p.add_argument('--out', required=True, help='output directory')
+    p.add_argument('--overwrite', action='store_true',
+                   help='write into a non-empty OUT that is not a previous tune output')
+    p.add_argument('--json', action='store_true', help='print the result as JSON')
+    p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.pipelines import tune as core
+    from vepd_ros.progress import progress_bar
+    from vepd_ros.runs.atomic import atomic_write_text
+    from vepd_ros.runs.safety import prepare_output_dir
+
+    axes = core.parse_param_specs(args.params, args.model)
+    objective = core.Objective(
+        args.model,
+        args.reference,
+        [s for s in args.scenarios.split(',') if s],
+        args.runs,
+        args.duration,
+        seed=args.seed,
+        imu_model=args.imu,
+        judge=args.judge,
+    )
+    out = Path(args.out)
+    # a storage given is opened before OUT is touched: a bad URL leaves nothing behind
+    storage = core.make_storage(args.storage) if args.storage else None
+    prepare_output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES,
+                       info={'model': args.model, 'params': args.params})
+    storage = storage or core.make_storage(out / 'study.db')
+    where = core.redact_url(storage.url)
+    name = args.study_name or f'tune-{args.model}'
+    t0 = time.perf_counter()
+    n_here = 0
+    with progress_bar(total=args.trials, desc='tune', unit='trial',
+                      quiet=args.quiet or args.json) as bar:
+
+        def on_trial(study, trial):
+            nonlocal n_here
+            n_here += 1
+            done = core.completed(study)
+            best = core.best_finite(study)
+            bar.n = min(len(done), args.trials)
+            rate = n_here / max(time.perf_counter() - t0, 1e-9) * 60.0
+            bar.set_postfix(best=f'{best.value:.4g}' if best else '-', per_min=f'{rate:.0f}')
+
+        study = core.tune(objective, args.model, axes, args.trials, storage, name,
+                          seed=args.seed if args.sampler_seed is None else args.sampler_seed,
+                          sampler=args.sampler, on_trial=on_trial)
+    wall = time.perf_counter() - t0
+    best = core.best_finite(study)
+    if best is None:
+        raise ValueError(f'study {name!r}: no trial scored a finite VEPD')
+    best_params = core.model_params(args.model, axes, best.params)
+    start_params = core.model_params(args.model, axes, core.start_values(args.model, axes))
+    fresh = args.seed + 1  # every run seed derives from the study seed by name: all new
+    confirm = {}
+    for key, prm in (('best', best_params), ('start', start_params)):
+        e = objective.evaluate(prm, n_boot=1000, seed=fresh)
+        confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
+                        'warnings': e['warnings']}
+    header, rows = core.trials_rows(study, axes)
+    lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
+    atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')
+    write_params_file(
+        out / 'best_params.yaml',
+        f'# vepd tune --model {args.model} --reference {args.reference}\n'
+        f'# best of study {name!r}: trial {best.number}, VEPD {best.value:.6g} '
+        f'(seed {args.seed}); on fresh seeds {confirm["best"]["VEPD"]:.6g}\n',
+        node_params_yaml('gps_noise_node', args.model, best_params),
+    )
+    n_done = len(core.completed(study))
+    res = {
+        'model': args.model,
+        'reference': args.reference,
+        'study_name': name,
+        'storage': where,  # without a password
+        'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log} for a in axes],
+        'trials_complete': n_done,
+        'trials_this_process': n_here,
+        'trials_per_minute': n_here / wall * 60.0 if wall > 0 else None,
+        'study_path_share': objective.sim_seconds / wall if wall > 0 else None,
+        'best': {'number': best.number, 'VEPD': best.value, 'params': best_params,
+                 'warnings': best.user_attrs.get('warnings', [])},
+        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings'))
+                                    for t in core.completed(study)),
+        'start': {'params': start_params},
+        'confirmation': {'seed': fresh, **confirm},
+    }
+    atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
+    if args.json:
+        print(json.dumps(res, indent=1, allow_nan=False))
+    else:
+        def ci(c):
+            return '' if c['ci95'] is None else ' [{:.4g}, {:.4g}]'.format(*c['ci95'])
+
+        print(f'{args.model}: best VEPD {best.value:.4g} (trial {best.number} of {n_done} '
+              f'complete); on fresh seeds (seed {fresh}) {confirm["best"]["VEPD"]:.4g}'
+              f'{ci(confirm["best"])}, untuned start {confirm["start"]["VEPD"]:.4g}'
+              f'{ci(confirm["start"])}')
+        for k, v in best_params.items():
+            print(f'  {k}: {v}')
+    for w in res['best']['warnings'] + confirm['best']['warnings']:
+        print(f'warning: {w}', file=sys.stderr)
+    print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
+          file=sys.stderr)
+    return 0
