@@ -253,8 +253,8 @@ def param_importance(axes: list[Axis], trials: list[Trial]) -> tuple[dict, list[
              f'{IMPORTANCE_QUANTILE:g}) on the {n} scored trials of trials.csv: the importance of '
              f'reaching the best {top} of them']
     if top < 5:
-        notes.append(f'only {top} trial(s) in the best {IMPORTANCE_QUANTILE * 100:g} %: Optuna advises '
-                     'at least 5 there, so the importances are rough')
+        notes.append(f'only {top} trial(s) in the best {IMPORTANCE_QUANTILE * 100:g} %: '
+                     'Optuna advises at least 5 there, so the importances are rough')
     notes += [f'Optuna: {w.message}' for w in caught
               if 'importance' in str(w.message).lower() or 'quantile' in str(w.message).lower()]
     values = {a.name: float(imp.get(a.name, 0.0)) for a in axes}
@@ -577,8 +577,8 @@ def _blocks(tune_dir, res, axes, trials, best, imp, imp_notes, shown, land, warn
                    for a, v in zip(shown, values))
         z_best = z[at]
         text = (f'**Landscape** — VEPD of {res["model"]} on a {nodes} grid of {names} around the '
-                f'best trial (boxed), spanning {LANDSCAPE_HALF_WIDTH * 100:g} % of each range on either '
-                'side (log-spaced on a log range), every other parameter held at the best '
+                f'best trial (boxed), spanning {LANDSCAPE_HALF_WIDTH * 100:g} % of each range on '
+                'either side (log-spaced on a log range), every other parameter held at the best '
                 "trial's value; evaluated by the study's objective (landscape.csv beside this "
                 f'page). {failed} node(s) not scored (n/a).')
         notes = []
