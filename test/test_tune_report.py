@@ -119,7 +119,7 @@ def test_page_renders_figures_and_the_confirmation_of_result_json(tuned, tmp_pat
         for shown, value in ((vepd, c['VEPD']), (lo, c['ci95'][0]), (hi, c['ci95'][1]),
                              (w1, c['W1']), (w2, c['W2'])):
             assert abs(float(shown) - value) <= 0.5e-4 * (1 + 1e-9), (key, shown, value)
-    assert f'tuned (best trial, {res["best"]["number"]})' in table[1][0]
+    assert f'tuned (best trial {res["best"]["number"]})' in table[1][0]
     # The study is complete and says how many trials it holds.
     assert f'{res["trials_complete"]} trials completed' in text
     assert 'Incomplete study' not in text

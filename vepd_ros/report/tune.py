@@ -459,7 +459,7 @@ def confirmation_rows(res: dict) -> list[list[str]]:
         c = conf[k]
         label = CONFIRMATION_LABELS.get(k, k)
         if k == 'best':
-            label = f'tuned (best trial, {res["best"]["number"]})'
+            label = f'tuned (best trial {res["best"]["number"]})'
         rows.append([label, fmt(c['VEPD']), fmt_interval(c.get('ci95'), missing='—'),
                      fmt(c['W1']), fmt(c['W2'])])
     return rows
@@ -470,6 +470,9 @@ def _meaning(res: dict) -> list[str]:
     conf, model = res['confirmation'], res['model']
     tuned, start, known = conf['best'], conf['start'], conf.get('known')
     out = []
+    if res['best']['params'] == res['start']['params']:
+        out.append('The best trial is the untuned start itself: no trial scored lower on the '
+                   'tuning seeds.')
     over = _ci_overlap(tuned.get('ci95'), start.get('ci95'))
     if tuned['VEPD'] is not None and start['VEPD'] is not None:
         change = (f'On fresh seeds the tuned {model} scores VEPD {fmt(tuned["VEPD"])} against '
