@@ -137,7 +137,7 @@ def test_landscape_grid_holds_the_best_trial_and_reproduces_its_vepd(tuned):
     # The node at the best trial's values gives its VEPD exactly: common random numbers.
     at = [g for g in grid if all(float(g[k]) == float(best[k]) for k in shown)]
     assert len(at) == 1 and float(at[0]['vepd']) == float(best['vepd'])
-    assert 'reproduces the best trial' in (folder / 'report.md').read_text()
+    assert "The best trial's point reproduces its VEPD" in (folder / 'report.md').read_text()
     for k in shown:
         v = np.unique([float(g[k]) for g in grid])
         a = axes[k]

@@ -575,29 +575,32 @@ def _blocks(tune_dir, res, axes, trials, best, imp, imp_notes, shown, land, warn
     values, z, failed = land
     names = ' × '.join(f'`{a.name}`' for a in shown)
     if z is not None:
-        nodes = ' × '.join(str(len(v)) for v in values)
+        grid = (f'a {" × ".join(str(len(v)) for v in values)} grid of {names} around the best '
+                'trial (boxed)' if len(shown) == 2 else
+                f'{len(values[0])} values of {names} around the best trial (starred)')
         at = tuple(int(np.flatnonzero(v == best.params[a.name])[0])
                    for a, v in zip(shown, values))
-        z_best = z[at]
-        text = (f'**Landscape** — VEPD of {res["model"]} on a {nodes} grid of {names} around the '
-                f'best trial (boxed), spanning {LANDSCAPE_HALF_WIDTH * 100:g} % of each range on '
-                'either side (log-spaced on a log range), every other parameter held at the best '
-                "trial's value; evaluated by the study's objective (landscape.csv beside this "
-                f'page). {failed} node(s) not scored (n/a).')
+        z_best = float(z[at])
+        text = (f'**Landscape** — VEPD of {res["model"]} on {grid}, spanning '
+                f'{LANDSCAPE_HALF_WIDTH * 100:g} % of the range on either side (log-spaced on a '
+                "log range), every other parameter held at the best trial's value; evaluated by "
+                "the study's objective (landscape.csv beside this page). "
+                f'{failed} point(s) not scored (n/a).')
         notes = []
-        if math.isfinite(z_best) and z_best == best.vepd:
-            notes.append(f"The boxed node reproduces the best trial's VEPD {fmt(best.vepd)} "
-                         'exactly: the grid is on the tuning seeds.')
+        if z_best == best.vepd:
+            notes.append(f"The best trial's point reproduces its VEPD {fmt(best.vepd)} exactly: "
+                         'the landscape is on the tuning seeds.')
+        elif not math.isfinite(z_best):
+            notes.append("**Warning** — the objective did not score the best trial's point.")
         else:
-            notes.append(f'**Warning** — the boxed node scores {fmt(z_best)}, not the best '
-                         f"trial's {fmt(best.vepd)}: the objective given is not the tuning "
-                         'objective.')
+            notes.append(f"**Warning** — the best trial's point scores {fmt(z_best)}, not its "
+                         f'{fmt(best.vepd)}: the objective given is not the tuning objective.')
         if np.isfinite(z).any() and np.nanmin(z) < best.vepd:
             k = np.unravel_index(np.nanargmin(z), z.shape)
             where = ', '.join(f'`{a.name}` = {_g(float(v[i]))}'
                               for a, v, i in zip(shown, values, k))
-            notes.append(f'A grid node scores lower than the best trial ({fmt(float(z[k]))} at '
-                         f'{where}): the search had not converged.')
+            notes.append(f'A landscape point scores lower than the best trial '
+                         f'({fmt(float(z[k]))} at {where}): the search had not converged.')
     else:
         text = (f"**Landscape** — the trials' own points over {names} (colour: VEPD; best trial "
                 'starred). No objective was given to evaluate a grid around the optimum, so this '
@@ -619,6 +622,10 @@ def _warnings(res: dict, trials: list[Trial]) -> list[str]:
     if n:
         out.append(f'{n} trial(s) were scored on fewer runs than planned (warnings column of '
                    'trials.csv)')
+    best = [t for t in trials if t.number == res['best']['number']]
+    if best and best[0].vepd != res['best']['VEPD']:
+        out.append(f'result.json gives the best trial VEPD {res["best"]["VEPD"]!r}, trials.csv '
+                   f'{best[0].vepd!r}')
     done = sum(t.state in STATES_DONE for t in trials)
     if done != res['trials_complete']:
         out.append(f'result.json counts {res["trials_complete"]} complete trials, trials.csv '
