@@ -222,3 +222,27 @@ def test_vepd_report_on_a_tune_dir_and_on_neither(tuned, tmp_path, capsys):
     (tune / 'trials.csv').unlink()
     assert main(['report', str(tune), '--quiet']) == 2
     assert 'trials.csv' in capsys.readouterr().err
+
+
+def test_known_parameters_row_and_a_bad_result_field(tuned, tmp_path, capsys):
+    d, _ = tuned
+    known = tmp_path / 'known'
+    shutil.copytree(d, known, ignore=shutil.ignore_patterns('page'))
+    res = json.loads((known / 'result.json').read_text())
+    # A reference simulated with known parameters: its fresh-seed entry is a third row. Numbers
+    # set apart from the tuned interval, so the page must say which side they fall on.
+    tuned_ci = res['confirmation']['best']['ci95']
+    res['confirmation']['known'] = {'VEPD': tuned_ci[0] / 2, 'W1': 0.01, 'W2': 0.02,
+                                    'ci95': [tuned_ci[0] / 3, tuned_ci[0] / 1.5], 'warnings': []}
+    (known / 'result.json').write_text(json.dumps(res))
+    md = write_tune_report(known).with_name('report.md').read_text()
+    row = next(line for line in md.splitlines() if line.startswith('| known parameters'))
+    shown = [f'{tuned_ci[0] / 2:.4f}', f'[{tuned_ci[0] / 3:.4f}, {tuned_ci[0] / 1.5:.4f}]']
+    assert row.split(' | ')[1:3] == shown
+    assert 'below the tuned interval: the search did not converge' in md
+    # A field of result.json that is not what vepd tune writes: exit 2, the field named.
+    del res['confirmation']['known']['W2']
+    (known / 'result.json').write_text(json.dumps(res))
+    assert main(['report', str(known), '--quiet']) == 2
+    err = capsys.readouterr().err
+    assert 'confirmation.known' in err and "'W2'" in err and 'Traceback' not in err
