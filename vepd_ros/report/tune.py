@@ -99,12 +99,12 @@ class Trial:
 # ------------------------------------------------------------------------------------ reading
 def _field(obj, key, kinds, where: str):
     """Return ``obj[key]`` if it is one of ``kinds``; else ValueError naming file and field."""
-    if not isinstance(obj, dict) or key not in obj or not isinstance(obj[key], kinds) or (
-            isinstance(obj[key], bool) and bool not in (kinds if isinstance(kinds, tuple)
-                                                        else (kinds,))):
-        names = ' or '.join(k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,)))
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    v = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
+        names = ' or '.join(k.__name__ for k in kinds)
         raise ValueError(f'{where}: field {key!r} missing or not {names} (a vepd tune result)')
-    return obj[key]
+    return v
 
 
 def is_tune_dir(path) -> bool:
