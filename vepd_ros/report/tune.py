@@ -130,9 +130,12 @@ def read_result(tune_dir) -> tuple[dict, list[Axis]]:
     axes = []
     for i, a in enumerate(_field(res, 'axes', list, where)):
         at = f'{where}: axes[{i}]'
-        low = float(_field(a, 'low', (int, float), at))
-        high = float(_field(a, 'high', (int, float), at))
-        axis = Axis(_field(a, 'name', str, at), low, high, bool(_field(a, 'log', bool, at)))
+        low, high = _field(a, 'low', (int, float), at), _field(a, 'high', (int, float), at)
+        try:
+            low, high = float(low), float(high)
+        except OverflowError:  # an integer beyond float
+            raise ValueError(f'{at}: range is not a tuned range (beyond float)') from None
+        axis = Axis(_field(a, 'name', str, at), low, high, _field(a, 'log', bool, at))
         if not (math.isfinite(low) and math.isfinite(high) and low < high) or (
                 axis.log and not low > 0):
             raise ValueError(f'{at}: range [{low!r}, {high!r}] is not a tuned range')
