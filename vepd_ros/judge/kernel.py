@@ -76,15 +76,18 @@ def _tan(p):
     return np.array([math.tan(v) for v in p.tolist()])
 
 
-def transition(xc, dt: float, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float):
+def transition(xc, dt, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float):
     """
-    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``) of the motion model.
+    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``, the prior's trig) of the model.
 
     The omnidirectional model x⁺ = A(x)·x (trig of the prior; position rows act on
     w = v dt + a h, h = dt²/2) and its Jacobian. ``xc``: the 15 state entries, each a float
-    (K = 1) or a (K,) array (one column per entry); ``sin``/``cos``: math's for floats, numpy's
-    for arrays (equal on every input tested; tan is math's for both, np.tan differs);
-    ``wrap_angle``: ``wrap`` for arrays.
+    (K = 1) or a (K,) array (one column per entry); ``dt``: a float, or a (K,) column of it with
+    columns (an array·array operation costs half an array·float one; the same bits);
+    ``sin``/``cos``: math's for floats, numpy's for arrays (equal on every input tested; tan is
+    math's for both, np.tan differs); ``wrap_angle``: applied to x⁺'s angles (columns may defer
+    it to one call on the three). The trig, (sr, cr, sp, cp, sy, cy, 1/cp, h, then R's nine
+    entries row-major), is what ``_apply_control`` computes A δ with.
     """
     x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = xc
     sr, cr, sp, cp, sy, cy = sin(r), cos(r), sin(p), cos(p), sin(y), cos(y)
@@ -130,7 +133,8 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float
         (crcpi * vp - srcpi * vyaw) * dt,
         (srtp * cpi * vp + crtp * cpi * vyaw) * dt,
     )
-    return xn, jac
+    trig = (sr, cr, sp, cp, sy, cy, cpi, h, r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    return xn, jac, trig
 
 
 def _np_max(a: float, b: float) -> float:
@@ -175,67 +179,38 @@ def control_change(xc, dt: float, axes) -> list:
     return d
 
 
-def _apply_control(out, prior: list, d: list, dt: float):
+def _apply_control(out: list, d: list, dt, trig, tp) -> list:
     """
-    Return A(x)·(x + δ) = (A x) + A δ given ``out`` = A x, with the prior's angles.
+    Return A(x)·(x + δ) = (A x) + A δ as 15 entries, given ``out`` = A x (angles wrapped).
 
-    The transfer matrix uses the prior angles, which control does not change: rate columns 9–11
-    into roll/pitch/yaw, acceleration columns 12–14 into position (R h) and velocity (dt); trig
-    is numpy's here (as the array form this replaced had). Floats (K = 1: a list back) or (K,)
-    columns (``out`` columns or (K, 15): a (K, 15) array back); a run whose δ is all zero keeps
-    ``out`` (adding 0.0 would turn a −0.0 into +0.0).
+    The transfer matrix uses the prior angles (``trig``, from ``transition``), which control does
+    not change: rate columns 9–11 into roll/pitch/yaw, acceleration columns 12–14 into position
+    (R h) and velocity (dt); ``tp``: numpy's tan of the prior pitch (this term always had it).
+    The position term R δ[12:15] h sums each row as numpy's einsum did on the box it was written
+    on, ((p0 + p2) + p1) + 0 (test_kernel). Floats (K = 1) or (K,) columns; with floats a δ
+    without acceleration change skips the position term when it cannot change a bit (±0 added to
+    non-zero positions, R finite). The caller handles δ = 0 (x⁺ = A x, also when adding 0.0
+    would turn a −0.0 into +0.0) and wraps the angles.
     """
-    scalar = isinstance(prior[0], float)
-    r, p, y = prior[3], prior[4], prior[5]
-    ang = np.array((r, p, y))
-    sa, ca = np.sin(ang), np.cos(ang)
-    if scalar:
-        if d.count(0.0) == STATE_SIZE:  # δ = 0 (NaN is not == 0, as in ndarray.any())
-            return out
-        (sr, sp, sy), (cr, cp, cy) = sa.tolist(), ca.tolist()
-        tp = float(np.tan(ang[1:2])[0])
-    else:
-        sr, sp, sy = sa
-        cr, cp, cy = ca
-        tp = np.tan(p)
-    cpi, h = 1.0 / cp, 0.5 * dt * dt
-    if scalar:
-        out = [a + b for a, b in zip(out, d)]
-    else:  # the same 15 additions as one (K, 15) operation
-        n = np.shape(prior[0])[0]
-        base = out if isinstance(out, np.ndarray) else np.stack(out, axis=1)
-        D = np.zeros((n, STATE_SIZE))
-        for i, v in enumerate(d):
-            if not isinstance(v, float):
-                D[:, i] = v
-        out = list((base + D).T)
-    d9, d10, d11 = d[9], d[10], d[11]
+    sr, cr, sp, cp, sy, cy, cpi, h, r00, r01, r02, r10, r11, r12, r20, r21, r22 = trig
+    out = [a + b for a, b in zip(out, d)]
+    d9, d10, d11, d12, d13, d14 = d[9:15]
     out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
     out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
     out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
-    # With δ[12:15] = 0 the position term is ±0 and changes nothing unless a position is ±0 or R
-    # is not finite: K = 1 skips it otherwise (same bits either way)
-    if not scalar or any(d[12:15]) or not (
+    if not isinstance(sr, float) or d12 or d13 or d14 or not (
         math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
     ):
-        R = (
-            cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
-            sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
-            -sp, cp * sr, cp * cr,
-        )
-        if scalar:
-            dv = np.array([d[12:15]])
-            pos = (h * np.einsum('kij,kj->ki', np.array(R).reshape(1, 3, 3), dv))[0].tolist()
-        else:
-            R = np.stack(R, axis=1).reshape(n, 3, 3)
-            pos = (h * np.einsum('kij,kj->ki', R, D[:, 12:15])).T
-        out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
-    out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
-    out[3], out[4], out[5] = wrap(out[3]), wrap(out[4]), wrap(out[5])
-    if scalar:
-        return out
-    moved = (D != 0.0).any(axis=1)  # NaN != 0: moved, as in K = 1's test
-    return np.where(moved[:, None], np.stack(out, axis=1), base)
+        out[0] = out[0] + h * (((r00 * d12 + r02 * d14) + r01 * d13) + 0.0)
+        out[1] = out[1] + h * (((r10 * d12 + r12 * d14) + r11 * d13) + 0.0)
+        out[2] = out[2] + h * (((r20 * d12 + r22 * d14) + r21 * d13) + 0.0)
+    out[6], out[7], out[8] = out[6] + dt * d12, out[7] + dt * d13, out[8] + dt * d14
+    return out
+
+
+def _identity(a):
+    """Return ``a`` (``transition``'s angle wrap deferred by the column form)."""
+    return a
 
 
 class Workspace:
@@ -251,7 +226,7 @@ class Workspace:
             self.j = np.tile(np.eye(STATE_SIZE), (self.k, 1, 1))
             self.j_flat = self.j.reshape(self.k, STATE_SIZE * STATE_SIZE)
             self.j_t = self.j.transpose(0, 2, 1)
-            self.e = np.empty((len(J_FLAT), self.k))
+            self.dt_col = np.empty(self.k)
         # the early gate's hint: id(index set) -> entry to test first (decides nothing)
         self.gate_first: dict = {}
 
@@ -270,10 +245,13 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     k = x.shape[0]
     if k == 1:
         xl = x[0].tolist()
-        xn, jac = transition(xl, dt)
+        xn, jac, trig = transition(xl, dt)
         ws.j_flat1[J_FLAT] = jac
         if control is not None:
-            xn = _apply_control(xn, xl, control_change(xl, dt, control), dt)
+            d = control_change(xl, dt, control)
+            if d.count(0.0) != STATE_SIZE:  # δ = 0 keeps A x (NaN is not == 0, as in .any())
+                xn = _apply_control(xn, d, dt, trig, float(np.tan(xl[4])))
+                xn[3], xn[4], xn[5] = _wrap_float(xn[3]), _wrap_float(xn[4]), _wrap_float(xn[5])
         J = ws.j2d
         if dynamic:
             vx, vy, vz, vr, vp, vyaw = xl[6:12]
@@ -286,15 +264,32 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     if k <= FLOAT_RUNS_MAX:  # run by run on floats: fewer numpy calls than columns
         rows = [transition(r, dt) for r in x.tolist()]
         ws.j_flat[:, J_FLAT] = [r[1] for r in rows]
-        xn = np.array([r[0] for r in rows])
-    else:
-        xn, jac = transition(xc, dt, np.sin, np.cos, wrap)
-        e = ws.e
-        for i, v in enumerate(jac):
-            e[i] = v
-        ws.j_flat[:, J_FLAT] = e.T
+        xt = np.array([r[0] for r in rows]).T  # (15, K)
+        trig = None if control is None else list(np.array([r[2] for r in rows]).T)
+    else:  # columns; dt as a column, the three angle wraps as one call
+        dtc = ws.dt_col
+        dtc.fill(dt)
+        xn, jac, trig = transition(xc, dtc, np.sin, np.cos, _identity)
+        ws.j_flat[:, J_FLAT] = np.array(jac).T
+        xt = np.array(xn)  # (15, K)
+        xt[3:6] = wrap(xt[3:6])
     if control is not None:
-        xn = _apply_control(xn, xc, control_change(xc, dt, control), dt)
+        d = control_change(xc, dt, control)
+        # the runs whose δ is not all zero (NaN != 0: moved, as at K = 1); a float entry is the
+        # same for every run
+        moved = [v != 0.0 for v in d if not isinstance(v, float)]
+        if any(v != 0.0 for v in d if isinstance(v, float)):
+            moved = True
+        elif moved:
+            moved = np.logical_or.reduce(moved)
+            moved = True if moved.all() else (moved if moved.any() else False)
+        else:
+            moved = False
+        if moved is not False:
+            xu = np.array(_apply_control(list(xt), d, dt, trig, np.tan(xc[4])))
+            xu[3:6] = wrap(xu[3:6])
+            xt = xu if moved is True else np.where(moved, xu, xt)
+    xn = xt.T.copy()
     Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
     if dynamic:
         vx, vy, vz, vr, vp, vyaw = xc[6:12]
@@ -306,7 +301,7 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         Pn += Qk
     else:
         Pn += np.multiply(Q, dt)
-    return (xn if isinstance(xn, np.ndarray) else np.stack(xn, axis=1)), Pn
+    return xn, Pn
 
 
 # _inverse_small's gathers: cofactor c = S[l1]·S[l2] − S[r1]·S[r2] of S⁻¹'s entry (row-major),
