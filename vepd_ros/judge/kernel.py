@@ -179,7 +179,7 @@ def control_change(xc, dt: float, axes) -> list:
     return d
 
 
-def _apply_control(out: list, d: list, dt, trig, tp) -> list:
+def _apply_control(out, d: list, dt, trig, tp) -> list:
     """
     Return A(x)·(x + δ) = (A x) + A δ as 15 entries, given ``out`` = A x (angles wrapped).
 
@@ -187,20 +187,38 @@ def _apply_control(out: list, d: list, dt, trig, tp) -> list:
     not change: rate columns 9–11 into roll/pitch/yaw, acceleration columns 12–14 into position
     (R h) and velocity (dt); ``tp``: numpy's tan of the prior pitch (this term always had it).
     The position term R δ[12:15] h sums each row as numpy's einsum did on the box it was written
-    on, ((p0 + p2) + p1) + 0 (test_kernel). Floats (K = 1) or (K,) columns; with floats a δ
-    without acceleration change skips the position term when it cannot change a bit (±0 added to
-    non-zero positions, R finite). The caller handles δ = 0 (x⁺ = A x, also when adding 0.0
-    would turn a −0.0 into +0.0) and wraps the angles.
+    on, ((p0 + p2) + p1) + 0. ``out``: 15 floats (K = 1) or a (15, K) array, δ's entries floats
+    or (K,) columns; a δ without acceleration change skips the position term when it cannot
+    change a bit (±0 added to non-zero positions, R finite; with columns: in every run). The
+    caller handles δ = 0 (x⁺ = A x, also where adding 0.0 would turn a −0.0 into +0.0) and
+    wraps the angles.
     """
     sr, cr, sp, cp, sy, cy, cpi, h, r00, r01, r02, r10, r11, r12, r20, r21, r22 = trig
-    out = [a + b for a, b in zip(out, d)]
+    scalar = isinstance(sr, float)
+    if scalar:
+        out = [a + b for a, b in zip(out, d)]
+    else:  # the same 15 additions as one on the (15, K) block ``out`` (a float entry: a row)
+        D = np.zeros(out.shape)
+        for i, v in enumerate(d):
+            if type(v) is not float or v != 0.0:
+                D[i] = v
+        out = list(out + D)
     d9, d10, d11, d12, d13, d14 = d[9:15]
     out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
     out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
     out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
-    if not isinstance(sr, float) or d12 or d13 or d14 or not (
-        math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
-    ):
+    # without an acceleration change (float zeros) the position term adds ±0: it changes nothing
+    # when R is finite and the positions are not zero
+    skip = type(d12) is float and type(d13) is float and type(d14) is float and not (
+        d12 or d13 or d14
+    )
+    if skip:
+        finite = sr * cr * sp * cp * sy * cy
+        if scalar:
+            skip = math.isfinite(finite) and out[0] and out[1] and out[2]
+        else:
+            skip = np.isfinite(finite).all() and np.all(np.array(out[0:3]) != 0.0)
+    if not skip:
         out[0] = out[0] + h * (((r00 * d12 + r02 * d14) + r01 * d13) + 0.0)
         out[1] = out[1] + h * (((r10 * d12 + r12 * d14) + r11 * d13) + 0.0)
         out[2] = out[2] + h * (((r20 * d12 + r22 * d14) + r21 * d13) + 0.0)
@@ -286,7 +304,7 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         else:
             moved = False
         if moved is not False:
-            xu = np.array(_apply_control(list(xt), d, dt, trig, np.tan(xc[4])))
+            xu = np.array(_apply_control(xt, d, dt, trig, np.tan(xc[4])))
             xu[3:6] = wrap(xu[3:6])
             xt = xu if moved is True else np.where(moved, xu, xt)
     xn = xt.T.copy()
@@ -504,12 +522,12 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
     if s.ang_list:  # the angle entries are consecutive in idx (sorted): one wrap for all
         a = slice(s.ang_list[0], s.ang_list[-1] + 1)
         nu[:, a] = wrap(nu[:, a])
-    accepted = np.ones(k, bool)
+    accepted = None  # all runs, until the gate or a singular S says otherwise
     with np.errstate(all='ignore'):
         if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products K = 1 makes
             try:
                 Si = np.linalg.inv(S)
-                singular = np.zeros(k, bool)
+                singular = None
             except np.linalg.LinAlgError:  # run by run: refuse the singular ones
                 Si = np.full_like(S, math.nan)
                 singular = np.zeros(k, bool)
@@ -524,7 +542,7 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                 accepted = ~(d2 >= thr2)
         else:
             Si, det = _inverse_small(S)
-            singular = det == 0.0
+            singular = None if det.all() else det == 0.0  # NaN is truthy: not singular
             t = Si * nu[:, None, :]  # w = S⁻¹ν as K = 1 sums it: (t0 + t1) + t2
             w = t[:, :, 0]
             for j in range(1, m):
@@ -535,10 +553,10 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                 for j in range(1, m):
                     d2 = d2 + t[:, j]
                 accepted = ~(d2 >= thr2)
-        if singular.any():
+        if singular is not None and singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
-            accepted &= ~singular
-        if not accepted.any():
+            accepted = ~singular if accepted is None else accepted & ~singular
+        if accepted is not None and not accepted.any():
             return x, P, accepted, refused
         GX = np.matmul(P[:, :, sel], np.concatenate((Si, w[:, :, None]), axis=2))
         G = GX[:, :, :m]
@@ -547,6 +565,10 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
         M = P - np.matmul(G, HP)
         M -= np.matmul(M[:, :, sel] - np.matmul(G, Rs), G.transpose(0, 2, 1))
         finite = np.isfinite(np.matmul(M.reshape(k, -1), _ONES225) + np.matmul(xn, _ONES15))
+    if accepted is None:
+        if finite.all():  # the common case: every run updated
+            return xn, M, np.ones(k, bool), refused
+        accepted = np.ones(k, bool)
     bad = accepted & ~finite
     if bad.any():
         refused[REFUSED_NOT_FINITE] = int(bad.sum())
