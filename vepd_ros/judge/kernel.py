@@ -336,26 +336,26 @@ _ADJ2_SIGN = np.array((1.0, -1.0, -1.0, 1.0))  # exact: −b·inv is (−b)·inv
 
 def _inverse_small(S):
     """
-    Return (S⁻¹, det) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
+    Return (S⁻¹ transposed to (m², K), det (K,)) for m ≤ 3 by adjugate / determinant.
 
     S (K, m, m); the expressions of K = 1's scalar inverse, operand for operand (same bits),
-    evaluated for all entries at once: one gather of the operands, then each operation once over
-    (K, m²); det = (a A + b B) + c C. A zero determinant gives inf/NaN entries (the caller
-    refuses those runs, and runs this under ``np.errstate(all='ignore')``).
+    evaluated for all entries at once over contiguous (K,) rows: one gather of the operands,
+    then each operation once over (m², K); det = (a A + b B) + c C. A zero determinant gives
+    inf/NaN entries (the caller refuses those runs, and runs this under
+    ``np.errstate(all='ignore')``).
     """
     k, m = S.shape[0], S.shape[-1]
+    F = S.reshape(k, m * m).T  # (m², K): row e is entry e of every run's S
     if m == 1:
-        return 1.0 / S, S[:, 0, 0]
-    F = S.reshape(k, m * m)
+        return 1.0 / F, F[0]
     if m == 2:
-        det = F[:, 0] * F[:, 3] - F[:, 1] * F[:, 2]
-        cof = F.take(_ADJ2, axis=1) * _ADJ2_SIGN
+        det = F[0] * F[3] - F[1] * F[2]
+        cof = F.take(_ADJ2, axis=0) * _ADJ2_SIGN[:, None]
     else:
-        o = F.take(_ADJ3, axis=1)  # (K, 4, 9)
-        cof = o[:, 0] * o[:, 1] - o[:, 2] * o[:, 3]
-        det = F[:, 0] * cof[:, 0] + F[:, 1] * cof[:, 3] + F[:, 2] * cof[:, 6]
-    inv = 1.0 / det
-    return (cof * inv[:, None]).reshape(k, m, m), det
+        o = F.take(_ADJ3, axis=0)  # (4, 9, K)
+        cof = o[0] * o[1] - o[2] * o[3]
+        det = F[0] * cof[0] + F[1] * cof[3] + F[2] * cof[6]
+    return cof * (1.0 / det), det
 
 
 def _inverse_lapack(S):
@@ -541,24 +541,31 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                 d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
                 accepted = ~(d2 >= thr2)
         else:
-            Si, det = _inverse_small(S)
+            SiT, det = _inverse_small(S)  # (m², K)
             singular = None if det.all() else det == 0.0  # NaN is truthy: not singular
-            t = Si * nu[:, None, :]  # w = S⁻¹ν as K = 1 sums it: (t0 + t1) + t2
-            w = t[:, :, 0]
+            nuT = nu.T
+            t = SiT.reshape(m, m, k) * nuT  # w = S⁻¹ν as K = 1 sums it: (t0 + t1) + t2
+            wT = t[:, 0]
             for j in range(1, m):
-                w = w + t[:, :, j]
+                wT = wT + t[:, j]
             if thr2 != math.inf:
-                t = nu * w
-                d2 = t[:, 0]
+                t = nuT * wT
+                d2 = t[0]
                 for j in range(1, m):
-                    d2 = d2 + t[:, j]
+                    d2 = d2 + t[j]
                 accepted = ~(d2 >= thr2)
         if singular is not None and singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
             accepted = ~singular if accepted is None else accepted & ~singular
         if accepted is not None and not accepted.any():
             return x, P, accepted, refused
-        GX = np.matmul(P[:, :, sel], np.concatenate((Si, w[:, :, None]), axis=2))
+        if m > 3:
+            Siw = np.concatenate((Si, w[:, :, None]), axis=2)
+        else:  # [S⁻¹ | w] (K, m, m + 1), C order as the product's operand always was
+            Siw = np.empty((k, m, m + 1))
+            Siw[:, :, :m] = SiT.T.reshape(k, m, m)
+            Siw[:, :, m] = wT.T
+        GX = np.matmul(P[:, :, sel], Siw)
         G = GX[:, :, :m]
         xn = x + GX[:, :, m]
         xn[:, 3:6] = wrap(xn[:, 3:6])
