@@ -204,14 +204,16 @@ def _apply_control(out, d: list, dt, trig, tp) -> list:
                 D[i] = v
         out = list(out + D)
     d9, d10, d11, d12, d13, d14 = d[9:15]
-    out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
-    out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
-    out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
     # without an acceleration change (float zeros) the position term adds ±0: it changes nothing
     # when R is finite and the positions are not zero
     skip = type(d12) is float and type(d13) is float and type(d14) is float and not (
         d12 or d13 or d14
     )
+    if not scalar:  # δ's rows as columns: array·array operations (the same values and bits)
+        d9, d10, d11, d12, d13, d14 = D[9:15]
+    out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
+    out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
+    out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
     if skip:
         finite = sr * cr * sp * cp * sy * cy
         if scalar:
@@ -292,19 +294,21 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         xt = np.array(xn)  # (15, K)
         xt[3:6] = wrap(xt[3:6])
     if control is not None:
-        d = control_change(xc, dt, control)
+        dtc = ws.dt_col  # dt as a column (filled above or here): array·array operations
+        dtc.fill(dt)
+        d = control_change(xc, dtc, control)
         # the runs whose δ is not all zero (NaN != 0: moved, as at K = 1); a float entry is the
         # same for every run
         moved = [v != 0.0 for v in d if not isinstance(v, float)]
         if any(v != 0.0 for v in d if isinstance(v, float)):
             moved = True
         elif moved:
-            moved = np.logical_or.reduce(moved)
+            moved = moved[0] if len(moved) == 1 else np.logical_or.reduce(moved)
             moved = True if moved.all() else (moved if moved.any() else False)
         else:
             moved = False
         if moved is not False:
-            xu = np.array(_apply_control(xt, d, dt, trig, np.tan(xc[4])))
+            xu = np.array(_apply_control(xt, d, dtc, trig, np.tan(xc[4])))
             xu[3:6] = wrap(xu[3:6])
             xt = xu if moved is True else np.where(moved, xu, xt)
     xn = xt.T.copy()
