@@ -420,18 +420,27 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
     """
     idx = s.idx_list
     m = len(idx)
-    if rdiag is not None and thr2 != math.inf:
-        t, ang = thr2 * _GATE_MARGIN, s.ang_list
+    early = rdiag is not None and thr2 != math.inf
+    if early:  # the entry that rejected last time first, alone (most rejections end here)
+        t = thr2 * _GATE_MARGIN
         if hints is None:
             hints = {}
-        first = hints.get(id(s), 0)
-        for k in (first, *range(m)):
-            i = idx[k]
-            n = zs[k] - x.item(i)
-            if ang and k in ang:
-                n = _wrap_float(n)
-            q = n * n
-            if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
+        k = hints.get(id(s), 0)
+        i = idx[k]
+        n = zs[k] - x.item(i)
+        if k in s.ang_list:
+            n = _wrap_float(n)
+        q = n * n
+        if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
+            return None
+    xl = x[0].tolist()
+    nu = [zs[k] - xl[i] for k, i in enumerate(idx)]  # ν, angles wrapped
+    for k in s.ang_list:
+        nu[k] = _wrap_float(nu[k])
+    if early:  # then every entry
+        for k, i in enumerate(idx):
+            q = nu[k] * nu[k]
+            if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:
                 hints[id(s)] = k
                 return None
     sel = s.sel
@@ -441,15 +450,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
     else:  # S from one gather; H P only once the gate has passed
         HP = None
         S = P.take(s.block) + Rs
-    xl = x[0].tolist()
     if m == 3:
-        i0, i1, i2 = idx
-        n0, n1, n2 = zs[0] - xl[i0], zs[1] - xl[i1], zs[2] - xl[i2]
-        if s.ang_list:
-            nu = [n0, n1, n2]
-            for k in s.ang_list:
-                nu[k] = _wrap_float(nu[k])
-            n0, n1, n2 = nu
+        n0, n1, n2 = nu
         (a, b, c), (d, e, f), (g, h, i) = S.tolist()
         A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
         det = a * A + b * B + c * C
@@ -466,9 +468,6 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             return None
         Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
     else:
-        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
-        for k in s.ang_list:
-            nu[k] = _wrap_float(nu[k])
         if m == 1:
             if S.item() == 0.0:
                 return REFUSED_SINGULAR
