@@ -78,7 +78,7 @@ def _tan(p):
 
 def transition(xc, dt, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float):
     """
-    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``, the prior's trig) of the model.
+    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``, the prior's trig) of A(x).
 
     The omnidirectional model x⁺ = A(x)·x (trig of the prior; position rows act on
     w = v dt + a h, h = dt²/2) and its Jacobian. ``xc``: the 15 state entries, each a float
@@ -189,9 +189,8 @@ def _apply_control(out, d: list, dt, trig, tp) -> list:
     The position term R δ[12:15] h sums each row as numpy's einsum did on the box it was written
     on, ((p0 + p2) + p1) + 0. ``out``: 15 floats (K = 1) or a (15, K) array, δ's entries floats
     or (K,) columns; a δ without acceleration change skips the position term when it cannot
-    change a bit (±0 added to non-zero positions, R finite; with columns: in every run). The
-    caller handles δ = 0 (x⁺ = A x, also where adding 0.0 would turn a −0.0 into +0.0) and
-    wraps the angles.
+    change a bit (+0 added, R and h finite; with columns: in every run). The caller handles
+    δ = 0 (x⁺ = A x, also where adding 0.0 would turn a −0.0 into +0.0) and wraps the angles.
     """
     sr, cr, sp, cp, sy, cy, cpi, h, r00, r01, r02, r10, r11, r12, r20, r21, r22 = trig
     scalar = isinstance(sr, float)
@@ -204,8 +203,9 @@ def _apply_control(out, d: list, dt, trig, tp) -> list:
                 D[i] = v
         out = list(out + D)
     d9, d10, d11, d12, d13, d14 = d[9:15]
-    # without an acceleration change (float zeros) the position term adds ±0: it changes nothing
-    # when R is finite and the positions are not zero
+    # without an acceleration change (float zeros) the position term is h·(+0): it changes nothing
+    # when R and h are finite (x + 0.0 above left no −0.0 among the positions); K = 1 also asks
+    # for non-zero positions, which costs nothing there
     skip = type(d12) is float and type(d13) is float and type(d14) is float and not (
         d12 or d13 or d14
     )
@@ -219,7 +219,7 @@ def _apply_control(out, d: list, dt, trig, tp) -> list:
         if scalar:
             skip = math.isfinite(finite) and out[0] and out[1] and out[2]
         else:
-            skip = np.isfinite(finite).all() and np.all(np.array(out[0:3]) != 0.0)
+            skip = np.isfinite(finite * h).all()  # an overflow only computes the term
     if not skip:
         out[0] = out[0] + h * (((r00 * d12 + r02 * d14) + r01 * d13) + 0.0)
         out[1] = out[1] + h * (((r10 * d12 + r12 * d14) + r11 * d13) + 0.0)
