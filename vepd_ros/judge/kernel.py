@@ -26,9 +26,11 @@ STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
 
-FLOAT_RUNS_MAX = 24
-"""Batches up to this many runs evaluate ``transition`` run by run on floats, larger ones on
-columns (same bits; measured crossover on the 2-core box: ~30 runs, bench /tmp/h9_cross.py)."""
+FLOAT_RUNS_MAX = 16
+"""Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
+larger ones on columns (same bits). Measured crossover of the CPU cost per predict on the 2-core
+box: 16–18 runs, with or without the yaw control of config/ekf.yaml (K = 16: 67 vs 75 µs, K = 20:
+82 vs 77 µs)."""
 
 _TWO_PI = 2.0 * math.pi
 _GATE_MARGIN = 1.0 + 1e-9
@@ -251,6 +253,17 @@ class Workspace:
         self.gate_first: dict = {}
 
 
+def _transition_floats(xl: list, dt: float, control) -> tuple:
+    """Return (x⁺ (15 floats), the Jacobian entries) of one run: K = 1's predict of the state."""
+    xn, jac, trig = transition(xl, dt)
+    if control is not None:
+        d = control_change(xl, dt, control)
+        if d.count(0.0) != STATE_SIZE:  # δ = 0 keeps A x (NaN is not == 0, as in .any())
+            xn = _apply_control(xn, d, dt, trig, float(np.tan(xl[4])))
+            xn[3], xn[4], xn[5] = _wrap_float(xn[3]), _wrap_float(xn[4]), _wrap_float(xn[5])
+    return xn, jac
+
+
 def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=None):
     """
     Return (x⁺, P⁺): x⁺ = A(x)·(x + δ), P⁺ = J P Jᵀ + dt·Q (reference §2).
@@ -265,13 +278,8 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     k = x.shape[0]
     if k == 1:
         xl = x[0].tolist()
-        xn, jac, trig = transition(xl, dt)
+        xn, jac = _transition_floats(xl, dt, control)
         ws.j_flat1[J_FLAT] = jac
-        if control is not None:
-            d = control_change(xl, dt, control)
-            if d.count(0.0) != STATE_SIZE:  # δ = 0 keeps A x (NaN is not == 0, as in .any())
-                xn = _apply_control(xn, d, dt, trig, float(np.tan(xl[4])))
-                xn[3], xn[4], xn[5] = _wrap_float(xn[3]), _wrap_float(xn[4]), _wrap_float(xn[5])
         J = ws.j2d
         if dynamic:
             vx, vy, vz, vr, vp, vyaw = xl[6:12]
@@ -282,10 +290,9 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         return np.array([xn]), Pn[None]
     xc = list(x.T)
     if k <= FLOAT_RUNS_MAX:  # run by run on floats: fewer numpy calls than columns
-        rows = [transition(r, dt) for r in x.tolist()]
+        rows = [_transition_floats(r, dt, control) for r in x.tolist()]
         ws.j_flat[:, J_FLAT] = [r[1] for r in rows]
         xt = np.array([r[0] for r in rows]).T  # (15, K)
-        trig = None if control is None else list(np.array([r[2] for r in rows]).T)
     else:  # columns; dt as a column, the three angle wraps as one call
         dtc = ws.dt_col
         dtc.fill(dt)
@@ -293,24 +300,22 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         ws.j_flat[:, J_FLAT] = np.array(jac).T
         xt = np.array(xn)  # (15, K)
         xt[3:6] = wrap(xt[3:6])
-    if control is not None:
-        dtc = ws.dt_col  # dt as a column (filled above or here): array·array operations
-        dtc.fill(dt)
-        d = control_change(xc, dtc, control)
-        # the runs whose δ is not all zero (NaN != 0: moved, as at K = 1); a float entry is the
-        # same for every run
-        moved = [v != 0.0 for v in d if not isinstance(v, float)]
-        if any(v != 0.0 for v in d if isinstance(v, float)):
-            moved = True
-        elif moved:
-            moved = moved[0] if len(moved) == 1 else np.logical_or.reduce(moved)
-            moved = True if moved.all() else (moved if moved.any() else False)
-        else:
-            moved = False
-        if moved is not False:
-            xu = np.array(_apply_control(xt, d, dtc, trig, np.tan(xc[4])))
-            xu[3:6] = wrap(xu[3:6])
-            xt = xu if moved is True else np.where(moved, xu, xt)
+        if control is not None:
+            d = control_change(xc, dtc, control)
+            # the runs whose δ is not all zero (NaN != 0: moved, as at K = 1); a float entry is
+            # the same for every run
+            moved = [v != 0.0 for v in d if not isinstance(v, float)]
+            if any(v != 0.0 for v in d if isinstance(v, float)):
+                moved = True
+            elif moved:
+                moved = moved[0] if len(moved) == 1 else np.logical_or.reduce(moved)
+                moved = True if moved.all() else (moved if moved.any() else False)
+            else:
+                moved = False
+            if moved is not False:
+                xu = np.array(_apply_control(xt, d, dtc, trig, np.tan(xc[4])))
+                xu[3:6] = wrap(xu[3:6])
+                xt = xu if moved is True else np.where(moved, xu, xt)
     xn = xt.T.copy()
     Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
     if dynamic:
