@@ -439,7 +439,11 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
         if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
             return None
     xl = x[0].tolist()
-    nu = [zs[k] - xl[i] for k, i in enumerate(idx)]  # ν, angles wrapped
+    if m == 3:  # ν, angles wrapped
+        i0, i1, i2 = idx
+        nu = [zs[0] - xl[i0], zs[1] - xl[i1], zs[2] - xl[i2]]
+    else:
+        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
     for k in s.ang_list:
         nu[k] = _wrap_float(nu[k])
     if early:  # then every entry
