@@ -7,7 +7,7 @@
 """
 Benchmark the judge graph (ekf_node + navsat_transform) and the bicycle judge.
 
-Judge graph speed (ekf_node + navsat_transform co-simulation, vepd_ros.judge.graph): a 30 s run of
+Judge graph speed (ekf_node + navsat_transform co-simulation, judge.rl_graph): a 30 s run of
 100 Hz IMU + 10 Hz GPS (all-zero NavSatFix covariance, as Chrono) through the ART config/ekf.yaml
 and config/navsat.yaml (35 Hz, two_d_mode, differential GPS, IMU gates, control block), single run
 and batches of K runs in one vectorised pass; also the bicycle judge. Prints throughput as
@@ -30,8 +30,8 @@ import time
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
-from vepd_ros.judge.graph import run_judge_batch  # noqa: E402
 from vepd_ros.judge.registry import get_judge  # noqa: E402
+from vepd_ros.judge.rl_graph import run_judge_batch  # noqa: E402
 from vepd_ros.testing.judge_inputs import circle_inputs  # noqa: E402
 
 DURATION = 30.0

@@ -50,7 +50,7 @@ def main(argv=None):
     sys.path.insert(0, str(Path(args.tree).resolve()))
     import numpy as np
     from vepd_ros.judge.ekf import clamp_variances, Ekf, index_set
-    from vepd_ros.judge.graph import _ControlledEkf, ControlParams
+    from vepd_ros.judge.rl_graph import _ControlledEkf, ControlParams
 
     ctl = ControlParams(
         (True, False, False, False, False, True), (1.3, 0, 0, 0, 0, 3.4),

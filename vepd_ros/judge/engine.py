@@ -14,7 +14,7 @@ queue was empty and now − last_time ≥ sensor_timeout it predicts to now (a t
 then, once initialised, it publishes (``NodeOutputs.end_tick``).
 
 ``run`` is that loop for every offline caller — ``filter.run_schedule`` (golden check, benchmarks)
-and the judge graph (``graph.run_graph``: study, ``vepd bag``, ``vepd judge replay``) — for any
+and the judge graph (``rl_graph.run_graph``: study, ``vepd bag``, ``vepd judge replay``) — for any
 number K of runs sharing message timing. A second node's timer (navsat_transform) joins the
 timeline as a ``Timer``: at an equal instant it fires before the EKF's, and what it publishes is
 delivered at the next EKF tick, after the static deliveries.
