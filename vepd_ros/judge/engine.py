@@ -181,20 +181,6 @@ def delivery_order(series: list) -> tuple:
     return arr[order].tolist(), sid[order].tolist(), sidx[order].tolist()
 
 
-def series_tables(series: list) -> tuple:
-    """
-    Return the per-series facts the loop needs.
-
-    Per-series facts the loop needs: index sets, clamped Rsub (the clamp is idempotent: once per
-    series) and squared rejection thresholds (inf: no gate).
-    """
-    return (
-        [index_set(s.update_vector) for s in series],
-        [clamp_variances(s.Rsub) for s in series],
-        [s.threshold**2 if math.isfinite(s.threshold) else math.inf for s in series],
-    )
-
-
 class NodeOutputs:
     """
     Hold the output rows of ekf_node's timer callback, and end that callback.
@@ -269,44 +255,71 @@ class NodeOutputs:
 # how a queue entry is prepared and applied: arrays (any K) or floats (K = 1)
 class _ArraySteps:
     """
-    Queue entries as arrays, applied through ``_process`` (any K).
+    Queue entries as arrays (any K), applied by ``_update`` or ``_process``.
 
-    Entry: (stamp, seq, series, z (K, 15) or (15,), clamped Rsub). A series' state terms are
-    applied at delivery with the filter state then (upstream's callback).
+    The per-message numpy work hoisted out of the loop, per series at ``add``: the clamped Rsub
+    and (batched series without state terms) the flagged entries of z, both sample-major so that
+    a sample's (K, m[, m]) block is one contiguous row, and whether each sample's entries are
+    finite in every run. Queue entries are (stamp, seq, series, sample, z or None) tuples: z only
+    for a series with state terms, applied at delivery with the filter state then (upstream's
+    callback). An initialised filter with finite entries goes straight to ``_update``;
+    everything else (initialisation, NaN entries, unbatched z) takes ``_process``, whose update
+    is the same ``_update``.
     """
 
     def __init__(self, ekf: Ekf):
         self.ekf = ekf
         self.series: list = []
         self.sets: list = []
-        self.clamped: list = []
+        self.clamped: list = []  # (N', ..., m, m) per series
+        self.zsub: list = []  # (N', K, m) per series, or None
+        self.finite: list = []  # N' bools per series, or None
         self.thr2: list = []
+        self.stamps: list = []
         self.counter = 0
 
     def add(self, s: MeasurementSeries) -> int:
         """Register a series; return its index."""
-        st, cl, t2 = series_tables([s])
+        st = index_set(s.update_vector)
         self.series.append(s)
-        self.sets += st
-        self.clamped += cl
-        self.thr2 += t2
+        self.sets.append(st)
+        # sample-major (the clamp copies anyway): clamped[i] is sample i's contiguous block
+        self.clamped.append(clamp_variances(np.moveaxis(s.Rsub, -3, 0)))
+        self.thr2.append(s.threshold**2 if math.isfinite(s.threshold) else math.inf)
+        self.stamps.append(s.stamps.tolist())
+        if s.state_terms is None and s.z.ndim == 3:
+            zs = np.ascontiguousarray(np.moveaxis(s.z[..., st.idx], -2, 0))
+            self.zsub.append(zs)
+            self.finite.append(np.isfinite(zs).reshape(len(zs), -1).all(axis=1).tolist())
+        else:
+            self.zsub.append(None)
+            self.finite.append(None)
         return len(self.series) - 1
 
     def deliver(self, queue: list, js, iis) -> None:
         """Prepare samples ``iis`` of series ``js`` and queue them, in this order."""
-        ekf, push = self.ekf, heapq.heappush
+        ekf, push, counter, zsub = self.ekf, heapq.heappush, self.counter, self.zsub
         for j, i in zip(js, iis):
-            s = self.series[j]
-            z, _ = s.at(i, _x_for(s, ekf) if s.state_terms is not None else None)
-            push(queue, (int(s.stamps[i]), self.counter, j, z, self.clamped[j][..., i, :, :]))
-            self.counter += 1
+            if zsub[j] is not None:
+                push(queue, (self.stamps[j][i], counter, j, i, None))
+            else:
+                s = self.series[j]
+                z, _ = s.at(i, _x_for(s, ekf) if s.state_terms is not None else None)
+                push(queue, (self.stamps[j][i], counter, j, i, z))
+            counter += 1
+        self.counter = counter
 
     def process(self, queue: list, now: int, on_update) -> None:
         """Pop the queue's first entry and apply it."""
-        t, _, j, z, Rc = heapq.heappop(queue)
-        status = _process(
-            self.ekf, t, z, Rc, self.series[j].update_vector, self.sets[j], self.thr2[j], Rc
-        )
+        t, _, j, i, z = heapq.heappop(queue)
+        ekf, Rc, finite = self.ekf, self.clamped[j][i], self.finite[j]
+        if finite is not None and finite[i] and ekf.initialized:
+            status = _update(ekf, t, self.sets[j], self.zsub[j][i], Rc, self.thr2[j])
+        else:
+            s = self.series[j]
+            if z is None:
+                z = s.z[..., i, :]
+            status = _process(ekf, t, z, Rc, s.update_vector, self.sets[j], self.thr2[j])
         if on_update is not None:
             on_update(j, t, status, now)
 
@@ -463,9 +476,8 @@ class _ScalarSteps:
         else:
             if z is None:
                 z = self.zfull[j][i]
-            Rc = self.Rc3[j][i]
             status = _process(
-                ekf, t, z, Rc, self.series[j].update_vector, sets[j], self.thr2[j], Rc
+                ekf, t, z, self.Rc3[j][i], self.series[j].update_vector, sets[j], self.thr2[j]
             )
         if on_update is not None:
             on_update(j, t, status.copy(), now)
@@ -535,29 +547,47 @@ _FUSED = np.ones(1, np.int8)
 _REJECTED = np.zeros(1, np.int8)
 
 
-def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2, Rclamped=None):
-    """``Ekf.process`` on a flagged sub-block covariance (array path)."""
+def _process(ekf: Ekf, t_ns: int, z, Rc, update_vector, s, thr2):
+    """
+    ``Ekf.process`` on a flagged sub-block covariance ``Rc`` (clamped): the array path.
+
+    Initialises the filter, or updates it (``_update``; entries not finite in some run through
+    ``Ekf.correct``, which uses the finite ones per run).
+    """
     if not ekf.initialized:
         idx = s.idx
-        R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
-        R[..., idx[:, None], idx] = Rsub
+        R = np.zeros(np.shape(Rc)[:-2] + (15, 15))
+        R[..., idx[:, None], idx] = Rc
         ekf.initialise(t_ns, z, R, update_vector)
         return np.full(ekf.K, STATUS_INITIALISED, np.int8)
-    delta = t_ns - ekf.last_time_ns
-    if delta > 0:
-        ekf.predict(delta * 1e-9)
     z = np.asarray(z, float)
     if z.ndim == 1:
         z = z[None]
     zs = z[:, s.idx]
     if np.isfinite(zs).all():
-        acc = ekf.correct_subset(
-            s, zs, Rsub if Rclamped is None else Rclamped, thr2, clamped=Rclamped is not None
-        )
-    else:
-        R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
-        R[..., s.idx[:, None], s.idx] = Rsub
-        acc = ekf.correct(z, R, update_vector, math.sqrt(thr2) if thr2 != math.inf else math.inf)
+        return _update(ekf, t_ns, s, zs, Rc, thr2)
+    delta = t_ns - ekf.last_time_ns
+    if delta > 0:
+        ekf.predict(delta * 1e-9)
+    R = np.zeros(np.shape(Rc)[:-2] + (15, 15))
+    R[..., s.idx[:, None], s.idx] = Rc
+    acc = ekf.correct(z, R, update_vector, math.sqrt(thr2) if thr2 != math.inf else math.inf)
+    if delta >= 0:
+        ekf.last_time_ns = t_ns
+    return acc.astype(np.int8)
+
+
+def _update(ekf: Ekf, t_ns: int, s, zs, Rc, thr2) -> np.ndarray:
+    """
+    Predict to ``t_ns`` (when later), update on the finite entries ``zs`` (K, m); the status.
+
+    ``Rc`` clamped; a measurement older than the filter's time updates without prediction and
+    leaves its time (upstream). Returns per run 1 (fused) or 0 (rejected or refused) as int8.
+    """
+    delta = t_ns - ekf.last_time_ns
+    if delta > 0:
+        ekf.predict(delta * 1e-9)
+    acc = ekf.correct_subset(s, zs, Rc, thr2, clamped=True)
     if delta >= 0:
         ekf.last_time_ns = t_ns
     return acc.astype(np.int8)
@@ -569,6 +599,5 @@ __all__ = [
     'NodeOutputs',
     'process_queue',
     'run',
-    'series_tables',
     'Timer',
 ]
