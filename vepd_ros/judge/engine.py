@@ -36,6 +36,7 @@ import numpy as np
 from vepd_ros.judge.config import EkfParams
 from vepd_ros.judge.ekf import (
     clamp_variances,
+    COVARIANCE_EPSILON,
     Ekf,
     gate_bound_variances,
     index_set,
@@ -283,8 +284,7 @@ class _ArraySteps:
         st = index_set(s.update_vector)
         self.series.append(s)
         self.sets.append(st)
-        # sample-major (the clamp copies anyway): clamped[i] is sample i's contiguous block
-        self.clamped.append(clamp_variances(np.moveaxis(s.Rsub, -3, 0)))
+        self.clamped.append(_clamped_sample_major(s.Rsub))
         self.thr2.append(s.threshold**2 if math.isfinite(s.threshold) else math.inf)
         self.stamps.append(s.stamps.tolist())
         if s.state_terms is None and s.z.ndim == 3:
@@ -322,6 +322,20 @@ class _ArraySteps:
             status = _process(ekf, t, z, Rc, s.update_vector, self.sets[j], self.thr2[j])
         if on_update is not None:
             on_update(j, t, status, now)
+
+
+def _clamped_sample_major(Rsub: np.ndarray) -> np.ndarray:
+    """
+    Return ``clamp_variances(Rsub)`` with the sample axis first: [i] is sample i's (..., m, m).
+
+    Rsub (..., N', m, m). When every variance is already ≥ the clamp's floor the clamp changes
+    nothing (|d| = d, max(d, 1e-9) = d): a view of Rsub, no copy of a batch's (K, N', m, m);
+    else a clamped sample-major copy, each sample's block contiguous.
+    """
+    d = np.diagonal(Rsub, axis1=-2, axis2=-1)
+    if (d >= COVARIANCE_EPSILON).all():
+        return np.moveaxis(Rsub, -3, 0)
+    return clamp_variances(np.moveaxis(Rsub, -3, 0))
 
 
 def _x_for(s: MeasurementSeries, ekf: Ekf):

@@ -688,12 +688,15 @@ class MeasurementBuilder:
         beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
         "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen.
         """
-        zf = np.abs(z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx])
-        # the common case in two reductions (NaN fails both comparisons: the full check below)
-        if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and (
-            not zf.size or zf.max() <= MAX_ABS_VALUE
-        ):
+        zf = z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx]
+        # the common case in four reductions, no |·| copy of a batch's Rsub (NaN fails every
+        # comparison: the full check below)
+        if (
+            not Rsub.size
+            or (Rsub.max() <= MAX_ABS_COVARIANCE and Rsub.min() >= -MAX_ABS_COVARIANCE)
+        ) and (not zf.size or (zf.max() <= MAX_ABS_VALUE and zf.min() >= -MAX_ABS_VALUE)):
             return None
+        zf = np.abs(zf)
         bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
         finite = zf < math.inf
         bad_z = (finite & (zf > MAX_ABS_VALUE)).any(axis=-1)
