@@ -244,9 +244,9 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
     """
     The K = 1 graph loop gives the general loop's outputs bit for bit.
 
-    The K = 1 graph runs filter._loop_k1 (navsat as a second timer, state terms once per tick, the
-    scalar update); it must give exactly what the general loop gives message by message through
-    _process (the K = 1 path before it): every output array equal bit for bit.
+    The K = 1 graph runs engine.run's float path (navsat as a second timer, state terms once per
+    tick, the scalar update); it must give exactly what its array path gives message by message
+    (rl_graph.K1_LOOP off): every output array equal bit for bit.
     """
     import vepd_ros.judge.rl_graph as rl_graph
 

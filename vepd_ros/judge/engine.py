@@ -20,8 +20,8 @@ timeline as a ``Timer``: at an equal instant it fires before the EKF's, and what
 delivered at the next EKF tick, after the static deliveries.
 
 K = 1 and K > 1 differ only in how a queue entry is prepared and applied (``_ScalarSteps``: the
-flagged entries as floats and ``Ekf.correct_k1_checked``; ``_ArraySteps``: arrays through
-``_process``), never in the loop.
+flagged entries as floats and ``Ekf.correct_k1_checked``; ``_ArraySteps``: (K, m) arrays
+prepared per series and ``Ekf.correct_subset``), never in the loop.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def run(
     one joint update for same-stamp ungated parts popped back to back (``_Fuser``; equal to the
     sequential updates up to rounding, so callers that must keep their outputs' bits pass False).
     ``scalar``: the K = 1 float path (default: when K = 1); False runs every measurement through
-    the array path (``_process``), the reference the float path is tested against.
+    the array path (``_ArraySteps``), the reference the float path is tested against.
 
     ``steps``: how queue entries are prepared and applied for another model than ``Ekf`` (an object
     with ``add(series) -> index``, ``deliver(queue, series_indices, sample_indices)`` and
