@@ -26,7 +26,7 @@ each wall time, for.
   1).
 
     .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...]
-                                               [--unbatched] [--cli-only]
+                                               [--unbatched] [--cli-only] [--startup]
                                                [--tree OTHER_CHECKOUT | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
@@ -34,7 +34,9 @@ each wall time, for.
 commit) times the CLI of this tree and of the other side by side, alternating in every repeat, and
 prints the CPU-second medians and their ratio other / this (> 1: this tree is faster);
 ``--installed`` times the ``vepd`` console script of the venv (what ``pip install .`` put there)
-instead of this tree's CLI. Rates: simulated seconds / wall (× real
+instead of this tree's CLI. ``--startup`` (with ``--tree``) also times the start-up of short
+commands in a fresh interpreter of each tree, alternating: ``vepd --help`` and ``vepd evaluate``
+on a small study's output (CPU medians and the ratio). Rates: simulated seconds / wall (× real
 time) and runs / s. The box is shared: compare medians and minima of several repeats, and the CPU
 seconds, which other load disturbs less than wall time.
 """
@@ -210,6 +212,49 @@ def side_by_side(mine: Path | None, other: Path, repeat: int) -> None:
     )
 
 
+def startup(other: Path, repeat: int) -> None:
+    """
+    Time ``vepd --help`` and ``vepd evaluate`` of this tree and of ``other``, alternating.
+
+    Fresh interpreters (``python -m vepd_ros.cli`` from each tree); ``evaluate`` reads a small
+    study written first by this tree. CPU seconds (user + sys) of each command, medians.
+    """
+    d = tempfile.mkdtemp(prefix='bench_study_startup_')
+    try:
+        small = ['study', '--models', 'ch_gauss', '--scenarios', 'circle', '--runs', '2']
+        small += ['--reference', 'rtk', '--seed', '1']
+        subprocess.run(
+            [sys.executable, '-m', 'vepd_ros.cli', *small, '--duration', '5', '--out', d],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        commands = {'vepd --help': ['--help'], 'vepd evaluate': ['evaluate', d, '--json']}
+        cpus = {(c, t): [] for c in commands for t in ('this', 'other')}
+        for _ in range(repeat):
+            for c, args in commands.items():
+                for name, tree in (('this', ROOT), ('other', other)):
+                    c0 = _cpu()
+                    subprocess.run(
+                        [sys.executable, '-m', 'vepd_ros.cli', *args],
+                        cwd=tree,
+                        env=dict(os.environ, PYTHONPATH=str(tree)),
+                        check=True,
+                        capture_output=True,
+                    )
+                    cpus[(c, name)].append(_cpu() - c0)
+        for c in commands:
+            this = statistics.median(cpus[(c, 'this')])
+            oth = statistics.median(cpus[(c, 'other')])
+            print(
+                f'start-up {c:14s}: this {this:.3f} s cpu, other {oth:.3f} s cpu (medians of '
+                f'{repeat}): other / this = {oth / this:.2f}x',
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--repeat', type=int, default=3)
@@ -222,6 +267,11 @@ def main() -> int:
     )
     ap.add_argument('--skip-sequential', action='store_true')
     ap.add_argument('--cli-only', action='store_true', help='time only the CLI command')
+    ap.add_argument(
+        '--startup',
+        action='store_true',
+        help='with --tree: also time vepd --help and vepd evaluate start-up of both trees',
+    )
     ap.add_argument(
         '--tree',
         type=Path,
@@ -250,6 +300,8 @@ def main() -> int:
     )
     cli(mine)  # warm-up (page cache)
     if a.tree is not None:
+        if a.startup:
+            startup(a.tree.resolve(), a.repeat)
         side_by_side(mine, a.tree.resolve(), a.repeat)
     else:
         cm, cmed, ccpu = timed(lambda: cli(mine), a.repeat)
