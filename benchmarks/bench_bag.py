@@ -17,13 +17,22 @@ writing). Then, for information, a fresh ``python -m vepd_ros.cli bag`` process 
 what a user's shell sees, interpreter start-up and imports included (``--no-fresh`` skips it).
 
     .venv/bin/python benchmarks/bench_bag.py [--duration 120] [--repeat 3] [--no-fresh]
+                                             [--tree OTHER_CHECKOUT]
+
+``--tree OTHER_CHECKOUT`` (e.g. a ``git worktree`` of an older commit) times ``vepd bag`` of this
+tree and of the other side by side on the same bag (each storage), the trees alternating in every
+repeat: the command in a warm interpreter of each tree (imports and one warm-up run excluded) and
+as a fresh process (start-up included); prints CPU-second medians and other / this (> 1: this
+tree is faster).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,6 +60,67 @@ def timed(fn):
     return time.perf_counter() - t, time.process_time() - c, out
 
 
+# ``vepd bag`` timed in a warm interpreter of TREE: one warm-up run, then the CPU seconds of one
+# run (JSON on stdout).
+_CHILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from vepd_ros.cli import main
+args = ['bag', sys.argv[2], '--profile', 'art', '--quiet', '--out']
+assert main(args + [sys.argv[3] + '_warm']) == 0
+c = time.process_time()
+assert main(args + [sys.argv[3]]) == 0
+print(json.dumps({'cpu': time.process_time() - c}))
+"""
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def side_by_side(bag, storage: str, other: Path, repeat: int, duration: float, d: Path) -> None:
+    """
+    Time ``vepd bag`` of this tree and of ``other`` on ``bag``, alternating; print the ratios.
+
+    Per repeat and tree: the command in a warm interpreter (CPU of one run after a warm-up run)
+    and as a fresh ``python -m vepd_ros.cli bag`` process (CPU of the process, start-up
+    included). Medians of ``repeat``.
+    """
+    root = Path(__file__).resolve().parents[1]
+    warm: dict = {'this': [], 'other': []}
+    fresh: dict = {'this': [], 'other': []}
+    for k in range(repeat):
+        for name, tree in (('this', root), ('other', other)):
+            out = d / f'{name}_{storage}_{k}'
+            res = subprocess.run(
+                [sys.executable, '-c', _CHILD, str(tree), str(bag), str(out)],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=tree,
+            ).stdout
+            warm[name].append(json.loads(res.strip().splitlines()[-1])['cpu'])
+            c = _children_cpu()
+            subprocess.run(
+                [sys.executable, '-m', 'vepd_ros.cli', 'bag', str(bag), '--profile', 'art']
+                + ['--out', str(out) + '_fresh', '--quiet'],
+                check=True,
+                capture_output=True,
+                cwd=tree,
+                env=dict(os.environ, PYTHONPATH=str(tree)),
+            )
+            fresh[name].append(_children_cpu() - c)
+    for what, cpus in (('warm interpreter', warm), ('fresh process', fresh)):
+        this, oth = statistics.median(cpus['this']), statistics.median(cpus['other'])
+        print(
+            f'  {storage:7s}: vepd bag, {what}: this {this:.3f} s cpu '
+            f'({duration / this:.0f}x real time), other {oth:.3f} s cpu (medians of {repeat}): '
+            f'other / this = {oth / this:.2f}x',
+            flush=True,
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--duration', type=float, default=120.0)
@@ -58,6 +128,7 @@ def main() -> int:
     ap.add_argument(
         '--no-fresh', dest='fresh', action='store_false', help='skip the fresh-process runs'
     )
+    ap.add_argument('--tree', type=Path, default=None, help='compare with this other checkout')
     a = ap.parse_args()
     sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, a.duration, 0)
     s = streams_from_sensor_run(sim.sensors)
@@ -74,6 +145,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         for storage in ('sqlite3', 'mcap'):
             bag = write_bag(Path(d) / storage, s, storage=storage)
+            if a.tree is not None:
+                side_by_side(bag, storage, a.tree.resolve(), a.repeat, a.duration, Path(d))
+                continue
             reads, judges, totals, cpus = [], [], [], []
             for k in range(a.repeat):
                 t, _, streams = timed(

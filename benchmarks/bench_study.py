@@ -26,13 +26,17 @@ each wall time, for.
   1).
 
     .venv/bin/python benchmarks/bench_study.py [--repeat 3] [--workers N] [--chunk K ...]
-                                               [--unbatched] [--cli-only]
-                                               [--tree DIR | --installed]
+                                               [--unbatched] [--cli-only] [--startup]
+                                               [--tree OTHER_CHECKOUT | --installed]
 
 ``--chunk 30 45 60 90`` times the in-process study for several chunk sizes
-(``pipelines.study.CHUNK_RUNS``). ``--tree DIR`` runs the CLI of another checkout (e.g. a ``git
-worktree`` of an older commit) for before/after figures; ``--installed`` the ``vepd`` console
-script of the venv (what ``pip install .`` put there). Rates: simulated seconds / wall (× real
+(``pipelines.study.CHUNK_RUNS``). ``--tree OTHER_CHECKOUT`` (e.g. a ``git worktree`` of an older
+commit) times the CLI of this tree and of the other side by side, alternating in every repeat, and
+prints the CPU-second medians and their ratio other / this (> 1: this tree is faster);
+``--installed`` times the ``vepd`` console script of the venv (what ``pip install .`` put there)
+instead of this tree's CLI. ``--startup`` (with ``--tree``) also times the start-up of short
+commands in a fresh interpreter of each tree, alternating: ``vepd --help`` and ``vepd evaluate``
+on a small study's output (CPU medians and the ratio). Rates: simulated seconds / wall (× real
 time) and runs / s. The box is shared: compare medians and minima of several repeats, and the CPU
 seconds, which other load disturbs less than wall time.
 """
@@ -182,6 +186,75 @@ def line(name: str, mn: float, med: float, cpu: float, extra: str = '') -> None:
     )
 
 
+def side_by_side(mine: Path | None, other: Path, repeat: int) -> None:
+    """
+    Time ``vepd study`` of this tree and of ``other``, alternating; print both and the ratio.
+
+    Every repeat runs this tree's CLI, then the other's (a fresh interpreter each), so both see
+    the same load; CPU seconds (user + sys of the command's processes) are the compared figure.
+    """
+    cli(other)  # warm-up (page cache)
+    walls: dict = {'this': [], 'other': []}
+    cpus: dict = {'this': [], 'other': []}
+    for _ in range(repeat):
+        for name, tree in (('this', mine), ('other', other)):
+            mn, _, cpu = timed(lambda: cli(tree), 1)
+            walls[name].append(mn)
+            cpus[name].append(cpu)
+    for name, label in (('this', 'cli this tree'), ('other', f'cli other tree {other.name}')):
+        w = walls[name]
+        line(label, min(w), statistics.median(w), statistics.median(cpus[name]))
+    this, oth = statistics.median(cpus['this']), statistics.median(cpus['other'])
+    print(
+        f'other / this (CPU medians of {repeat}) = {oth / this:.2f}x; wall medians '
+        f'{statistics.median(walls["other"]) / statistics.median(walls["this"]):.2f}x',
+        flush=True,
+    )
+
+
+def startup(other: Path, repeat: int) -> None:
+    """
+    Time ``vepd --help`` and ``vepd evaluate`` of this tree and of ``other``, alternating.
+
+    Fresh interpreters (``python -m vepd_ros.cli`` from each tree); ``evaluate`` reads a small
+    study written first by this tree. CPU seconds (user + sys) of each command, medians.
+    """
+    d = tempfile.mkdtemp(prefix='bench_study_startup_')
+    try:
+        small = ['study', '--models', 'ch_gauss', '--scenarios', 'circle', '--runs', '2']
+        small += ['--reference', 'rtk', '--seed', '1']
+        subprocess.run(
+            [sys.executable, '-m', 'vepd_ros.cli', *small, '--duration', '5', '--out', d],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        commands = {'vepd --help': ['--help'], 'vepd evaluate': ['evaluate', d, '--json']}
+        cpus = {(c, t): [] for c in commands for t in ('this', 'other')}
+        for _ in range(repeat):
+            for c, args in commands.items():
+                for name, tree in (('this', ROOT), ('other', other)):
+                    c0 = _cpu()
+                    subprocess.run(
+                        [sys.executable, '-m', 'vepd_ros.cli', *args],
+                        cwd=tree,
+                        env=dict(os.environ, PYTHONPATH=str(tree)),
+                        check=True,
+                        capture_output=True,
+                    )
+                    cpus[(c, name)].append(_cpu() - c0)
+        for c in commands:
+            this = statistics.median(cpus[(c, 'this')])
+            oth = statistics.median(cpus[(c, 'other')])
+            print(
+                f'start-up {c:14s}: this {this:.3f} s cpu, other {oth:.3f} s cpu (medians of '
+                f'{repeat}): other / this = {oth / this:.2f}x',
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     ap.add_argument('--repeat', type=int, default=3)
@@ -195,7 +268,15 @@ def main() -> int:
     ap.add_argument('--skip-sequential', action='store_true')
     ap.add_argument('--cli-only', action='store_true', help='time only the CLI command')
     ap.add_argument(
-        '--tree', type=Path, default=ROOT, help='checkout whose CLI is timed (default this one)'
+        '--startup',
+        action='store_true',
+        help='with --tree: also time vepd --help and vepd evaluate start-up of both trees',
+    )
+    ap.add_argument(
+        '--tree',
+        type=Path,
+        default=None,
+        help='another checkout whose CLI is timed beside this one, alternating (ratio printed)',
     )
     ap.add_argument(
         '--installed',
@@ -203,8 +284,7 @@ def main() -> int:
         help='time the installed vepd console script instead of python -m vepd_ros.cli of --tree',
     )
     a = ap.parse_args()
-    if a.installed:
-        a.tree = None
+    mine = None if a.installed else ROOT
     cores = os.cpu_count()
     print(
         f'paper-sized study: {N_RUNS} runs x {DURATION:.0f} s = {SIM_SECONDS:.0f} simulated s; '
@@ -213,14 +293,19 @@ def main() -> int:
         flush=True,
     )
     print(
-        f'cli: {"vepd" if a.tree is None else "python -m vepd_ros.cli"} {" ".join(CLI_ARGS)} '
+        f'cli: {"vepd" if mine is None else "python -m vepd_ros.cli"} {" ".join(CLI_ARGS)} '
         f'--out DIR   '
-        f'({"installed copy" if a.tree is None else f"tree {a.tree}"})',
+        f'({"installed copy" if mine is None else f"tree {mine}"})',
         flush=True,
     )
-    cli(a.tree)  # warm-up (page cache)
-    cm, cmed, ccpu = timed(lambda: cli(a.tree), a.repeat)
-    line('cli (fresh interpreter)', cm, cmed, ccpu)
+    cli(mine)  # warm-up (page cache)
+    if a.tree is not None:
+        if a.startup:
+            startup(a.tree.resolve(), a.repeat)
+        side_by_side(mine, a.tree.resolve(), a.repeat)
+    else:
+        cm, cmed, ccpu = timed(lambda: cli(mine), a.repeat)
+        line('cli (fresh interpreter)', cm, cmed, ccpu)
     if a.cli_only:
         return 0
     study(a.workers)  # warm-up (imports)

@@ -300,7 +300,7 @@ def test_ekf_yaml_with_empty_parameters_names_the_file(tmp_path):
     An ekf YAML whose ros__parameters are empty (attack case judge_ekf_empty_params): the error
     names the configuration file, not the bag the judge then never initialised on.
     """
-    from vepd_ros.judge.graph import load_judge_params
+    from vepd_ros.judge.rl_graph import load_judge_params
 
     path = tmp_path / 'ekf.yaml'
     path.write_text('ekf_filter_node:\n  ros__parameters: {}\n')

@@ -219,7 +219,7 @@ def test_graph_batch_path_drops_and_counts(case):
     counted drop and no numpy warning (gravity removal before the message layer, UTM projection of
     a bad fix).
     """
-    from vepd_ros.judge.graph import run_judge_batch
+    from vepd_ros.judge.rl_graph import run_judge_batch
     from vepd_ros.testing.judge_inputs import circle_inputs
 
     imu, gps, _ = circle_inputs(k=1, duration_s=10.0, gps_sigma=0.03, seed=1)
@@ -249,9 +249,9 @@ def test_stamp_far_outside_the_recording_is_an_error_not_a_huge_grid():
     Refuse a time span too long for the filter grid before allocating.
 
     One fix stamped 1e9 s late: the filter's time grid would be 3.5e10 cycles (261 GiB); the
-    replay refuses with a ValueError naming the span (judge.graph.MAX_TICKS) before allocating.
+    replay refuses with a ValueError naming the span (judge.rl_graph.MAX_TICKS) before allocating.
     """
-    from vepd_ros.judge.graph import MAX_TICKS, run_judge_batch, SpanError
+    from vepd_ros.judge.rl_graph import MAX_TICKS, run_judge_batch, SpanError
     from vepd_ros.testing.judge_inputs import circle_inputs
 
     imu, gps, _ = circle_inputs(k=1, duration_s=2.0, seed=1)
@@ -325,7 +325,7 @@ def test_graph_batch_path_counts_a_nan_fix():
     run_judge_batch (vepd bag, judge replay): a NaN-latitude fix is ignored as upstream and
     counted in `dropped`, so the run is flagged rather than silently short of a fix.
     """
-    from vepd_ros.judge.graph import run_judge_batch
+    from vepd_ros.judge.rl_graph import run_judge_batch
     from vepd_ros.testing.judge_inputs import circle_inputs
 
     imu, gps, _ = circle_inputs(k=1, duration_s=5.0, seed=1)

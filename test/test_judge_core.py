@@ -394,7 +394,7 @@ def test_batch_predict_equals_dense_single_runs(dynamic):
 
 def test_batch_controlled_predict_equals_single_runs():
     """Control in the batch prediction, x⁺ = A(x)(x + δ), equals each run alone bit for bit."""
-    from vepd_ros.judge.graph import _ControlledEkf, ControlParams
+    from vepd_ros.judge.rl_graph import _ControlledEkf, ControlParams
 
     ctl = ControlParams(
         (True, False, False, False, False, True),
@@ -602,7 +602,7 @@ def test_k1_controlled_predict_is_the_array_form_bit_for_bit(axes):
     array form it replaced — random states, zero and signed-zero rates and positions, large pitch;
     a NaN state stays NaN (its sign bit is not defined by either form).
     """
-    from vepd_ros.judge.graph import _ControlledEkf, ControlParams
+    from vepd_ros.judge.rl_graph import _ControlledEkf, ControlParams
 
     ctl = ControlParams(
         axes,

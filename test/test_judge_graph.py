@@ -4,7 +4,7 @@
 # license that can be found in the LICENSE file or at
 # https://developers.google.com/open-source/licenses/bsd
 
-"""The offline judge graph (vepd_ros.judge.graph): ekf_node + navsat_transform co-simulation."""
+"""The offline judge graph (vepd_ros.judge.rl_graph): ekf_node + navsat_transform co-simulation."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import run_schedule
-from vepd_ros.judge.graph import (
+from vepd_ros.judge.measurements import MeasurementBuilder
+from vepd_ros.judge.rl_graph import (
     _ControlledEkf,
     JudgeParams,
     load_judge_params,
     run_graph,
     run_judge_batch,
 )
-from vepd_ros.judge.measurements import MeasurementBuilder
 from vepd_ros.testing.judge_inputs import circle_inputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -244,11 +244,11 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
     """
     The K = 1 graph loop gives the general loop's outputs bit for bit.
 
-    The K = 1 graph runs filter._loop_k1 (navsat as a second timer, state terms once per tick, the
-    scalar update); it must give exactly what the general loop gives message by message through
-    _process (the K = 1 path before it): every output array equal bit for bit.
+    The K = 1 graph runs engine.run's float path (navsat as a second timer, state terms once per
+    tick, the scalar update); it must give exactly what its array path gives message by message
+    (rl_graph.K1_LOOP off): every output array equal bit for bit.
     """
-    import vepd_ros.judge.graph as graph
+    import vepd_ros.judge.rl_graph as rl_graph
 
     imu, gps, _ = circle_inputs(k=1, duration_s=6.0, gps_sigma=0.4, seed=7)
     rng = np.random.default_rng(3)
@@ -303,7 +303,7 @@ def test_k1_graph_loop_equals_the_general_loop_bit_for_bit(monkeypatch, case):
         ekf = _variant(permit_corrected_publication=True, **_NO_GATES)
         kw['full_covariance'] = True
     fast = run_judge_batch(ekf, NAVSAT_YAML, imu, gps, **kw)
-    monkeypatch.setattr(graph, 'K1_LOOP', False)
+    monkeypatch.setattr(rl_graph, 'K1_LOOP', False)
     ref = run_judge_batch(ekf, NAVSAT_YAML, imu, gps, **kw)
     assert fast['stamp_ns'].size > 150 and fast['gps_odom_stamp_ns'].size > 40
     assert _bytes(fast) == _bytes(ref)
@@ -316,7 +316,7 @@ def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
     run_graph's options through the K = 1 loop: keep_unpublished rows and gps/filtered (built only
     when recorded) equal the general loop's.
     """
-    import vepd_ros.judge.graph as graph
+    import vepd_ros.judge.rl_graph as rl_graph
     from vepd_ros.judge.navsat import load_navsat_params
 
     imu, gps, _ = circle_inputs(k=1, duration_s=4.0, gps_sigma=0.3, seed=2)
@@ -338,7 +338,7 @@ def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
             frame_id='base_link',
             arrivals=imu['stamp_ns'],
         )
-        nav_in = graph.NavsatInputs(
+        nav_in = rl_graph.NavsatInputs(
             gps['stamp_ns'],
             gps['stamp_ns'],
             gps['latitude'],
@@ -363,7 +363,7 @@ def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
         )
 
     fast = go()
-    monkeypatch.setattr(graph, 'K1_LOOP', False)
+    monkeypatch.setattr(rl_graph, 'K1_LOOP', False)
     ref = go()
     assert len(fast.gps_filtered) > 20 and len(fast.gps_filtered) == len(ref.gps_filtered)
     for a, r in zip(fast.gps_filtered, ref.gps_filtered):

@@ -38,7 +38,7 @@ defaults, and ``frequency`` falls back to the ekf_filter_node section): ``freque
 ``process_noise`` [x, y, θ, v] (rates, per second), ``initial_covariance`` [x, y, θ, v],
 ``initial_heading`` (rad), ``min_gps_variance`` (m²), ``use_accel_input``.
 
-Output dict as ``graph.run_judge_batch``: 'stamp_ns', 'tick_ns', 'state' (K, T, 15) in
+Output dict as ``rl_graph.run_judge_batch``: 'stamp_ns', 'tick_ns', 'state' (K, T, 15) in
 robot_localization's state order (x, y, yaw, vx = v; vy = 0; the rest 0), 'p_diag', the named
 columns and 'speed' = |v|.
 """
@@ -111,7 +111,7 @@ def load_bicycle_params(source) -> dict:
         return bicycle_params()
     if isinstance(source, Mapping) and not any(isinstance(v, Mapping) for v in source.values()):
         return bicycle_params(source)
-    if hasattr(source, 'ekf'):  # graph.JudgeParams
+    if hasattr(source, 'ekf'):  # rl_graph.JudgeParams
         return bicycle_params({'frequency': source.ekf.frequency})
     if hasattr(source, 'frequency') and hasattr(source, 'sensors'):  # config.EkfParams
         return bicycle_params({'frequency': source.frequency})
@@ -141,7 +141,7 @@ def run_bicycle_batch(
     """
     Run the bicycle judge over K runs with identical timing.
 
-    Inputs as ``graph.run_judge_batch`` (``navsat_params`` is not used: the bicycle EKF makes its
+    Inputs as ``rl_graph.run_judge_batch`` (``navsat_params`` is unused: the bicycle EKF makes its
     own tangent plane).
     """
     p = load_bicycle_params(ekf_params)
@@ -425,7 +425,7 @@ def replay_bicycle(
         raise FileNotFoundError(f'{inp}: no such bag or directory')
     rm = {_norm(a): _norm(b) for a, b in (r.split(':=', 1) for r in remap or ())}
     if inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists():
-        from vepd_ros.judge.graph import load_judge_params
+        from vepd_ros.judge.rl_graph import load_judge_params
 
         data = read_csv_dir(inp, load_judge_params(ekf_config).ekf)
     else:

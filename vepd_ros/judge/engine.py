@@ -14,14 +14,14 @@ queue was empty and now − last_time ≥ sensor_timeout it predicts to now (a t
 then, once initialised, it publishes (``NodeOutputs.end_tick``).
 
 ``run`` is that loop for every offline caller — ``filter.run_schedule`` (golden check, benchmarks)
-and the judge graph (``graph.run_graph``: study, ``vepd bag``, ``vepd judge replay``) — for any
+and the judge graph (``rl_graph.run_graph``: study, ``vepd bag``, ``vepd judge replay``) — for any
 number K of runs sharing message timing. A second node's timer (navsat_transform) joins the
 timeline as a ``Timer``: at an equal instant it fires before the EKF's, and what it publishes is
 delivered at the next EKF tick, after the static deliveries.
 
 K = 1 and K > 1 differ only in how a queue entry is prepared and applied (``_ScalarSteps``: the
-flagged entries as floats and ``Ekf.correct_k1_checked``; ``_ArraySteps``: arrays through
-``_process``), never in the loop.
+flagged entries as floats and ``Ekf.correct_k1_checked``; ``_ArraySteps``: (K, m) arrays
+prepared per series and ``Ekf.correct_subset``), never in the loop.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import numpy as np
 from vepd_ros.judge.config import EkfParams
 from vepd_ros.judge.ekf import (
     clamp_variances,
+    COVARIANCE_EPSILON,
     Ekf,
     gate_bound_variances,
     index_set,
@@ -82,7 +83,7 @@ def run(
     one joint update for same-stamp ungated parts popped back to back (``_Fuser``; equal to the
     sequential updates up to rounding, so callers that must keep their outputs' bits pass False).
     ``scalar``: the K = 1 float path (default: when K = 1); False runs every measurement through
-    the array path (``_process``), the reference the float path is tested against.
+    the array path (``_ArraySteps``), the reference the float path is tested against.
 
     ``steps``: how queue entries are prepared and applied for another model than ``Ekf`` (an object
     with ``add(series) -> index``, ``deliver(queue, series_indices, sample_indices)`` and
@@ -181,20 +182,6 @@ def delivery_order(series: list) -> tuple:
     return arr[order].tolist(), sid[order].tolist(), sidx[order].tolist()
 
 
-def series_tables(series: list) -> tuple:
-    """
-    Return the per-series facts the loop needs.
-
-    Per-series facts the loop needs: index sets, clamped Rsub (the clamp is idempotent: once per
-    series) and squared rejection thresholds (inf: no gate).
-    """
-    return (
-        [index_set(s.update_vector) for s in series],
-        [clamp_variances(s.Rsub) for s in series],
-        [s.threshold**2 if math.isfinite(s.threshold) else math.inf for s in series],
-    )
-
-
 class NodeOutputs:
     """
     Hold the output rows of ekf_node's timer callback, and end that callback.
@@ -269,46 +256,86 @@ class NodeOutputs:
 # how a queue entry is prepared and applied: arrays (any K) or floats (K = 1)
 class _ArraySteps:
     """
-    Queue entries as arrays, applied through ``_process`` (any K).
+    Queue entries as arrays (any K), applied by ``_update`` or ``_process``.
 
-    Entry: (stamp, seq, series, z (K, 15) or (15,), clamped Rsub). A series' state terms are
-    applied at delivery with the filter state then (upstream's callback).
+    The per-message numpy work hoisted out of the loop, per series at ``add``: the clamped Rsub
+    and (batched series without state terms) the flagged entries of z, both sample-major so that
+    a sample's (K, m[, m]) block is one contiguous row, and whether each sample's entries are
+    finite in every run. Queue entries are (stamp, seq, series, sample, z or None) tuples: z only
+    for a series with state terms, applied at delivery with the filter state then (upstream's
+    callback). An initialised filter with finite entries goes straight to ``_update``;
+    everything else (initialisation, NaN entries, unbatched z) takes ``_process``, whose update
+    is the same ``_update``.
     """
 
     def __init__(self, ekf: Ekf):
         self.ekf = ekf
         self.series: list = []
         self.sets: list = []
-        self.clamped: list = []
+        self.clamped: list = []  # (N', ..., m, m) per series
+        self.zsub: list = []  # (N', K, m) per series, or None
+        self.finite: list = []  # N' bools per series, or None
         self.thr2: list = []
+        self.stamps: list = []
         self.counter = 0
 
     def add(self, s: MeasurementSeries) -> int:
         """Register a series; return its index."""
-        st, cl, t2 = series_tables([s])
+        st = index_set(s.update_vector)
         self.series.append(s)
-        self.sets += st
-        self.clamped += cl
-        self.thr2 += t2
+        self.sets.append(st)
+        self.clamped.append(_clamped_sample_major(s.Rsub))
+        self.thr2.append(s.threshold**2 if math.isfinite(s.threshold) else math.inf)
+        self.stamps.append(s.stamps.tolist())
+        if s.state_terms is None and s.z.ndim == 3:
+            zs = np.ascontiguousarray(np.moveaxis(s.z[..., st.idx], -2, 0))
+            self.zsub.append(zs)
+            self.finite.append(np.isfinite(zs).reshape(len(zs), -1).all(axis=1).tolist())
+        else:
+            self.zsub.append(None)
+            self.finite.append(None)
         return len(self.series) - 1
 
     def deliver(self, queue: list, js, iis) -> None:
         """Prepare samples ``iis`` of series ``js`` and queue them, in this order."""
-        ekf, push = self.ekf, heapq.heappush
+        ekf, push, counter, zsub = self.ekf, heapq.heappush, self.counter, self.zsub
         for j, i in zip(js, iis):
-            s = self.series[j]
-            z, _ = s.at(i, _x_for(s, ekf) if s.state_terms is not None else None)
-            push(queue, (int(s.stamps[i]), self.counter, j, z, self.clamped[j][..., i, :, :]))
-            self.counter += 1
+            if zsub[j] is not None:
+                push(queue, (self.stamps[j][i], counter, j, i, None))
+            else:
+                s = self.series[j]
+                z, _ = s.at(i, _x_for(s, ekf) if s.state_terms is not None else None)
+                push(queue, (self.stamps[j][i], counter, j, i, z))
+            counter += 1
+        self.counter = counter
 
     def process(self, queue: list, now: int, on_update) -> None:
         """Pop the queue's first entry and apply it."""
-        t, _, j, z, Rc = heapq.heappop(queue)
-        status = _process(
-            self.ekf, t, z, Rc, self.series[j].update_vector, self.sets[j], self.thr2[j], Rc
-        )
+        t, _, j, i, z = heapq.heappop(queue)
+        ekf, Rc, finite = self.ekf, self.clamped[j][i], self.finite[j]
+        if finite is not None and finite[i] and ekf.initialized:
+            status = _update(ekf, t, self.sets[j], self.zsub[j][i], Rc, self.thr2[j])
+        else:
+            s = self.series[j]
+            if z is None:
+                z = s.z[..., i, :]
+            status = _process(ekf, t, z, Rc, s.update_vector, self.sets[j], self.thr2[j])
         if on_update is not None:
             on_update(j, t, status, now)
+
+
+def _clamped_sample_major(Rsub: np.ndarray) -> np.ndarray:
+    """
+    Return ``clamp_variances(Rsub)`` with the sample axis first: [i] is sample i's (..., m, m).
+
+    Rsub (..., N', m, m). When every variance is already ≥ the clamp's floor the clamp changes
+    nothing (|d| = d, max(d, 1e-9) = d): a view of Rsub, no copy of a batch's (K, N', m, m);
+    else a clamped sample-major copy, each sample's block contiguous.
+    """
+    d = np.diagonal(Rsub, axis1=-2, axis2=-1)
+    if (d >= COVARIANCE_EPSILON).all():
+        return np.moveaxis(Rsub, -3, 0)
+    return clamp_variances(np.moveaxis(Rsub, -3, 0))
 
 
 def _x_for(s: MeasurementSeries, ekf: Ekf):
@@ -463,9 +490,8 @@ class _ScalarSteps:
         else:
             if z is None:
                 z = self.zfull[j][i]
-            Rc = self.Rc3[j][i]
             status = _process(
-                ekf, t, z, Rc, self.series[j].update_vector, sets[j], self.thr2[j], Rc
+                ekf, t, z, self.Rc3[j][i], self.series[j].update_vector, sets[j], self.thr2[j]
             )
         if on_update is not None:
             on_update(j, t, status.copy(), now)
@@ -535,29 +561,47 @@ _FUSED = np.ones(1, np.int8)
 _REJECTED = np.zeros(1, np.int8)
 
 
-def _process(ekf: Ekf, t_ns: int, z, Rsub, update_vector, s, thr2, Rclamped=None):
-    """``Ekf.process`` on a flagged sub-block covariance (array path)."""
+def _process(ekf: Ekf, t_ns: int, z, Rc, update_vector, s, thr2):
+    """
+    ``Ekf.process`` on a flagged sub-block covariance ``Rc`` (clamped): the array path.
+
+    Initialises the filter, or updates it (``_update``; entries not finite in some run through
+    ``Ekf.correct``, which uses the finite ones per run).
+    """
     if not ekf.initialized:
         idx = s.idx
-        R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
-        R[..., idx[:, None], idx] = Rsub
+        R = np.zeros(np.shape(Rc)[:-2] + (15, 15))
+        R[..., idx[:, None], idx] = Rc
         ekf.initialise(t_ns, z, R, update_vector)
         return np.full(ekf.K, STATUS_INITIALISED, np.int8)
-    delta = t_ns - ekf.last_time_ns
-    if delta > 0:
-        ekf.predict(delta * 1e-9)
     z = np.asarray(z, float)
     if z.ndim == 1:
         z = z[None]
     zs = z[:, s.idx]
     if np.isfinite(zs).all():
-        acc = ekf.correct_subset(
-            s, zs, Rsub if Rclamped is None else Rclamped, thr2, clamped=Rclamped is not None
-        )
-    else:
-        R = np.zeros(np.shape(Rsub)[:-2] + (15, 15))
-        R[..., s.idx[:, None], s.idx] = Rsub
-        acc = ekf.correct(z, R, update_vector, math.sqrt(thr2) if thr2 != math.inf else math.inf)
+        return _update(ekf, t_ns, s, zs, Rc, thr2)
+    delta = t_ns - ekf.last_time_ns
+    if delta > 0:
+        ekf.predict(delta * 1e-9)
+    R = np.zeros(np.shape(Rc)[:-2] + (15, 15))
+    R[..., s.idx[:, None], s.idx] = Rc
+    acc = ekf.correct(z, R, update_vector, math.sqrt(thr2) if thr2 != math.inf else math.inf)
+    if delta >= 0:
+        ekf.last_time_ns = t_ns
+    return acc.astype(np.int8)
+
+
+def _update(ekf: Ekf, t_ns: int, s, zs, Rc, thr2) -> np.ndarray:
+    """
+    Predict to ``t_ns`` (when later), update on the finite entries ``zs`` (K, m); the status.
+
+    ``Rc`` clamped; a measurement older than the filter's time updates without prediction and
+    leaves its time (upstream). Returns per run 1 (fused) or 0 (rejected or refused) as int8.
+    """
+    delta = t_ns - ekf.last_time_ns
+    if delta > 0:
+        ekf.predict(delta * 1e-9)
+    acc = ekf.correct_subset(s, zs, Rc, thr2, clamped=True)
     if delta >= 0:
         ekf.last_time_ns = t_ns
     return acc.astype(np.int8)
@@ -569,6 +613,5 @@ __all__ = [
     'NodeOutputs',
     'process_queue',
     'run',
-    'series_tables',
     'Timer',
 ]

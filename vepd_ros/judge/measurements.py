@@ -235,8 +235,14 @@ def _nonfinite_counted(method):
     """
 
     def wrapped(self, *args, **kwargs):
-        with np.errstate(over='ignore', invalid='ignore'):
+        if self._quiet:  # called by another entry point (odometry -> pose, twist): already off
             return method(self, *args, **kwargs)
+        self._quiet = True
+        try:
+            with np.errstate(over='ignore', invalid='ignore'):
+                return method(self, *args, **kwargs)
+        finally:
+            self._quiet = False
 
     wrapped.__name__, wrapped.__doc__ = method.__name__, method.__doc__
     wrapped.__wrapped__ = method
@@ -257,6 +263,7 @@ class MeasurementBuilder:
         # reused per message.
         self._tf_cache: dict = {}
         self._plans: dict = {}
+        self._quiet = False  # inside an entry point that turned numpy's warnings off
         self.reset()
 
     def reset(self, reset_time_ns: int = 0) -> None:
@@ -652,7 +659,7 @@ class MeasurementBuilder:
         if self.params.two_d_mode:
             z[..., _TWO_D_LIST] = 0.0
         m = plan.m
-        sel = np.flatnonzero(keep)
+        sel = keep.nonzero()[0]  # keep: (N,) bool
         lead = (
             z.shape[:-2]
             if z.shape[:-2] == cov.shape[:-3]
@@ -688,12 +695,15 @@ class MeasurementBuilder:
         beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
         "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen.
         """
-        zf = np.abs(z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx])
-        # the common case in two reductions (NaN fails both comparisons: the full check below)
-        if (not Rsub.size or np.abs(Rsub).max() <= MAX_ABS_COVARIANCE) and (
-            not zf.size or zf.max() <= MAX_ABS_VALUE
-        ):
+        zf = z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx]
+        # the common case in four reductions, no |·| copy of a batch's Rsub (NaN fails every
+        # comparison: the full check below)
+        if (
+            not Rsub.size
+            or (Rsub.max() <= MAX_ABS_COVARIANCE and Rsub.min() >= -MAX_ABS_COVARIANCE)
+        ) and (not zf.size or (zf.max() <= MAX_ABS_VALUE and zf.min() >= -MAX_ABS_VALUE)):
             return None
+        zf = np.abs(zf)
         bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
         finite = zf < math.inf
         bad_z = (finite & (zf > MAX_ABS_VALUE)).any(axis=-1)
@@ -809,7 +819,7 @@ class MeasurementBuilder:
             pos = pos + np.einsum('...ij,j->...i', Rm, tsrc)
             Rm = Rm @ Rsrc
         if s.relative:
-            first = int(np.flatnonzero(keep)[0])
+            first = int(keep.nonzero()[0][0])
             if sub.initial is None:
                 sub.initial = (Rm[..., first, :, :].copy(), pos[..., first, :].copy())
             R0, p0 = sub.initial
@@ -831,7 +841,7 @@ class MeasurementBuilder:
         Consecutive poses → twist (reference §6.7): Δ = prev⁻¹·cur rotated by the target rotation,
         divided by the header dt; covariance (R_cur + R_prev)·dt (upstream multiplies).
         """
-        sel = np.flatnonzero(keep)
+        sel = keep.nonzero()[0]
         out_keep = np.zeros_like(keep)
         n_extra = pos.shape[:-2]
         vel = np.zeros(n_extra + (stamps.size, 6))

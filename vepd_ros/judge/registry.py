@@ -10,7 +10,7 @@ Judges selectable by name wherever a judge is chosen offline (``--judge NAME``, 
 One vocabulary everywhere (``vepd study``, ``vepd bag``, ``vepd judge replay``):
 
 * ``builtin``: the built-in robot_localization reproduction (ekf_node + navsat_transform,
-  ``vepd_ros.judge.graph``), the default;
+  ``vepd_ros.judge.rl_graph``), the default;
 * ``bicycle``: the 4-DOF bicycle-model EKF of the MPC paper (``vepd_ros.judge.bicycle``), a second
   judge for sensitivity studies; it reads its own parameters from the ``bicycle_ekf`` section of
   the ekf YAML when present and the frequency/frames from ekf_filter_node otherwise.
@@ -20,7 +20,7 @@ launch files); asking for it here is an error that says so.
 
 Each entry is a ``JudgeSpec`` with
 * ``batch(ekf_params, navsat_params, imu, gps, tf, **timing) -> dict``: K runs with identical
-  timing, inputs and output as ``vepd_ros.judge.graph.run_judge_batch``; callers go through
+  timing, inputs and output as ``vepd_ros.judge.rl_graph.run_judge_batch``; callers go through
   ``vepd_ros.pipelines.judge_step.judge``, which returns a ``streams.JudgeResult``;
 * ``replay(ekf_config, input, **options) -> dict``: a recording (``vepd judge replay``).
 """
@@ -46,7 +46,7 @@ class JudgeSpec:
 
 
 def _builtin_batch(*a, **kw):
-    from vepd_ros.judge.graph import run_judge_batch
+    from vepd_ros.judge.rl_graph import run_judge_batch
 
     return run_judge_batch(*a, **kw)
 

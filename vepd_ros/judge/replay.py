@@ -8,7 +8,7 @@
 Recordings for the judge: bag and rl_golden CSV readers, and the builtin judge's replay.
 
 ``read_bag``/``read_csv_dir``/``load_inputs`` give {topic: ``TopicArrays``} in arrival order;
-``replay_builtin`` runs them through ekf + navsat (``judge.graph.run_graph``) as the registry's
+``replay_builtin`` runs them through ekf + navsat (``judge.rl_graph.run_graph``) as the registry's
 'builtin' replay. The command (``vepd judge replay``: options, judge by name, the CSV written) is
 ``vepd_ros.pipelines.replay``; its module doc describes inputs, timing and output.
 """
@@ -276,8 +276,8 @@ def replay_builtin(
     ekf_node_name=None,
     gravity_frame: str = 'imu',
 ) -> dict:
-    """Replay INPUT through the builtin judge (ekf + navsat, ``judge.graph.run_graph``)."""
-    from vepd_ros.judge.graph import (
+    """Replay INPUT through the builtin judge (ekf + navsat, ``judge.rl_graph.run_graph``)."""
+    from vepd_ros.judge.rl_graph import (
         GPS_ODOM_TOPIC,
         imu_gravity_removal,
         JudgeParams,
@@ -420,7 +420,7 @@ def replay_builtin(
             f'(config: {", ".join(s.topic for s in p.sensors)}; input: {", ".join(sorted(data))})'
         )
     allarr = np.concatenate(arrivals)
-    from vepd_ros.judge.graph import SpanError
+    from vepd_ros.judge.rl_graph import SpanError
 
     try:
         res = run_graph(

@@ -33,7 +33,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.filter import RosFilter
-from vepd_ros.judge.graph import load_judge_params, make_judge_ekf
+from vepd_ros.judge.rl_graph import load_judge_params, make_judge_ekf
 from vepd_ros.nodes.base import (
     drain_subscriptions,
     DropCounter,

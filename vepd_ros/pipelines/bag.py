@@ -301,7 +301,7 @@ def make_runs(
                 m.setdefault('replaced', {})[role] = {'model': model, 'seed': sd}
             if imu is None or not len(imu['stamp_ns']):
                 raise ValueError(f'{where}: no IMU messages in the run')
-            from vepd_ros.judge.graph import SpanError
+            from vepd_ros.judge.rl_graph import SpanError
 
             try:
                 st, vx, vy, dropped = judge_segment(
@@ -320,7 +320,7 @@ def make_runs(
                     f'{where}: {exc}; latest stamp: {late[0]} topic at {late[1] / 1e9:.6g} s'
                 ) from None
             if len(st) < 2 or not (np.isfinite(vx).all() and np.isfinite(vy).all()):
-                from vepd_ros.judge.graph import explain_no_estimate
+                from vepd_ros.judge.rl_graph import explain_no_estimate
 
                 what = f'{len(st)} estimate(s)' if len(st) < 2 else 'a non-finite estimate'
                 raise ValueError(f'{where}: the judge gave {what}; {explain_no_estimate(dropped)}')

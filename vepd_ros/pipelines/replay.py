@@ -17,7 +17,7 @@ raw_imu0.csv, in the rl_golden layout; ``raw_fix.csv`` for NavSatFix with column
 arrival_ns, frame_id, status, latitude, longitude, altitude, pcov0..pcov8).
 
 In a bag the **record time is the arrival** and header.stamp the measurement time; messages are
-delivered in arrival order, with the timing model of ``vepd_ros.judge.graph`` (each node's timer at
+delivered in arrival order, with the timing model of ``judge.rl_graph`` (each node's timer at
 its frequency, started at the first arrival; zero latency). EKF inputs are matched to the config's
 ``odomN/poseN/twistN/imuN`` topics (leading '/' ignored; ``--remap`` renames bag topics first).
 With ``--navsat-config`` the NavSatFix topic (``--gps-topic``, default: the only NavSatFix topic)
@@ -210,7 +210,7 @@ def run_replay(args) -> int:
         judge=getattr(args, 'judge', None) or 'builtin',
         gravity_frame=getattr(args, 'gravity_frame', None) or 'imu',
     )
-    from vepd_ros.judge.graph import explain_no_estimate
+    from vepd_ros.judge.rl_graph import explain_no_estimate
 
     n = r['state'].shape[1]
     if n == 0:

@@ -566,8 +566,8 @@ def _drops(builder, nav, ekf) -> dict:
 
 
 K1_LOOP = True
-"""K = 1 graphs run ``engine.run``'s float path; False: its array path, message by message through
-``engine._process`` (the reference the float path is tested against, bit for bit)."""
+"""K = 1 graphs run ``engine.run``'s float path; False: its array path, message by message as for
+K > 1 (the reference the float path is tested against, bit for bit)."""
 
 
 # ----------------------------------------------------------------------------------------------
