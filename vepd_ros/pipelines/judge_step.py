@@ -24,7 +24,7 @@ from vepd_ros.streams import JudgeResult, Stream
 
 def config_file(name: str) -> Path:
     """Return the path of a configuration file shipped with the package (``config/<name>``)."""
-    from vepd_ros.graph import config_file as _config_file
+    from vepd_ros.ros_graph import config_file as _config_file
 
     return _config_file(name)
 
