@@ -197,11 +197,12 @@ def test_graph_config_errors_name_the_file(tmp_path, text, words):
     Vepd run / ros2 launch read the ekf YAML through yamlio (C4): a ValueError naming the
     file, never a YAML, Recursion or Unicode traceback.
     """
-    from vepd_ros.ros_graph import node_params_from_yaml
+    from vepd_ros.ros_graph import build_graph, graph_args
 
     p = _write(tmp_path, text, mode='wb' if isinstance(text, bytes) else 'w')
+    a = graph_args('bag_replay', {'bag': str(tmp_path), 'ekf_config': str(p)})
     with pytest.raises(ValueError) as exc:
-        node_params_from_yaml(str(p), 'ekf_filter_node')
+        build_graph('bag_replay', a)
     assert str(p) in str(exc.value) and words in str(exc.value)
     assert len(str(exc.value)) < 400
 

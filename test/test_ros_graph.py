@@ -15,7 +15,6 @@ from vepd_ros.ros_graph import (
     build_graph,
     GRAPH_ARGS,
     label_namespace,
-    node_params_from_yaml,
     typed_args,
 )
 
@@ -69,8 +68,10 @@ def test_judge_parameters_come_from_the_rl_yaml_even_inside_a_namespace(rl_yaml)
     assert ekf.parameters[0]['frequency'] == 35.0 and ekf.parameters[0]['two_d_mode'] is True
     args = ekf.ros_args()
     assert '__ns:=/ch_gauss' in ' '.join(args) and 'frequency:=35.0' in args
-    navsat = node_params_from_yaml(rl_yaml['navsat_config'], 'navsat_transform')
-    assert navsat == {'zero_altitude': True, 'use_odometry_yaw': True}
+    navsat = next(n for n in nodes if n.role == 'navsat' and n.namespace == 'ch_gauss')
+    # the /** section and the node's own, both
+    assert navsat.parameters[0]['zero_altitude'] is True
+    assert navsat.parameters[0]['use_odometry_yaw'] is True
 
 
 def test_robot_localization_judge_is_refused_where_it_is_not_installed(rl_yaml):

@@ -36,6 +36,7 @@ import sys
 from typing import Any
 
 from vepd_ros.params import Param, ParameterError, validate_params
+from vepd_ros.params_file import node_section
 
 PACKAGE = 'vepd_ros'
 REFERENCE_LABEL = 'real'  # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
@@ -362,40 +363,9 @@ def _configs(a: dict) -> tuple[str, str]:
     return a['ekf_config'] or str(cfg / 'ekf.yaml'), a['navsat_config'] or str(cfg / 'navsat.yaml')
 
 
-def node_params_from_yaml(path: str, node_name: str) -> dict:
-    """
-    Return the ``ros__parameters`` a ROS 2 params file gives ``node_name``.
-
-    The ``ros__parameters`` a ROS 2 params file gives ``node_name``: ``/**`` first, then the node's
-    own key.
-
-    The graph passes these as explicit parameters rather than the file itself, because a key such
-    as ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of sim_judge
-    has one).
-    """
-    from vepd_ros.yamlio import load_yaml
-
-    try:
-        doc = load_yaml(path, what='robot_localization parameter', allow_empty=True)
-    except OSError as exc:
-        raise ParameterError(
-            'config', path, f'a readable robot_localization YAML ({exc.strerror})'
-        ) from exc
-    out: dict = {}
-    for key in ('/**', '**', f'/**/{node_name}', node_name, f'/{node_name}'):
-        section = doc.get(key)
-        if isinstance(section, dict):
-            params = section.get('ros__parameters') or {}
-            if not isinstance(params, dict):
-                raise ValueError(
-                    f'{path}: {key}.ros__parameters must be a mapping, got {type(params).__name__}'
-                )
-            out.update(params)
-    if not out:
-        raise ParameterError(
-            'config', path, f"a section '{node_name}:' or '/**:' with ros__parameters"
-        )
-    return out
+def _rl_params(path: str, node_name: str) -> dict:
+    """Return the parameters the robot_localization file ``path`` gives ``node_name``."""
+    return node_section(path, node_name, what='robot_localization parameter')
 
 
 _SENSOR_KEY = re.compile(r'(odom|imu|pose|twist)\d+')
@@ -403,8 +373,11 @@ _SENSOR_KEY = re.compile(r'(odom|imu|pose|twist)\d+')
 
 def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeSpec]:
     ekf_yaml, navsat_yaml = _configs(a)
-    ekf_params = {**node_params_from_yaml(ekf_yaml, 'ekf_filter_node'), **extra}
-    navsat_params = {**node_params_from_yaml(navsat_yaml, 'navsat_transform'), **extra}
+    # The nodes get the files' parameters explicitly rather than the files themselves: a key such
+    # as ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of
+    # sim_judge has one).
+    ekf_params = {**_rl_params(ekf_yaml, 'ekf_filter_node'), **extra}
+    navsat_params = {**_rl_params(navsat_yaml, 'navsat_transform'), **extra}
     if namespace:
         # Inside a chain's namespace the judge's inputs are the chain's own topics: make them
         # relative.
@@ -512,7 +485,7 @@ def _ekf_rate(a: dict) -> float:
     from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MIN_FREQUENCY_HZ
 
     path = _configs(a)[0]
-    rate = node_params_from_yaml(path, 'ekf_filter_node').get('frequency', 30.0)
+    rate = _rl_params(path, 'ekf_filter_node').get('frequency', 30.0)
     if (
         isinstance(rate, bool)
         or not isinstance(rate, (int, float))

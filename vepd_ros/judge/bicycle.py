@@ -55,8 +55,8 @@ import numpy as np
 from vepd_ros.judge import engine
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.navsat import gps_batch_arrays, utm_convergence_deg, utm_forward
-from vepd_ros.judge.params_file import read_document, sections
 from vepd_ros.params import ParameterError
+from vepd_ros.params_file import read_document, sections
 
 BICYCLE_DEFAULTS: dict[str, Any] = {
     'frequency': 35.0,
