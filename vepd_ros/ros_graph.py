@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import re
 import sys
-from typing import Any
 
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params_file import node_section
+from vepd_ros.yamlio import yaml_value
 
 PACKAGE = 'vepd_ros'
 REFERENCE_LABEL = 'real'  # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
@@ -115,28 +115,12 @@ class NodeSpec:
         for p in self.parameters:
             if isinstance(p, dict):
                 for k, v in p.items():
-                    args += ['-p', f'{k}:={_yaml_value(v)}']
+                    args += ['-p', f'{k}:={yaml_value(v)}']
             else:
                 args += ['--params-file', str(p)]
         for src, dst in self.remappings:
             args += ['-r', f'{src}:={dst}']
         return args
-
-
-def _yaml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return 'true' if v else 'false'
-    if isinstance(v, (list, tuple)):
-        return '[' + ', '.join(_yaml_value(x) for x in v) + ']'
-    if isinstance(v, str):
-        return (
-            v
-            if v
-            and re.fullmatch(r'[A-Za-z_/][A-Za-z0-9_./+,:-]*', v)
-            and v not in ('true', 'false')
-            else repr(v)
-        )
-    return repr(v)
 
 
 def _csv(v: str) -> bool:

@@ -49,6 +49,12 @@ TOPIC_RESULT = '/vepd/result'
 TOPIC_PROGRESS = '/vepd/progress'
 """std_msgs/String (JSON): per-node simulated-time progress (truth_node's pacing)."""
 
+
+def topic_key(name: str | None) -> str:
+    """Return a topic name without its leading and trailing '/' (how replay matches topics)."""
+    return (name or '').strip('/')
+
+
 STREAM_KINDS = ('imu', 'fix', 'odom', 'estimate')
 """
 Kinds of ``Stream`` and their fields (each float64 with the run axis first unless noted).

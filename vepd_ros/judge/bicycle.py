@@ -412,7 +412,8 @@ def replay_bicycle(
     NavSatFix topic.
     """
     from vepd_ros.judge.navsat import StaticTF
-    from vepd_ros.judge.replay import _norm, read_bag, read_csv_dir
+    from vepd_ros.judge.replay import read_bag, read_csv_dir
+    from vepd_ros.streams import topic_key as _norm
 
     nodes = sections(read_document(ekf_config, what='ekf configuration'))[1]
     imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None
