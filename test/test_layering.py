@@ -62,6 +62,11 @@ def test_no_core_imports_orchestration_or_a_front(core):
     assert _importers(core, FRONTS) == []
 
 
+def test_pipelines_import_no_front():
+    """Orchestration sits below the fronts: the graph description and the CLI use it, not back."""
+    assert _importers('pipelines', FRONTS[1:]) == []
+
+
 def _module_graph() -> dict:
     """Return {module: the vepd_ros modules it imports}, lazy imports included."""
     modules = {}

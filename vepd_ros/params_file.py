@@ -13,19 +13,48 @@ and the node's own entries override it (rcl's ``--params-file`` rules). ``node_s
 the merged parameters of one node; a document with no ``ros__parameters`` anywhere is taken as a
 flat mapping of parameter names. Used by the ekf, navsat_transform and bicycle readers of the
 judge, by ``ros_graph`` for the parameters it gives the graph's nodes and by ``vepd sensors`` for
-the noise nodes' files. It sits below every layer (params, yamlio only), so io and judge alike
-import it.
+the noise nodes' files. ``config_file(name)`` finds the files the package ships (``config/``:
+ekf.yaml, navsat.yaml, sensors.yaml) in the ament index, the venv or the checkout. It sits below
+every layer (params, yamlio only), so io, judge, pipelines and ros_graph alike import it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+import sys
 from typing import Any, Mapping
 
 from vepd_ros.params import ParameterError
 from vepd_ros.yamlio import load_yaml, parse_yaml
 
 WILDCARD = '/**'
+PACKAGE = 'vepd_ros'
+"""The ROS package name (its share directory, its nodes' package)."""
+
+
+def share_dir() -> Path:
+    """
+    Return share/vepd_ros: the ament index when available, else the source tree.
+
+    The source tree is used for an uninstalled checkout.
+    """
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory(PACKAGE))
+    except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
+        for cand in (Path(sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
+            if (cand / 'config').is_dir():
+                return cand
+        return Path(__file__).resolve().parents[1]
+
+
+def config_file(name: str) -> Path:
+    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
+    path = share_dir() / 'config' / name
+    if not path.is_file():
+        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
+    return path
 
 
 def read_document(source, what: str = 'ROS 2 parameters') -> Mapping:

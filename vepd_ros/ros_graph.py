@@ -32,40 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 import re
-import sys
 
 from vepd_ros.params import Param, ParameterError, validate_params
-from vepd_ros.params_file import node_section
+from vepd_ros.params_file import node_section, PACKAGE, share_dir
 from vepd_ros.yamlio import yaml_value
 
-PACKAGE = 'vepd_ros'
 REFERENCE_LABEL = 'real'  # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
 JUDGES = ('auto', 'robot_localization', 'builtin')
-
-
-def share_dir() -> Path:
-    """
-    Return share/vepd_ros: the ament index when available, else the source tree.
-
-    The source tree is used for an uninstalled checkout.
-    """
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory(PACKAGE))
-    except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
-        for cand in (Path(sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
-            if (cand / 'config').is_dir():
-                return cand
-        return Path(__file__).resolve().parents[1]
-
-
-def config_file(name: str) -> Path:
-    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
-    path = share_dir() / 'config' / name
-    if not path.is_file():
-        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
-    return path
 
 
 def robot_localization_available() -> bool:

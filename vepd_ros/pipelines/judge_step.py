@@ -16,17 +16,9 @@ configuration (``config/ekf.yaml``, ``config/navsat.yaml``), and the result is a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
+from vepd_ros.params_file import config_file
 from vepd_ros.streams import JudgeResult, Stream
-
-
-def config_file(name: str) -> Path:
-    """Return the path of a configuration file shipped with the package (``config/<name>``)."""
-    from vepd_ros.ros_graph import config_file as _config_file
-
-    return _config_file(name)
 
 
 def batch_inputs(stream: Stream | None) -> dict | None:

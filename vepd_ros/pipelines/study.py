@@ -57,7 +57,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
-from vepd_ros.pipelines.judge_step import config_file as _config_file, judge as judge_step
+from vepd_ros.params_file import config_file
+from vepd_ros.pipelines.judge_step import judge as judge_step
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
@@ -472,8 +473,8 @@ def simulate_and_judge(
     chunks' computing. The numbers do not depend on the order, the chunking or the number of
     workers (each run's filter is independent).
     """
-    ekf_yaml = str(ekf_yaml or _config_file('ekf.yaml'))
-    navsat_yaml = str(navsat_yaml or _config_file('navsat.yaml'))
+    ekf_yaml = str(ekf_yaml or config_file('ekf.yaml'))
+    navsat_yaml = str(navsat_yaml or config_file('navsat.yaml'))
     order = truth_order(specs)
     specs = [specs[i] for i in order]
     outputs = None if outputs is None else [outputs[i] for i in order]
