@@ -310,29 +310,6 @@ a study shares its message timing whatever its label or scenario, so chunks mix 
 scenarios freely."""
 
 
-def _set_numpy_hugepages(enabled: bool) -> bool | None:
-    """
-    Set numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; return the previous setting.
-
-    Numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; returns the previous setting (None: not
-    available).
-
-    numpy madvises every array of 4 MB or more as transparent huge pages. The judge's batch builds
-    per-chunk arrays of (K, N, 9, 9), (K, N, 8, 8), (K, N, 6, 6) floats (175 / 138 / 78 MB for K =
-    90 runs of N = 3001 IMU steps); with huge pages their first-touch faults (page clearing, and
-    compaction when the kernel's THP defrag is ``madvise``) cost 1.7 s of kernel time per 90-run
-    chunk on the 2-core box against 0.45 s with 4 kB pages (judge 3.6 s → 2.5 s wall; measured with
-    ``strace -e madvise`` and getrusage). The study switches it off while it runs; no number
-    changes.
-    """
-    try:
-        from numpy._core import multiarray as ma  # numpy >= 2
-    except ImportError:
-        from numpy.core import multiarray as ma  # numpy 1.x (ROS distributions' python3-numpy)
-    fn = getattr(ma, '_set_madvise_hugepage', None)
-    return None if fn is None else bool(fn(enabled))
-
-
 @dataclass(frozen=True)
 class ChunkPlan:
     """What every chunk of a study shares: the models, the judge and how runs are written."""
@@ -500,7 +477,6 @@ def simulate_and_judge(
     import vepd_ros.models.imu  # noqa: F401
     import vepd_ros.truth  # noqa: F401
 
-    hugepages = _set_numpy_hugepages(False)  # inherited by the forked workers
     try:
         if workers <= 1:
             results = map(_simulate_and_judge, chunks)
@@ -515,8 +491,6 @@ def simulate_and_judge(
                     bar and bar.update(len(recs))
                     yield recs
     finally:
-        if hugepages is not None:
-            _set_numpy_hugepages(hugepages)
         if bar is not None:
             bar.close()
 
