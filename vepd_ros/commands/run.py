@@ -248,7 +248,7 @@ def run(args) -> int:
             )
         print(result.get('note', ''))
     else:
-        from vepd_ros.commands.evaluate import format_tables
+        from vepd_ros.commands._output import format_tables
 
         print(format_tables(result))
     out = _output_dir(nodes)
