@@ -471,6 +471,19 @@ def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
     )
 
 
+def _evaluator(a: dict, t: dict, **params) -> NodeSpec:
+    """Return the evaluator node of a graph: K, output folder and velocity from ``a``."""
+    return NodeSpec(
+        PACKAGE,
+        'evaluator_node',
+        'evaluator',
+        parameters=[
+            {**t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'], **params}
+        ],
+        role='evaluator',
+    )
+
+
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     sim_time = a['use_sim_time'] or a['time_scale'] != 1.0
     t = {'use_sim_time': sim_time}
@@ -579,25 +592,15 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             ),
         ]
     nodes.append(
-        NodeSpec(
-            PACKAGE,
-            'evaluator_node',
-            'evaluator',
-            parameters=[
-                {
-                    **t,
-                    'k': a['k'],
-                    'output_dir': a['output_dir'],
-                    'velocity': a['velocity'],
-                    'reference_dir': a['reference'] if reference_is_dir else '',
-                    'expected_labels': ','.join(models),
-                    'scenarios': scenarios,
-                    'seed': a['seed'],
-                }
-            ],
-            role='evaluator',
+        _evaluator(
+            a,
+            t,
+            reference_dir=a['reference'] if reference_is_dir else '',
+            expected_labels=','.join(models),
+            scenarios=scenarios,
+            seed=a['seed'],  # the study seed seeds the interval, as in vepd study
         )
-    )  # the study seed seeds the interval, as in vepd study
+    )
     return nodes
 
 
@@ -679,24 +682,7 @@ def _real_chain(
             role='recorder',
         )
     )
-    nodes.append(
-        NodeSpec(
-            PACKAGE,
-            'evaluator_node',
-            'evaluator',
-            parameters=[
-                {
-                    **t,
-                    'k': a['k'],
-                    'output_dir': a['output_dir'],
-                    'velocity': a['velocity'],
-                    'reference_dir': a['reference_dir'],
-                    'rolling': rolling,
-                }
-            ],
-            role='evaluator',
-        )
-    )
+    nodes.append(_evaluator(a, t, reference_dir=a['reference_dir'], rolling=rolling))
     return nodes
 
 
