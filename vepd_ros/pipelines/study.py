@@ -16,8 +16,8 @@ The offline study: truth → sensor models → judge → runs → VEPD as plain 
 
 Steps, each its own function so fronts and tests can use them separately:
 
-* ``simulate_batch``  truth (``vepd_ros.truth.generate``) and both sensor models
-  (``vepd_ros.models.sensors.simulate_sensors``) for the K runs of one model × scenario; seeds come
+* ``simulate_run``    truth (``vepd_ros.truth.generate``) and both sensor models
+  (``vepd_ros.models.sensors.simulate_sensors``) for run j of one model × scenario; seeds come
   from ``vepd_ros.seeding.derive_seed`` by name, exactly as the ROS graph derives them (truth seed
   per scenario and run — the same truth for every model —, GPS/IMU seeds per label, scenario and
   run);
@@ -58,12 +58,17 @@ import numpy as np
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.params_file import config_file
-from vepd_ros.pipelines.judge_step import judge as judge_step
+from vepd_ros.pipelines.judge_step import (
+    fix_fields,
+    imu_fields,
+    judge as judge_step,
+    stack_runs,
+)
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
-from vepd_ros.streams import Stream
+from vepd_ros.streams import ns_from_s, Stream
 
 
 @dataclass
@@ -143,40 +148,6 @@ def simulate_run(
     return SimulatedRun(scenario, j, label, seeds, s)
 
 
-def simulate_batch(
-    label: str,
-    gps_model: str,
-    imu_model: str,
-    scenario: str,
-    runs: int,
-    duration_s: float,
-    seed: int,
-    gps_params: dict | None = None,
-    imu_params: dict | None = None,
-    **rates,
-) -> list[SimulatedRun]:
-    """Simulate runs j = 1..runs of one label × scenario (``simulate_run`` each)."""
-    return [
-        simulate_run(
-            label,
-            gps_model,
-            imu_model,
-            scenario,
-            j,
-            duration_s,
-            seed,
-            gps_params,
-            imu_params,
-            **rates,
-        )
-        for j in range(1, runs + 1)
-    ]
-
-
-def _ns(t_s) -> np.ndarray:
-    return np.round(np.asarray(t_s, float) * 1e9).astype(np.int64)
-
-
 def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]]:
     """
     Build the judge's input streams: runs grouped by identical message timing.
@@ -188,11 +159,11 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]
     groups: dict[bytes, list[int]] = {}
     for i, r in enumerate(sensor_runs):
         key = (
-            _ns(r.imu.t_s).tobytes()
+            ns_from_s(r.imu.t_s).tobytes()
             + b'|'
-            + _ns(r.gps.stamp_s).tobytes()
+            + ns_from_s(r.gps.stamp_s).tobytes()
             + b'|'
-            + _ns(r.gps.publish_s).tobytes()
+            + ns_from_s(r.gps.publish_s).tobytes()
         )
         groups.setdefault(key, []).append(i)
     out = []
@@ -201,40 +172,16 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]
         r0 = rs[0]
         imu = Stream(
             'imu',
-            _ns(r0.imu.t_s),
+            ns_from_s(r0.imu.t_s),
             frame_id='base_link',
-            fields={
-                'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
-                'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
-                'orientation': np.stack([r.imu.orientation for r in rs]),
-                'orientation_covariance': np.stack(
-                    [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
-                ),
-                'angular_velocity_covariance': np.stack(
-                    [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
-                ),
-                'linear_acceleration_covariance': np.stack(
-                    [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
-                ),
-            },
+            fields=stack_runs([imu_fields(r.imu) for r in rs]),
         )
-        lla = np.stack([r.gps_lla for r in rs]).astype(float)
-        pub = np.stack([np.asarray(r.gps.published, bool) for r in rs])
-        lla[~pub] = np.nan
         gps = Stream(
             'fix',
-            _ns(r0.gps.stamp_s),
-            _ns(r0.gps.publish_s),
+            ns_from_s(r0.gps.stamp_s),
+            ns_from_s(r0.gps.publish_s),
             frame_id='gps',
-            fields={
-                'latitude': lla[..., 0],
-                'longitude': lla[..., 1],
-                'altitude': lla[..., 2],
-                'position_covariance': np.stack(
-                    [r.gps.covariance_enu.reshape(-1, 9) for r in rs]
-                ),
-                'status': np.stack([r.gps.status for r in rs]),
-            },
+            fields=stack_runs([fix_fields(r.gps, r.gps_lla) for r in rs]),
         )
         out.append((idx, imu, gps))
     return out
