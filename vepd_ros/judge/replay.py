@@ -122,25 +122,19 @@ def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -
 
 
 def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
-    from rosbags.highlevel import AnyReader
     from vepd_ros.io.bags import open_bag
 
-    with open_bag(path):  # the open checks and messages of vepd bag (io.bags.Bag)
-        pass
     remap = remap or {}
     rows: dict = {}
-    with AnyReader([Path(path)]) as reader:
-        conns = []
-        for c in reader.connections:
-            kind = _kind(c.msgtype)
-            name = remap.get(topic_key(c.topic), topic_key(c.topic))
-            if kind is None or (topics is not None and name not in topics):
-                continue
-            conns.append(c)
-        for c, t_ns, raw in reader.messages(connections=conns):
-            kind = _kind(c.msgtype)
-            name = remap.get(topic_key(c.topic), topic_key(c.topic))
-            m = reader.deserialize(raw, c.msgtype)
+    with open_bag(path) as bag:  # the one bag reader (io.bags): its checks, typestore and errors
+        wanted = {}  # bag topic -> (kind, name after remapping)
+        for info in bag.info().topics:
+            kind = _kind(info.msgtype)
+            name = remap.get(topic_key(info.name), topic_key(info.name))
+            if kind is not None and (topics is None or name in topics):
+                wanted[info.name] = (kind, name)
+        for t_ns, topic, _, m in bag.messages(wanted):
+            kind, name = wanted[topic]
             r = _row(kind, m)
             r['arrival_ns'], r['stamp_ns'] = int(t_ns), _stamp(m.header)
             ent = rows.setdefault(
