@@ -188,6 +188,11 @@ COMMON_ARGS = [
     Param('use_sim_time', False, 'run every node on /clock'),
 ]
 
+# arguments of both real-data graphs (bag_replay, live_eval)
+TRUTH_TYPE_ARG = Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic')
+SCENARIO_ARG = Param(
+    'scenario', 'path', 'scenario label of the runs', check=_component, check_msg=_COMPONENT_MSG
+)
 STATIC_TF_ARG = Param(
     'static_tf',
     '',
@@ -271,14 +276,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('gps_topic', '/fix', 'NavSatFix topic in the bag'),
         Param('imu_topic', '/imu', 'Imu topic in the bag'),
         Param('truth_topic', '/sbg/gps_vel', 'INS / ground-truth topic in the bag'),
-        Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param(
-            'scenario',
-            'path',
-            'scenario label of the runs',
-            check=_component,
-            check_msg=_COMPONENT_MSG,
-        ),
+        TRUTH_TYPE_ARG,
+        SCENARIO_ARG,
         Param(
             'run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0
         ),
@@ -290,14 +289,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('gps_topic', '/fix', 'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
         Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
         Param('truth_topic', '/sbg/gps_vel', 'INS velocity (ART: SBG Ellipse, NED)'),
-        Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param(
-            'scenario',
-            'path',
-            'scenario label of the runs',
-            check=_component,
-            check_msg=_COMPONENT_MSG,
-        ),
+        TRUTH_TYPE_ARG,
+        SCENARIO_ARG,
         Param('run_duration_s', 20.0, 'length of one run (s)', low=0.0, low_open=True),
         Param(
             'reference_dir',
