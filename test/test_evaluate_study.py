@@ -133,7 +133,9 @@ def test_bad_arguments(tmp_path, capsys):
 
 
 def test_judge_step_alone():
-    sims = [simulate_run('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', j, 4.0, 0) for j in (1, 2)]
+    sims = [
+        simulate_run('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', j, 4.0, 0) for j in (1, 2)
+    ]
     est = judge_batch([s.sensors for s in sims])
     assert len(est) == 2 and all(len(t) == len(vx) == len(vy) for t, vx, vy in est)
 
