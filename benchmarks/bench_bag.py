@@ -48,9 +48,9 @@ from vepd_ros.io.bagrun import read_bag_streams  # noqa: E402
 from vepd_ros.io.ins import TruthOptions  # noqa: E402
 from vepd_ros.io.profiles import get_profile  # noqa: E402
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag  # noqa: E402
+from vepd_ros.params_file import config_file  # noqa: E402
 from vepd_ros.pipelines import study as pipeline  # noqa: E402
 from vepd_ros.pipelines.bag import judge_segment  # noqa: E402
-from vepd_ros.pipelines.judge_step import config_file  # noqa: E402
 
 
 def timed(fn):

@@ -10,7 +10,7 @@ Benchmark the sim_judge graph over DDS: rates, latency, CPU, lossless time_scale
 sim_judge graph over DDS: rates, latency, CPU per node at real time, and the fastest lossless
 time_scale.
 
-Starts the graph's nodes (``vepd_ros.graph.build_graph``, the description the launch files and
+Starts the graph's nodes (``vepd_ros.ros_graph.build_graph``, the description the launch files and
 ``vepd run`` use) as real processes over Fast DDS on loopback, with a monitor node in this process,
 and prints measured figures.
 
@@ -191,7 +191,7 @@ def realtime(ex, node, args, env, tmp: Path) -> dict:
     import psutil
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import Imu, NavSatFix
-    from vepd_ros.graph import build_graph
+    from vepd_ros.ros_graph import build_graph
     from vepd_ros.nodes.base import SENSOR_QOS
 
     out = tmp / 'rt_out'
@@ -360,7 +360,7 @@ def sweep_trial(ex, node, mode: str, scale: float, args, env, tmp: Path) -> dict
     from rclpy.qos import QoSProfile
     from sensor_msgs.msg import Imu, NavSatFix
     from std_msgs.msg import String
-    from vepd_ros.graph import build_graph
+    from vepd_ros.ros_graph import build_graph
     from vepd_ros.nodes.base import EVENT_QOS, RUN_EVENTS_TOPIC, SENSOR_QOS
 
     out = tmp / f'sw_{mode}_{scale:g}'

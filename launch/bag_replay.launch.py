@@ -18,8 +18,8 @@ Ends by itself: the bag's single run is written once the input has been quiet fo
 the evaluator publishes the result and exits, and the launch shuts down. Where rosbag2 is not
 installed (the pip runtime) the package's bag_player_node plays the bag instead of ros2 bag play.
 
-Arguments and nodes: vepd_ros/graph.py ('bag_replay'); vepd run bag_replay name:=value ... runs the
-same graph without launch_ros.
+Arguments and nodes: vepd_ros/ros_graph.py ('bag_replay'); vepd run bag_replay name:=value ... runs
+the same graph without launch_ros.
 """
 
 from vepd_ros.launch_support import launch_description

@@ -19,8 +19,8 @@ The rolling window re-evaluates on every new run and never ends by itself: stop 
 (SIGINT to ros2 launch). Every finished run is on disk with its coverage; the run in progress is
 not written.
 
-Arguments and nodes: vepd_ros/graph.py ('live_eval'); vepd run live_eval name:=value ... runs the
-same graph without launch_ros.
+Arguments and nodes: vepd_ros/ros_graph.py ('live_eval'); vepd run live_eval name:=value ... runs
+the same graph without launch_ros.
 """
 
 from vepd_ros.launch_support import launch_description

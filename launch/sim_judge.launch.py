@@ -16,8 +16,8 @@ result.json and the report, and exits; the launch then shuts down (exit status 0
 accelerated sim time to the slowest chain (/vepd/progress), so a slow machine makes the run longer,
 never lossy; every run's sidecar states its coverage (expected vs received samples).
 
-Arguments and nodes: vepd_ros/graph.py ('sim_judge'); vepd run sim_judge name:=value ... runs the
-same graph without launch_ros.
+Arguments and nodes: vepd_ros/ros_graph.py ('sim_judge'); vepd run sim_judge name:=value ... runs
+the same graph without launch_ros.
 """
 
 from vepd_ros.launch_support import launch_description

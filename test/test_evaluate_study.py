@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from vepd_ros.cli import main
 from vepd_ros.metrics import evaluate_root
-from vepd_ros.pipelines.study import judge_batch, run_study, simulate_batch
+from vepd_ros.pipelines.study import judge_batch, run_study, simulate_run
 from vepd_ros.runs import read_run
 
 
@@ -133,7 +133,9 @@ def test_bad_arguments(tmp_path, capsys):
 
 
 def test_judge_step_alone():
-    sims = simulate_batch('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', 2, 4.0, seed=0)
+    sims = [
+        simulate_run('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', j, 4.0, 0) for j in (1, 2)
+    ]
     est = judge_batch([s.sensors for s in sims])
     assert len(est) == 2 and all(len(t) == len(vx) == len(vy) for t, vx, vy in est)
 

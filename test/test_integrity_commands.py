@@ -175,7 +175,7 @@ def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path
     17 s of white noise: N is resolved; bias instability, its time and K are not and are not
     written.
     """
-    from vepd_ros.judge.params_file import node_section
+    from vepd_ros.params_file import node_section
 
     p, out = tmp_path / 'imu.csv', tmp_path / 'imu.yaml'
     _imu_csv(p, np.arange(1700) / 100.0)

@@ -197,17 +197,18 @@ def test_graph_config_errors_name_the_file(tmp_path, text, words):
     Vepd run / ros2 launch read the ekf YAML through yamlio (C4): a ValueError naming the
     file, never a YAML, Recursion or Unicode traceback.
     """
-    from vepd_ros.graph import node_params_from_yaml
+    from vepd_ros.ros_graph import build_graph, graph_args
 
     p = _write(tmp_path, text, mode='wb' if isinstance(text, bytes) else 'w')
+    a = graph_args('bag_replay', {'bag': str(tmp_path), 'ekf_config': str(p)})
     with pytest.raises(ValueError) as exc:
-        node_params_from_yaml(str(p), 'ekf_filter_node')
+        build_graph('bag_replay', a)
     assert str(p) in str(exc.value) and words in str(exc.value)
     assert len(str(exc.value)) < 400
 
 
 def test_graph_huge_frequency_string_is_a_bounded_error(tmp_path):
-    from vepd_ros.graph import build_graph, graph_args
+    from vepd_ros.ros_graph import build_graph, graph_args
 
     p = _write(
         tmp_path,
@@ -235,7 +236,7 @@ def test_graph_scenario_is_one_path_component(name, value):
     A scenario becomes a file name (runs.safety.safe_component): refused by the argument check,
     so `vepd run ... --list` refuses it too.
     """
-    from vepd_ros.graph import graph_args
+    from vepd_ros.ros_graph import graph_args
 
     graph = 'sim_judge' if name == 'scenarios' else 'bag_replay'
     with pytest.raises(ParameterError, match=name):
@@ -243,7 +244,7 @@ def test_graph_scenario_is_one_path_component(name, value):
 
 
 def test_typed_args_bad_yaml_value_is_a_parameter_error():
-    from vepd_ros.graph import typed_args
+    from vepd_ros.ros_graph import typed_args
 
     with pytest.raises(ValueError, match='argument k'):
         typed_args('bag_replay', {'k': '!!python/object/apply:os.system ["true"]'})

@@ -80,6 +80,22 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
         )
 
 
+@pytest.mark.parametrize(
+    'read, topic',
+    [
+        (calibration_logs.read_gps_arrays, '/fix'),
+        (calibration_logs.read_imu_arrays, '/imu/data'),
+    ],
+)
+def test_calibration_window_with_no_message_names_topic_and_window(shared_data, read, topic):
+    path = shared_data / 'robot_localization_tests' / 'test1.bag'
+    empty = rf'{topic}: no messages in the window \[5000.0, 5001.0\]'
+    with pytest.raises(B.BagError, match=empty):
+        read(path, topic, 5000.0, 5001.0)
+    with pytest.raises(B.BagError, match='expected sensor_msgs/msg/'):
+        read(path, '/husky_velocity_controller/odom', 0.0, 1.0)
+
+
 def test_calibration_windows_from_test1(shared_data):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     g = calibration_logs.read_gps_arrays(path, '/fix', 0.0, 10.0)

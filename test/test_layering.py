@@ -44,3 +44,100 @@ def test_models_import_nothing_from_io():
 @pytest.mark.parametrize('core', CORES)
 def test_no_core_imports_the_test_data_generators(core):
     assert _importers(core, ('vepd_ros.testing',)) == []
+
+
+FRONTS = (
+    'vepd_ros.pipelines',
+    'vepd_ros.commands',
+    'vepd_ros.nodes',
+    'vepd_ros.cli',
+    'vepd_ros.ros_graph',
+    'vepd_ros.launch_support',
+)
+
+
+@pytest.mark.parametrize('core', CORES)
+def test_no_core_imports_orchestration_or_a_front(core):
+    """Cores are imported by pipelines, commands and nodes, never the reverse."""
+    assert _importers(core, FRONTS) == []
+
+
+def test_pipelines_import_no_front():
+    """Orchestration sits below the fronts: the graph description and the CLI use it, not back."""
+    assert _importers('pipelines', FRONTS[1:]) == []
+
+
+def _module_graph() -> dict:
+    """Return {module: the vepd_ros modules it imports}, lazy imports included."""
+    modules = {}
+    for p in PACKAGE.rglob('*.py'):
+        parts = p.relative_to(PACKAGE.parent).with_suffix('').parts
+        modules['.'.join(parts[:-1] if parts[-1] == '__init__' else parts)] = p
+
+    def resolve(name):  # 'vepd_ros.io.bags.Bag' -> 'vepd_ros.io.bags'
+        while name and name not in modules:
+            name = name.rpartition('.')[0]
+        return name
+
+    return {
+        m: {t for t in map(resolve, _imports(p)) if t not in ('', m, 'vepd_ros')}
+        for m, p in modules.items()
+    }
+
+
+def _cycles(graph: dict) -> list:
+    """Return the strongly connected components of more than one node (Tarjan), sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_cycle_finder_finds_a_cycle():
+    graph = {'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}, 'e': set()}
+    assert _cycles(graph) == [['a', 'b', 'c']]
+    assert _cycles({'a': {'b'}, 'b': set()}) == []
+
+
+def test_no_import_cycle_between_modules():
+    """No two modules import each other, directly or around a loop, even lazily."""
+    assert _cycles(_module_graph()) == []
+
+
+def test_no_import_cycle_between_subpackages():
+    """
+    Between subpackages (io, judge, ...) and top-level modules the imports form no loop.
+
+    A loop of subpackages (io -> judge -> io) is layering inverted even when the modules
+    involved differ.
+    """
+    units = {}
+    for m, targets in _module_graph().items():
+        unit = '.'.join(m.split('.')[:2])
+        units.setdefault(unit, set()).update('.'.join(t.split('.')[:2]) for t in targets)
+    for unit, targets in units.items():
+        targets.discard(unit)
+    assert _cycles(units) == []

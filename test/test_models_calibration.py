@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from vepd_ros.cli import main as vepd
 from vepd_ros.io import calibration_logs as L
-from vepd_ros.judge.params_file import node_section
 from vepd_ros.models import calibration as C
 from vepd_ros.models.gps import make_gps_model
+from vepd_ros.params_file import node_section
 
 
 def test_gps_fit_on_real_rtk_fixed_nmea(shared_data):

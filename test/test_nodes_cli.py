@@ -82,7 +82,7 @@ def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_inste
     The pip runtime has no sbg_driver messages: live_eval's default truth_type is refused before
     any node starts, naming the package to install and the truth types that work here.
     """
-    from vepd_ros.graph import build_graph, message_package_installed, TRUTH_TYPES_KNOWN
+    from vepd_ros.ros_graph import build_graph, message_package_installed, TRUTH_TYPES_KNOWN
     from vepd_ros.nodes.recorder_node import TRUTH_TYPES
     from vepd_ros.params import ParameterError
 

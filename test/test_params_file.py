@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from vepd_ros.judge.bicycle import load_bicycle_params
 from vepd_ros.judge.navsat import load_navsat_params
-from vepd_ros.judge.params_file import node_section
 from vepd_ros.judge.rl_graph import load_judge_params
 from vepd_ros.params import ParameterError
+from vepd_ros.params_file import node_section
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,7 @@ import re
 
 import pytest
 from vepd_ros.cli import main
-from vepd_ros.commands.evaluate import format_tables
+from vepd_ros.commands._output import format_tables
 from vepd_ros.metrics.core import run_metrics
 from vepd_ros.report.explain import (
     bootstrap_seed,

@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pytest
 from vepd_ros.io.simconfig import read_carla, read_matlab, read_sdf
-from vepd_ros.judge.params_file import node_section
 from vepd_ros.models.gps import make_gps_model
 from vepd_ros.models.imu import make_imu_model, static_truth
+from vepd_ros.params_file import node_section
 
 GZ_SDF = """<?xml version="1.0"?>
 <sdf version="1.9">

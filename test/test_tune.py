@@ -250,7 +250,7 @@ def test_sqlite_kill_and_resume(tmp_path):
     assert sum(r['state'] == 'COMPLETE' for r in rows) == 16
     best = (out / 'best_params.yaml').read_text()
     assert 'gps_noise_node' in best and 'gauss_sigma_m' in best
-    from vepd_ros.judge.params_file import node_section as read_node_params
+    from vepd_ros.params_file import node_section as read_node_params
     from vepd_ros.models.gps import make_gps_model
 
     prm = read_node_params(out / 'best_params.yaml', 'gps_noise_node')

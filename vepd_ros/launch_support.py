@@ -5,12 +5,12 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Glue between ``launch/*.launch.py`` and the graphs of ``vepd_ros.graph``.
+Glue between ``launch/*.launch.py`` and the graphs of ``vepd_ros.ros_graph``.
 
 launch_ros glue for ``launch/*.launch.py`` (real ROS 2 installs only: imports launch and
 launch_ros).
 
-Every launch argument is an argument of the graph in ``vepd_ros.graph``; the nodes come from
+Every launch argument is an argument of the graph in ``vepd_ros.ros_graph``; the nodes come from
 ``build_graph``, the same description ``vepd run`` composes in-process and the tests exercise.
 
 What launch adds, because every node is its own process here:
@@ -45,7 +45,8 @@ from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from vepd_ros.graph import _yaml_value, build_graph, GRAPH_ARGS, typed_args
+from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, typed_args
+from vepd_ros.yamlio import yaml_value
 
 BAG_QUIET_S = 3.0
 """bag_replay: the single run is complete once no message came for this long (s, wall clock)."""
@@ -170,7 +171,7 @@ def launch_description(graph: str) -> LaunchDescription:
     args = [
         DeclareLaunchArgument(
             p.name,
-            default_value=_yaml_value(p.default) if not isinstance(p.default, str) else p.default,
+            default_value=yaml_value(p.default) if not isinstance(p.default, str) else p.default,
             description=p.description,
         )
         for p in GRAPH_ARGS[graph]

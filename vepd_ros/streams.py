@@ -27,6 +27,12 @@ import numpy as np
 NS = 1_000_000_000
 """Nanoseconds per second (ROS ``builtin_interfaces/Time`` resolution)."""
 
+
+def ns_from_s(t_s) -> np.ndarray:
+    """Return times in seconds as int64 nanoseconds, round(t · 1e9) (simulated message stamps)."""
+    return np.round(np.asarray(t_s, float) * NS).astype(np.int64)
+
+
 # Topics of the simulated graph (truth_node -> noise nodes -> judge -> recorder -> evaluator).
 TOPIC_GROUND_TRUTH = '/ground_truth/odometry'
 """nav_msgs/Odometry: noise-free vehicle state from truth_node (the recorder's reference)."""
@@ -48,6 +54,12 @@ TOPIC_RESULT = '/vepd/result'
 """std_msgs/String (JSON): the evaluator's VEPD result."""
 TOPIC_PROGRESS = '/vepd/progress'
 """std_msgs/String (JSON): per-node simulated-time progress (truth_node's pacing)."""
+
+
+def topic_key(name: str | None) -> str:
+    """Return a topic name without its leading and trailing '/' (how replay matches topics)."""
+    return (name or '').strip('/')
+
 
 STREAM_KINDS = ('imu', 'fix', 'odom', 'estimate')
 """

@@ -236,4 +236,34 @@ def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
     return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
 
 
-__all__ = ['load_yaml', 'parse_yaml', 'quote', 'MAX_BYTES', 'MAX_NODES', 'MAX_DEPTH']
+def yaml_value(v) -> str:
+    """
+    Return ``v`` written as one YAML scalar or flow list (a ``name:=value`` or launch default).
+
+    Booleans are ``true``/``false``; a string stays bare when it reads back as that string
+    (a ROS name, a path), else it is quoted; numbers and other values are their repr.
+    """
+    if isinstance(v, bool):
+        return 'true' if v else 'false'
+    if isinstance(v, (list, tuple)):
+        return '[' + ', '.join(yaml_value(x) for x in v) + ']'
+    if isinstance(v, str):
+        return (
+            v
+            if v
+            and re.fullmatch(r'[A-Za-z_/][A-Za-z0-9_./+,:-]*', v)
+            and v not in ('true', 'false')
+            else repr(v)
+        )
+    return repr(v)
+
+
+__all__ = [
+    'load_yaml',
+    'parse_yaml',
+    'quote',
+    'yaml_value',
+    'MAX_BYTES',
+    'MAX_NODES',
+    'MAX_DEPTH',
+]

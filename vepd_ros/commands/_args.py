@@ -5,10 +5,12 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Argparse value types shared by the ``vepd`` subcommands.
+Argparse value types and options shared by the ``vepd`` subcommands.
 
-The argparse value types shared by the ``vepd`` subcommands (not a subcommand: the leading ``_``
-keeps ``vepd_ros.cli`` from registering it).
+Not a subcommand: the leading ``_`` keeps ``vepd_ros.cli`` from registering it. The options that
+several commands take with one meaning are declared here once: ``add_velocity_option`` (evaluate,
+report, study), ``add_batch_options`` (evaluate, report: how a run directory is read) and
+``add_bootstrap_options`` (evaluate, report, study).
 
 A bad value is refused by argparse itself: ``vepd CMD: error: argument --seed: ...`` naming the
 option, exit status 2, before any work starts.
@@ -50,3 +52,49 @@ def n_boot_type(text: str) -> int:
     from vepd_ros.metrics.vepd import MAX_N_BOOT
 
     return int_range(0, MAX_N_BOOT, 'a number of resamples')(text)
+
+
+def add_velocity_option(p) -> None:
+    """Add ``--velocity``: the velocity signal E and S are computed on."""
+    p.add_argument(
+        '--velocity',
+        choices=('speed', 'vx', 'vector'),
+        default='speed',
+        help="signal compared: horizontal speed (default, the paper's columns), body vx, or the "
+        "planar vector form of eq. 1 (vx, vy); vx/vector need our run files' extra columns",
+    )
+
+
+def add_batch_options(p) -> None:
+    """Add how a directory of runs is read: ``--preprocessing``, ``--k``, ``--scenarios``."""
+    p.add_argument(
+        '--preprocessing',
+        default='paper',
+        help="'paper' (default: 15 Hz grid, 2-sample moving average of the estimate) or "
+        "'unsmoothed'",
+    )
+    p.add_argument(
+        '--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)'
+    )
+    p.add_argument(
+        '--scenarios',
+        default=None,
+        help='comma-separated extra scenario names to accept besides '
+        'rest/path/straight/circle/sine',
+    )
+
+
+BOOTSTRAP_SEED_HELP = "bootstrap seed (default: the runs' study seed, else 0)"
+
+
+def add_bootstrap_options(
+    p, seed_default: int | None = None, seed_help: str = BOOTSTRAP_SEED_HELP
+) -> None:
+    """Add ``--n-boot`` and ``--seed``: the bootstrap interval of VEPD."""
+    p.add_argument(
+        '--n-boot',
+        type=n_boot_type,
+        default=1000,
+        help='bootstrap resamples for the interval (0 = none)',
+    )
+    p.add_argument('--seed', type=seed_type, default=seed_default, help=seed_help)

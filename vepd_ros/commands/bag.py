@@ -283,7 +283,7 @@ def run(args) -> int:
     check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None
     if args.estimate == 'judge':
-        from vepd_ros.pipelines.judge_step import config_file  # the study's defaults
+        from vepd_ros.params_file import config_file  # the study's defaults
 
         ekf = Path(args.ekf_config) if args.ekf_config else config_file('ekf.yaml')
         navsat = Path(args.navsat_config) if args.navsat_config else config_file('navsat.yaml')

@@ -9,11 +9,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import textwrap
 
-from vepd_ros.commands._args import n_boot_type, seed_type
+from vepd_ros.commands._args import add_batch_options, add_bootstrap_options, add_velocity_option
+from vepd_ros.commands._output import print_result
 
 EPILOG = """\
 Example:
@@ -55,41 +54,9 @@ def register(sub):
         action='store_true',
         help='write into an --out folder that is not a previous vepd evaluate output',
     )
-    p.add_argument(
-        '--velocity',
-        choices=('speed', 'vx', 'vector'),
-        default='speed',
-        help="signal compared: horizontal speed (default, the paper's columns), body vx, or the "
-             'planar '
-        "vector form of eq. 1 (vx, vy); vx/vector need our run files' extra columns",
-    )
-    p.add_argument(
-        '--preprocessing',
-        default='paper',
-        help="'paper' (default: 15 Hz grid, 2-sample moving average of the estimate) or "
-             "'unsmoothed'",
-    )
-    p.add_argument(
-        '--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)'
-    )
-    p.add_argument(
-        '--scenarios',
-        default=None,
-        help='comma-separated extra scenario names to accept besides '
-             'rest/path/straight/circle/sine',
-    )
-    p.add_argument(
-        '--n-boot',
-        type=n_boot_type,
-        default=1000,
-        help='bootstrap resamples for the interval (0 = none)',
-    )
-    p.add_argument(
-        '--seed',
-        type=seed_type,
-        default=None,
-        help="bootstrap seed (default: the runs' study seed, else 0)",
-    )
+    add_velocity_option(p)
+    add_batch_options(p)
+    add_bootstrap_options(p)
     p.add_argument('--runs', action='store_true', help="include every run's E and S in the JSON")
     p.add_argument(
         '--strict', action='store_true', help='exit with status 3 when the result carries warnings'
@@ -141,12 +108,7 @@ def run(args) -> int:
         if not args.runs:
             res.pop('runs', None)
             res.pop('display_names', None)
-    if args.json:
-        print(json.dumps(res, indent=1, allow_nan=False))
-    else:
-        print(format_tables(res))
-    for w in res['warnings']:
-        print(f'warning: {w}', file=sys.stderr)
+    print_result(res, args.json)
     if args.json:  # the tables' text (stdout) lists them otherwise
         for line in coverage_lines(res):
             print(line, file=sys.stderr)
@@ -160,63 +122,3 @@ def run(args) -> int:
         )
         return 4
     return 3 if (args.strict and (res['warnings'] or not res['complete'])) else 0
-
-
-def _plain(text: str) -> str:
-    """Markdown emphasis dropped for the terminal (code backticks kept)."""
-    return text.replace('**', '')
-
-
-def format_tables(res: dict, width: int = 99) -> str:
-    """
-    Format Tables I and II as text, then what they mean.
-
-    Tables I and II as text, then what they mean (``report.explain``: the reference, the closest
-    model and whether its interval is separated from the next, warnings on K and excluded runs, how
-    to read VEPD).
-    """
-    from vepd_ros.report.explain import explanation_lines, fmt, fmt_interval, fmt_rank
-    from vepd_ros.report.tables import side_name
-
-    lines = [
-        f'VEPD against {res["root"] if "root" in res else "the reference"} — velocity: '
-        f'{res["velocity"]}, '
-        f'preprocessing: {res["preprocessing"]["description"]}',
-        f'combined over {", ".join(res["combined_scenarios"]) or "—"}'
-        + (
-            f' (excluded: {", ".join(res["excluded_from_combined"])})'
-            if res['excluded_from_combined']
-            else ''
-        ),
-        '',
-        'Table I',
-        f'{"model":<18}{"W1":>9}{"W2":>9}{"VEPD":>9}   95% interval       rank',
-    ]
-    for m, e in res['models'].items():
-        ci_s = fmt_interval(e.get('ci95'), missing='—')
-        lines.append(
-            f'{e["display_name"]:<18}{fmt(e["W1"]):>9}{fmt(e["W2"]):>9}'
-            f'{fmt(e["VEPD"]):>9}   {ci_s:<18} {fmt_rank(e["rank"])}'
-        )
-    sc = res['scenarios']
-    lines += [
-        '',
-        'Table II (VEPD, rank per scenario)',
-        f'{"model":<18}' + ''.join(f'{s:>16}' for s in sc),
-    ]
-    for m, e in res['models'].items():
-        cells = []
-        for s in sc:
-            p = e['per_scenario'].get(s)
-            cells.append(f'{fmt(p["VEPD"])} ({fmt_rank(p.get("rank"))})' if p else '—')
-        lines.append(f'{e["display_name"]:<18}' + ''.join(f'{c:>16}' for c in cells))
-    k = res['k']
-    lines += ['', 'W1 in m/s, W2 unitless, VEPD = (W1 + W2)/2; lower is better.']
-    counts = '; '.join(
-        f'{side_name(res, s)}: ' + ', '.join(f'{a} {n}' for a, n in v.items())
-        for s, v in k.items()
-    )
-    lines += textwrap.wrap(f'runs: {counts}', width, subsequent_indent='      ')
-    for text in explanation_lines(res):
-        lines += [''] + textwrap.wrap(_plain(text), width, break_on_hyphens=False)
-    return '\n'.join(lines)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from vepd_ros.commands._args import n_boot_type, seed_type
+from vepd_ros.commands._args import add_batch_options, add_bootstrap_options, add_velocity_option
 
 EPILOG = """\
 Example:
@@ -53,26 +53,9 @@ def register(sub):
         metavar='SCENARIO:J',
         help='run to overlay in Fig. 4 (repeatable; default: run 1 of each moving scenario)',
     )
-    p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
-    p.add_argument('--preprocessing', default='paper', help="'paper' (default) or 'unsmoothed'")
-    p.add_argument(
-        '--k', type=int, default=None, help='expected runs per side and scenario (warn when fewer)'
-    )
-    p.add_argument(
-        '--scenarios', default=None, help='extra scenario names to accept (comma-separated)'
-    )
-    p.add_argument(
-        '--n-boot',
-        type=n_boot_type,
-        default=1000,
-        help='bootstrap resamples for the interval (0 = none)',
-    )
-    p.add_argument(
-        '--seed',
-        type=seed_type,
-        default=None,
-        help="bootstrap seed (default: the runs' study seed, else 0)",
-    )
+    add_velocity_option(p)
+    add_batch_options(p)
+    add_bootstrap_options(p)
     p.add_argument(
         '--quiet', '--no-progress', dest='quiet', action='store_true', help='no progress bar'
     )

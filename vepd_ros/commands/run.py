@@ -7,8 +7,8 @@
 """
 ``vepd run GRAPH [name:=value ...] [--json]``: a vepd_ros graph without launch_ros.
 
-The nodes of ``vepd_ros.graph.build_graph`` (the description the launch files use) are composed in
-one process on a SingleThreadedExecutor (``--processes``: one process per node, started with the
+The nodes of ``vepd_ros.ros_graph.build_graph`` (the description the launch files use) are composed
+in one process on a SingleThreadedExecutor (``--processes``: one process per node, started with the
 same ``--ros-args``), with the built-in judge where robot_localization is absent. The run ends when
 the evaluator publishes its result; ``--json`` prints that result in the ``vepd evaluate`` shape.
 
@@ -36,8 +36,8 @@ import sys
 import textwrap
 import time
 
-from vepd_ros.graph import build_graph, GRAPH_ARGS, typed_args
 from vepd_ros.params import ParameterError, parse_assignments
+from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, typed_args
 
 # executable → (module, class) for in-process composition
 NODE_CLASSES = {
@@ -248,7 +248,7 @@ def run(args) -> int:
             )
         print(result.get('note', ''))
     else:
-        from vepd_ros.commands.evaluate import format_tables
+        from vepd_ros.commands._output import format_tables
 
         print(format_tables(result))
     out = _output_dir(nodes)

@@ -131,7 +131,7 @@ def register(sub):
 def simulate(args) -> int:
     import sys
 
-    from vepd_ros.judge.params_file import node_section as read_node_params
+    from vepd_ros.params_file import node_section as read_node_params
     from vepd_ros.models.geodesy import DEFAULT_DATUM
     from vepd_ros.models.gps import gps_model_params, make_gps_model
     from vepd_ros.models.imu import imu_model_params, make_imu_model

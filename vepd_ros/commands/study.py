@@ -13,10 +13,9 @@ Truth → sensor models → judge → runs → VEPD, no transport.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from vepd_ros.commands._args import n_boot_type, seed_type
+from vepd_ros.commands._args import add_bootstrap_options, add_velocity_option
 
 EPILOG = """\
 Example (the paper's size: 5 models x 3 scenarios x 10 runs x 30 s, about 4 s on 2 cores):
@@ -77,18 +76,11 @@ def register(sub):
     p.add_argument(
         '--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)'
     )
-    p.add_argument('--velocity', choices=('speed', 'vx', 'vector'), default='speed')
-    p.add_argument(
-        '--n-boot',
-        type=n_boot_type,
-        default=1000,
-        help='bootstrap resamples for the interval (0 = none)',
-    )
-    p.add_argument(
-        '--seed',
-        type=seed_type,
-        default=0,
-        help='study seed; every run seed derives from it by name, and it seeds the '
+    add_velocity_option(p)
+    add_bootstrap_options(
+        p,
+        seed_default=0,
+        seed_help='study seed; every run seed derives from it by name, and it seeds the '
         'bootstrap interval',
     )
     p.add_argument('--out', required=True, help='output directory')
@@ -127,7 +119,7 @@ def _configured_models(items) -> dict:
 def run(args) -> int:
     from pathlib import Path
 
-    from vepd_ros.commands.evaluate import format_tables
+    from vepd_ros.commands._output import print_result
     from vepd_ros.pipelines.study import run_study
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.tables import write_tables_csv
@@ -155,9 +147,7 @@ def run(args) -> int:
     csvs = write_tables_csv(res, args.out)
     res.pop('runs')
     res.pop('display_names')
-    print(json.dumps(res, indent=1, allow_nan=False) if args.json else format_tables(res))
-    for w in res['warnings']:
-        print(f'warning: {w}', file=sys.stderr)
+    print_result(res, args.json)
     print(
         f'wrote {Path(args.out) / "result.json"}, '
         + ', '.join(str(p) for p in csvs.values())

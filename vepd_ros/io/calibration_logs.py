@@ -374,6 +374,28 @@ def _check_type(bag: Bag, topic: str, expected: str):
         )
 
 
+def _window_messages(path, topic: str, msgtype: str, t0, t1, time_base: str):
+    """
+    Yield (stamp_ns, arrival_ns, message) of ``topic`` arriving in [t0, t1] s.
+
+    Times count from the window's origin (``_window``); the topic must be a ``msgtype``. A window
+    with no message is a BagError naming the topic and the window (raised once the bag is read).
+    """
+    n = 0
+    with Bag(path) as bag:
+        _check_type(bag, topic, msgtype)
+        start, stop, off = _window(bag, t0, t1, time_base)
+        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
+            n += 1
+            yield stamp_ns(m) - off, t_ns - off, m
+    if not n:
+        raise BagError(
+            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
+            path,
+            topic,
+        )
+
+
 def read_gps_arrays(
     path,
     topic: str = '/fix',
@@ -387,30 +409,22 @@ def read_gps_arrays(
 
     NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default).
     """
-    with Bag(path) as bag:
-        _check_type(bag, topic, 'sensor_msgs/msg/NavSatFix')
-        start, stop, off = _window(bag, t0, t1, time_base)
-        rows, arr, frame = [], [], ''
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            rows.append(
-                (
-                    stamp_ns(m) - off,
-                    m.latitude,
-                    m.longitude,
-                    m.altitude,
-                    m.status.status,
-                    m.position_covariance_type,
-                    *np.asarray(m.position_covariance, float),
-                )
+    rows, arr, frame = [], [], ''
+    msgs = _window_messages(path, topic, 'sensor_msgs/msg/NavSatFix', t0, t1, time_base)
+    for st, at, m in msgs:
+        rows.append(
+            (
+                st,
+                m.latitude,
+                m.longitude,
+                m.altitude,
+                m.status.status,
+                m.position_covariance_type,
+                *np.asarray(m.position_covariance, float),
             )
-            arr.append(t_ns - off)
-            frame = m.header.frame_id
-    if not rows:
-        raise BagError(
-            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-            path,
-            topic,
         )
+        arr.append(at)
+        frame = m.header.frame_id
     a = np.array(rows, dtype=float)
     return GpsArrays(
         t=a[:, 0] / NS,
@@ -434,26 +448,17 @@ def read_imu_arrays(
     time_base: str = 'bag',
 ) -> ImuArrays:
     """Imu messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
-    with Bag(path) as bag:
-        _check_type(bag, topic, 'sensor_msgs/msg/Imu')
-        start, stop, off = _window(bag, t0, t1, time_base)
-        t, arr, g, a, q, gc, ac, frame = [], [], [], [], [], [], [], ''
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            t.append(stamp_ns(m) - off)
-            arr.append(t_ns - off)
-            g.append((m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z))
-            a.append((m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z))
-            o = m.orientation
-            q.append((o.x, o.y, o.z, o.w) if m.orientation_covariance[0] != -1 else (np.nan,) * 4)
-            gc.append(np.asarray(m.angular_velocity_covariance, float))
-            ac.append(np.asarray(m.linear_acceleration_covariance, float))
-            frame = m.header.frame_id
-    if not t:
-        raise BagError(
-            f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
-            path,
-            topic,
-        )
+    t, arr, g, a, q, gc, ac, frame = [], [], [], [], [], [], [], ''
+    for st, at, m in _window_messages(path, topic, 'sensor_msgs/msg/Imu', t0, t1, time_base):
+        t.append(st)
+        arr.append(at)
+        g.append((m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z))
+        a.append((m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z))
+        o = m.orientation
+        q.append((o.x, o.y, o.z, o.w) if m.orientation_covariance[0] != -1 else (np.nan,) * 4)
+        gc.append(np.asarray(m.angular_velocity_covariance, float))
+        ac.append(np.asarray(m.linear_acceleration_covariance, float))
+        frame = m.header.frame_id
     return ImuArrays(
         t=np.array(t, float) / NS,
         arrival_t=np.array(arr, float) / NS,

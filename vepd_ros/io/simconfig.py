@@ -540,7 +540,7 @@ def load_sensor_file(path, kind: str) -> SensorConfig:
 
 def _node_params_sensor(path: Path, kind: str) -> SensorConfig:
     """Read a noise node's section of a ROS 2 parameters YAML as a SensorConfig."""
-    from vepd_ros.judge.params_file import node_section
+    from vepd_ros.params_file import node_section
     from vepd_ros.models.gps import gps_model_params
     from vepd_ros.models.imu import imu_model_params
 

@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 from vepd_ros.io import msgdefs
-from vepd_ros.streams import NS, TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
+from vepd_ros.streams import NS, ns_from_s, TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
 
 ART_TOPICS = {
     'fix': ('/fix', 'sensor_msgs/msg/NavSatFix', 'gps'),
@@ -113,7 +113,7 @@ def stamps_ns(s: Mapping) -> np.ndarray:
     """Header stamps of a stream in integer ns: ``t_ns`` if given (exact), else round(t · 1e9)."""
     if 't_ns' in s:
         return np.asarray(s['t_ns'], np.int64)
-    return np.round(np.asarray(s['t'], float) * NS).astype(np.int64)
+    return ns_from_s(s['t'])
 
 
 def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
@@ -337,7 +337,7 @@ def streams_from_sensor_run(
     """
 
     def ns(t):
-        return np.round(np.asarray(t, float) * NS).astype(np.int64) + int(t_offset_ns)
+        return ns_from_s(t) + int(t_offset_ns)
 
     g, i, tr = run.gps, run.imu, run.truth
     pub = np.asarray(g.published, bool)

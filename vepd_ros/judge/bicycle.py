@@ -55,8 +55,8 @@ import numpy as np
 from vepd_ros.judge import engine
 from vepd_ros.judge.ekf import STATE_NAMES
 from vepd_ros.judge.navsat import gps_batch_arrays, utm_convergence_deg, utm_forward
-from vepd_ros.judge.params_file import read_document, sections
 from vepd_ros.params import ParameterError
+from vepd_ros.params_file import read_document, sections
 
 BICYCLE_DEFAULTS: dict[str, Any] = {
     'frequency': 35.0,
@@ -412,7 +412,8 @@ def replay_bicycle(
     NavSatFix topic.
     """
     from vepd_ros.judge.navsat import StaticTF
-    from vepd_ros.judge.replay import _norm, read_bag, read_csv_dir
+    from vepd_ros.judge.replay import read_bag, read_csv_dir
+    from vepd_ros.streams import topic_key as _norm
 
     nodes = sections(read_document(ekf_config, what='ekf configuration'))[1]
     imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None

@@ -35,8 +35,8 @@ from vepd_ros.judge.ekf import (
     DEFAULT_PROCESS_NOISE_DIAG,
     STATE_SIZE,
 )
-from vepd_ros.judge.params_file import node_section
 from vepd_ros.params import ParameterError
+from vepd_ros.params_file import node_section
 
 SENSOR_KINDS = ('odom', 'pose', 'twist', 'imu')
 DEFAULT_NODE_NAME = 'ekf_filter_node'

@@ -64,9 +64,9 @@ from vepd_ros.frames import (
 )
 from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
 from vepd_ros.judge.measurements import MAX_ABS_COVARIANCE
-from vepd_ros.judge.params_file import node_section
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.params import ParameterError
+from vepd_ros.params_file import node_section
 
 STATUS_NO_FIX = -1
 MAX_ABS_ALTITUDE_M = 1e7

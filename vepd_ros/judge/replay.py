@@ -19,10 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-
-def _norm(t: str) -> str:
-    return (t or '').strip('/')
+from vepd_ros.streams import topic_key
 
 
 # ----------------------------------------------------------------------------------------------
@@ -125,25 +122,19 @@ def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -
 
 
 def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
-    from rosbags.highlevel import AnyReader
     from vepd_ros.io.bags import open_bag
 
-    with open_bag(path):  # the open checks and messages of vepd bag (io.bags.Bag)
-        pass
     remap = remap or {}
     rows: dict = {}
-    with AnyReader([Path(path)]) as reader:
-        conns = []
-        for c in reader.connections:
-            kind = _kind(c.msgtype)
-            name = remap.get(_norm(c.topic), _norm(c.topic))
-            if kind is None or (topics is not None and name not in topics):
-                continue
-            conns.append(c)
-        for c, t_ns, raw in reader.messages(connections=conns):
-            kind = _kind(c.msgtype)
-            name = remap.get(_norm(c.topic), _norm(c.topic))
-            m = reader.deserialize(raw, c.msgtype)
+    with open_bag(path) as bag:  # the one bag reader (io.bags): its checks, typestore and errors
+        wanted = {}  # bag topic -> (kind, name after remapping)
+        for info in bag.info().topics:
+            kind = _kind(info.msgtype)
+            name = remap.get(topic_key(info.name), topic_key(info.name))
+            if kind is not None and (topics is None or name in topics):
+                wanted[info.name] = (kind, name)
+        for t_ns, topic, _, m in bag.messages(wanted):
+            kind, name = wanted[topic]
             r = _row(kind, m)
             r['arrival_ns'], r['stamp_ns'] = int(t_ns), _stamp(m.header)
             ent = rows.setdefault(
@@ -216,7 +207,7 @@ def read_csv_dir(path: Path, params) -> dict:
         order = np.lexsort((d['seq'] if 'seq' in d else np.arange(n), arr))
         frame = str(d['frame_id'][0]) if 'frame_id' in d else ''
         child = str(d['child_frame_id'][0]) if 'child_frame_id' in d else ''
-        out[_norm(s.topic)] = TopicArrays(
+        out[topic_key(s.topic)] = TopicArrays(
             s.kind, frame, child, {k: v[order] for k, v in c.items()}
         )
     f = path / 'raw_fix.csv'
@@ -258,7 +249,7 @@ def load_inputs(params, inp, remap=()):
         if ':=' not in item:
             raise ValueError(f'--remap {item!r}: expected FROM:=TO')
         a, b = item.split(':=', 1)
-        rm[_norm(a)] = _norm(b)
+        rm[topic_key(a)] = topic_key(b)
     is_csv_dir = (
         inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists()
     )
@@ -298,7 +289,7 @@ def replay_builtin(
     nparams = load_navsat_params(navsat_config) if navsat_config else None
     sensors, acc = [], {}
     for s in p.sensors:
-        ta = data.get(_norm(s.topic))
+        ta = data.get(topic_key(s.topic))
         if s.kind == 'imu' and ta is not None and ta.kind == 'imu':
             s, acc[s.name] = imu_gravity_removal(
                 p, tf, s, ta.frame_id, ta.cols['q'], ta.cols['a'], ta.cols['ocov'], gravity_frame
@@ -309,7 +300,7 @@ def replay_builtin(
     builder = MeasurementBuilder(p, tf)
     series, used, arrivals = [], [], []
     for s in p.sensors:
-        name = _norm(s.topic)
+        name = topic_key(s.topic)
         if nparams is not None and s.kind == 'odom' and name == GPS_ODOM_TOPIC:
             continue  # produced by navsat in the loop
         ta = data.get(name)
@@ -385,7 +376,7 @@ def replay_builtin(
     nav_in = None
     if nparams is not None:
         fixes = [t for t, ta in data.items() if ta.kind == 'fix']
-        gt = _norm(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
+        gt = topic_key(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
         if gt is None or gt not in data:
             raise ValueError(
                 f'--navsat-config given but no NavSatFix topic chosen (found: {fixes or "none"}); '
@@ -395,9 +386,9 @@ def replay_builtin(
         used.append(gt)
         arrivals.append(f['arrival_ns'])
         it = (
-            _norm(navsat_imu_topic)
+            topic_key(navsat_imu_topic)
             if navsat_imu_topic
-            else next((_norm(s.topic) for s in p.sensors if s.kind == 'imu'), None)
+            else next((topic_key(s.topic) for s in p.sensors if s.kind == 'imu'), None)
         )
         imu = data.get(it) if it else None
         nav_in = NavsatInputs(

@@ -133,7 +133,7 @@ def load_judge_params(source, node_name: str | None = None) -> JudgeParams:
     if isinstance(source, EkfParams):
         return JudgeParams(source, None)
     from vepd_ros.judge.config import DEFAULT_NODE_NAME
-    from vepd_ros.judge.params_file import node_section
+    from vepd_ros.params_file import node_section
 
     raw = node_section(
         source, node_name, what='ekf configuration', default_names=(DEFAULT_NODE_NAME,)

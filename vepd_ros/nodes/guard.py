@@ -30,8 +30,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from vepd_ros.nodes.base import PROGRESS_TOPIC
-from vepd_ros.streams import TOPIC_RUNS
+from vepd_ros.streams import TOPIC_PROGRESS, TOPIC_RUNS
 
 MULTI_PUBLISHER_TOPICS = frozenset(
     {
@@ -41,7 +40,7 @@ MULTI_PUBLISHER_TOPICS = frozenset(
         '/tf',
         '/tf_static',
         TOPIC_RUNS,
-        PROGRESS_TOPIC,
+        TOPIC_PROGRESS,
     }
 )
 """Topics every node (or every chain's recorder) publishes on: more than one publisher is normal

@@ -38,7 +38,6 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
-from vepd_ros.graph import truth_type_hint
 from vepd_ros.nodes.base import (
     _steady_clock,
     declare_params,
@@ -51,6 +50,7 @@ from vepd_ros.nodes.base import (
     TopicWatchdog,
 )
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.ros_graph import truth_type_hint
 from vepd_ros.runs.recorder import RecorderCore
 
 RUNS_TOPIC = '/vepd/runs'

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from vepd_ros.io.bagrun import BagStreams, cut_window, in_order, stamps_in_order
 from vepd_ros.io.ins import TruthStream
-from vepd_ros.pipelines.judge_step import judge
-from vepd_ros.streams import NS, Stream
+from vepd_ros.pipelines.judge_step import fix_fields, imu_fields, judge
+from vepd_ros.streams import NS, ns_from_s, Stream
 
 
 @dataclass
@@ -144,17 +144,11 @@ def simulate_replacement(
             seed=seed,
             datum=datum or DEFAULT_DATUM,
         )
-        i = s.imu
-        st = zero_ns + np.round(i.t_s * NS).astype(np.int64)
+        st = zero_ns + ns_from_s(s.imu.t_s)
         return {
             'stamp_ns': st,
             'arrival_ns': st.copy(),
-            'angular_velocity': i.angular_velocity,
-            'linear_acceleration': i.linear_acceleration,
-            'orientation': i.orientation,
-            'orientation_covariance': i.orientation_covariance.reshape(-1, 9),
-            'angular_velocity_covariance': i.angular_velocity_covariance.reshape(-1, 9),
-            'linear_acceleration_covariance': i.linear_acceleration_covariance.reshape(-1, 9),
+            **imu_fields(s.imu),
             'frame_id': 'base_link',
         }
     if role == 'gps':
@@ -167,17 +161,10 @@ def simulate_replacement(
             seed=seed,
             datum=datum or DEFAULT_DATUM,
         )
-        g = s.gps
-        lla = np.asarray(s.gps_lla, float).copy()
-        lla[~np.asarray(g.published, bool)] = np.nan
         return {
-            'stamp_ns': zero_ns + np.round(g.stamp_s * NS).astype(np.int64),
-            'arrival_ns': zero_ns + np.round(g.publish_s * NS).astype(np.int64),
-            'latitude': lla[:, 0],
-            'longitude': lla[:, 1],
-            'altitude': lla[:, 2],
-            'position_covariance': g.covariance_enu.reshape(-1, 9),
-            'status': np.asarray(g.status),
+            'stamp_ns': zero_ns + ns_from_s(s.gps.stamp_s),
+            'arrival_ns': zero_ns + ns_from_s(s.gps.publish_s),
+            **fix_fields(s.gps, s.gps_lla),
             'frame_id': 'gps',
         }
     raise ValueError(f"--replace {role}=...: role must be 'imu' or 'gps'")

@@ -96,38 +96,18 @@ def add_replay_arguments(p) -> None:
     )
 
 
-def replay(
-    ekf_config,
-    inp,
-    navsat_config=None,
-    static_tf=(),
-    remap=(),
-    gps_topic=None,
-    navsat_imu_topic=None,
-    ekf_node_name=None,
-    judge: str = 'builtin',
-    gravity_frame: str = 'imu',
-):
+def replay(ekf_config, inp, judge: str = 'builtin', **options) -> dict:
     """
-    Run INPUT through the judge.
+    Run INPUT through the judge named ``judge`` (``judge.registry``).
 
+    ``options`` are the judge's replay options, by name (``judge.replay.replay_builtin``'s:
+    navsat_config, static_tf, remap, gps_topic, navsat_imu_topic, ekf_node_name, gravity_frame).
     Returns the graph result dict (``GraphResult.as_dict`` plus 'frame_id', 'child_frame_id',
     'used_topics').
     """
     from vepd_ros.judge.registry import get_judge
 
-    spec = get_judge(judge)
-    return spec.replay(
-        ekf_config,
-        inp,
-        navsat_config=navsat_config,
-        static_tf=static_tf,
-        remap=remap,
-        gps_topic=gps_topic,
-        navsat_imu_topic=navsat_imu_topic,
-        ekf_node_name=ekf_node_name,
-        gravity_frame=gravity_frame,
-    )
+    return get_judge(judge).replay(ekf_config, inp, **options)
 
 
 def write_csv(path, r: dict) -> int:

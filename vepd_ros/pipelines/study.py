@@ -16,8 +16,8 @@ The offline study: truth → sensor models → judge → runs → VEPD as plain 
 
 Steps, each its own function so fronts and tests can use them separately:
 
-* ``simulate_batch``  truth (``vepd_ros.truth.generate``) and both sensor models
-  (``vepd_ros.models.sensors.simulate_sensors``) for the K runs of one model × scenario; seeds come
+* ``simulate_run``    truth (``vepd_ros.truth.generate``) and both sensor models
+  (``vepd_ros.models.sensors.simulate_sensors``) for run j of one model × scenario; seeds come
   from ``vepd_ros.seeding.derive_seed`` by name, exactly as the ROS graph derives them (truth seed
   per scenario and run — the same truth for every model —, GPS/IMU seeds per label, scenario and
   run);
@@ -57,12 +57,18 @@ from typing import Mapping, Sequence
 import numpy as np
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
-from vepd_ros.pipelines.judge_step import config_file as _config_file, judge as judge_step
+from vepd_ros.params_file import config_file
+from vepd_ros.pipelines.judge_step import (
+    fix_fields,
+    imu_fields,
+    judge as judge_step,
+    stack_runs,
+)
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
-from vepd_ros.streams import Stream
+from vepd_ros.streams import ns_from_s, Stream
 
 
 @dataclass
@@ -142,40 +148,6 @@ def simulate_run(
     return SimulatedRun(scenario, j, label, seeds, s)
 
 
-def simulate_batch(
-    label: str,
-    gps_model: str,
-    imu_model: str,
-    scenario: str,
-    runs: int,
-    duration_s: float,
-    seed: int,
-    gps_params: dict | None = None,
-    imu_params: dict | None = None,
-    **rates,
-) -> list[SimulatedRun]:
-    """Simulate runs j = 1..runs of one label × scenario (``simulate_run`` each)."""
-    return [
-        simulate_run(
-            label,
-            gps_model,
-            imu_model,
-            scenario,
-            j,
-            duration_s,
-            seed,
-            gps_params,
-            imu_params,
-            **rates,
-        )
-        for j in range(1, runs + 1)
-    ]
-
-
-def _ns(t_s) -> np.ndarray:
-    return np.round(np.asarray(t_s, float) * 1e9).astype(np.int64)
-
-
 def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]]:
     """
     Build the judge's input streams: runs grouped by identical message timing.
@@ -187,11 +159,11 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]
     groups: dict[bytes, list[int]] = {}
     for i, r in enumerate(sensor_runs):
         key = (
-            _ns(r.imu.t_s).tobytes()
+            ns_from_s(r.imu.t_s).tobytes()
             + b'|'
-            + _ns(r.gps.stamp_s).tobytes()
+            + ns_from_s(r.gps.stamp_s).tobytes()
             + b'|'
-            + _ns(r.gps.publish_s).tobytes()
+            + ns_from_s(r.gps.publish_s).tobytes()
         )
         groups.setdefault(key, []).append(i)
     out = []
@@ -200,40 +172,16 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]
         r0 = rs[0]
         imu = Stream(
             'imu',
-            _ns(r0.imu.t_s),
+            ns_from_s(r0.imu.t_s),
             frame_id='base_link',
-            fields={
-                'angular_velocity': np.stack([r.imu.angular_velocity for r in rs]),
-                'linear_acceleration': np.stack([r.imu.linear_acceleration for r in rs]),
-                'orientation': np.stack([r.imu.orientation for r in rs]),
-                'orientation_covariance': np.stack(
-                    [r.imu.orientation_covariance.reshape(-1, 9) for r in rs]
-                ),
-                'angular_velocity_covariance': np.stack(
-                    [r.imu.angular_velocity_covariance.reshape(-1, 9) for r in rs]
-                ),
-                'linear_acceleration_covariance': np.stack(
-                    [r.imu.linear_acceleration_covariance.reshape(-1, 9) for r in rs]
-                ),
-            },
+            fields=stack_runs([imu_fields(r.imu) for r in rs]),
         )
-        lla = np.stack([r.gps_lla for r in rs]).astype(float)
-        pub = np.stack([np.asarray(r.gps.published, bool) for r in rs])
-        lla[~pub] = np.nan
         gps = Stream(
             'fix',
-            _ns(r0.gps.stamp_s),
-            _ns(r0.gps.publish_s),
+            ns_from_s(r0.gps.stamp_s),
+            ns_from_s(r0.gps.publish_s),
             frame_id='gps',
-            fields={
-                'latitude': lla[..., 0],
-                'longitude': lla[..., 1],
-                'altitude': lla[..., 2],
-                'position_covariance': np.stack(
-                    [r.gps.covariance_enu.reshape(-1, 9) for r in rs]
-                ),
-                'status': np.stack([r.gps.status for r in rs]),
-            },
+            fields=stack_runs([fix_fields(r.gps, r.gps_lla) for r in rs]),
         )
         out.append((idx, imu, gps))
     return out
@@ -307,29 +255,6 @@ so larger batches amortise it: on the 2-core box the paper-sized study (180 runs
 5.0 / 5.3 s for CHUNK_RUNS 15 / 30 / 45 / 90 (``benchmarks/bench_study.py --chunk``). Every run of
 a study shares its message timing whatever its label or scenario, so chunks mix labels and
 scenarios freely."""
-
-
-def _set_numpy_hugepages(enabled: bool) -> bool | None:
-    """
-    Set numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; return the previous setting.
-
-    Numpy's ``NUMPY_MADVISE_HUGEPAGE`` switch at run time; returns the previous setting (None: not
-    available).
-
-    numpy madvises every array of 4 MB or more as transparent huge pages. The judge's batch builds
-    per-chunk arrays of (K, N, 9, 9), (K, N, 8, 8), (K, N, 6, 6) floats (175 / 138 / 78 MB for K =
-    90 runs of N = 3001 IMU steps); with huge pages their first-touch faults (page clearing, and
-    compaction when the kernel's THP defrag is ``madvise``) cost 1.7 s of kernel time per 90-run
-    chunk on the 2-core box against 0.45 s with 4 kB pages (judge 3.6 s → 2.5 s wall; measured with
-    ``strace -e madvise`` and getrusage). The study switches it off while it runs; no number
-    changes.
-    """
-    try:
-        from numpy._core import multiarray as ma  # numpy >= 2
-    except ImportError:
-        from numpy.core import multiarray as ma  # numpy 1.x (ROS distributions' python3-numpy)
-    fn = getattr(ma, '_set_madvise_hugepage', None)
-    return None if fn is None else bool(fn(enabled))
 
 
 @dataclass(frozen=True)
@@ -472,8 +397,8 @@ def simulate_and_judge(
     chunks' computing. The numbers do not depend on the order, the chunking or the number of
     workers (each run's filter is independent).
     """
-    ekf_yaml = str(ekf_yaml or _config_file('ekf.yaml'))
-    navsat_yaml = str(navsat_yaml or _config_file('navsat.yaml'))
+    ekf_yaml = str(ekf_yaml or config_file('ekf.yaml'))
+    navsat_yaml = str(navsat_yaml or config_file('navsat.yaml'))
     order = truth_order(specs)
     specs = [specs[i] for i in order]
     outputs = None if outputs is None else [outputs[i] for i in order]
@@ -499,7 +424,6 @@ def simulate_and_judge(
     import vepd_ros.models.imu  # noqa: F401
     import vepd_ros.truth  # noqa: F401
 
-    hugepages = _set_numpy_hugepages(False)  # inherited by the forked workers
     try:
         if workers <= 1:
             results = map(_simulate_and_judge, chunks)
@@ -514,8 +438,6 @@ def simulate_and_judge(
                     bar and bar.update(len(recs))
                     yield recs
     finally:
-        if hugepages is not None:
-            _set_numpy_hugepages(hugepages)
         if bar is not None:
             bar.close()
 

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from vepd_ros.csvio import NUMBER_RE
 from vepd_ros.runs.atomic import atomic_write_many
-from vepd_ros.runs.safety import load_json
+from vepd_ros.runs.safety import load_json, RunFileError
 from vepd_ros.yamlio import quote
 
 FORMAT = 'vepd_ros.run/1'
@@ -78,10 +78,6 @@ def _fill_empty_cells(text: str) -> str:
         if a in s:  # most files have none of some patterns
             s = s.replace(a, b)
     return s[1:-1]
-
-
-class RunFileError(ValueError):
-    """A run file cannot be read as a run; the message names the file and what was expected."""
 
 
 @dataclass

@@ -172,10 +172,12 @@ def prepare_output_dir(
 # JSON
 
 
+class RunFileError(ValueError):
+    """A run file or JSON file cannot be read; the message names the file and what was expected."""
+
+
 def load_json(path, what: str = 'JSON file', expect: type = dict):
     """Parse a JSON file into ``expect`` or raise ``RunFileError`` naming the file (module doc)."""
-    from vepd_ros.runs.format import RunFileError
-
     p = Path(path)
     try:
         data = p.read_bytes()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from vepd_ros.judge.navsat import utm_forward, utm_reverse
+from vepd_ros.streams import ns_from_s
 
 
 def circle_inputs(
@@ -40,7 +41,7 @@ def circle_inputs(
     t_gps = np.arange(m) / gps_hz
     yaw = om * t_imu
     imu = {
-        'stamp_ns': np.round(t_imu * 1e9).astype(np.int64),
+        'stamp_ns': ns_from_s(t_imu),
         'angular_velocity': np.broadcast_to([0.0, 0.0, om], (k, n, 3)).copy(),
         'linear_acceleration': np.broadcast_to([0.0, speed * om, 9.80665], (k, n, 3)).copy(),
         'orientation': np.stack([np.zeros(n), np.zeros(n), np.sin(yaw / 2), np.cos(yaw / 2)], -1)[
@@ -55,7 +56,7 @@ def circle_inputs(
     nnn = nn[None] + gps_sigma * rng.standard_normal((k, m))
     lat, lon = utm_reverse(int(zone), bool(north), float(x0) + ee, float(y0) + nnn)
     gps = {
-        'stamp_ns': np.round(t_gps * 1e9).astype(np.int64),
+        'stamp_ns': ns_from_s(t_gps),
         'latitude': lat,
         'longitude': lon,
         'altitude': np.full((k, m), alt0),

@@ -121,6 +121,14 @@ def _errors(label: str):
     return _MODEL_ERRORS.get(ours.get(base, base), (0.05, 0.2, 0.08))
 
 
+def _batch(rng: np.random.Generator, label: str, scenarios, k: int, duration_s: float):
+    """Yield (scenario, j, run) for runs 1..k of each scenario of one side, in file order."""
+    noise, lag, wander = _errors(label)
+    for sc in scenarios:
+        for j in range(1, k + 1):
+            yield sc, j, synthetic_run(rng, sc, duration_s, noise=noise, lag_s=lag, wander=wander)
+
+
 def write_synthetic_root(
     root,
     layout: str = 'authors',
@@ -145,11 +153,8 @@ def write_synthetic_root(
         sides = [('real', root / 'Real')] + [(m, root / 'Sim' / m) for m in models]
         for label, folder in sides:
             folder.mkdir(parents=True, exist_ok=True)
-            noise, lag, wander = _errors(label)
-            for sc in scenarios:
-                for j in range(1, k + 1):
-                    rec = synthetic_run(rng, sc, duration_s, noise=noise, lag_s=lag, wander=wander)
-                    write_authors_csv(folder / run_file_name(sc, j), rec, index_column)
+            for sc, j, rec in _batch(rng, label, scenarios, k, duration_s):
+                write_authors_csv(folder / run_file_name(sc, j), rec, index_column)
     elif layout == 'ours':
         scenarios = scenarios or ('rest', 'straight', 'circle', 'sine')
         models = models or OUR_LABELS
@@ -160,11 +165,8 @@ def write_synthetic_root(
                 None if label == 'real' else label,
                 fsync=False,
             )
-            noise, lag, wander = _errors(label)
-            for sc in scenarios:
-                for j in range(1, k + 1):
-                    rec = synthetic_run(rng, sc, duration_s, noise=noise, lag_s=lag, wander=wander)
-                    w.write(rec, sc, {'model': label, 'seed': seed}, j=j)
+            for sc, j, rec in _batch(rng, label, scenarios, k, duration_s):
+                w.write(rec, sc, {'model': label, 'seed': seed}, j=j)
     else:
         raise ValueError(f"layout must be 'authors' or 'ours', got {layout!r}")
     return root

@@ -32,39 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 import re
-import sys
-from typing import Any
 
 from vepd_ros.params import Param, ParameterError, validate_params
+from vepd_ros.params_file import node_section, PACKAGE, share_dir
+from vepd_ros.yamlio import yaml_value
 
-PACKAGE = 'vepd_ros'
 REFERENCE_LABEL = 'real'  # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
 JUDGES = ('auto', 'robot_localization', 'builtin')
-
-
-def share_dir() -> Path:
-    """
-    Return share/vepd_ros: the ament index when available, else the source tree.
-
-    The source tree is used for an uninstalled checkout.
-    """
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory(PACKAGE))
-    except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
-        for cand in (Path(sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
-            if (cand / 'config').is_dir():
-                return cand
-        return Path(__file__).resolve().parents[1]
-
-
-def config_file(name: str) -> Path:
-    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
-    path = share_dir() / 'config' / name
-    if not path.is_file():
-        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
-    return path
 
 
 def robot_localization_available() -> bool:
@@ -114,28 +88,12 @@ class NodeSpec:
         for p in self.parameters:
             if isinstance(p, dict):
                 for k, v in p.items():
-                    args += ['-p', f'{k}:={_yaml_value(v)}']
+                    args += ['-p', f'{k}:={yaml_value(v)}']
             else:
                 args += ['--params-file', str(p)]
         for src, dst in self.remappings:
             args += ['-r', f'{src}:={dst}']
         return args
-
-
-def _yaml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return 'true' if v else 'false'
-    if isinstance(v, (list, tuple)):
-        return '[' + ', '.join(_yaml_value(x) for x in v) + ']'
-    if isinstance(v, str):
-        return (
-            v
-            if v
-            and re.fullmatch(r'[A-Za-z_/][A-Za-z0-9_./+,:-]*', v)
-            and v not in ('true', 'false')
-            else repr(v)
-        )
-    return repr(v)
 
 
 def _csv(v: str) -> bool:
@@ -230,6 +188,11 @@ COMMON_ARGS = [
     Param('use_sim_time', False, 'run every node on /clock'),
 ]
 
+# arguments of both real-data graphs (bag_replay, live_eval)
+TRUTH_TYPE_ARG = Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic')
+SCENARIO_ARG = Param(
+    'scenario', 'path', 'scenario label of the runs', check=_component, check_msg=_COMPONENT_MSG
+)
 STATIC_TF_ARG = Param(
     'static_tf',
     '',
@@ -313,14 +276,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('gps_topic', '/fix', 'NavSatFix topic in the bag'),
         Param('imu_topic', '/imu', 'Imu topic in the bag'),
         Param('truth_topic', '/sbg/gps_vel', 'INS / ground-truth topic in the bag'),
-        Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param(
-            'scenario',
-            'path',
-            'scenario label of the runs',
-            check=_component,
-            check_msg=_COMPONENT_MSG,
-        ),
+        TRUTH_TYPE_ARG,
+        SCENARIO_ARG,
         Param(
             'run_duration_s', 0.0, 'split into runs of this length (0: one run per bag)', low=0.0
         ),
@@ -332,14 +289,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('gps_topic', '/fix', 'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
         Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
         Param('truth_topic', '/sbg/gps_vel', 'INS velocity (ART: SBG Ellipse, NED)'),
-        Param('truth_type', 'sbg_driver/msg/SbgGpsVel', 'message type of truth_topic'),
-        Param(
-            'scenario',
-            'path',
-            'scenario label of the runs',
-            check=_component,
-            check_msg=_COMPONENT_MSG,
-        ),
+        TRUTH_TYPE_ARG,
+        SCENARIO_ARG,
         Param('run_duration_s', 20.0, 'length of one run (s)', low=0.0, low_open=True),
         Param(
             'reference_dir',
@@ -362,40 +313,9 @@ def _configs(a: dict) -> tuple[str, str]:
     return a['ekf_config'] or str(cfg / 'ekf.yaml'), a['navsat_config'] or str(cfg / 'navsat.yaml')
 
 
-def node_params_from_yaml(path: str, node_name: str) -> dict:
-    """
-    Return the ``ros__parameters`` a ROS 2 params file gives ``node_name``.
-
-    The ``ros__parameters`` a ROS 2 params file gives ``node_name``: ``/**`` first, then the node's
-    own key.
-
-    The graph passes these as explicit parameters rather than the file itself, because a key such
-    as ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of sim_judge
-    has one).
-    """
-    from vepd_ros.yamlio import load_yaml
-
-    try:
-        doc = load_yaml(path, what='robot_localization parameter', allow_empty=True)
-    except OSError as exc:
-        raise ParameterError(
-            'config', path, f'a readable robot_localization YAML ({exc.strerror})'
-        ) from exc
-    out: dict = {}
-    for key in ('/**', '**', f'/**/{node_name}', node_name, f'/{node_name}'):
-        section = doc.get(key)
-        if isinstance(section, dict):
-            params = section.get('ros__parameters') or {}
-            if not isinstance(params, dict):
-                raise ValueError(
-                    f'{path}: {key}.ros__parameters must be a mapping, got {type(params).__name__}'
-                )
-            out.update(params)
-    if not out:
-        raise ParameterError(
-            'config', path, f"a section '{node_name}:' or '/**:' with ros__parameters"
-        )
-    return out
+def _rl_params(path: str, node_name: str) -> dict:
+    """Return the parameters the robot_localization file ``path`` gives ``node_name``."""
+    return node_section(path, node_name, what='robot_localization parameter')
 
 
 _SENSOR_KEY = re.compile(r'(odom|imu|pose|twist)\d+')
@@ -403,8 +323,11 @@ _SENSOR_KEY = re.compile(r'(odom|imu|pose|twist)\d+')
 
 def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeSpec]:
     ekf_yaml, navsat_yaml = _configs(a)
-    ekf_params = {**node_params_from_yaml(ekf_yaml, 'ekf_filter_node'), **extra}
-    navsat_params = {**node_params_from_yaml(navsat_yaml, 'navsat_transform'), **extra}
+    # The nodes get the files' parameters explicitly rather than the files themselves: a key such
+    # as ``ekf_filter_node:`` does not reach a node pushed into a namespace (each chain of
+    # sim_judge has one).
+    ekf_params = {**_rl_params(ekf_yaml, 'ekf_filter_node'), **extra}
+    navsat_params = {**_rl_params(navsat_yaml, 'navsat_transform'), **extra}
     if namespace:
         # Inside a chain's namespace the judge's inputs are the chain's own topics: make them
         # relative.
@@ -512,7 +435,7 @@ def _ekf_rate(a: dict) -> float:
     from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MIN_FREQUENCY_HZ
 
     path = _configs(a)[0]
-    rate = node_params_from_yaml(path, 'ekf_filter_node').get('frequency', 30.0)
+    rate = _rl_params(path, 'ekf_filter_node').get('frequency', 30.0)
     if (
         isinstance(rate, bool)
         or not isinstance(rate, (int, float))
@@ -538,6 +461,19 @@ def build_graph(graph: str, values: dict | None = None) -> list[NodeSpec]:
     judge = resolve_judge(a['judge'])
     return {'sim_judge': _sim_judge, 'bag_replay': _bag_replay, 'live_eval': _live_eval}[graph](
         a, judge
+    )
+
+
+def _evaluator(a: dict, t: dict, **params) -> NodeSpec:
+    """Return the evaluator node of a graph: K, output folder and velocity from ``a``."""
+    return NodeSpec(
+        PACKAGE,
+        'evaluator_node',
+        'evaluator',
+        parameters=[
+            {**t, 'k': a['k'], 'output_dir': a['output_dir'], 'velocity': a['velocity'], **params}
+        ],
+        role='evaluator',
     )
 
 
@@ -649,25 +585,15 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             ),
         ]
     nodes.append(
-        NodeSpec(
-            PACKAGE,
-            'evaluator_node',
-            'evaluator',
-            parameters=[
-                {
-                    **t,
-                    'k': a['k'],
-                    'output_dir': a['output_dir'],
-                    'velocity': a['velocity'],
-                    'reference_dir': a['reference'] if reference_is_dir else '',
-                    'expected_labels': ','.join(models),
-                    'scenarios': scenarios,
-                    'seed': a['seed'],
-                }
-            ],
-            role='evaluator',
+        _evaluator(
+            a,
+            t,
+            reference_dir=a['reference'] if reference_is_dir else '',
+            expected_labels=','.join(models),
+            scenarios=scenarios,
+            seed=a['seed'],  # the study seed seeds the interval, as in vepd study
         )
-    )  # the study seed seeds the interval, as in vepd study
+    )
     return nodes
 
 
@@ -749,24 +675,7 @@ def _real_chain(
             role='recorder',
         )
     )
-    nodes.append(
-        NodeSpec(
-            PACKAGE,
-            'evaluator_node',
-            'evaluator',
-            parameters=[
-                {
-                    **t,
-                    'k': a['k'],
-                    'output_dir': a['output_dir'],
-                    'velocity': a['velocity'],
-                    'reference_dir': a['reference_dir'],
-                    'rolling': rolling,
-                }
-            ],
-            role='evaluator',
-        )
-    )
+    nodes.append(_evaluator(a, t, reference_dir=a['reference_dir'], rolling=rolling))
     return nodes
 
 

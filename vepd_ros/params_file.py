@@ -12,18 +12,49 @@ A ROS 2 params file maps node names (optionally nested in namespaces, ``/ns/node
 and the node's own entries override it (rcl's ``--params-file`` rules). ``node_section`` returns
 the merged parameters of one node; a document with no ``ros__parameters`` anywhere is taken as a
 flat mapping of parameter names. Used by the ekf, navsat_transform and bicycle readers of the
-judge and by ``vepd sensors`` for the noise nodes' files.
+judge, by ``ros_graph`` for the parameters it gives the graph's nodes and by ``vepd sensors`` for
+the noise nodes' files. ``config_file(name)`` finds the files the package ships (``config/``:
+ekf.yaml, navsat.yaml, sensors.yaml) in the ament index, the venv or the checkout. It sits below
+every layer (params, yamlio only), so io, judge, pipelines and ros_graph alike import it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+import sys
 from typing import Any, Mapping
 
 from vepd_ros.params import ParameterError
 from vepd_ros.yamlio import load_yaml, parse_yaml
 
 WILDCARD = '/**'
+PACKAGE = 'vepd_ros'
+"""The ROS package name (its share directory, its nodes' package)."""
+
+
+def share_dir() -> Path:
+    """
+    Return share/vepd_ros: the ament index when available, else the source tree.
+
+    The source tree is used for an uninstalled checkout.
+    """
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory(PACKAGE))
+    except Exception:  # noqa: BLE001 - no index (AMENT_PREFIX_PATH unset) or package not installed
+        for cand in (Path(sys.prefix) / 'share' / PACKAGE, Path(__file__).resolve().parents[1]):
+            if (cand / 'config').is_dir():
+                return cand
+        return Path(__file__).resolve().parents[1]
+
+
+def config_file(name: str) -> Path:
+    """share/vepd_ros/config/<name>: the ament index, the venv prefix, or the source checkout."""
+    path = share_dir() / 'config' / name
+    if not path.is_file():
+        raise FileNotFoundError(f'{name}: not found at {path} (pass the YAML path explicitly)')
+    return path
 
 
 def read_document(source, what: str = 'ROS 2 parameters') -> Mapping:
@@ -40,12 +71,15 @@ def read_document(source, what: str = 'ROS 2 parameters') -> Mapping:
     return parse_yaml(str(source), where=f'<{what} text>', what=what)
 
 
-def sections(doc: Mapping) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
+def sections(
+    doc: Mapping, where: str = 'the parameters'
+) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
     """
     Return the ``/**`` parameters (None if absent) and every node's, by full name.
 
     Full names are ``/ns/node`` as nested in the document (``/node`` at the top level). A
-    ``ros__parameters`` that is not a mapping raises ParameterError naming its section.
+    ``ros__parameters`` that is not a mapping raises ParameterError naming its section and
+    ``where`` the document came from.
     """
     found: dict[str, dict[str, Any]] = {}
 
@@ -55,7 +89,9 @@ def sections(doc: Mapping) -> tuple[dict[str, Any] | None, dict[str, dict[str, A
         for k, v in d.items():
             if k == 'ros__parameters':
                 if not isinstance(v, Mapping):
-                    raise ParameterError(f'{prefix}/ros__parameters', v, 'a mapping of parameters')
+                    raise ParameterError(
+                        f'{prefix}/ros__parameters', v, f'a mapping of parameters (in {where})'
+                    )
                 found[prefix or '/'] = dict(v)
             elif isinstance(v, Mapping):
                 walk(v, f'{prefix}/{str(k).lstrip("/")}' if k != WILDCARD else WILDCARD)
@@ -88,7 +124,7 @@ def node_section(
         where = 'the parameters'
     else:
         where = f'the {what} text' if '\n' in str(source) else f'the file {source}'
-    wildcard, found = sections(doc)
+    wildcard, found = sections(doc, where)
     if wildcard is None and not found:  # a flat mapping of parameters
         return dict(doc)
     merged = dict(wildcard or {})
