@@ -265,7 +265,7 @@ class Objective:
         self.runs, self.duration_s, self.seed, self.velocity = runs, duration_s, seed, velocity
         self.scenarios = [canonical_scenario(s) for s in scenarios]
         self._ref = EvaluatorCore(k=runs, velocity=velocity, n_boot=0, seed=seed)
-        ref_dir = study._reference_dir(reference)
+        ref_dir = study.reference_dir(reference)
         if ref_dir is not None:
             from vepd_ros.runs.format import read_run
             from vepd_ros.runs.layout import scan_batch_dir
