@@ -5,7 +5,7 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-``vepd tune``: fit a GPS model's parameters by minimising VEPD against reference runs.
+``vepd tune``: fit a sensor model's parameters by minimising VEPD against reference runs.
 
 The core is ``vepd_ros.pipelines.tune``; this module only translates arguments and writes OUT.
 """
@@ -31,8 +31,13 @@ A NAME without a range is tuned over [d/10, 10 d] (log) around the model's defau
 its declared bounds; a 3-vector by its name alone is one value for every axis, NAME[i] one
 component. Trials are kept in OUT/study.db (or --storage URL): the same command with the same
 --study-name continues an interrupted study; several processes given one PostgreSQL URL share it.
-Writes OUT/best_params.yaml (read by gps_noise_node and vepd study --gps-config), OUT/trials.csv
-and OUT/result.json (best and start VEPD re-checked on fresh seeds with their bootstrap interval).
+--workers W runs W processes on the study (--storage or OUT/study.db). --model takes a GPS
+model (IMU fixed: --imu), an IMU model (GPS fixed: --gps) or a pair GPS,IMU (e.g.
+ch_rw+airsim,ch_drift) tuned together. --pareto: W1 and W2 as two objectives; the Pareto front
+goes to result.json and trials.csv, best_params.yaml takes the front's point with least VEPD.
+Writes OUT/best_params.yaml (the gps_noise_node / imu_noise_node sections of the tuned sensors:
+read by the nodes and vepd study --gps-config), OUT/trials.csv and OUT/result.json (best and start
+VEPD re-checked on fresh seeds with their bootstrap interval).
 """
 
 REPLACES = ['best_params.yaml', 'trials.csv', 'result.json']
@@ -42,19 +47,22 @@ REPLACES = ['best_params.yaml', 'trials.csv', 'result.json']
 def register(sub):
     p = sub.add_parser(
         'tune',
-        help="fit a GPS model's parameters by minimising VEPD against reference runs (Optuna)",
+        help="fit a sensor model's parameters by minimising VEPD against reference runs "
+        '(Optuna)',
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG,
         description='Each trial simulates MODEL with its parameters through the study path '
         '(truth -> model -> judge -> runs -> metrics, common random numbers) and scores its '
         'VEPD against the reference runs.',
     )
-    p.add_argument('--model', required=True, help='GPS model to tune (e.g. ch_rw+airsim)')
+    p.add_argument('--model', required=True,
+                   help='model to tune: a GPS model (e.g. ch_rw+airsim), an IMU model (e.g. '
+                   'ch_drift) or a pair GPS,IMU')
     p.add_argument(
         '--params',
         required=True,
         help="comma-separated NAME[=LOW:HIGH[:log]] or NAME[i]=...; the model's real-valued "
-        'parameters',
+        'parameters (of either model of a pair)',
     )
     p.add_argument(
         '--reference',
@@ -75,7 +83,15 @@ def register(sub):
                    'postgresql:// URL shared by several workers')
     p.add_argument('--study-name', default=None,
                    help='study in the storage to create or continue (default tune-MODEL)')
-    p.add_argument('--imu', default='ch_drift_paper', help='IMU model for both sides')
+    p.add_argument('--imu', default='ch_drift_paper',
+                   help='IMU model for both sides when --model is a GPS model')
+    p.add_argument('--gps', default='rtk',
+                   help='GPS model of the simulated side when --model is an IMU model')
+    p.add_argument('--workers', type=int_range(1, 256, 'a number of worker processes'),
+                   default=1, help='worker processes on the one study (default 1)')
+    p.add_argument('--pareto', action='store_true',
+                   help='W1 and W2 as two objectives (Pareto front); the chosen point is the '
+                   "front's point with the least VEPD")
     p.add_argument('--judge', default='builtin', help='judge by name (builtin or bicycle)')
     p.add_argument('--seed', type=seed_type, default=0,
                    help='study seed: the runs, fixed across trials (every worker of a study '
@@ -91,6 +107,49 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+NODE_OF_SENSOR = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
+"""The node whose section of best_params.yaml holds a tuned sensor's parameters."""
+
+
+def _on_edge(axes, values) -> list[str]:
+    """Return the axes whose best value lies within 1 % of its range's end (on a log scale)."""
+    import math
+
+    out = []
+    for a in axes:
+        v = values[a.name]
+        lo, hi, x = ((math.log(a.low), math.log(a.high), math.log(v)) if a.log
+                     else (a.low, a.high, v))
+        if min(x - lo, hi - x) <= 0.01 * (hi - lo):
+            out.append(a.name)
+    return out
+
+
+def _structure(confirm_best: dict, floor) -> dict:
+    """
+    Return the verdict on the model's structure: the tuned VEPD against the reference's spread.
+
+    ``floor`` (``Objective.reference_floor``): what two batches of the reference itself differ
+    by. A tuned VEPD whose bootstrap interval lies wholly above it is a difference the
+    parameters could not remove.
+    """
+    ci = confirm_best['ci95']
+    above = floor is not None and ci is not None and ci[0] > floor
+    if floor is None or ci is None:
+        text = ('no verdict: the reference has fewer than 4 runs of a scenario (its own spread '
+                'cannot be measured)')
+    elif above:
+        text = (f'the tuned VEPD on fresh seeds, interval [{ci[0]:.4g}, {ci[1]:.4g}], lies above '
+                f"the reference's own spread ({floor:.4g}: two batches of it differ that much): "
+                'no parameters of this model close the gap; its structure differs from the '
+                'reference (unless a best value sits on the edge of its range)')
+    else:
+        text = (f'the tuned VEPD on fresh seeds, interval [{ci[0]:.4g}, {ci[1]:.4g}], reaches '
+                f"the reference's own spread ({floor:.4g}): within what two batches of the "
+                'reference differ by')
+    return {'reference_floor': floor, 'above_floor': bool(above), 'text': text}
+
+
 def run(args) -> int:
     from pathlib import Path
 
@@ -101,6 +160,8 @@ def run(args) -> int:
     from vepd_ros.runs.safety import prepare_output_dir
 
     axes = core.parse_param_specs(args.params, args.model)
+    if args.pareto and args.sampler == 'cmaes':
+        raise ValueError('--pareto: CMA-ES optimises one objective; use --sampler tpe')
     objective = core.Objective(
         args.model,
         args.reference,
@@ -110,6 +171,7 @@ def run(args) -> int:
         seed=args.seed,
         imu_model=args.imu,
         judge=args.judge,
+        gps_model=args.gps,
     )
     out = Path(args.out)
     # a storage given is opened before OUT is touched: a bad URL leaves nothing behind
@@ -130,52 +192,81 @@ def run(args) -> int:
             done = core.completed(study)
             best = core.best_finite(study)
             bar.n = min(len(done), args.trials)
-            rate = n_here / max(time.perf_counter() - t0, 1e-9) * 60.0
-            bar.set_postfix(best=f'{best.value:.4g}' if best else '-', per_min=f'{rate:.0f}')
+            rate = len(done) / max(time.perf_counter() - t0, 1e-9) * 60.0
+            bar.set_postfix(best=f'{core.trial_vepd(best):.4g}' if best else '-',
+                            per_min=f'{rate:.0f}')
 
+        n_before = len(core.completed(core.open_study(
+            storage, name, args.model, axes, pareto=args.pareto)))
         study = core.tune(objective, args.model, axes, args.trials, storage, name,
                           seed=args.seed if args.sampler_seed is None else args.sampler_seed,
-                          sampler=args.sampler, on_trial=on_trial)
+                          sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
+                          workers=args.workers)
     wall = time.perf_counter() - t0
     best = core.best_finite(study)
     if best is None:
         raise ValueError(f'study {name!r}: no trial scored a finite VEPD')
-    best_params = core.model_params(args.model, axes, best.params)
+    best_vepd = core.trial_vepd(best)
+    values = core.model_params(args.model, axes, best.params)
     start_params = core.model_params(args.model, axes, core.start_values(args.model, axes))
     fresh = args.seed + 1  # every run seed derives from the study seed by name: all new
     confirm = {}
-    for key, prm in (('best', best_params), ('start', start_params)):
+    for key, prm in (('best', values), ('start', start_params)):
         e = objective.evaluate(prm, n_boot=1000, seed=fresh)
         confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
                         'warnings': e['warnings']}
+    structure = _structure(confirm['best'], objective.reference_floor())
+    edge = _on_edge(axes, best.params)
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
     atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')
+    gps_params, imu_params = core.split_params(objective.gps_model, objective.imu_model, values)
+    per_sensor = {'gps': (objective.gps_model, gps_params),
+                  'imu': (objective.imu_model, imu_params)}
+    chosen = ("the Pareto front's point with the least VEPD" if args.pareto
+              else 'the least VEPD')
     write_params_file(
         out / 'best_params.yaml',
         f'# vepd tune --model {args.model} --reference {args.reference}\n'
-        f'# best of study {name!r}: trial {best.number}, VEPD {best.value:.6g} '
+        f'# {chosen} of study {name!r}: trial {best.number}, VEPD {best_vepd:.6g} '
         f'(seed {args.seed}); on fresh seeds {confirm["best"]["VEPD"]:.6g}\n',
-        node_params_yaml('gps_noise_node', args.model, best_params),
+        ''.join(node_params_yaml(NODE_OF_SENSOR[s], *per_sensor[s]) for s in objective.tuned),
     )
-    n_done = len(core.completed(study))
+    done = core.completed(study)
+    n_done = len(done)
+    wall_study = max(wall, 1e-9)
     res = {
         'model': args.model,
+        'gps_model': objective.gps_model,
+        'imu_model': objective.imu_model,
+        'tuned': list(objective.tuned),
         'reference': args.reference,
         'study_name': name,
         'storage': where,  # without a password
-        'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log} for a in axes],
+        'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log,
+                  'sensor': a.sensor} for a in axes],
+        'workers': args.workers,
         'trials_complete': n_done,
         'trials_this_process': n_here,
-        'trials_per_minute': n_here / wall * 60.0 if wall > 0 else None,
-        'study_path_share': objective.sim_seconds / wall if wall > 0 else None,
-        'best': {'number': best.number, 'VEPD': best.value, 'params': best_params,
+        'trials_this_run': n_done - n_before,  # by every worker of this command
+        'trials_per_minute': (n_done - n_before) / wall_study * 60.0,
+        # the study path's share of this process's time (its own worker only)
+        'study_path_share': objective.sim_seconds / wall_study,
+        'best': {'number': best.number, 'VEPD': best_vepd, 'params': values,
+                 'W1': best.user_attrs.get('W1'), 'W2': best.user_attrs.get('W2'),
+                 'chosen': chosen, 'on_range_edge': edge,
                  'warnings': best.user_attrs.get('warnings', [])},
-        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings'))
-                                    for t in core.completed(study)),
+        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings')) for t in done),
         'start': {'params': start_params},
         'confirmation': {'seed': fresh, **confirm},
+        'structure': structure,
+        'pareto': args.pareto,
     }
+    if args.pareto:
+        res['pareto_front'] = [
+            {'number': t.number, 'W1': t.values[0], 'W2': t.values[1],
+             'VEPD': core.trial_vepd(t), 'params': core.model_params(args.model, axes, t.params)}
+            for t in core.pareto_front(study)]
     atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
@@ -183,12 +274,17 @@ def run(args) -> int:
         def ci(c):
             return '' if c['ci95'] is None else ' [{:.4g}, {:.4g}]'.format(*c['ci95'])
 
-        print(f'{args.model}: best VEPD {best.value:.4g} (trial {best.number} of {n_done} '
-              f'complete); on fresh seeds (seed {fresh}) {confirm["best"]["VEPD"]:.4g}'
-              f'{ci(confirm["best"])}, untuned start {confirm["start"]["VEPD"]:.4g}'
-              f'{ci(confirm["start"])}')
-        for k, v in best_params.items():
+        print(f'{args.model}: best VEPD {best_vepd:.4g} (trial {best.number} of {n_done} '
+              f'complete{"; " + chosen if args.pareto else ""}); on fresh seeds (seed {fresh}) '
+              f'{confirm["best"]["VEPD"]:.4g}{ci(confirm["best"])}, untuned start '
+              f'{confirm["start"]["VEPD"]:.4g}{ci(confirm["start"])}')
+        for k, v in values.items():
             print(f'  {k}: {v}')
+        if args.pareto:
+            print(f'Pareto front (W1, W2): {len(res["pareto_front"])} trials, in result.json')
+        print(f'structure: {structure["text"]}')
+    for a in edge:
+        print(f'warning: best {a} lies on the edge of its range: widen it', file=sys.stderr)
     for w in res['best']['warnings'] + confirm['best']['warnings']:
         print(f'warning: {w}', file=sys.stderr)
     print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
