@@ -398,6 +398,80 @@ def test_sqlite_kill_and_resume(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
+# --workers and --pareto
+
+
+def _csv(path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_two_workers_finish_the_total_none_counted_twice(tmp_path):
+    """
+    `--workers 2` on the local SQLite study: 10 COMPLETE trials in all, each once.
+
+    Both processes ran trials (their pids differ in the `worker` column), no trial number or
+    parameter point appears twice, nothing is left RUNNING or FAIL, and the count is the target
+    exactly (the remaining trials are split between the workers), in the storage as in
+    trials.csv and result.json.
+    """
+    import optuna
+
+    out = tmp_path / 'o'
+    p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '10', '--workers', '2', '--out',
+                            str(out)), cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    study = optuna.load_study(study_name='tune-ch_gauss',
+                              storage=core.make_storage(out / 'study.db'))
+    assert [t.state.name for t in study.trials] == ['COMPLETE'] * 10
+    rows = _csv(out / 'trials.csv')
+    assert sorted(int(r['number']) for r in rows) == list(range(10))
+    assert len({r['gauss_sigma_m'] for r in rows}) == 10
+    workers = {r['worker'] for r in rows}
+    assert len(workers) == 2, workers
+    res = json.loads((out / 'result.json').read_text())
+    assert (res['trials_complete'], res['trials_this_run'], res['workers']) == (10, 10, 2)
+
+
+@pytest.mark.slow
+def test_pareto_front_and_the_chosen_point(tmp_path):
+    """
+    `--pareto`: W1 and W2 are two objectives; the front is the non-dominated COMPLETE trials.
+
+    result.json's front equals the non-dominated set computed here from trials.csv's W1 and W2
+    (and its `pareto` column); best_params.yaml holds the front's point with the least VEPD
+    ((W1 + W2) / 2) and its header says it was chosen so.
+    """
+    out = tmp_path / 'o'
+    p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '8', '--pareto', '--out', str(out)),
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in _csv(out / 'trials.csv') if r['state'] == 'COMPLETE']
+    pts = {int(r['number']): (float(r['w1']), float(r['w2'])) for r in rows}
+
+    def dominated(a):
+        return any(b[0] <= a[0] and b[1] <= a[1] and b != a for b in pts.values())
+
+    front = sorted(n for n, a in pts.items() if not dominated(a))
+    assert front == sorted(int(r['number']) for r in rows if r['pareto'] == '1')
+    res = json.loads((out / 'result.json').read_text())
+    assert [e['number'] for e in res['pareto_front']] == front
+    chosen = min(res['pareto_front'], key=lambda e: (e['VEPD'], e['number']))
+    assert chosen['VEPD'] == pytest.approx((chosen['W1'] + chosen['W2']) / 2, rel=1e-12)
+    assert res['best']['number'] == chosen['number']
+    head = (out / 'best_params.yaml').read_text()
+    assert "Pareto front's point with the least VEPD" in head
+    assert repr(chosen['params']['gauss_sigma_m'][0]) in head or str(
+        chosen['params']['gauss_sigma_m'][0]) in head
+    # the same study continued without --pareto is refused, OUT left as it was
+    p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '9', '--out', str(out)),
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and '--pareto' in p.stderr and 'Traceback' not in p.stderr
+    assert json.loads((out / 'result.json').read_text()) == res
+
+
+# ------------------------------------------------------------------------------------------------
 # PostgreSQL: two workers on one study, one killed
 
 

@@ -174,13 +174,18 @@ def run(args) -> int:
         gps_model=args.gps,
     )
     out = Path(args.out)
-    # a storage given is opened before OUT is touched: a bad URL leaves nothing behind
-    storage = core.make_storage(args.storage) if args.storage else None
+    db = out / 'study.db'
+    name = args.study_name or f'tune-{args.model}'
+    # a storage given (or left by a previous tune) is opened and its study checked before OUT is
+    # touched: a bad URL or a study continued the other way leaves everything as it was
+    storage = (core.make_storage(args.storage or db) if args.storage or db.is_file()
+               else None)
+    if storage is not None:
+        core.check_study(storage, name, args.pareto)
     prepare_output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES,
                        info={'model': args.model, 'params': args.params})
-    storage = storage or core.make_storage(out / 'study.db')
+    storage = storage or core.make_storage(db)
     where = core.redact_url(storage.url)
-    name = args.study_name or f'tune-{args.model}'
     t0 = time.perf_counter()
     n_here = 0
     with progress_bar(total=args.trials, desc='tune', unit='trial',

@@ -523,14 +523,24 @@ def open_study(storage, study_name: str, model: str, axes: Sequence[TuneAxis], s
         sampler=make_sampler(sampler, seed, parallel),
         load_if_exists=True,
     )
-    if len(study.directions) != (2 if pareto else 1):
-        raise ValueError(
-            f'--study-name {study_name}: made {"without" if pareto else "with"} --pareto '
-            f'({len(study.directions)} objective(s)); continue it the same way or give a new name'
-        )
+    check_study(storage, study_name, pareto)
     if not study.get_trials(deepcopy=False):
         study.enqueue_trial(start_values(model, axes))
     return study
+
+
+def check_study(storage, study_name: str, pareto: bool) -> None:
+    """Raise ValueError when the existing study ``study_name`` was made the other way (pareto)."""
+    try:
+        sid = storage.get_study_id_from_name(study_name)
+    except KeyError:  # no such study yet
+        return
+    n = len(storage.get_study_directions(sid))
+    if n != (2 if pareto else 1):
+        raise ValueError(
+            f'--study-name {study_name}: made {"without" if pareto else "with"} --pareto '
+            f'({n} objective(s)); continue it the same way or give a new name'
+        )
 
 
 def _trial_function(objective, model: str, axes: Sequence[TuneAxis], pareto: bool):
