@@ -197,7 +197,7 @@ def run(args) -> int:
             done = core.completed(study)
             best = core.best_finite(study)
             bar.n = min(len(done), args.trials)
-            rate = len(done) / max(time.perf_counter() - t0, 1e-9) * 60.0
+            rate = (len(done) - n_before) / max(time.perf_counter() - t0, 1e-9) * 60.0
             bar.set_postfix(best=f'{core.trial_vepd(best):.4g}' if best else '-',
                             per_min=f'{rate:.0f}')
 
