@@ -69,20 +69,28 @@ def workers(args) -> None:
                PARAMS, '--reference', 'rtk', '--runs', str(args.runs), '--duration',
                str(args.duration), '--trials', str(args.trials), '--seed', '1', '--workers',
                str(n_workers), '--quiet', '--out', str(tmp / f'o{n_workers}')]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _children_cpu()
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if p.returncode:
             raise SystemExit(p.stderr.decode()[-2000:])
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, _children_cpu() - c0
 
     with tempfile.TemporaryDirectory() as d:
         load = os.getloadavg()[0]
-        one = run(1, Path(d))
-        many = run(args.workers, Path(d))
-    print(f'workers: vepd tune --trials {args.trials}: --workers 1 {one:.1f} s, --workers '
-          f'{args.workers} {many:.1f} s: speed-up {one / many:.2f}x (each command also '
-          'simulates the reference once and re-checks the best and the start on fresh seeds; '
-          f'load {load:.1f} before, {os.getloadavg()[0]:.1f} after: a speed-up needs idle cores)')
+        (one, cpu1), (many, cpu_w) = run(1, Path(d)), run(args.workers, Path(d))
+    print(f'workers: vepd tune --trials {args.trials}: --workers 1 {one:.1f} s wall ({cpu1:.1f} '
+          f's CPU), --workers {args.workers} {many:.1f} s wall ({cpu_w:.1f} s CPU): speed-up '
+          f'{one / many:.2f}x (each command also simulates the reference once and re-checks the '
+          f'best and the start on fresh seeds; load {load:.1f} before, '
+          f'{os.getloadavg()[0]:.1f} after: a speed-up needs idle cores)')
+
+
+def _children_cpu() -> float:
+    """Return the user + system CPU seconds of this process's waited-for children so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def profile(args) -> None:
