@@ -208,6 +208,7 @@ def run(args) -> int:
                           sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
                           workers=args.workers)
     wall = time.perf_counter() - t0
+    in_study_path = objective.sim_seconds  # the trials' own, before the confirmation adds to it
     best = core.best_finite(study)
     if best is None:
         raise ValueError(f'study {name!r}: no trial scored a finite VEPD')
@@ -256,7 +257,7 @@ def run(args) -> int:
         'trials_this_run': n_done - n_before,  # by every worker of this command
         'trials_per_minute': (n_done - n_before) / wall_study * 60.0,
         # the study path's share of this process's time (its own worker only)
-        'study_path_share': objective.sim_seconds / wall_study,
+        'study_path_share': in_study_path / wall_study,
         'best': {'number': best.number, 'VEPD': best_vepd, 'params': values,
                  'W1': best.user_attrs.get('W1'), 'W2': best.user_attrs.get('W2'),
                  'chosen': chosen, 'on_range_edge': edge,
