@@ -190,9 +190,10 @@ def test_imu_noise_is_not_identifiable_from_vepd_under_the_builtin_judge():
     with the two_d az pseudo-measurement (variance 1e-6) at 0.8 σ: every noisy acceleration is
     rejected, so acc_sigma does not change one bit of the VEPD; the gyro only turns the heading,
     which the speed the VEPD compares does not see (changes of < 1e-6 of the objective's
-    resolution). The resolution is the reference's own spread (``reference_floor``: two batches
-    of the reference differ by it); an IMU parameter cannot be recovered from VEPD here, and a
-    tuned IMU's values mean nothing. The GPS σ of the same pair moves the VEPD by many times that
+    resolution); so does every other real-valued parameter of the model at 10 × its default. The
+    resolution is the reference's own spread (``reference_floor``: two batches of the reference
+    differ by it); an IMU parameter cannot be recovered from VEPD here, and a tuned IMU's values
+    mean nothing. The GPS σ of the same pair moves the VEPD by many times that
     resolution: the pair's IMU parameters do reach the simulation (gyro_sigma changes bits).
     """
     ob = _imu_objective()
@@ -203,6 +204,13 @@ def test_imu_noise_is_not_identifiable_from_vepd_under_the_builtin_judge():
     gyro = [ob({'gyro_sigma': [s] * 3}) for s in (0.0, 0.02, 0.2)]
     assert len(set(gyro)) > 1  # the parameter reaches the IMU model...
     assert max(gyro) - min(gyro) < 1e-6 * floor  # ...and the VEPD cannot tell
+    # every real-valued parameter of the model, 10 × its default (or 0.01 for a zero one): the
+    # same (a constant gyro bias, a bias walk, the rate included)
+    base = ob({})
+    for name, (_, p) in core.declarations('ch_drift_paper').items():
+        scaled = [10 * x or 0.01 for x in p.default] if isinstance(p.default, list) else (
+            10 * p.default or 0.01)
+        assert abs(ob({name: scaled}) - base) < 1e-6 * floor, name
     pair = core.Objective(
         'ch_gauss,ch_drift_paper', 'ch_gauss', ['circle', 'sine'], 6, 10.0, seed=3,
         reference_params={'gauss_sigma_m': [0.03] * 3})
