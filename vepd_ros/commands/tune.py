@@ -20,11 +20,11 @@ import time
 from vepd_ros.commands._args import int_range, seed_type
 
 EPILOG = """\
-Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials):
+Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials, 2 workers):
   vepd tune --model ch_rw+airsim \\
-            --params rw_sigma,rw_p_max_m,hdop_final=0.3:3,hdop_tau_s=1:30:log \\
+            --params rw_sigma,rw_max_velocity,hdop_final=0.1:3:log,hdop_tau_s=0.1:30:log \\
             --reference myruns --scenarios straight,circle,sine --runs 10 --duration 30 \\
-            --trials 100 --out tune1
+            --trials 100 --workers 2 --out tune1
   vepd study ... --gps-config tune1/best_params.yaml   # the tuned model beside the others
 
 A NAME without a range is tuned over [d/10, 10 d] (log) around the model's default d, clipped to
@@ -37,7 +37,8 @@ ch_rw+airsim,ch_drift) tuned together. --pareto: W1 and W2 as two objectives; th
 goes to result.json and trials.csv, best_params.yaml takes the front's point with least VEPD.
 Writes OUT/best_params.yaml (the gps_noise_node / imu_noise_node sections of the tuned sensors:
 read by the nodes and vepd study --gps-config), OUT/trials.csv and OUT/result.json (best and start
-VEPD re-checked on fresh seeds with their bootstrap interval).
+VEPD re-checked on fresh seeds with their bootstrap interval, and the verdict on the model's
+structure: that interval against the reference's own spread).
 """
 
 REPLACES = ['best_params.yaml', 'trials.csv', 'result.json']
