@@ -306,6 +306,33 @@ def test_ch_rw_airsim_recovers_tau_and_shows_what_vepd_cannot_see():
     assert ref['ci95'][0] <= got['VEPD'] <= ref['ci95'][1], (got['VEPD'], ref['ci95'])
 
 
+@pytest.mark.slow
+def test_structure_verdict_tells_a_wrong_structure_from_wrong_numbers():
+    """
+    The verdict: the tuned VEPD's interval on fresh seeds against the reference's own spread.
+
+    ch_gauss against a ch_gauss reference (σ = 0.3 m): at the known σ the interval reaches the
+    reference's spread ('within'); at σ = 0.03 m it lies above (wrong numbers, which tuning
+    fixes). ch_gauss against a ch_rw+airsim reference (a random walk with an HDOP covariance:
+    another structure) lies above at every σ of a grid over 0.03 … 1 m: no numbers fix it.
+    """
+    ob = _objective(0.3)
+    floor = ob.reference_floor()
+
+    def above(objective, sigma, fl):
+        e = objective.evaluate({'gauss_sigma_m': [sigma] * 3}, n_boot=1000, seed=4)
+        verdict = core.structure_verdict(e, fl)
+        assert ('lies above' in verdict['text']) == verdict['above_floor']
+        return verdict['above_floor']
+
+    assert not above(ob, 0.3, floor)
+    assert above(ob, 0.03, floor)
+    other = core.Objective('ch_gauss', 'ch_rw+airsim', ['straight', 'circle'], 6, 10.0, seed=3)
+    floor = other.reference_floor()
+    assert all(above(other, s, floor) for s in (0.03, 0.1, 0.3, 1.0))
+    assert core.structure_verdict({'ci95': None}, floor)['text'].startswith('no verdict')
+
+
 # ------------------------------------------------------------------------------------------------
 # storage: kill and resume
 

@@ -126,31 +126,6 @@ def _on_edge(axes, values) -> list[str]:
     return out
 
 
-def _structure(confirm_best: dict, floor) -> dict:
-    """
-    Return the verdict on the model's structure: the tuned VEPD against the reference's spread.
-
-    ``floor`` (``Objective.reference_floor``): what two batches of the reference itself differ
-    by. A tuned VEPD whose bootstrap interval lies wholly above it is a difference the
-    parameters could not remove.
-    """
-    ci = confirm_best['ci95']
-    above = floor is not None and ci is not None and ci[0] > floor
-    if floor is None or ci is None:
-        text = ('no verdict: the reference has fewer than 4 runs of a scenario (its own spread '
-                'cannot be measured)')
-    elif above:
-        text = (f'the tuned VEPD on fresh seeds, interval [{ci[0]:.4g}, {ci[1]:.4g}], lies above '
-                f"the reference's own spread ({floor:.4g}: two batches of it differ that much): "
-                'no parameters of this model close the gap; its structure differs from the '
-                'reference (unless a best value sits on the edge of its range)')
-    else:
-        text = (f'the tuned VEPD on fresh seeds, interval [{ci[0]:.4g}, {ci[1]:.4g}], reaches '
-                f"the reference's own spread ({floor:.4g}): within what two batches of the "
-                'reference differ by')
-    return {'reference_floor': floor, 'above_floor': bool(above), 'text': text}
-
-
 def run(args) -> int:
     from pathlib import Path
 
@@ -222,7 +197,7 @@ def run(args) -> int:
         e = objective.evaluate(prm, n_boot=1000, seed=fresh)
         confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
                         'warnings': e['warnings']}
-    structure = _structure(confirm['best'], objective.reference_floor())
+    structure = core.structure_verdict(confirm['best'], objective.reference_floor())
     edge = _on_edge(axes, best.params)
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]

@@ -705,3 +705,29 @@ def best_finite(study):
     pool = pareto_front(study) if len(study.directions) > 1 else completed(study)
     done = [t for t in pool if trial_vepd(t) is not None and np.isfinite(trial_vepd(t))]
     return min(done, key=lambda t: (trial_vepd(t), t.number)) if done else None
+
+
+def structure_verdict(confirm_best: dict, floor) -> dict:
+    """
+    Return the verdict on the model's structure: the tuned VEPD against the reference's spread.
+
+    ``confirm_best``: the evaluator's entry of the tuned point on fresh seeds (its ``ci95``);
+    ``floor`` (``Objective.reference_floor``): what two batches of the reference itself differ
+    by. A tuned VEPD whose bootstrap interval lies wholly above it is a difference the
+    parameters could not remove.
+    """
+    ci = confirm_best['ci95']
+    above = floor is not None and ci is not None and ci[0] > floor
+    if floor is None or ci is None:
+        text = ('no verdict: the reference has fewer than 4 runs of a scenario (its own spread '
+                'cannot be measured)')
+    elif above:
+        text = (f'the tuned VEPD on fresh seeds, interval [{ci[0]:.4g}, {ci[1]:.4g}], lies above '
+                f"the reference's own spread ({floor:.4g}: two batches of it differ that much): "
+                'no parameters of this model close the gap; its structure differs from the '
+                'reference (unless a best value sits on the edge of its range)')
+    else:
+        text = (f'the tuned VEPD on fresh seeds, interval [{ci[0]:.4g}, {ci[1]:.4g}], reaches '
+                f"the reference's own spread ({floor:.4g}): within what two batches of the "
+                'reference differ by')
+    return {'reference_floor': floor, 'above_floor': bool(above), 'text': text}
