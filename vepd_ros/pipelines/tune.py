@@ -588,9 +588,17 @@ def _optimize(study, run, trials: int, quota: int | None = None, on_trial=None) 
 
 
 def _worker(objective, model, axes, trials, url, study_name, seed, sampler, pareto, quota):
-    """Run one forked worker's trials on the study at ``url`` (its own connections)."""
-    study = open_study(url, study_name, model, axes, seed, sampler, pareto, parallel=True)
-    _optimize(study, _trial_function(objective, model, axes, pareto), trials, quota)
+    """
+    Run one forked worker's trials on the study at ``url`` (its own connections).
+
+    Ctrl-C reaches the whole process group: Optuna marks this worker's trial FAIL and the worker
+    ends quietly (exit 130), leaving the traceback, if any, to the parent.
+    """
+    try:
+        study = open_study(url, study_name, model, axes, seed, sampler, pareto, parallel=True)
+        _optimize(study, _trial_function(objective, model, axes, pareto), trials, quota)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
 
 
 def tune(
