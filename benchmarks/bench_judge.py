@@ -9,30 +9,30 @@ Benchmark the built-in judge: cost per step and throughput, K = 1 and batches.
 
 Built-in judge speed: sequential cost per step and throughput on a 30 s run of 100 Hz IMU + 10 Hz
 GPS (odometry/gps with zero covariance), ticks at 35 Hz; single run (K = 1) and a batch of K runs
-in one vectorised pass. Target: ≥ 200× real time per run on one core (K = 1 filter ≤ 0.15 s).
-Prints the minimum and the median of --repeat runs.
+in one vectorised pass (``filter.run_schedule``). Target: ≥ 200× real time per run on one core
+(K = 1 filter ≤ 0.15 s). Prints the minimum and the median of --repeat runs.
 
-    .venv/bin/python benchmarks/bench_judge.py [--k 30] [--repeat 5]
+``--tree OTHER`` (a checkout of another commit, e.g. ``git worktree add /tmp/base f6fbbe6``)
+times both trees side by side instead, in fresh interpreters alternating round by round (each
+imports its own ``vepd_ros``, both are fed the inputs built here): CPU seconds of
+``run_schedule`` at K = 1 and K = --k, and of the ekf+navsat graph ``vepd bag`` runs (one 30 s
+circle run, config/ekf.yaml + navsat.yaml); per round the least of 3 runs, medians of --repeat
+rounds and the ratios OTHER / this (> 1: this tree is faster).
+
+    .venv/bin/python benchmarks/bench_judge.py [--k 30] [--repeat 5] [--tree OTHER]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+import statistics
+import subprocess
 import sys
 import time
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parents[1])
-)  # the working tree, not an installed copy
-
-import numpy as np  # noqa: E402
-from vepd_ros.frames import quaternion_from_rpy  # noqa: E402
-from vepd_ros.judge.config import load_ekf_params  # noqa: E402
-from vepd_ros.judge.ekf import Ekf  # noqa: E402
-from vepd_ros.judge.filter import run_schedule, ticks_for  # noqa: E402
-from vepd_ros.judge.measurements import MeasurementBuilder  # noqa: E402
-
+ROOT = Path(__file__).resolve().parents[1]
 NS = 1_000_000_000
 T0 = 1_700_000_000 * NS
 DURATION = 30.0
@@ -49,6 +49,13 @@ PARAMS = {
 
 
 def build(k: int, seed: int = 0):
+    """Return (params, measurement series, ticks) of the 30 s run for K runs."""
+    import numpy as np
+    from vepd_ros.frames import quaternion_from_rpy
+    from vepd_ros.judge.config import load_ekf_params
+    from vepd_ros.judge.filter import ticks_for
+    from vepd_ros.judge.measurements import MeasurementBuilder
+
     p = load_ekf_params(PARAMS)
     rng = np.random.default_rng(seed)
     n_imu, n_gps = int(DURATION * 100), int(DURATION * 10)
@@ -89,24 +96,89 @@ def build(k: int, seed: int = 0):
     return p, series, ticks
 
 
-def timings(fn, repeat):
+def timings(fn, repeat, clock=time.perf_counter):
+    """Return ``repeat`` durations of ``fn()`` by ``clock``."""
     ts = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        ts.append(time.perf_counter() - t)
+        ts.append(clock() - t)
     return ts
 
 
 def best(fn, repeat):
+    """Return the shortest of ``repeat`` wall durations of ``fn()``."""
     return min(timings(fn, repeat))
 
 
+def _graph_case():
+    """Return a call of the ekf+navsat graph (``vepd bag``'s judge) on one 30 s circle run."""
+    try:  # the module's name since issue 14, then before
+        from vepd_ros.judge.rl_graph import run_judge_batch
+    except ImportError:
+        from vepd_ros.judge.graph import run_judge_batch
+    try:
+        from vepd_ros.testing.judge_inputs import circle_inputs
+    except ImportError:
+        from vepd_ros.judge.graph import circle_inputs
+    imu, gps, _ = circle_inputs(k=1, duration_s=DURATION, gps_sigma=0.03, seed=1)
+    ekf, navsat = ROOT / 'config' / 'ekf.yaml', ROOT / 'config' / 'navsat.yaml'
+    return lambda: run_judge_batch(ekf, navsat, imu, gps)
+
+
+def worker(tree: str, k: int) -> None:
+    """Print one round's CPU seconds (JSON) of every case, run in ``tree``'s ``vepd_ros``."""
+    sys.path.insert(0, str(Path(tree).resolve()))
+    from vepd_ros.judge.filter import run_schedule
+
+    cases = {}
+    for kk in (1, k):
+        p, series, ticks = build(kk)
+        cases[f'run_schedule K={kk}'] = (lambda p=p, s=series, t=ticks: run_schedule(p, s, t))
+    cases['graph K=1'] = _graph_case()
+    out = {}
+    for name, fn in cases.items():
+        fn()  # warm-up: caches, first-call imports
+        out[name] = min(timings(fn, 3, time.process_time))  # a round: the least disturbed of 3
+    print(json.dumps(out))
+
+
+def side_by_side(other: str, k: int, repeat: int) -> None:
+    """Time this tree and ``other`` round by round in fresh interpreters; print the ratios."""
+    trees = {'this': str(ROOT), 'other': str(Path(other).resolve())}
+    cpu: dict = {t: {} for t in trees}
+    for _ in range(repeat):
+        for t, path in trees.items():
+            res = subprocess.run(
+                [sys.executable, __file__, '--worker', path, '--k', str(k)],
+                check=True, capture_output=True, text=True,
+            )
+            for name, v in json.loads(res.stdout.strip().splitlines()[-1]).items():
+                cpu[t].setdefault(name, []).append(v)
+    print(f'bench_judge: this tree {trees["this"]}, other {trees["other"]}; CPU s, median of '
+          f'{repeat} rounds (ratio other / this: > 1 = this tree faster)')
+    for name in cpu['this']:
+        a, b = statistics.median(cpu['this'][name]), statistics.median(cpu['other'][name])
+        print(f'  {name:22s} this {a:7.3f}  other {b:7.3f}  ratio {b / a:5.2f}x')
+
+
 def main(argv=None):
+    """Print the judge's speed in this tree, or beside another tree's (``--tree``)."""
     ap = argparse.ArgumentParser()
     ap.add_argument('--k', type=int, default=30)
     ap.add_argument('--repeat', type=int, default=5)
+    ap.add_argument('--tree', help='another checkout to time side by side with this one')
+    ap.add_argument('--worker', help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        return worker(args.worker, args.k)
+    if args.tree:
+        return side_by_side(args.tree, args.k, args.repeat)
+
+    sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
+    import numpy as np
+    from vepd_ros.judge.ekf import Ekf
+    from vepd_ros.judge.filter import run_schedule
 
     ekf = Ekf()
     ekf.process(T0, np.zeros(15), np.eye(15), [True] * 15)

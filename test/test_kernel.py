@@ -48,6 +48,9 @@ def test_predict_batch_equals_each_run_alone(k, dynamic, control):
         x, P = _states(rng, k)
         if trial % 4 == 0:  # zero and signed-zero rates: δ = 0 in some runs
             x[: k // 2, 6:15] = rng.choice([0.0, -0.0], (k // 2, 9))
+        if trial % 4 == 1:  # one run at rest at signed-zero positions: x⁺'s positions stay ±0,
+            x[k - 1, 0:3] = (0.0, -0.0, -0.0)  # where control's ±0 position term counts
+            x[k - 1, 6:9] = x[k - 1, 12:15] = 0.0
         dt = float(rng.uniform(1e-3, 0.1))
         xn, Pn = kernel.predict(x, P, dt, Q, ws, dynamic, control)
         for r in range(k):

@@ -25,6 +25,11 @@ Example:
 
 The bootstrap seed defaults to the runs' study seed (0 when they name none): the same interval as
 `vepd study` and `vepd evaluate` print for the directory.
+
+DIR may also be the output of `vepd tune` (its result.json and trials.csv): the tune report
+(convergence, parameter importance, the trials around the optimum, the fresh-seed confirmation)
+is written into DIR/report; --out, --overwrite and --quiet apply, the evaluation options do not.
+  vepd tune ... --out tune1 && vepd report tune1
 """
 
 
@@ -39,7 +44,7 @@ def register(sub):
         'tables as CSV (table1.csv, table2.csv, runs.csv) and\nPNG '
         'figures (default DIR/report).',
     )
-    p.add_argument('dir', help='directory holding Real/ and Sim/')
+    p.add_argument('dir', help='directory holding Real/ and Sim/, or a vepd tune output')
     p.add_argument('--out', default=None, help='output folder (default DIR/report)')
     p.add_argument(
         '--overlay',
@@ -87,6 +92,11 @@ def run(args) -> int:
     from vepd_ros.runs.safety import prepare_output_dir
     from vepd_ros.yamlio import quote
 
+    from vepd_ros.report.tune import is_tune_dir
+
+    if is_tune_dir(args.dir):
+        return _tune_report(args)
+    _study_dir(args)
     overlays = None
     if args.overlay:
         overlays = []
@@ -120,4 +130,37 @@ def run(args) -> int:
     )
     for w in out['warnings']:
         print(f'warning: {w}', file=sys.stderr)
+    return 0
+
+
+def _study_dir(args) -> None:
+    """Check DIR is a study (Real/, Sim/) before the output folder is made; name both kinds."""
+    from pathlib import Path
+
+    from vepd_ros.runs.layout import scan_root
+
+    try:
+        scan_root(args.dir, [s for s in (args.scenarios or '').split(',') if s])
+    except FileNotFoundError as exc:
+        if not Path(args.dir).is_dir():
+            raise
+        raise FileNotFoundError(
+            f'{exc}; nor is it a vepd tune output (no result.json of vepd tune)'
+        ) from None
+
+
+def _tune_report(args) -> int:
+    """Write the tune report of a ``vepd tune`` output (``report.tune.write_tune_report``)."""
+    from vepd_ros.progress import progress_enabled
+    from vepd_ros.report.tune import write_tune_report
+
+    given = [f for f, v in (('--overlay', args.overlay), ('--k', args.k),
+                            ('--scenarios', args.scenarios), ('--seed', args.seed))
+             if v is not None]
+    if given:
+        raise ValueError(f'{args.dir} is a vepd tune output; {", ".join(given)}: only for a '
+                         'study directory')
+    page = write_tune_report(args.dir, args.out, overwrite=args.overwrite,
+                             progress=progress_enabled(args.quiet))
+    print(f'report: {page}\n        {page.with_name("report.md")}')
     return 0

@@ -26,9 +26,11 @@ STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
 
-FLOAT_RUNS_MAX = 24
-"""Batches up to this many runs evaluate ``transition`` run by run on floats, larger ones on
-columns (same bits; measured crossover on the 2-core box: ~30 runs, bench /tmp/h9_cross.py)."""
+FLOAT_RUNS_MAX = 16
+"""Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
+larger ones on columns (same bits). Measured crossover of the CPU cost per predict on the 2-core
+box: 16–18 runs, with or without the yaw control of config/ekf.yaml (K = 16: 67 vs 75 µs, K = 20:
+82 vs 77 µs)."""
 
 _TWO_PI = 2.0 * math.pi
 _GATE_MARGIN = 1.0 + 1e-9
@@ -76,15 +78,18 @@ def _tan(p):
     return np.array([math.tan(v) for v in p.tolist()])
 
 
-def transition(xc, dt: float, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float):
+def transition(xc, dt, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float):
     """
-    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``) of the motion model.
+    Return (x⁺ as 15 columns, the 41 Jacobian entries at ``J_FLAT``, the prior's trig) of A(x).
 
     The omnidirectional model x⁺ = A(x)·x (trig of the prior; position rows act on
     w = v dt + a h, h = dt²/2) and its Jacobian. ``xc``: the 15 state entries, each a float
-    (K = 1) or a (K,) array (one column per entry); ``sin``/``cos``: math's for floats, numpy's
-    for arrays (equal on every input tested; tan is math's for both, np.tan differs);
-    ``wrap_angle``: ``wrap`` for arrays.
+    (K = 1) or a (K,) array (one column per entry); ``dt``: a float, or a (K,) column of it with
+    columns (an array·array operation costs half an array·float one; the same bits);
+    ``sin``/``cos``: math's for floats, numpy's for arrays (equal on every input tested; tan is
+    math's for both, np.tan differs); ``wrap_angle``: applied to x⁺'s angles (columns may defer
+    it to one call on the three). The trig, (sr, cr, sp, cp, sy, cy, 1/cp, h, then R's nine
+    entries row-major), is what ``_apply_control`` computes A δ with.
     """
     x0, x1, x2, r, p, y, vx, vy, vz, vr, vp, vyaw, ax, ay, az = xc
     sr, cr, sp, cp, sy, cy = sin(r), cos(r), sin(p), cos(p), sin(y), cos(y)
@@ -130,7 +135,8 @@ def transition(xc, dt: float, sin=math.sin, cos=math.cos, wrap_angle=_wrap_float
         (crcpi * vp - srcpi * vyaw) * dt,
         (srtp * cpi * vp + crtp * cpi * vyaw) * dt,
     )
-    return xn, jac
+    trig = (sr, cr, sp, cp, sy, cy, cpi, h, r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    return xn, jac, trig
 
 
 def _np_max(a: float, b: float) -> float:
@@ -175,67 +181,58 @@ def control_change(xc, dt: float, axes) -> list:
     return d
 
 
-def _apply_control(out, prior: list, d: list, dt: float):
+def _apply_control(out, d: list, dt, trig, tp) -> list:
     """
-    Return A(x)·(x + δ) = (A x) + A δ given ``out`` = A x, with the prior's angles.
+    Return A(x)·(x + δ) = (A x) + A δ as 15 entries, given ``out`` = A x (angles wrapped).
 
-    The transfer matrix uses the prior angles, which control does not change: rate columns 9–11
-    into roll/pitch/yaw, acceleration columns 12–14 into position (R h) and velocity (dt); trig
-    is numpy's here (as the array form this replaced had). Floats (K = 1: a list back) or (K,)
-    columns (``out`` columns or (K, 15): a (K, 15) array back); a run whose δ is all zero keeps
-    ``out`` (adding 0.0 would turn a −0.0 into +0.0).
+    The transfer matrix uses the prior angles (``trig``, from ``transition``), which control does
+    not change: rate columns 9–11 into roll/pitch/yaw, acceleration columns 12–14 into position
+    (R h) and velocity (dt); ``tp``: numpy's tan of the prior pitch (this term always had it).
+    The position term R δ[12:15] h sums each row as numpy's einsum did on the box it was written
+    on, ((p0 + p2) + p1) + 0. ``out``: 15 floats (K = 1) or a (15, K) array, δ's entries floats
+    or (K,) columns; a δ without acceleration change skips the position term when it cannot
+    change a bit (+0 added, R and h finite; with columns: in every run). The caller handles
+    δ = 0 (x⁺ = A x, also where adding 0.0 would turn a −0.0 into +0.0) and wraps the angles.
     """
-    scalar = isinstance(prior[0], float)
-    r, p, y = prior[3], prior[4], prior[5]
-    ang = np.array((r, p, y))
-    sa, ca = np.sin(ang), np.cos(ang)
-    if scalar:
-        if d.count(0.0) == STATE_SIZE:  # δ = 0 (NaN is not == 0, as in ndarray.any())
-            return out
-        (sr, sp, sy), (cr, cp, cy) = sa.tolist(), ca.tolist()
-        tp = float(np.tan(ang[1:2])[0])
-    else:
-        sr, sp, sy = sa
-        cr, cp, cy = ca
-        tp = np.tan(p)
-    cpi, h = 1.0 / cp, 0.5 * dt * dt
+    sr, cr, sp, cp, sy, cy, cpi, h, r00, r01, r02, r10, r11, r12, r20, r21, r22 = trig
+    scalar = isinstance(sr, float)
     if scalar:
         out = [a + b for a, b in zip(out, d)]
-    else:  # the same 15 additions as one (K, 15) operation
-        n = np.shape(prior[0])[0]
-        base = out if isinstance(out, np.ndarray) else np.stack(out, axis=1)
-        D = np.zeros((n, STATE_SIZE))
+    else:  # the same 15 additions as one on the (15, K) block ``out`` (a float entry: a row)
+        D = np.zeros(out.shape)
         for i, v in enumerate(d):
-            if not isinstance(v, float):
-                D[:, i] = v
-        out = list((base + D).T)
-    d9, d10, d11 = d[9], d[10], d[11]
+            if type(v) is not float or v != 0.0:
+                D[i] = v
+        out = list(out + D)
+    d9, d10, d11, d12, d13, d14 = d[9:15]
+    # without an acceleration change (float zeros) the position term is h·(+0): it changes nothing
+    # when R and h are finite (x + 0.0 above left no −0.0 among the positions); K = 1 also asks
+    # for non-zero positions, which costs nothing there
+    skip = type(d12) is float and type(d13) is float and type(d14) is float and not (
+        d12 or d13 or d14
+    )
+    if not scalar:  # δ's rows as columns: array·array operations (the same values and bits)
+        d9, d10, d11, d12, d13, d14 = D[9:15]
     out[3] = out[3] + (d9 * dt + d10 * sr * tp * dt + d11 * cr * tp * dt)
     out[4] = out[4] + (d10 * cr * dt - d11 * sr * dt)
     out[5] = out[5] + (d10 * sr * cpi * dt + d11 * cr * cpi * dt)
-    # With δ[12:15] = 0 the position term is ±0 and changes nothing unless a position is ±0 or R
-    # is not finite: K = 1 skips it otherwise (same bits either way)
-    if not scalar or any(d[12:15]) or not (
-        math.isfinite(sr * cr * sp * cp * sy * cy) and out[0] and out[1] and out[2]
-    ):
-        R = (
-            cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
-            sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
-            -sp, cp * sr, cp * cr,
-        )
+    if skip:
+        finite = sr * cr * sp * cp * sy * cy
         if scalar:
-            dv = np.array([d[12:15]])
-            pos = (h * np.einsum('kij,kj->ki', np.array(R).reshape(1, 3, 3), dv))[0].tolist()
+            skip = math.isfinite(finite) and out[0] and out[1] and out[2]
         else:
-            R = np.stack(R, axis=1).reshape(n, 3, 3)
-            pos = (h * np.einsum('kij,kj->ki', R, D[:, 12:15])).T
-        out[0], out[1], out[2] = out[0] + pos[0], out[1] + pos[1], out[2] + pos[2]
-    out[6], out[7], out[8] = out[6] + dt * d[12], out[7] + dt * d[13], out[8] + dt * d[14]
-    out[3], out[4], out[5] = wrap(out[3]), wrap(out[4]), wrap(out[5])
-    if scalar:
-        return out
-    moved = (D != 0.0).any(axis=1)  # NaN != 0: moved, as in K = 1's test
-    return np.where(moved[:, None], np.stack(out, axis=1), base)
+            skip = np.isfinite(finite * h).all()  # an overflow only computes the term
+    if not skip:
+        out[0] = out[0] + h * (((r00 * d12 + r02 * d14) + r01 * d13) + 0.0)
+        out[1] = out[1] + h * (((r10 * d12 + r12 * d14) + r11 * d13) + 0.0)
+        out[2] = out[2] + h * (((r20 * d12 + r22 * d14) + r21 * d13) + 0.0)
+    out[6], out[7], out[8] = out[6] + dt * d12, out[7] + dt * d13, out[8] + dt * d14
+    return out
+
+
+def _identity(a):
+    """Return ``a`` (``transition``'s angle wrap deferred by the column form)."""
+    return a
 
 
 class Workspace:
@@ -251,9 +248,20 @@ class Workspace:
             self.j = np.tile(np.eye(STATE_SIZE), (self.k, 1, 1))
             self.j_flat = self.j.reshape(self.k, STATE_SIZE * STATE_SIZE)
             self.j_t = self.j.transpose(0, 2, 1)
-            self.e = np.empty((len(J_FLAT), self.k))
+            self.dt_col = np.empty(self.k)
         # the early gate's hint: id(index set) -> entry to test first (decides nothing)
         self.gate_first: dict = {}
+
+
+def _transition_floats(xl: list, dt: float, control) -> tuple:
+    """Return (x⁺ (15 floats), the Jacobian entries) of one run: K = 1's predict of the state."""
+    xn, jac, trig = transition(xl, dt)
+    if control is not None:
+        d = control_change(xl, dt, control)
+        if d.count(0.0) != STATE_SIZE:  # δ = 0 keeps A x (NaN is not == 0, as in .any())
+            xn = _apply_control(xn, d, dt, trig, float(np.tan(xl[4])))
+            xn[3], xn[4], xn[5] = _wrap_float(xn[3]), _wrap_float(xn[4]), _wrap_float(xn[5])
+    return xn, jac
 
 
 def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=None):
@@ -265,15 +273,16 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
     expressions on floats with the 2-D product; K > 1 on (K,) columns with stacked products —
     each run bit for bit its K = 1 result. ``transition`` runs on each run's floats up to
     ``FLOAT_RUNS_MAX`` runs (its ~200 operations cost less as Python floats than as numpy calls
-    on short columns), on columns beyond; the same expressions either way.
+    on short columns), on columns beyond; the same expressions either way. Cost of the column
+    form (2-core box, K = 30): ~45 µs for transition's 183 element-wise numpy calls and ~20 µs
+    for the two dense stacked products (J P Jᵀ: the bits of K = 1's 2-D products; the (K, 9, 15)
+    products of f6fbbe6's batch predict give other bits) — a quarter more than that predict.
     """
     k = x.shape[0]
     if k == 1:
         xl = x[0].tolist()
-        xn, jac = transition(xl, dt)
+        xn, jac = _transition_floats(xl, dt, control)
         ws.j_flat1[J_FLAT] = jac
-        if control is not None:
-            xn = _apply_control(xn, xl, control_change(xl, dt, control), dt)
         J = ws.j2d
         if dynamic:
             vx, vy, vz, vr, vp, vyaw = xl[6:12]
@@ -284,17 +293,33 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         return np.array([xn]), Pn[None]
     xc = list(x.T)
     if k <= FLOAT_RUNS_MAX:  # run by run on floats: fewer numpy calls than columns
-        rows = [transition(r, dt) for r in x.tolist()]
+        rows = [_transition_floats(r, dt, control) for r in x.tolist()]
         ws.j_flat[:, J_FLAT] = [r[1] for r in rows]
-        xn = np.array([r[0] for r in rows])
-    else:
-        xn, jac = transition(xc, dt, np.sin, np.cos, wrap)
-        e = ws.e
-        for i, v in enumerate(jac):
-            e[i] = v
-        ws.j_flat[:, J_FLAT] = e.T
-    if control is not None:
-        xn = _apply_control(xn, xc, control_change(xc, dt, control), dt)
+        xt = np.array([r[0] for r in rows]).T  # (15, K)
+    else:  # columns; dt as a column, the three angle wraps as one call
+        dtc = ws.dt_col
+        dtc.fill(dt)
+        xn, jac, trig = transition(xc, dtc, np.sin, np.cos, _identity)
+        ws.j_flat[:, J_FLAT] = np.array(jac).T
+        xt = np.array(xn)  # (15, K)
+        xt[3:6] = wrap(xt[3:6])
+        if control is not None:
+            d = control_change(xc, dtc, control)
+            # the runs whose δ is not all zero (NaN != 0: moved, as at K = 1); a float entry is
+            # the same for every run
+            moved = [v != 0.0 for v in d if not isinstance(v, float)]
+            if any(v != 0.0 for v in d if isinstance(v, float)):
+                moved = True
+            elif moved:
+                moved = moved[0] if len(moved) == 1 else np.logical_or.reduce(moved)
+                moved = True if moved.all() else (moved if moved.any() else False)
+            else:
+                moved = False
+            if moved is not False:
+                xu = np.array(_apply_control(xt, d, dtc, trig, np.tan(xc[4])))
+                xu[3:6] = wrap(xu[3:6])
+                xt = xu if moved is True else np.where(moved, xu, xt)
+    xn = xt.T.copy()
     Pn = np.matmul(np.matmul(ws.j, P), ws.j_t)
     if dynamic:
         vx, vy, vz, vr, vp, vyaw = xc[6:12]
@@ -306,7 +331,7 @@ def predict(x, P, dt: float, Q, ws: Workspace, dynamic: bool = False, control=No
         Pn += Qk
     else:
         Pn += np.multiply(Q, dt)
-    return (xn if isinstance(xn, np.ndarray) else np.stack(xn, axis=1)), Pn
+    return xn, Pn
 
 
 # _inverse_small's gathers: cofactor c = S[l1]·S[l2] − S[r1]·S[r2] of S⁻¹'s entry (row-major),
@@ -323,26 +348,26 @@ _ADJ2_SIGN = np.array((1.0, -1.0, -1.0, 1.0))  # exact: −b·inv is (−b)·inv
 
 def _inverse_small(S):
     """
-    Return (S⁻¹, det) for m ≤ 3 by adjugate / determinant, element-wise over the runs.
+    Return (S⁻¹ transposed to (m², K), det (K,)) for m ≤ 3 by adjugate / determinant.
 
     S (K, m, m); the expressions of K = 1's scalar inverse, operand for operand (same bits),
-    evaluated for all entries at once: one gather of the operands, then each operation once over
-    (K, m²); det = (a A + b B) + c C. A zero determinant gives inf/NaN entries (the caller
-    refuses those runs, and runs this under ``np.errstate(all='ignore')``).
+    evaluated for all entries at once over contiguous (K,) rows: one gather of the operands,
+    then each operation once over (m², K); det = (a A + b B) + c C. A zero determinant gives
+    inf/NaN entries (the caller refuses those runs, and runs this under
+    ``np.errstate(all='ignore')``).
     """
     k, m = S.shape[0], S.shape[-1]
+    F = S.reshape(k, m * m).T  # (m², K): row e is entry e of every run's S
     if m == 1:
-        return 1.0 / S, S[:, 0, 0]
-    F = S.reshape(k, m * m)
+        return 1.0 / F, F[0]
     if m == 2:
-        det = F[:, 0] * F[:, 3] - F[:, 1] * F[:, 2]
-        cof = F.take(_ADJ2, axis=1) * _ADJ2_SIGN
+        det = F[0] * F[3] - F[1] * F[2]
+        cof = F.take(_ADJ2, axis=0) * _ADJ2_SIGN[:, None]
     else:
-        o = F.take(_ADJ3, axis=1)  # (K, 4, 9)
-        cof = o[:, 0] * o[:, 1] - o[:, 2] * o[:, 3]
-        det = F[:, 0] * cof[:, 0] + F[:, 1] * cof[:, 3] + F[:, 2] * cof[:, 6]
-    inv = 1.0 / det
-    return (cof * inv[:, None]).reshape(k, m, m), det
+        o = F.take(_ADJ3, axis=0)  # (4, 9, K)
+        cof = o[0] * o[1] - o[2] * o[3]
+        det = F[0] * cof[0] + F[1] * cof[3] + F[2] * cof[6]
+    return cof * (1.0 / det), det
 
 
 def _inverse_lapack(S):
@@ -403,18 +428,31 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
     """
     idx = s.idx_list
     m = len(idx)
-    if rdiag is not None and thr2 != math.inf:
-        t, ang = thr2 * _GATE_MARGIN, s.ang_list
+    early = rdiag is not None and thr2 != math.inf
+    if early:  # the entry that rejected last time first, alone (most rejections end here)
+        t = thr2 * _GATE_MARGIN
         if hints is None:
             hints = {}
-        first = hints.get(id(s), 0)
-        for k in (first, *range(m)):
-            i = idx[k]
-            n = zs[k] - x.item(i)
-            if ang and k in ang:
-                n = _wrap_float(n)
-            q = n * n
-            if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
+        k = hints.get(id(s), 0)
+        i = idx[k]
+        n = zs[k] - x.item(i)
+        if k in s.ang_list:
+            n = _wrap_float(n)
+        q = n * n
+        if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:  # infinite ν: full way
+            return None
+    xl = x[0].tolist()
+    if m == 3:  # ν, angles wrapped
+        i0, i1, i2 = idx
+        nu = [zs[0] - xl[i0], zs[1] - xl[i1], zs[2] - xl[i2]]
+    else:
+        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
+    for k in s.ang_list:
+        nu[k] = _wrap_float(nu[k])
+    if early:  # then every entry
+        for k, i in enumerate(idx):
+            q = nu[k] * nu[k]
+            if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:
                 hints[id(s)] = k
                 return None
     sel = s.sel
@@ -424,15 +462,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
     else:  # S from one gather; H P only once the gate has passed
         HP = None
         S = P.take(s.block) + Rs
-    xl = x[0].tolist()
     if m == 3:
-        i0, i1, i2 = idx
-        n0, n1, n2 = zs[0] - xl[i0], zs[1] - xl[i1], zs[2] - xl[i2]
-        if s.ang_list:
-            nu = [n0, n1, n2]
-            for k in s.ang_list:
-                nu[k] = _wrap_float(nu[k])
-            n0, n1, n2 = nu
+        n0, n1, n2 = nu
         (a, b, c), (d, e, f), (g, h, i) = S.tolist()
         A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
         det = a * A + b * B + c * C
@@ -449,9 +480,6 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             return None
         Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
     else:
-        nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
-        for k in s.ang_list:
-            nu[k] = _wrap_float(nu[k])
         if m == 1:
             if S.item() == 0.0:
                 return REFUSED_SINGULAR
@@ -509,12 +537,12 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
     if s.ang_list:  # the angle entries are consecutive in idx (sorted): one wrap for all
         a = slice(s.ang_list[0], s.ang_list[-1] + 1)
         nu[:, a] = wrap(nu[:, a])
-    accepted = np.ones(k, bool)
+    accepted = None  # all runs, until the gate or a singular S says otherwise
     with np.errstate(all='ignore'):
         if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products K = 1 makes
             try:
                 Si = np.linalg.inv(S)
-                singular = np.zeros(k, bool)
+                singular = None
             except np.linalg.LinAlgError:  # run by run: refuse the singular ones
                 Si = np.full_like(S, math.nan)
                 singular = np.zeros(k, bool)
@@ -528,30 +556,41 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                 d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
                 accepted = ~(d2 >= thr2)
         else:
-            Si, det = _inverse_small(S)
-            singular = det == 0.0
-            t = Si * nu[:, None, :]  # w = S⁻¹ν as K = 1 sums it: (t0 + t1) + t2
-            w = t[:, :, 0]
+            SiT, det = _inverse_small(S)  # (m², K)
+            singular = None if det.all() else det == 0.0  # NaN is truthy: not singular
+            nuT = nu.T
+            t = SiT.reshape(m, m, k) * nuT  # w = S⁻¹ν as K = 1 sums it: (t0 + t1) + t2
+            wT = t[:, 0]
             for j in range(1, m):
-                w = w + t[:, :, j]
+                wT = wT + t[:, j]
             if thr2 != math.inf:
-                t = nu * w
-                d2 = t[:, 0]
+                t = nuT * wT
+                d2 = t[0]
                 for j in range(1, m):
-                    d2 = d2 + t[:, j]
+                    d2 = d2 + t[j]
                 accepted = ~(d2 >= thr2)
-        if singular.any():
+        if singular is not None and singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
-            accepted &= ~singular
-        if not accepted.any():
+            accepted = ~singular if accepted is None else accepted & ~singular
+        if accepted is not None and not accepted.any():
             return x, P, accepted, refused
-        GX = np.matmul(P[:, :, sel], np.concatenate((Si, w[:, :, None]), axis=2))
+        if m > 3:
+            Siw = np.concatenate((Si, w[:, :, None]), axis=2)
+        else:  # [S⁻¹ | w] (K, m, m + 1), C order as the product's operand always was
+            Siw = np.empty((k, m, m + 1))
+            Siw[:, :, :m] = SiT.T.reshape(k, m, m)
+            Siw[:, :, m] = wT.T
+        GX = np.matmul(P[:, :, sel], Siw)
         G = GX[:, :, :m]
         xn = x + GX[:, :, m]
         xn[:, 3:6] = wrap(xn[:, 3:6])
         M = P - np.matmul(G, HP)
         M -= np.matmul(M[:, :, sel] - np.matmul(G, Rs), G.transpose(0, 2, 1))
         finite = np.isfinite(np.matmul(M.reshape(k, -1), _ONES225) + np.matmul(xn, _ONES15))
+    if accepted is None:
+        if finite.all():  # the common case: every run updated
+            return xn, M, np.ones(k, bool), refused
+        accepted = np.ones(k, bool)
     bad = accepted & ~finite
     if bad.any():
         refused[REFUSED_NOT_FINITE] = int(bad.sum())
