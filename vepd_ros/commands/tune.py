@@ -41,7 +41,7 @@ VEPD re-checked on fresh seeds with their bootstrap interval, and the verdict on
 structure: that interval against the reference's own spread).
 """
 
-REPLACES = ['best_params.yaml', 'trials.csv', 'result.json']
+REPLACES = ['best_params.yaml', 'trials.csv', 'result.json', 'report']
 """What a tune writes in OUT at its end (replaced on a resume); the study storage is kept."""
 
 
@@ -94,6 +94,14 @@ def register(sub):
                    help='W1 and W2 as two objectives (Pareto front); the chosen point is the '
                    "front's point with the least VEPD")
     p.add_argument('--judge', default='builtin', help='judge by name (builtin or bicycle)')
+    p.add_argument('--ekf-config', metavar='YAML', default=None,
+                   help="the judge's robot_localization ekf YAML for both sides (default "
+                   'config/ekf.yaml; e.g. one fusing the IMU accelerations, so IMU parameters '
+                   'move the VEPD)')
+    p.add_argument('--no-landscape', action='store_true',
+                   help="report page without the landscape grid around the optimum (each of "
+                   "its points costs one trial's time; the page then plots the trials' own "
+                   'points)')
     p.add_argument('--seed', type=seed_type, default=0,
                    help='study seed: the runs, fixed across trials (every worker of a study '
                    'must give the same) and, by default, the sampler')
@@ -132,6 +140,7 @@ def run(args) -> int:
     from vepd_ros.models.calibration import node_params_yaml, write_params_file
     from vepd_ros.pipelines import tune as core
     from vepd_ros.progress import progress_bar
+    from vepd_ros.report.tune import write_tune_report
     from vepd_ros.runs.atomic import atomic_write_text
     from vepd_ros.runs.safety import prepare_output_dir
 
@@ -148,6 +157,7 @@ def run(args) -> int:
         imu_model=args.imu,
         judge=args.judge,
         gps_model=args.gps,
+        ekf_yaml=args.ekf_config,
     )
     out = Path(args.out)
     db = out / 'study.db'
@@ -243,6 +253,8 @@ def run(args) -> int:
         'confirmation': {'seed': fresh, **confirm},
         'structure': structure,
         'pareto': args.pareto,
+        'trials_requested': args.trials,
+        'ekf_config': args.ekf_config,  # None: config/ekf.yaml
     }
     if args.pareto:
         res['pareto_front'] = [
@@ -271,4 +283,10 @@ def run(args) -> int:
         print(f'warning: {w}', file=sys.stderr)
     print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
           file=sys.stderr)
+    # the page: the landscape grid is the study's own objective on the study's seeds
+    page = write_tune_report(
+        out, objective=None if args.no_landscape else (
+            lambda v: objective(core.model_params(args.model, axes, v))),
+        progress=not (args.quiet or args.json))
+    print(f'report: {page}', file=sys.stderr)
     return 0

@@ -305,7 +305,9 @@ class Objective:
     ``imu_model`` resolves to, ``reference_params`` parted by ``split_params``) once; their E and
     S are computed once. Each call simulates and judges ``runs`` runs per scenario of the model
     under ``TUNED_LABEL`` (common random numbers) in this process and returns the combined VEPD
-    (``EvaluatorCore``; NaN when it cannot be scored).
+    (``EvaluatorCore``; NaN when it cannot be scored). ``ekf_yaml``: the judge's
+    robot_localization ekf YAML for both sides (None: config/ekf.yaml, whose gates keep the IMU
+    accelerations out; one that fuses them lets IMU parameters move the VEPD).
     """
 
     def __init__(
@@ -321,6 +323,7 @@ class Objective:
         reference_params: dict | None = None,
         velocity: str = 'speed',
         gps_model: str = 'rtk',
+        ekf_yaml=None,
     ):
         from vepd_ros.judge.registry import get_judge
         from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
@@ -340,6 +343,11 @@ class Objective:
         make_gps_model(self.gps_model, 0)
         make_imu_model(self.imu_model, 0)
         self.model, self.judge = model, judge
+        self.ekf_yaml = None if ekf_yaml is None else str(ekf_yaml)
+        if self.ekf_yaml is not None:  # a bad file: the clear error before any trial runs
+            from vepd_ros.judge.params_file import node_section
+
+            node_section(self.ekf_yaml, 'ekf_filter_node')
         self.runs, self.duration_s, self.seed, self.velocity = runs, duration_s, seed, velocity
         self.scenarios = [canonical_scenario(s) for s in scenarios]
         self._ref = EvaluatorCore(k=runs, velocity=velocity, n_boot=0, seed=seed)
@@ -383,7 +391,8 @@ class Objective:
                  for j in range(1, self.runs + 1)]
         recs = [r for chunk in study.simulate_and_judge(
             specs, self.imu_model, self.duration_s, seed, imu_params=imu_params or None,
-            judge=self.judge, workers=1, label_params={label: dict(gps_params)})
+            judge=self.judge, ekf_yaml=self.ekf_yaml, workers=1,
+            label_params={label: dict(gps_params)})
             for r in chunk]
         for sc in self.scenarios:
             core.add_records(label, sc, sorted(
