@@ -25,7 +25,8 @@ Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trial
             --params rw_sigma,rw_max_velocity,hdop_final=0.1:3:log,hdop_tau_s=0.1:30:log \\
             --reference myruns --scenarios straight,circle,sine --runs 10 --duration 30 \\
             --trials 100 --workers 2 --out tune1
-  vepd study ... --gps-config tune1/best_params.yaml   # the tuned model beside the others
+  vepd study ... --gps-config tuned=tune1/best_params.yaml   # the tuned model beside the others
+  (a tuned IMU, or a pair: add --imu-config tune1/best_params.yaml)
 
 A NAME without a range is tuned over [d/10, 10 d] (log) around the model's default d, clipped to
 its declared bounds; a 3-vector by its name alone is one value for every axis, NAME[i] one
@@ -36,9 +37,12 @@ model (IMU fixed: --imu), an IMU model (GPS fixed: --gps) or a pair GPS,IMU (e.g
 ch_rw+airsim,ch_drift) tuned together. --pareto: W1 and W2 as two objectives; the Pareto front
 goes to result.json and trials.csv, best_params.yaml takes the front's point with least VEPD.
 Writes OUT/best_params.yaml (the gps_noise_node / imu_noise_node sections of the tuned sensors:
-read by the nodes and vepd study --gps-config), OUT/trials.csv and OUT/result.json (best and start
-VEPD re-checked on fresh seeds with their bootstrap interval, and the verdict on the model's
-structure: that interval against the reference's own spread).
+read by the nodes and vepd study --gps-config / --imu-config), OUT/trials.csv, OUT/result.json
+(best and start VEPD re-checked on fresh seeds with their bootstrap interval, and the verdict on
+the model's structure: that interval against the reference's own spread) and the report page
+OUT/report/report.html (its landscape grid costs a trial per point; --no-landscape skips it).
+The built-in judge (config/ekf.yaml) gates the IMU accelerations out, so no IMU parameter moves
+the VEPD under it: tune an IMU with --ekf-config, the ekf YAML the real runs are judged with.
 """
 
 REPLACES = ['best_params.yaml', 'trials.csv', 'result.json', 'report']
