@@ -442,7 +442,7 @@ def test_structure_verdict_tells_a_wrong_structure_from_wrong_numbers():
 
 TUNE_ARGS = ['--model', 'ch_gauss', '--params', 'gauss_sigma_m=0.01:1:log', '--reference',
              'gauss_markov', '--scenarios', 'straight', '--runs', '3', '--duration', '10',
-             '--quiet']
+             '--quiet', '--no-landscape']
 
 
 def _complete(storage, name) -> dict:
@@ -609,6 +609,9 @@ def test_pareto_front_and_the_chosen_point(tmp_path):
     assert "Pareto front's point with the least VEPD" in head
     assert repr(chosen['params']['gauss_sigma_m'][0]) in head or str(
         chosen['params']['gauss_sigma_m'][0]) in head
+    page = (out / 'report' / 'report.md').read_text()
+    assert f'**Pareto front** — the {len(front)} trials' in page
+    assert "the chosen point is the Pareto front's point with the least VEPD" in page
     # the same study continued without --pareto is refused, OUT left as it was
     p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '9', '--out', str(out)),
                        cwd=REPO, capture_output=True, text=True, timeout=600)
@@ -723,6 +726,30 @@ def test_postgresql_two_workers_one_killed(postgres, tmp_path):
         assert study.trials[killed].state.name == 'FAIL'
     finally:
         storage.engine.dispose()
+
+
+def test_cli_confirms_the_known_parameters_of_a_simulated_reference(tmp_path):
+    """
+    A reference simulated from the tuned model: result.json confirms its known parameters too.
+
+    `--reference ch_gauss` for `--model ch_gauss` is the model at its defaults: the known row is
+    scored on the fresh seeds (the same bits as the untuned start, which is those defaults) and
+    shown on the page; against another model there is no known row.
+    """
+    args = ['--model', 'ch_gauss', '--params', 'gauss_sigma_m=0.01:1:log', '--scenarios',
+            'straight', '--runs', '2', '--duration', '3', '--trials', '2', '--quiet',
+            '--no-landscape']
+    for ref in ('ch_gauss', 'rtk'):
+        p = subprocess.run(vepd('tune', *args, '--reference', ref, '--out', str(tmp_path / ref)),
+                           capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert f'report: {tmp_path / ref / "report" / "report.html"}' in p.stderr
+    conf = json.loads((tmp_path / 'ch_gauss' / 'result.json').read_text())['confirmation']
+    assert conf['known']['VEPD'] == conf['start']['VEPD']
+    assert '| known parameters (the reference) |' in (
+        tmp_path / 'ch_gauss' / 'report' / 'report.md').read_text()
+    assert 'known' not in json.loads((tmp_path / 'rtk' / 'result.json').read_text())[
+        'confirmation']
 
 
 def test_cli_refuses_a_foreign_output_dir(tmp_path):

@@ -207,7 +207,10 @@ def run(args) -> int:
     start_params = core.model_params(args.model, axes, core.start_values(args.model, axes))
     fresh = args.seed + 1  # every run seed derives from the study seed by name: all new
     confirm = {}
-    for key, prm in (('best', values), ('start', start_params)):
+    checks = [('best', values), ('start', start_params)]
+    if objective.known_params is not None:  # a simulated reference of the tuned model
+        checks.append(('known', {a.param: objective.known_params[a.param] for a in axes}))
+    for key, prm in checks:
         e = objective.evaluate(prm, n_boot=1000, seed=fresh)
         confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
                         'warnings': e['warnings']}

@@ -308,6 +308,9 @@ class Objective:
     (``EvaluatorCore``; NaN when it cannot be scored). ``ekf_yaml``: the judge's
     robot_localization ekf YAML for both sides (None: config/ekf.yaml, whose gates keep the IMU
     accelerations out; one that fuses them lets IMU parameters move the VEPD).
+    ``known_params``: when the reference is the tuned model itself simulated (``reference`` names
+    the GPS model tuned or kept), the tuned sensors' parameters it was simulated with (defaults
+    and ``reference_params``): what a tune should recover; else None.
     """
 
     def __init__(
@@ -343,6 +346,7 @@ class Objective:
         make_gps_model(self.gps_model, 0)
         make_imu_model(self.imu_model, 0)
         self.model, self.judge = model, judge
+        self.known_params = None  # real runs, or another model: no parameters to recover
         self.ekf_yaml = None if ekf_yaml is None else str(ekf_yaml)
         if self.ekf_yaml is not None:  # a bad file: the clear error before any trial runs
             from vepd_ros.judge.params_file import node_section
@@ -372,6 +376,8 @@ class Objective:
             make_gps_model(reference, 0, **ref_gps)
             make_imu_model(self.imu_model, 0, **ref_imu)
             self._add_simulated(self._ref, REFERENCE, reference, seed, ref_gps, ref_imu)
+            if reference == self.gps_model:  # the tuned model itself, at known parameters
+                self.known_params = {**_defaults(model), **(reference_params or {})}
         else:
             raise ValueError(
                 f'--reference {reference!r}: neither a directory of real runs nor a GPS model '
