@@ -249,6 +249,31 @@ def test_pair_recovers_the_gps_sigma_with_the_imu_tuned_beside_it():
     assert set(gps) == {'gauss_sigma_m'} and set(imu) == {'acc_sigma'}
 
 
+def _tune_from_start(ob, model, spec, trials, param, start, edges):
+    """
+    Tune ``model`` in memory from its untuned start; return the best ``param`` and parameters.
+
+    The first trial is the start (``param`` at ``start``); the best trial scores below both
+    ``edges`` (the VEPD at the tolerance's ends of a V-shaped objective).
+    """
+    import optuna
+
+    axes = core.parse_param_specs(spec, model)
+    study = core.tune(ob, model, axes, trials, optuna.storages.InMemoryStorage(), model, seed=0)
+    first = min(study.trials, key=lambda t: t.number)
+    assert first.params[param] == pytest.approx(start)
+    best = core.best_finite(study)
+    assert best.value < min(edges), (best.value, edges)
+    return best.params[param], core.model_params(model, axes, best.params)
+
+
+def _confirm_within_known(ob, known, tuned):
+    """Assert: on fresh seeds the tuned point scores within the known point's interval."""
+    ref = ob.evaluate(known, n_boot=200, seed=4)
+    got = ob.evaluate(tuned, n_boot=200, seed=4)
+    assert ref['ci95'][0] <= got['VEPD'] <= ref['ci95'][1], (got['VEPD'], ref['ci95'])
+
+
 ACC_GATE = 'imu0_linear_acceleration_rejection_threshold'
 
 
@@ -280,8 +305,6 @@ def test_imu_bias_walk_recovered_under_a_judge_fusing_accelerations(tmp_path):
     acc_drift within [0.7, 1.4] × known. On fresh seeds the tuned point's VEPD lies within the
     known point's bootstrap interval.
     """
-    import optuna
-
     true = 2.0
     ob = core.Objective(
         'ch_drift_paper', 'ch_gauss', ['circle', 'sine'], 6, 10.0, seed=3, gps_model='ch_gauss',
@@ -293,18 +316,10 @@ def test_imu_bias_walk_recovered_under_a_judge_fusing_accelerations(tmp_path):
     assert min(edges) > v_known + floor, (edges, v_known, floor)
     acc = [ob({'acc_drift': true, 'acc_sigma': [s, s, 0.01]}) for s in (0.03, 3.0)]
     assert acc[1] - acc[0] > floor, (acc, floor)  # acc_sigma reaches the judge here too
-    axes = core.parse_param_specs('acc_drift=0.1:10:log', 'ch_drift_paper')
-    study = core.tune(ob, 'ch_drift_paper', axes, 25, optuna.storages.InMemoryStorage(), 'imu',
-                      seed=0)
-    first = min(study.trials, key=lambda t: t.number)
-    assert first.params['acc_drift'] == pytest.approx(0.1)  # the untuned start: 20 × off
-    best = core.best_finite(study)
-    assert best.value < min(edges), (best.value, edges)
-    assert 0.7 <= best.params['acc_drift'] / true <= 1.4, best.params
-    tuned = core.model_params('ch_drift_paper', axes, best.params)
-    ref = ob.evaluate({'acc_drift': true}, n_boot=200, seed=4)
-    got = ob.evaluate(tuned, n_boot=200, seed=4)
-    assert ref['ci95'][0] <= got['VEPD'] <= ref['ci95'][1], (got['VEPD'], ref['ci95'])
+    found, tuned = _tune_from_start(ob, 'ch_drift_paper', 'acc_drift=0.1:10:log', 25,
+                                    'acc_drift', 0.1, edges)  # the untuned start: 20 × off
+    assert 0.7 <= found / true <= 1.4, found
+    _confirm_within_known(ob, {'acc_drift': true}, tuned)
 
 
 @pytest.mark.slow
@@ -375,8 +390,6 @@ def test_ch_rw_airsim_recovers_tau_and_shows_what_vepd_cannot_see():
 
     On fresh seeds the tuned point's VEPD lies within the known point's bootstrap interval.
     """
-    import optuna
-
     known = {'rw_sigma': 0.1, 'rw_p_max_m': 0.06, 'hdop_final': 0.3, 'hdop_tau_s': 1.0}
     ob = core.Objective('ch_rw+airsim', 'ch_rw+airsim', ['circle', 'sine'], 6, 10.0, seed=3,
                         reference_params=known)
@@ -392,21 +405,12 @@ def test_ch_rw_airsim_recovers_tau_and_shows_what_vepd_cannot_see():
     for name in ('rw_sigma', 'hdop_final'):
         prof = [at(name, f) for f in (0.25, 1.0, 4.0)]
         assert max(prof) - min(prof) < floor, (name, prof, floor)
-    axes = core.parse_param_specs(
+    found, tuned = _tune_from_start(
+        ob, 'ch_rw+airsim',
         'rw_sigma=0.01:1:log,rw_p_max_m=0.01:1:log,hdop_final=0.05:3:log,hdop_tau_s=0.2:20:log',
-        'ch_rw+airsim')
-    study = core.tune(ob, 'ch_rw+airsim', axes, 30, optuna.storages.InMemoryStorage(), 'rw',
-                      seed=0)
-    first = min(study.trials, key=lambda t: t.number)
-    assert first.params['hdop_tau_s'] == pytest.approx(12.4)  # the untuned start: 12 × off
-    best = core.best_finite(study)
-    assert best.value < min(edges), (best.value, edges)
-    assert 0.8 <= best.params['hdop_tau_s'] / known['hdop_tau_s'] <= 1.25, best.params
-    # on fresh seeds the tuned point scores within the known point's bootstrap interval
-    tuned = core.model_params('ch_rw+airsim', axes, best.params)
-    ref = ob.evaluate(known, n_boot=200, seed=4)
-    got = ob.evaluate(tuned, n_boot=200, seed=4)
-    assert ref['ci95'][0] <= got['VEPD'] <= ref['ci95'][1], (got['VEPD'], ref['ci95'])
+        30, 'hdop_tau_s', 12.4, edges)  # the untuned start: 12 × off
+    assert 0.8 <= found / known['hdop_tau_s'] <= 1.25, found
+    _confirm_within_known(ob, known, tuned)
 
 
 @pytest.mark.slow

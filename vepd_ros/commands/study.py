@@ -62,7 +62,7 @@ def register(sub):
         metavar='FILE',
         default=None,
         help="the IMU of every side from a file (its IMU sensor: a simulator's configuration or "
-        'an imu_noise_node section, e.g. vepd tune\'s best_params.yaml): its model and '
+        "an imu_noise_node section, e.g. vepd tune's best_params.yaml): its model and "
         'parameters, in place of --imu',
     )
     p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')

@@ -103,7 +103,7 @@ def register(sub):
                    'config/ekf.yaml; e.g. one fusing the IMU accelerations, so IMU parameters '
                    'move the VEPD)')
     p.add_argument('--no-landscape', action='store_true',
-                   help="report page without the landscape grid around the optimum (each of "
+                   help='report page without the landscape grid around the optimum (each of '
                    "its points costs one trial's time; the page then plots the trials' own "
                    'points)')
     p.add_argument('--seed', type=seed_type, default=0,
