@@ -68,7 +68,7 @@ def workers(args) -> None:
         cmd = [sys.executable, '-m', 'vepd_ros.cli', 'tune', '--model', MODEL, '--params',
                PARAMS, '--reference', 'rtk', '--runs', str(args.runs), '--duration',
                str(args.duration), '--trials', str(args.trials), '--seed', '1', '--workers',
-               str(n_workers), '--quiet', '--out', str(tmp / f'o{n_workers}')]
+               str(n_workers), '--quiet', '--no-landscape', '--out', str(tmp / f'o{n_workers}')]
         t0, c0 = time.perf_counter(), _children_cpu()
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if p.returncode:
