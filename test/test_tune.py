@@ -152,12 +152,301 @@ def test_recovers_a_known_sigma_from_a_wrong_start():
 
 
 # ------------------------------------------------------------------------------------------------
+# IMU models and GPS,IMU pairs
+
+
+def test_model_resolves_gps_imu_and_pairs():
+    """--model: a GPS model, an IMU model, a pair; names say their sensor; bad ones are clear."""
+    assert core.resolve_model('ch_rw+airsim') == ('ch_rw+airsim', 'ch_drift_paper', ('gps',))
+    assert core.resolve_model('ch_drift', gps='ch_gauss') == ('ch_gauss', 'ch_drift', ('imu',))
+    assert core.resolve_model('ch_gauss,allan') == ('ch_gauss', 'allan', ('gps', 'imu'))
+    axes = core.parse_param_specs('gauss_sigma_m,gyro_arw=1e-4:1e-2:log', 'ch_gauss,allan')
+    assert [(a.name, a.sensor) for a in axes] == [('gauss_sigma_m', 'gps'), ('gyro_arw', 'imu')]
+    prm = core.model_params('ch_gauss,allan', axes, {'gauss_sigma_m': 0.1, 'gyro_arw': 1e-3})
+    assert core.split_params('ch_gauss', 'allan', prm) == (
+        {'gauss_sigma_m': [0.1] * 3}, {'gyro_arw': 1e-3})
+    (a,) = core.parse_param_specs('acc_sigma[2]', 'ch_drift_paper')
+    assert (a.sensor, a.index, a.low, a.high) == ('imu', 2, pytest.approx(0.001), 0.1)
+    with pytest.raises(ParameterError, match='--model'):
+        core.resolve_model('ch_drift,ch_gauss')  # the GPS model first
+    with pytest.raises(ParameterError, match='gyro_arw'):  # the IMU's names listed
+        core.parse_param_specs('gauss_sigma_m', 'allan')
+
+
+def _imu_objective(model='ch_drift_paper', judge='builtin'):
+    return core.Objective(
+        model, 'ch_gauss', ['circle', 'sine'], 6, 10.0, seed=3, gps_model='ch_gauss',
+        judge=judge, reference_params={'gauss_sigma_m': [0.03] * 3,
+                                       'acc_sigma': [0.3, 0.3, 0.01], 'gyro_sigma': [0.02] * 3},
+    )
+
+
+@pytest.mark.slow
+def test_imu_noise_is_not_identifiable_from_vepd_under_the_builtin_judge():
+    """
+    Tuning an IMU model: its noise parameters leave the VEPD unchanged (measured, not assumed).
+
+    The built-in judge (config/ekf.yaml, the ART configuration) gates IMU accelerations jointly
+    with the two_d az pseudo-measurement (variance 1e-6) at 0.8 σ: every noisy acceleration is
+    rejected, so acc_sigma does not change one bit of the VEPD; the gyro only turns the heading,
+    which the speed the VEPD compares does not see (changes of < 1e-6 of the objective's
+    resolution); so does every other real-valued parameter of the model at 10 × its default. The
+    resolution is the reference's own spread (``reference_floor``: two batches of the reference
+    differ by it); an IMU parameter cannot be recovered from VEPD here, and a tuned IMU's values
+    mean nothing. The GPS σ of the same pair moves the VEPD by many times that
+    resolution: the pair's IMU parameters do reach the simulation (gyro_sigma changes bits).
+    """
+    ob = _imu_objective()
+    floor = ob.reference_floor()
+    assert floor > 0
+    acc = [ob({'acc_sigma': [s, s, 0.01]}) for s in (0.03, 0.3, 3.0)]
+    assert acc[0] == acc[1] == acc[2]  # bit for bit: accelerations never enter the judge
+    gyro = [ob({'gyro_sigma': [s] * 3}) for s in (0.0, 0.02, 0.2)]
+    assert len(set(gyro)) > 1  # the parameter reaches the IMU model...
+    assert max(gyro) - min(gyro) < 1e-6 * floor  # ...and the VEPD cannot tell
+    # every real-valued parameter of the model, 10 × its default (or 0.01 for a zero one): the
+    # same (a constant gyro bias, a bias walk, the rate included)
+    base = ob({})
+    for name, (_, p) in core.declarations('ch_drift_paper').items():
+        scaled = [10 * x or 0.01 for x in p.default] if isinstance(p.default, list) else (
+            10 * p.default or 0.01)
+        assert abs(ob({name: scaled}) - base) < 1e-6 * floor, name
+    pair = core.Objective(
+        'ch_gauss,ch_drift_paper', 'ch_gauss', ['circle', 'sine'], 6, 10.0, seed=3,
+        reference_params={'gauss_sigma_m': [0.03] * 3})
+    gps = [pair({'gauss_sigma_m': [s] * 3}) for s in (0.03, 0.3)]
+    assert gps[1] - gps[0] > 10 * floor
+
+
+@pytest.mark.slow
+def test_pair_recovers_the_gps_sigma_with_the_imu_tuned_beside_it():
+    """
+    Tune the pair ch_gauss,ch_drift_paper (GPS σ and the IMU's acc_sigma) from a wrong start.
+
+    Reference: ch_gauss σ = 0.3 m with ch_drift_paper at known acc_sigma 0.3 m/s². The GPS σ is
+    recovered within the tolerance of ``test_recovers_a_known_sigma_from_a_wrong_start`` (the
+    best trial scores below the VEPD measured at σ ± 0.05 m, the objective being V-shaped in σ:
+    |σ̂ − σ| < 0.05 m); acc_sigma is not identifiable (previous test) and is not asserted. Both
+    values reach best_params through ``split_params`` (one section per sensor in the CLI).
+    """
+    import optuna
+
+    sigma = 0.3
+    ob = core.Objective(
+        'ch_gauss,ch_drift_paper', 'ch_gauss', ['straight', 'circle'], 6, 10.0, seed=3,
+        reference_params={'gauss_sigma_m': [sigma] * 3, 'acc_sigma': [0.3, 0.3, 0.01]})
+    axes = core.parse_param_specs('gauss_sigma_m=0.01:1:log,acc_sigma=0.03:3:log',
+                                  'ch_gauss,ch_drift_paper')
+    study = core.tune(ob, 'ch_gauss,ch_drift_paper', axes, 25,
+                      optuna.storages.InMemoryStorage(), 'pair', seed=0)
+    best = core.best_finite(study)
+    found = best.params['gauss_sigma_m']
+    edges = [ob({'gauss_sigma_m': [s] * 3}) for s in (sigma - 0.05, sigma + 0.05)]
+    assert best.value < min(edges), (best.value, edges)
+    assert abs(found - sigma) < 0.05, found
+    gps, imu = core.split_params('ch_gauss', 'ch_drift_paper', core.model_params(
+        'ch_gauss,ch_drift_paper', axes, best.params))
+    assert set(gps) == {'gauss_sigma_m'} and set(imu) == {'acc_sigma'}
+
+
+def _tune_from_start(ob, model, spec, trials, param, start, edges):
+    """
+    Tune ``model`` in memory from its untuned start; return the best ``param`` and parameters.
+
+    The first trial is the start (``param`` at ``start``); the best trial scores below both
+    ``edges`` (the VEPD at the tolerance's ends of a V-shaped objective).
+    """
+    import optuna
+
+    axes = core.parse_param_specs(spec, model)
+    study = core.tune(ob, model, axes, trials, optuna.storages.InMemoryStorage(), model, seed=0)
+    first = min(study.trials, key=lambda t: t.number)
+    assert first.params[param] == pytest.approx(start)
+    best = core.best_finite(study)
+    assert best.value < min(edges), (best.value, edges)
+    return best.params[param], core.model_params(model, axes, best.params)
+
+
+def _confirm_within_known(ob, known, tuned):
+    """Assert: on fresh seeds the tuned point scores within the known point's interval."""
+    ref = ob.evaluate(known, n_boot=200, seed=4)
+    got = ob.evaluate(tuned, n_boot=200, seed=4)
+    assert ref['ci95'][0] <= got['VEPD'] <= ref['ci95'][1], (got['VEPD'], ref['ci95'])
+
+
+ACC_GATE = 'imu0_linear_acceleration_rejection_threshold'
+
+
+def _ekf_fusing_accelerations(tmp_path) -> Path:
+    """Return config/ekf.yaml without its 0.8-σ gate on the IMU accelerations (a tmp copy)."""
+    lines = (REPO / 'config' / 'ekf.yaml').read_text().splitlines(keepends=True)
+    kept = [x for x in lines if not x.strip().startswith(ACC_GATE + ':')]
+    assert len(kept) == len(lines) - 1  # the gate was there, and only it is gone
+    path = tmp_path / 'ekf_fusing_accelerations.yaml'
+    path.write_text(''.join(kept))
+    return path
+
+
+@pytest.mark.slow
+def test_imu_bias_walk_recovered_under_a_judge_fusing_accelerations(tmp_path):
+    """
+    Tune ch_drift_paper's accelerometer bias walk against a reference of known acc_drift = 2 m/s².
+
+    The judge: config/ekf.yaml without the acceleration gate (``--ekf-config``), so the IMU's
+    accelerations are fused (under the built-in gate no IMU parameter moves the VEPD, above).
+    Measured first (reference acc_drift 0.5, then 2; circle and sine, K = 6, 10 s; seed 3):
+    acc_drift moves the VEPD by many times the objective's resolution F (the reference's own
+    spread, ``reference_floor`` ≈ 0.05 here): V(acc_drift) = 0.167, 0.129, 0.087, 0.058, 0.031,
+    0.047, 0.110, 0.325 at 0.5, 1, 1.4, 1.7, 2, 2.4, 2.8, 4: V-shaped about the known value.
+    The accelerometer's white noise moves it too (acc_sigma 3 against 0.03 m/s²: 0.168 against
+    0.032, asserted), the gyro's σ by < 1e-6 F (the heading, which the compared speed does not
+    see; measured with acc_drift 0.1). Tolerance: the VEPD at 0.7 and 1.4 × known exceeds
+    V(known) + F (asserted here), so a best trial scoring below both edges of this V has
+    acc_drift within [0.7, 1.4] × known. On fresh seeds the tuned point's VEPD lies within the
+    known point's bootstrap interval.
+    """
+    true = 2.0
+    ob = core.Objective(
+        'ch_drift_paper', 'ch_gauss', ['circle', 'sine'], 6, 10.0, seed=3, gps_model='ch_gauss',
+        reference_params={'gauss_sigma_m': [0.03] * 3, 'acc_drift': true},
+        ekf_yaml=_ekf_fusing_accelerations(tmp_path))
+    floor = ob.reference_floor()
+    v_known = ob({'acc_drift': true})
+    edges = [ob({'acc_drift': true * f}) for f in (0.7, 1.4)]
+    assert min(edges) > v_known + floor, (edges, v_known, floor)
+    acc = [ob({'acc_drift': true, 'acc_sigma': [s, s, 0.01]}) for s in (0.03, 3.0)]
+    assert acc[1] - acc[0] > floor, (acc, floor)  # acc_sigma reaches the judge here too
+    found, tuned = _tune_from_start(ob, 'ch_drift_paper', 'acc_drift=0.1:10:log', 25,
+                                    'acc_drift', 0.1, edges)  # the untuned start: 20 × off
+    assert 0.7 <= found / true <= 1.4, found
+    _confirm_within_known(ob, {'acc_drift': true}, tuned)
+
+
+@pytest.mark.slow
+def test_vepd_study_runs_a_tuned_pair_with_both_sections_of_best_params(tmp_path):
+    """
+    A tuned GPS,IMU pair's best_params.yaml: vepd study reads its GPS and its IMU section.
+
+    `vepd study --gps-config tuned=FILE --imu-config FILE` against the reference directory the
+    tune used, on the tune's fresh seed, scores the label exactly as the tune's confirmation
+    scored its best point (same label, seeds and runs: the study ran the tuned GPS σ and gyro
+    σ). Without --imu-config the study's IMU is the model's defaults and the VEPD differs: the
+    IMU section reached the runs (the gyro σ changes their bits under the built-in judge).
+    """
+    from vepd_ros.pipelines.study import run_study
+
+    ref = tmp_path / 'ref'
+    run_study(['ch_gauss'], ['circle'], 3, 5.0, 'rtk', ref, seed=5, n_boot=0, workers=1)
+    tuned = tmp_path / 'tune'
+    common = ['--scenarios', 'circle', '--runs', '3', '--duration', '5', '--reference', str(ref)]
+    p = subprocess.run(
+        vepd('tune', '--model', 'ch_gauss,ch_drift_paper', '--params',
+             'gauss_sigma_m=0.05:0.5:log,gyro_sigma=0.01:0.1:log', *common, '--trials', '3',
+             '--seed', '7', '--no-landscape', '--quiet', '--out', str(tuned)),
+        capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((tuned / 'result.json').read_text())
+    assert 'No objective was given' in (tuned / 'report' / 'report.md').read_text()
+    best = tuned / 'best_params.yaml'
+
+    def study(name, *extra):
+        q = subprocess.run(
+            vepd('study', '--models', 'ch_gauss', '--gps-config', f'{core.TUNED_LABEL}={best}',
+                 *extra, *common, '--seed', str(res['confirmation']['seed']), '--n-boot', '0',
+                 '--json', '--quiet', '--out', str(tmp_path / name)),
+            capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert q.returncode == 0, q.stderr
+        return json.loads(q.stdout)['models'][core.TUNED_LABEL]['VEPD']
+
+    both = study('both', '--imu-config', str(best))
+    assert both == pytest.approx(res['confirmation']['best']['VEPD'], rel=1e-12)
+    assert study('gps_only') != both
+    q = subprocess.run(vepd('study', '--imu', 'ch_drift', '--imu-config', str(best), *common,
+                            '--out', str(tmp_path / 'x')),
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert q.returncode == 2 and '--imu-config' in q.stderr and 'Traceback' not in q.stderr
+
+
+@pytest.mark.slow
+def test_ch_rw_airsim_recovers_tau_and_shows_what_vepd_cannot_see():
+    """
+    Tune ch_rw+airsim's σ, p_max, H∞ and τ against a seeded ch_rw+airsim reference of known values.
+
+    Known: rw_sigma 0.1 m/s², rw_p_max_m 0.06 m, hdop_final 0.3, hdop_tau_s 1 s; runs of 10 s,
+    K = 6, circle and sine. Resolution: the reference's own spread F (``reference_floor``, two
+    batches of the reference differ by it, ≈ 0.0015 here); VEPD differences below F cannot be
+    told from chance.
+
+    * τ is identifiable: the VEPD at τ·0.8 and τ·1.25 exceeds V(known) + F (measured here; ≈
+      0.0085 against 0.0026). The objective is V-shaped in τ (measured: 0.031, 0.022, 0.0086,
+      0.0046, 0.0011, 0.0037, 0.0085, 0.026, 0.05 at τ × 1/4 … 4), so a best trial scoring below
+      both edges has τ̂ within [0.8 τ, 1.25 τ]: the tolerance asserted.
+    * p_max is not used by the chrono variant of the walk (the default, the model's structure):
+      the VEPD does not change by one bit over a factor 16.
+    * σ and H∞ are not identifiable from these runs: over a factor 16 each (¼ … 4 × known) the
+      VEPD moves by less than F (measured); the walk's velocity cap (rw_max_velocity 0.016 m/s)
+      bounds what σ can do, and H∞ scales a covariance the differential GPS input barely weighs.
+      Their tuned values are not asserted, and the README says so.
+
+    On fresh seeds the tuned point's VEPD lies within the known point's bootstrap interval.
+    """
+    known = {'rw_sigma': 0.1, 'rw_p_max_m': 0.06, 'hdop_final': 0.3, 'hdop_tau_s': 1.0}
+    ob = core.Objective('ch_rw+airsim', 'ch_rw+airsim', ['circle', 'sine'], 6, 10.0, seed=3,
+                        reference_params=known)
+    floor = ob.reference_floor()
+    v_known = ob(known)
+
+    def at(name, factor):
+        return ob({**known, name: known[name] * factor})
+
+    edges = [at('hdop_tau_s', 0.8), at('hdop_tau_s', 1.25)]
+    assert min(edges) > v_known + floor, (edges, v_known, floor)
+    assert at('rw_p_max_m', 0.25) == at('rw_p_max_m', 4.0) == v_known
+    for name in ('rw_sigma', 'hdop_final'):
+        prof = [at(name, f) for f in (0.25, 1.0, 4.0)]
+        assert max(prof) - min(prof) < floor, (name, prof, floor)
+    found, tuned = _tune_from_start(
+        ob, 'ch_rw+airsim',
+        'rw_sigma=0.01:1:log,rw_p_max_m=0.01:1:log,hdop_final=0.05:3:log,hdop_tau_s=0.2:20:log',
+        30, 'hdop_tau_s', 12.4, edges)  # the untuned start: 12 × off
+    assert 0.8 <= found / known['hdop_tau_s'] <= 1.25, found
+    _confirm_within_known(ob, known, tuned)
+
+
+@pytest.mark.slow
+def test_structure_verdict_tells_a_wrong_structure_from_wrong_numbers():
+    """
+    The verdict: the tuned VEPD's interval on fresh seeds against the reference's own spread.
+
+    ch_gauss against a ch_gauss reference (σ = 0.3 m): at the known σ the interval reaches the
+    reference's spread ('within'); at σ = 0.03 m it lies above (wrong numbers, which tuning
+    fixes). ch_gauss against a ch_rw+airsim reference (a random walk with an HDOP covariance:
+    another structure) lies above at every σ of a grid over 0.03 … 1 m: no numbers fix it.
+    """
+    ob = _objective(0.3)
+    floor = ob.reference_floor()
+
+    def above(objective, sigma, fl):
+        e = objective.evaluate({'gauss_sigma_m': [sigma] * 3}, n_boot=1000, seed=4)
+        verdict = core.structure_verdict(e, fl)
+        assert ('lies above' in verdict['text']) == verdict['above_floor']
+        return verdict['above_floor']
+
+    assert not above(ob, 0.3, floor)
+    assert above(ob, 0.03, floor)
+    other = core.Objective('ch_gauss', 'ch_rw+airsim', ['straight', 'circle'], 6, 10.0, seed=3)
+    floor = other.reference_floor()
+    assert all(above(other, s, floor) for s in (0.03, 0.1, 0.3, 1.0))
+    assert core.structure_verdict({'ci95': None}, floor)['text'].startswith('no verdict')
+
+
+# ------------------------------------------------------------------------------------------------
 # storage: kill and resume
 
 
 TUNE_ARGS = ['--model', 'ch_gauss', '--params', 'gauss_sigma_m=0.01:1:log', '--reference',
              'gauss_markov', '--scenarios', 'straight', '--runs', '3', '--duration', '10',
-             '--quiet']
+             '--quiet', '--no-landscape']
 
 
 def _complete(storage, name) -> dict:
@@ -255,6 +544,83 @@ def test_sqlite_kill_and_resume(tmp_path):
 
     prm = read_node_params(out / 'best_params.yaml', 'gps_noise_node')
     make_gps_model(prm.pop('model'), 0, **prm)  # the file is a valid model configuration
+
+
+# ------------------------------------------------------------------------------------------------
+# --workers and --pareto
+
+
+def _csv(path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_two_workers_finish_the_total_none_counted_twice(tmp_path):
+    """
+    `--workers 2` on the local SQLite study: 10 COMPLETE trials in all, each once.
+
+    Both processes ran trials (their pids differ in the `worker` column), no trial number or
+    parameter point appears twice, nothing is left RUNNING or FAIL, and the count is the target
+    exactly (the remaining trials are split between the workers), in the storage as in
+    trials.csv and result.json.
+    """
+    import optuna
+
+    out = tmp_path / 'o'
+    p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '10', '--workers', '2', '--out',
+                            str(out)), cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    study = optuna.load_study(study_name='tune-ch_gauss',
+                              storage=core.make_storage(out / 'study.db'))
+    assert [t.state.name for t in study.trials] == ['COMPLETE'] * 10
+    rows = _csv(out / 'trials.csv')
+    assert sorted(int(r['number']) for r in rows) == list(range(10))
+    assert len({r['gauss_sigma_m'] for r in rows}) == 10
+    workers = {r['worker'] for r in rows}
+    assert len(workers) == 2, workers
+    res = json.loads((out / 'result.json').read_text())
+    assert (res['trials_complete'], res['trials_this_run'], res['workers']) == (10, 10, 2)
+
+
+@pytest.mark.slow
+def test_pareto_front_and_the_chosen_point(tmp_path):
+    """
+    `--pareto`: W1 and W2 are two objectives; the front is the non-dominated COMPLETE trials.
+
+    result.json's front equals the non-dominated set computed here from trials.csv's W1 and W2
+    (and its `pareto` column); best_params.yaml holds the front's point with the least VEPD
+    ((W1 + W2) / 2) and its header says it was chosen so.
+    """
+    out = tmp_path / 'o'
+    p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '8', '--pareto', '--out', str(out)),
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in _csv(out / 'trials.csv') if r['state'] == 'COMPLETE']
+    pts = {int(r['number']): (float(r['w1']), float(r['w2'])) for r in rows}
+
+    def dominated(a):
+        return any(b[0] <= a[0] and b[1] <= a[1] and b != a for b in pts.values())
+
+    front = sorted(n for n, a in pts.items() if not dominated(a))
+    assert front == sorted(int(r['number']) for r in rows if r['pareto'] == '1')
+    res = json.loads((out / 'result.json').read_text())
+    assert [e['number'] for e in res['pareto_front']] == front
+    chosen = min(res['pareto_front'], key=lambda e: (e['VEPD'], e['number']))
+    assert chosen['VEPD'] == pytest.approx((chosen['W1'] + chosen['W2']) / 2, rel=1e-12)
+    assert res['best']['number'] == chosen['number']
+    head = (out / 'best_params.yaml').read_text()
+    assert "Pareto front's point with the least VEPD" in head
+    assert repr(chosen['params']['gauss_sigma_m'][0]) in head or str(
+        chosen['params']['gauss_sigma_m'][0]) in head
+    page = (out / 'report' / 'report.md').read_text()
+    assert f'**Pareto front** — the {len(front)} trials' in page
+    assert "the chosen point is the Pareto front's point with the least VEPD" in page
+    # the same study continued without --pareto is refused, OUT left as it was
+    p = subprocess.run(vepd('tune', *TUNE_ARGS, '--trials', '9', '--out', str(out)),
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and '--pareto' in p.stderr and 'Traceback' not in p.stderr
+    assert json.loads((out / 'result.json').read_text()) == res
 
 
 # ------------------------------------------------------------------------------------------------
@@ -364,6 +730,30 @@ def test_postgresql_two_workers_one_killed(postgres, tmp_path):
         assert study.trials[killed].state.name == 'FAIL'
     finally:
         storage.engine.dispose()
+
+
+def test_cli_confirms_the_known_parameters_of_a_simulated_reference(tmp_path):
+    """
+    A reference simulated from the tuned model: result.json confirms its known parameters too.
+
+    `--reference ch_gauss` for `--model ch_gauss` is the model at its defaults: the known row is
+    scored on the fresh seeds (the same bits as the untuned start, which is those defaults) and
+    shown on the page; against another model there is no known row.
+    """
+    args = ['--model', 'ch_gauss', '--params', 'gauss_sigma_m=0.01:1:log', '--scenarios',
+            'straight', '--runs', '2', '--duration', '3', '--trials', '2', '--quiet',
+            '--no-landscape']
+    for ref in ('ch_gauss', 'rtk'):
+        p = subprocess.run(vepd('tune', *args, '--reference', ref, '--out', str(tmp_path / ref)),
+                           capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert f'report: {tmp_path / ref / "report" / "report.html"}' in p.stderr
+    conf = json.loads((tmp_path / 'ch_gauss' / 'result.json').read_text())['confirmation']
+    assert conf['known']['VEPD'] == conf['start']['VEPD']
+    assert '| known parameters (the reference) |' in (
+        tmp_path / 'ch_gauss' / 'report' / 'report.md').read_text()
+    assert 'known' not in json.loads((tmp_path / 'rtk' / 'result.json').read_text())[
+        'confirmation']
 
 
 def test_cli_refuses_a_foreign_output_dir(tmp_path):

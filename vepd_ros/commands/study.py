@@ -56,6 +56,14 @@ def register(sub):
         'parameters YAML: its GPS sensor is one more model under test, Sim/LABEL/ (default the '
         "file's name); repeatable",
     )
+    p.add_argument(
+        '--imu-config',
+        metavar='FILE',
+        default=None,
+        help="the IMU of every side from a file (its IMU sensor: a simulator's configuration or "
+        "an imu_noise_node section, e.g. vepd tune's best_params.yaml): its model and "
+        'parameters, in place of --imu',
+    )
     p.add_argument('--scenarios', default='straight,circle,sine', help='comma-separated scenarios')
     p.add_argument(
         '--runs', type=int, default=10, help='runs per model and scenario (K, default 10)'
@@ -74,7 +82,7 @@ def register(sub):
         help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
     )
     p.add_argument(
-        '--imu', default='ch_drift_paper', help='IMU model for every side (default ch_drift_paper)'
+        '--imu', default=None, help='IMU model for every side (default ch_drift_paper)'
     )
     add_velocity_option(p)
     add_bootstrap_options(
@@ -116,6 +124,20 @@ def _configured_models(items) -> dict:
     return out
 
 
+def _imu(args) -> tuple[str, dict | None]:
+    """Return the study's IMU model and parameters: ``--imu-config FILE``, or ``--imu``."""
+    if args.imu_config is None:
+        return args.imu or 'ch_drift_paper', None
+    if args.imu is not None:
+        raise ValueError('--imu and --imu-config: give one (the file names its own IMU model)')
+    from vepd_ros.io.simconfig import load_sensor_file
+
+    cfg = load_sensor_file(args.imu_config, 'imu')
+    for w in cfg.warnings:
+        print(f'warning: {w}', file=sys.stderr)
+    return cfg.model, cfg.params
+
+
 def run(args) -> int:
     from pathlib import Path
 
@@ -125,6 +147,7 @@ def run(args) -> int:
     from vepd_ros.report.tables import write_tables_csv
 
     configured = _configured_models(args.gps_config)
+    imu_model, imu_params = _imu(args)
     res = run_study(
         [m for m in args.models.split(',') if m],
         [s for s in args.scenarios.split(',') if s],
@@ -134,7 +157,8 @@ def run(args) -> int:
         args.out,
         judge=args.judge,
         seed=args.seed,
-        imu_model=args.imu,
+        imu_model=imu_model,
+        imu_params=imu_params,
         velocity=args.velocity,
         n_boot=args.n_boot,
         progress=progress_enabled(args.quiet or args.json),

@@ -5,7 +5,7 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-``vepd tune``: fit a GPS model's parameters by minimising VEPD against reference runs.
+``vepd tune``: fit a sensor model's parameters by minimising VEPD against reference runs.
 
 The core is ``vepd_ros.pipelines.tune``; this module only translates arguments and writes OUT.
 """
@@ -20,41 +20,54 @@ import time
 from vepd_ros.commands._args import int_range, seed_type
 
 EPILOG = """\
-Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials):
+Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials, 2 workers):
   vepd tune --model ch_rw+airsim \\
-            --params rw_sigma,rw_p_max_m,hdop_final=0.3:3,hdop_tau_s=1:30:log \\
+            --params rw_sigma,rw_max_velocity,hdop_final=0.1:3:log,hdop_tau_s=0.1:30:log \\
             --reference myruns --scenarios straight,circle,sine --runs 10 --duration 30 \\
-            --trials 100 --out tune1
-  vepd study ... --gps-config tune1/best_params.yaml   # the tuned model beside the others
+            --trials 100 --workers 2 --out tune1
+  vepd study ... --gps-config tuned=tune1/best_params.yaml   # the tuned model beside the others
+  (a tuned IMU, or a pair: add --imu-config tune1/best_params.yaml)
 
 A NAME without a range is tuned over [d/10, 10 d] (log) around the model's default d, clipped to
 its declared bounds; a 3-vector by its name alone is one value for every axis, NAME[i] one
 component. Trials are kept in OUT/study.db (or --storage URL): the same command with the same
 --study-name continues an interrupted study; several processes given one PostgreSQL URL share it.
-Writes OUT/best_params.yaml (read by gps_noise_node and vepd study --gps-config), OUT/trials.csv
-and OUT/result.json (best and start VEPD re-checked on fresh seeds with their bootstrap interval).
+--workers W runs W processes on the study (--storage or OUT/study.db). --model takes a GPS
+model (IMU fixed: --imu), an IMU model (GPS fixed: --gps) or a pair GPS,IMU (e.g.
+ch_rw+airsim,ch_drift) tuned together. --pareto: W1 and W2 as two objectives; the Pareto front
+goes to result.json and trials.csv, best_params.yaml takes the front's point with least VEPD.
+Writes OUT/best_params.yaml (the gps_noise_node / imu_noise_node sections of the tuned sensors:
+read by the nodes and vepd study --gps-config / --imu-config), OUT/trials.csv, OUT/result.json
+(best and start VEPD re-checked on fresh seeds with their bootstrap interval, and the verdict on
+the model's structure: that interval against the reference's own spread) and the report page
+OUT/report/report.html (its landscape grid costs a trial per point; --no-landscape skips it).
+The built-in judge (config/ekf.yaml) gates the IMU accelerations out, so no IMU parameter moves
+the VEPD under it: tune an IMU with --ekf-config, the ekf YAML the real runs are judged with.
 """
 
-REPLACES = ['best_params.yaml', 'trials.csv', 'result.json']
+REPLACES = ['best_params.yaml', 'trials.csv', 'result.json', 'report']
 """What a tune writes in OUT at its end (replaced on a resume); the study storage is kept."""
 
 
 def register(sub):
     p = sub.add_parser(
         'tune',
-        help="fit a GPS model's parameters by minimising VEPD against reference runs (Optuna)",
+        help="fit a sensor model's parameters by minimising VEPD against reference runs "
+        '(Optuna)',
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG,
         description='Each trial simulates MODEL with its parameters through the study path '
         '(truth -> model -> judge -> runs -> metrics, common random numbers) and scores its '
         'VEPD against the reference runs.',
     )
-    p.add_argument('--model', required=True, help='GPS model to tune (e.g. ch_rw+airsim)')
+    p.add_argument('--model', required=True,
+                   help='model to tune: a GPS model (e.g. ch_rw+airsim), an IMU model (e.g. '
+                   'ch_drift) or a pair GPS,IMU')
     p.add_argument(
         '--params',
         required=True,
         help="comma-separated NAME[=LOW:HIGH[:log]] or NAME[i]=...; the model's real-valued "
-        'parameters',
+        'parameters (of either model of a pair)',
     )
     p.add_argument(
         '--reference',
@@ -75,8 +88,24 @@ def register(sub):
                    'postgresql:// URL shared by several workers')
     p.add_argument('--study-name', default=None,
                    help='study in the storage to create or continue (default tune-MODEL)')
-    p.add_argument('--imu', default='ch_drift_paper', help='IMU model for both sides')
+    p.add_argument('--imu', default='ch_drift_paper',
+                   help='IMU model for both sides when --model is a GPS model')
+    p.add_argument('--gps', default='rtk',
+                   help='GPS model of the simulated side when --model is an IMU model')
+    p.add_argument('--workers', type=int_range(1, 256, 'a number of worker processes'),
+                   default=1, help='worker processes on the one study (default 1)')
+    p.add_argument('--pareto', action='store_true',
+                   help='W1 and W2 as two objectives (Pareto front); the chosen point is the '
+                   "front's point with the least VEPD")
     p.add_argument('--judge', default='builtin', help='judge by name (builtin or bicycle)')
+    p.add_argument('--ekf-config', metavar='YAML', default=None,
+                   help="the judge's robot_localization ekf YAML for both sides (default "
+                   'config/ekf.yaml; e.g. one fusing the IMU accelerations, so IMU parameters '
+                   'move the VEPD)')
+    p.add_argument('--no-landscape', action='store_true',
+                   help='report page without the landscape grid around the optimum (each of '
+                   "its points costs one trial's time; the page then plots the trials' own "
+                   'points)')
     p.add_argument('--seed', type=seed_type, default=0,
                    help='study seed: the runs, fixed across trials (every worker of a study '
                    'must give the same) and, by default, the sampler')
@@ -91,16 +120,37 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+NODE_OF_SENSOR = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
+"""The node whose section of best_params.yaml holds a tuned sensor's parameters."""
+
+
+def _on_edge(axes, values) -> list[str]:
+    """Return the axes whose best value lies within 1 % of its range's end (on a log scale)."""
+    import math
+
+    out = []
+    for a in axes:
+        v = values[a.name]
+        lo, hi, x = ((math.log(a.low), math.log(a.high), math.log(v)) if a.log
+                     else (a.low, a.high, v))
+        if min(x - lo, hi - x) <= 0.01 * (hi - lo):
+            out.append(a.name)
+    return out
+
+
 def run(args) -> int:
     from pathlib import Path
 
     from vepd_ros.models.calibration import node_params_yaml, write_params_file
     from vepd_ros.pipelines import tune as core
     from vepd_ros.progress import progress_bar
+    from vepd_ros.report.tune import write_tune_report
     from vepd_ros.runs.atomic import atomic_write_text
     from vepd_ros.runs.safety import prepare_output_dir
 
     axes = core.parse_param_specs(args.params, args.model)
+    if args.pareto and args.sampler == 'cmaes':
+        raise ValueError('--pareto: CMA-ES optimises one objective; use --sampler tpe')
     objective = core.Objective(
         args.model,
         args.reference,
@@ -110,15 +160,22 @@ def run(args) -> int:
         seed=args.seed,
         imu_model=args.imu,
         judge=args.judge,
+        gps_model=args.gps,
+        ekf_yaml=args.ekf_config,
     )
     out = Path(args.out)
-    # a storage given is opened before OUT is touched: a bad URL leaves nothing behind
-    storage = core.make_storage(args.storage) if args.storage else None
+    db = out / 'study.db'
+    name = args.study_name or f'tune-{args.model}'
+    # a storage given (or left by a previous tune) is opened and its study checked before OUT is
+    # touched: a bad URL or a study continued the other way leaves everything as it was
+    storage = (core.make_storage(args.storage or db) if args.storage or db.is_file()
+               else None)
+    if storage is not None:
+        core.check_study(storage, name, args.pareto)
     prepare_output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES,
                        info={'model': args.model, 'params': args.params})
-    storage = storage or core.make_storage(out / 'study.db')
+    storage = storage or core.make_storage(db)
     where = core.redact_url(storage.url)
-    name = args.study_name or f'tune-{args.model}'
     t0 = time.perf_counter()
     n_here = 0
     with progress_bar(total=args.trials, desc='tune', unit='trial',
@@ -130,52 +187,87 @@ def run(args) -> int:
             done = core.completed(study)
             best = core.best_finite(study)
             bar.n = min(len(done), args.trials)
-            rate = n_here / max(time.perf_counter() - t0, 1e-9) * 60.0
-            bar.set_postfix(best=f'{best.value:.4g}' if best else '-', per_min=f'{rate:.0f}')
+            rate = (len(done) - n_before) / max(time.perf_counter() - t0, 1e-9) * 60.0
+            bar.set_postfix(best=f'{core.trial_vepd(best):.4g}' if best else '-',
+                            per_min=f'{rate:.0f}')
 
+        n_before = len(core.completed(core.open_study(
+            storage, name, args.model, axes, pareto=args.pareto)))
         study = core.tune(objective, args.model, axes, args.trials, storage, name,
                           seed=args.seed if args.sampler_seed is None else args.sampler_seed,
-                          sampler=args.sampler, on_trial=on_trial)
+                          sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
+                          workers=args.workers)
     wall = time.perf_counter() - t0
+    in_study_path = objective.sim_seconds  # the trials' own, before the confirmation adds to it
     best = core.best_finite(study)
     if best is None:
         raise ValueError(f'study {name!r}: no trial scored a finite VEPD')
-    best_params = core.model_params(args.model, axes, best.params)
+    best_vepd = core.trial_vepd(best)
+    values = core.model_params(args.model, axes, best.params)
     start_params = core.model_params(args.model, axes, core.start_values(args.model, axes))
     fresh = args.seed + 1  # every run seed derives from the study seed by name: all new
     confirm = {}
-    for key, prm in (('best', best_params), ('start', start_params)):
+    checks = [('best', values), ('start', start_params)]
+    if objective.known_params is not None:  # a simulated reference of the tuned model
+        checks.append(('known', {a.param: objective.known_params[a.param] for a in axes}))
+    for key, prm in checks:
         e = objective.evaluate(prm, n_boot=1000, seed=fresh)
         confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
                         'warnings': e['warnings']}
+    structure = core.structure_verdict(confirm['best'], objective.reference_floor())
+    edge = _on_edge(axes, best.params)
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
     atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')
+    gps_params, imu_params = core.split_params(objective.gps_model, objective.imu_model, values)
+    per_sensor = {'gps': (objective.gps_model, gps_params),
+                  'imu': (objective.imu_model, imu_params)}
+    chosen = ("the Pareto front's point with the least VEPD" if args.pareto
+              else 'the least VEPD')
     write_params_file(
         out / 'best_params.yaml',
         f'# vepd tune --model {args.model} --reference {args.reference}\n'
-        f'# best of study {name!r}: trial {best.number}, VEPD {best.value:.6g} '
+        f'# {chosen} of study {name!r}: trial {best.number}, VEPD {best_vepd:.6g} '
         f'(seed {args.seed}); on fresh seeds {confirm["best"]["VEPD"]:.6g}\n',
-        node_params_yaml('gps_noise_node', args.model, best_params),
+        ''.join(node_params_yaml(NODE_OF_SENSOR[s], *per_sensor[s]) for s in objective.tuned),
     )
-    n_done = len(core.completed(study))
+    done = core.completed(study)
+    n_done = len(done)
+    wall_study = max(wall, 1e-9)
     res = {
         'model': args.model,
+        'gps_model': objective.gps_model,
+        'imu_model': objective.imu_model,
+        'tuned': list(objective.tuned),
         'reference': args.reference,
         'study_name': name,
         'storage': where,  # without a password
-        'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log} for a in axes],
+        'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log,
+                  'sensor': a.sensor} for a in axes],
+        'workers': args.workers,
         'trials_complete': n_done,
         'trials_this_process': n_here,
-        'trials_per_minute': n_here / wall * 60.0 if wall > 0 else None,
-        'study_path_share': objective.sim_seconds / wall if wall > 0 else None,
-        'best': {'number': best.number, 'VEPD': best.value, 'params': best_params,
+        'trials_this_run': n_done - n_before,  # by every worker of this command
+        'trials_per_minute': (n_done - n_before) / wall_study * 60.0,
+        # the study path's share of this process's time (its own worker only)
+        'study_path_share': in_study_path / wall_study,
+        'best': {'number': best.number, 'VEPD': best_vepd, 'params': values,
+                 'W1': best.user_attrs.get('W1'), 'W2': best.user_attrs.get('W2'),
+                 'chosen': chosen, 'on_range_edge': edge,
                  'warnings': best.user_attrs.get('warnings', [])},
-        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings'))
-                                    for t in core.completed(study)),
+        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings')) for t in done),
         'start': {'params': start_params},
         'confirmation': {'seed': fresh, **confirm},
+        'structure': structure,
+        'pareto': args.pareto,
+        'trials_requested': args.trials,
+        'ekf_config': args.ekf_config,  # None: config/ekf.yaml
     }
+    if args.pareto:
+        res['pareto_front'] = [
+            {'number': t.number, 'W1': t.values[0], 'W2': t.values[1],
+             'VEPD': core.trial_vepd(t), 'params': core.model_params(args.model, axes, t.params)}
+            for t in core.pareto_front(study)]
     atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
@@ -183,14 +275,25 @@ def run(args) -> int:
         def ci(c):
             return '' if c['ci95'] is None else ' [{:.4g}, {:.4g}]'.format(*c['ci95'])
 
-        print(f'{args.model}: best VEPD {best.value:.4g} (trial {best.number} of {n_done} '
-              f'complete); on fresh seeds (seed {fresh}) {confirm["best"]["VEPD"]:.4g}'
-              f'{ci(confirm["best"])}, untuned start {confirm["start"]["VEPD"]:.4g}'
-              f'{ci(confirm["start"])}')
-        for k, v in best_params.items():
+        print(f'{args.model}: best VEPD {best_vepd:.4g} (trial {best.number} of {n_done} '
+              f'complete{"; " + chosen if args.pareto else ""}); on fresh seeds (seed {fresh}) '
+              f'{confirm["best"]["VEPD"]:.4g}{ci(confirm["best"])}, untuned start '
+              f'{confirm["start"]["VEPD"]:.4g}{ci(confirm["start"])}')
+        for k, v in values.items():
             print(f'  {k}: {v}')
+        if args.pareto:
+            print(f'Pareto front (W1, W2): {len(res["pareto_front"])} trials, in result.json')
+        print(f'structure: {structure["text"]}')
+    for a in edge:
+        print(f'warning: best {a} lies on the edge of its range: widen it', file=sys.stderr)
     for w in res['best']['warnings'] + confirm['best']['warnings']:
         print(f'warning: {w}', file=sys.stderr)
     print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
           file=sys.stderr)
+    # the page: the landscape grid is the study's own objective on the study's seeds
+    page = write_tune_report(
+        out, objective=None if args.no_landscape else (
+            lambda v: objective(core.model_params(args.model, axes, v))),
+        progress=not (args.quiet or args.json))
+    print(f'report: {page}', file=sys.stderr)
     return 0

@@ -241,7 +241,8 @@ def run_records(
     return recs
 
 
-def _reference_dir(ref) -> Path | None:
+def reference_dir(ref) -> Path | None:
+    """Return the directory of real runs ``ref`` names (its ``Real/`` if any), or None."""
     p = Path(ref)
     if not p.is_dir():
         return None
@@ -527,7 +528,7 @@ def run_study(
         make_gps_model(gps_model, 0, **params)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
-    ref_dir = _reference_dir(reference)
+    ref_dir = reference_dir(reference)
     jobs = []
     if ref_dir is None:
         if reference not in GPS_MODELS:

@@ -512,6 +512,25 @@ def _meaning(res: dict) -> list[str]:
     return out
 
 
+def _structure_blocks(res: dict) -> list:
+    """Return the structure verdict and the Pareto front (a --pareto study), when present."""
+    out = []
+    verdict = res.get('structure')
+    if isinstance(verdict, dict) and isinstance(verdict.get('text'), str):
+        bold = '**Structure** — ' if not verdict.get('above_floor') else (
+            '**Structure: the model falls short** — ')
+        out.append(('p', bold + verdict['text'] + '.'))
+    front = res.get('pareto_front')
+    if isinstance(front, list) and front:
+        rows = [['trial', 'W1 (m/s)', 'W2 (unitless)', 'VEPD']] + [
+            [str(t.get('number')), fmt(t.get('W1')), fmt(t.get('W2')), fmt(t.get('VEPD'))]
+            for t in front if isinstance(t, dict)]
+        out.append(('table', rows, f'**Pareto front** — the {len(rows) - 1} trials no other '
+                    'beats in both W1 and W2 (their parameters in result.json); the chosen point '
+                    f'is {res["best"].get("chosen", "the least VEPD")}.'))
+    return out
+
+
 def _blocks(tune_dir, res, axes, trials, best, imp, imp_notes, shown, land, warns) -> list:
     from collections import Counter
 
@@ -534,14 +553,19 @@ def _blocks(tune_dir, res, axes, trials, best, imp, imp_notes, shown, land, warn
                   f'{f" of {asked} asked" if asked is not None else ""}; {detail}.')
     if asked is None:
         status += ' (result.json does not record how many trials were asked.)'
-    ranges = ', '.join(f'`{a.name}` in [{a.low:.6g}, {a.high:.6g}]{" (log)" if a.log else ""}'
-                       for a in axes)
+    sensor = {a.get('name'): a.get('sensor') for a in res['axes'] if isinstance(a, dict)}
+    pair = len(set(sensor.values()) - {None}) > 1  # a GPS,IMU pair: say whose each value is
+    ranges = ', '.join(f'`{a.name}`{f" ({sensor[a.name].upper()})" if pair else ""} in '
+                       f'[{a.low:.6g}, {a.high:.6g}]{" (log)" if a.log else ""}' for a in axes)
+    judge = res.get('ekf_config')
+    judge = (f" The judge's ekf configuration: `{judge}` (not the package's config/ekf.yaml)."
+             if judge else '')
     head = [
         ('h1', f'Tune report — {res["model"]} against {res.get("reference", "?")}'),
         ('p', f'Study `{res.get("study_name", "?")}` ({res.get("storage", "storage not named")}), '
               f'from `{tune_dir}`. Tuned: {ranges}. The objective of a trial is the VEPD of '
               f'{res["model"]} with its parameters against the reference runs (common random '
-              'numbers: the same seeds every trial); **lower is better**.'),
+              f'numbers: the same seeds every trial); **lower is better**.{judge}'),
         ('p', status),
     ]
     bp, sp = res['best']['params'], res['start']['params']
@@ -553,7 +577,7 @@ def _blocks(tune_dir, res, axes, trials, best, imp, imp_notes, shown, land, warn
         ('table', confirmation_rows(res),
          f'**Confirmation** — VEPD of {res["model"]} re-simulated on seeds no trial used, with '
          'its 95 % bootstrap interval; W1 in m/s, W2 unitless, VEPD = (W1 + W2)/2.'),
-    ] + [('p', x) for x in _meaning(res)] + [
+    ] + [('p', x) for x in _meaning(res)] + _structure_blocks(res) + [
         ('table', params, f'**Best parameters** — trial {best.number}, VEPD {fmt(best.vepd)} on '
                           'the tuning seeds (best_params.yaml beside result.json holds them).'),
     ]
