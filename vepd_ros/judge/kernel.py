@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import lapack
 
 STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
@@ -39,7 +38,7 @@ _ONES15 = np.ones(STATE_SIZE)
 _dot = np.dot
 _EYE_FLAT = np.eye(STATE_SIZE).ravel()
 _EYES = [np.eye(m) for m in range(STATE_SIZE + 1)]
-_dgesv = lapack.dgesv
+_dgesv = None  # scipy's LAPACK dgesv, imported at the first m > 3 inverse (_inverse_lapack)
 # flat positions (row·15 + col) of the Jacobian entries ``transition`` returns, in its order
 J_FLAT = np.array(
     [r * 15 + c for r in range(3) for c in (6, 7, 8, 12, 13, 14)]
@@ -379,6 +378,13 @@ def _inverse_lapack(S):
     same bits as ``np.linalg.inv`` while both libraries run the same LAPACK: test_kernel checks
     it (and ``_correct_columns`` keeps the stacked ``np.linalg.inv``, checked run by run).
     """
+    global _dgesv
+    if _dgesv is None:
+        # imported here, not at module level: scipy.linalg costs ~0.2 s of start-up, which
+        # `vepd --help` and `vepd evaluate` (that reach this module) would pay for nothing
+        from scipy.linalg import lapack
+
+        _dgesv = lapack.dgesv
     Si, info = _dgesv(S, _EYES[S.shape[0]])[2:]
     return np.ascontiguousarray(Si) if info == 0 else None
 

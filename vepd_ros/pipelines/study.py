@@ -249,13 +249,15 @@ def reference_dir(ref) -> Path | None:
     return p / 'Real' if (p / 'Real').is_dir() else p
 
 
-CHUNK_RUNS = 45
+CHUNK_RUNS = 90
 """Runs judged together in one vectorised pass (at most; chunks are made equal and, with several
-workers, a whole number of rounds). The judge's cost per step is mostly fixed numpy call overhead,
-so larger batches amortise it: on the 2-core box the paper-sized study (180 runs) took 7.6 / 6.0 /
-5.0 / 5.3 s for CHUNK_RUNS 15 / 30 / 45 / 90 (``benchmarks/bench_study.py --chunk``). Every run of
-a study shares its message timing whatever its label or scenario, so chunks mix labels and
-scenarios freely."""
+workers, a whole number of rounds). The judge's cost per step is mostly fixed numpy call overhead
+(the column-form transition alone is ~180 element-wise calls whatever the batch size), so larger
+batches amortise it. The paper-sized study (180 runs, 2 workers on the 2-core box), CPU seconds
+(``benchmarks/bench_study.py --chunk``; /usr/bin/time -v): CHUNK_RUNS 45 (4 chunks) 8.3–9.1 s,
+peak RSS 0.54 GB per process; 90 (2 chunks) 7.0–7.7 s, 0.90 GB; 180 gives the same 2 chunks as 90
+(whole rounds). Every run of a study shares its message timing whatever its label or scenario, so
+chunks mix labels and scenarios freely; the chunking changes no bit of any run."""
 
 
 @dataclass(frozen=True)
