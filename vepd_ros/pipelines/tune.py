@@ -349,7 +349,7 @@ class Objective:
         self.known_params = None  # real runs, or another model: no parameters to recover
         self.ekf_yaml = None if ekf_yaml is None else str(ekf_yaml)
         if self.ekf_yaml is not None:  # a bad file: the clear error before any trial runs
-            from vepd_ros.judge.params_file import node_section
+            from vepd_ros.params_file import node_section
 
             node_section(self.ekf_yaml, 'ekf_filter_node')
         self.runs, self.duration_s, self.seed, self.velocity = runs, duration_s, seed, velocity
