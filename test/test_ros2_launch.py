@@ -107,6 +107,7 @@ def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
         cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
     )
     log = proc.stdout + proc.stderr
+    (tmp_path / 'launch.log').write_text(log)  # the whole log (a hang's stack dump) stays beside
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
     assert log.count('process has finished cleanly') == 12, log[

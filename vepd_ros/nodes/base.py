@@ -25,11 +25,6 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from vepd_ros.params import Param, ParameterError
 
-try:
-    from rclpy.exceptions import InvalidHandle
-except ImportError:  # pragma: no cover - older rclpy
-    InvalidHandle = RuntimeError
-
 SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
 
@@ -361,37 +356,61 @@ def run_node(
             faulthandler.cancel_dump_traceback_later()
 
 
-def drain_subscriptions(subscriptions: Iterable) -> int:
+class AfterArrivals:
     """
-    Run each subscription's callback on the messages already delivered to it.
+    Run a timer's work only after the messages its node's subscriptions already hold.
 
-    Run each subscription's callback on the messages already delivered to it but not yet taken by
-    the executor (the same take the executor does). A timer callback calls this first, so that what
-    arrived before the tick is processed before it: rclpy's executors run the ready timers of a
-    node before its ready subscriptions, which would otherwise let a tick overtake a message that
-    arrived earlier (the offline study's order is arrivals, then the timer). Returns the number of
-    messages handled.
-
-    For this package's own subscriptions, whose callbacks take the message alone. The take is the
-    one rclpy's executors do (``Subscription.handle.take_message``, the same from Humble to
-    Kilted); where an rclpy lacks it, nothing is drained and only the tick/arrival order falls back
-    to the executor's.
+    rclpy's executors run a node's ready timers before its ready subscriptions, which would let a
+    tick overtake a message that arrived before it (the offline study's order is arrivals, then the
+    timer). So the timer calls this object with what the work needs (the tick's time, read when the
+    timer fired), which only queues it and triggers a guard condition; executors run a node's guard
+    conditions after its subscriptions of the same wait, taking one message per ready subscription
+    per wait. The guard runs the queued work, in order, once a wait has brought no message to the
+    ``watch``-ed subscriptions since the previous one, and triggers itself again otherwise: every
+    message delivered before the tick has then been taken, by the executor's own take (public
+    rclpy only, Humble to Kilted).
     """
-    n = 0
-    for sub in subscriptions:
+
+    def __init__(self, node: Node, subscriptions: Iterable, work: Callable[..., None]):
+        self._work = work
+        self.arrivals = 0  # messages taken by the watched subscriptions
+        self._pending: list[tuple] = []  # the arguments of the work still to run
+        self._seen = 0  # arrivals when the guard was last triggered
+        for sub in subscriptions:
+            self.watch(sub)
+        self._guard = node.create_guard_condition(self._on_guard)
+
+    def watch(self, sub) -> None:
+        """Count ``sub``'s messages as arrivals the work waits for (None: nothing)."""
         if sub is None:
-            continue
-        while True:
-            try:
-                with sub.handle:
-                    info = sub.handle.take_message(sub.msg_type, sub.raw)
-            except (InvalidHandle, AttributeError):
-                info = None  # destroyed meanwhile, or an rclpy without this take
-            if info is None:
-                break
-            sub.callback(info[0])
-            n += 1
-    return n
+            return
+        callback = sub.callback
+
+        def counted(*args):
+            self.arrivals += 1
+            return callback(*args)
+
+        sub.callback = counted
+
+    def __call__(self, *args) -> None:
+        """Queue ``work(*args)`` after what has arrived (from the timer's callback)."""
+        self._pending.append(args)
+        self._seen = self.arrivals
+        self._guard.trigger()
+
+    def flush(self) -> None:
+        """Run the queued work now (a run restart: the ticks before it belong to the old run)."""
+        pending, self._pending = self._pending, []
+        for args in pending:
+            self._work(*args)
+
+    def _on_guard(self) -> None:
+        if self.arrivals != self._seen:  # a message came with this wait: another may be queued
+            self._seen = self.arrivals
+            if self._pending:
+                self._guard.trigger()
+            return
+        self.flush()
 
 
 RUN_EVENTS_TOPIC = '/ground_truth/run'
@@ -511,16 +530,21 @@ def spin_reporting(executor, counter: TrafficCounter) -> None:
     """
     Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
 
-    Idle means a wait with a zero timeout finds nothing: every callback the messages taken so far
+    Idle means a wait with a zero timeout finds nothing (rclpy also ends every wave that ran
+    callbacks with a timeout: that one is not idle): every callback the messages taken so far
     caused, and the timers the last ``/clock`` made due, have run (``vepd run``'s ``_Lockstep``
     drains the same way), so the counts reported are final for this step.
     """
     from rclpy.executors import TimeoutException
 
+    ran = False  # a callback ran since the last timeout
     while executor.context.ok():
         try:
             handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
         except TimeoutException:
+            if ran:  # waiting 0 s, rclpy ends every wave with a timeout: wait again
+                ran = False
+                continue
             counter.report()
             try:
                 handler, _, _ = executor.wait_for_ready_callbacks(
@@ -528,6 +552,7 @@ def spin_reporting(executor, counter: TrafficCounter) -> None:
                 )
             except TimeoutException:
                 continue
+        ran = True
         handler()
         exc = handler.exception()
         if exc is not None:
