@@ -258,6 +258,36 @@ def node_help(
 SHUTDOWN_STACKS_AFTER_S = 4.0
 """A node still shutting down after this long prints its threads' stacks (launch waits 5 s)."""
 
+SPIN_WAKE_S = 0.5
+"""
+The longest a node's executor waits in rcl before it returns to Python (s, wall clock).
+
+Python runs signal handlers in the main thread between bytecodes only; rcl_wait does not return
+on a signal. Waking this often, a SIGINT/SIGTERM takes effect within this time, whatever rclpy's
+own handler does with it.
+"""
+
+
+def _interrupt(signum, frame):
+    """Turn SIGINT and SIGTERM into KeyboardInterrupt in the main thread (``run_node`` exits 0)."""
+    raise KeyboardInterrupt
+
+
+def _own_signals() -> None:
+    """
+    Handle SIGINT and SIGTERM with ``_interrupt``, instead of rclpy's handler.
+
+    Measured (issue 12): rclpy's handler, which run_node used before, sometimes swallowed a SIGINT
+    (a node under load went on spinning until SIGTERM; faulthandler showed the signal arrive and
+    the main thread waiting in rcl). Python's own handler always reaches the main thread, which
+    wakes every ``SPIN_WAKE_S``.
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, _interrupt)
+        except (ValueError, OSError):  # not the main thread (in-process tests)
+            pass
+
 
 def _ignore_signals() -> None:
     """
@@ -284,15 +314,15 @@ def run_node(
     Run a node as a standard ``main`` and return its exit status.
 
     Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
-    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start
-    prints the parameter, value and what was expected, and exits 2 (the node never starts with
-    invalid parameters). ``-h``/``--help`` prints the node's parameters (``params``, the specs it
-    declares) and exits 0 without starting ROS.
+    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback; this function's own handlers,
+    not rclpy's). Run as a process (``args`` None), it ends the process with that status once the
+    node is cleaned up. A ``ParameterError`` at start prints the parameter, value and what was
+    expected, and exits 2 (the node never starts with invalid parameters). ``-h``/``--help``
+    prints the node's parameters (``params``, the specs it declares) and exits 0 without starting
+    ROS.
     """
     argv = sys.argv if args is None else args
     if wants_help(argv):
-        import os
-
         module = sys.modules.get(getattr(factory, '__module__', ''), None)
         sys.stdout.write(
             node_help(
@@ -303,9 +333,26 @@ def run_node(
             )
         )
         return 0
+    status = _run_node(factory, args)
+    faulthandler.cancel_dump_traceback_later()
+    if args is None:
+        # a process of its own (a console script): its cleanup has run; skip the interpreter's
+        # finalization, which was seen to hang with no Python frame left (issue 12: launch then
+        # SIGKILLs the node)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _run_node(factory: Callable[..., Node], args) -> int:
+    """Run ``run_node``'s node: init, build, spin, clean up; return the exit status."""
+    from rclpy.signals import SignalHandlerOptions
+
     node = None
+    _own_signals()
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         try:
             node = factory()
         except ParameterError as exc:
@@ -321,7 +368,8 @@ def run_node(
                 # on a /clock that truth_node may pace (pace_nodes): say what was taken and sent
                 spin_reporting(executor, TrafficCounter(node))
             else:
-                executor.spin()
+                while executor.context.ok():
+                    executor.spin_once(timeout_sec=SPIN_WAKE_S)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
@@ -349,11 +397,9 @@ def run_node(
                     node.destroy_node()
                 except Exception:  # noqa: BLE001 - the context is gone; nothing left to free
                     pass
-            rclpy.try_shutdown()
+            rclpy.try_shutdown(uninstall_handlers=False)
         except KeyboardInterrupt:  # a signal that came before the handlers were replaced
             pass
-        finally:
-            faulthandler.cancel_dump_traceback_later()
 
 
 class AfterArrivals:
