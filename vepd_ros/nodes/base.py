@@ -24,6 +24,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.streams import NS, TOPIC_PROGRESS, TOPIC_RUN_EVENTS
 
 SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
@@ -69,7 +70,7 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
             'label',
             '',
             'label of this chain in a study: when set, the model restarts at every run start '
-            f'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "{kind}", '
+            f'announced on {TOPIC_RUN_EVENTS}, seeded with seeding.derive_seed(seed, "{kind}", '
             f'label, scenario, run) '
             'as the offline study does',
         ),
@@ -145,7 +146,7 @@ def _descriptor(p: Param):
 
 
 def stamp_to_ns(stamp) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+    return int(stamp.sec) * NS + int(stamp.nanosec)
 
 
 def static_transforms_param(specs):
@@ -168,7 +169,7 @@ def static_transforms_param(specs):
 def ns_to_stamp(t_ns: int):
     from builtin_interfaces.msg import Time
 
-    return Time(sec=int(t_ns // 1_000_000_000), nanosec=int(t_ns % 1_000_000_000))
+    return Time(sec=int(t_ns // NS), nanosec=int(t_ns % NS))
 
 
 class DropCounter:
@@ -211,7 +212,7 @@ RL_PARAMS_NOTE = (
     "parameters: robot_localization's own (the node reads its YAML unchanged, e.g. "
     '--params-file share/vepd_ros/config/ekf.yaml or navsat.yaml; unknown or ill-typed ones '
     "exit 2 naming them), plus vepd_ros's reset_on_run_events (bool, default false: restart "
-    'at every run truth_node announces on /ground_truth/run).'
+    f'at every run truth_node announces on {TOPIC_RUN_EVENTS}).'
 )
 
 
@@ -459,9 +460,9 @@ class AfterArrivals:
         self.flush()
 
 
-RUN_EVENTS_TOPIC = '/ground_truth/run'
+RUN_EVENTS_TOPIC = TOPIC_RUN_EVENTS
 
-PROGRESS_TOPIC = '/vepd/progress'
+PROGRESS_TOPIC = TOPIC_PROGRESS
 """
 Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
 
@@ -627,7 +628,7 @@ class Pacer:
         from std_msgs.msg import String
 
         self._node, self.pace_nodes, self.drops = node, pace_nodes, drops
-        self._timeout_ns = int(timeout_s * 1e9)
+        self._timeout_ns = int(timeout_s * NS)
         self._timeout_text = f'{timeout_s:g} s (wall)'
         self.held_steps = 0  # steps held back (logs, tests)
         self._reports: dict[str, dict] = {}  # node -> its last report (+ 'wall')
@@ -926,7 +927,7 @@ class TopicWatchdog:
         ``no message on <topic> after N s`` for every watched input still missing after the
         timeout.
         """
-        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * 1e9:
+        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * NS:
             return []
         return [
             f'no {what} on {topic} after {self.timeout_s:g} s'
@@ -939,11 +940,11 @@ class TopicWatchdog:
             self.timer.cancel()  # everything has shown up: nothing left to watch
             return
         now = self._clock.now().nanoseconds
-        if now - self._t0 < self.timeout_s * 1e9:
+        if now - self._t0 < self.timeout_s * NS:
             return
         for w in self._watched:
             topic, ok, what, last = w
-            if ok() or (last is not None and now - last < self.repeat_s * 1e9):
+            if ok() or (last is not None and now - last < self.repeat_s * NS):
                 continue
             w[3] = now
             text = f'no {what} on {topic} after {self.timeout_s:g} s'

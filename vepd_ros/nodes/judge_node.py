@@ -42,6 +42,7 @@ from vepd_ros.nodes.base import (
     run_node,
     RunEvents,
     SENSOR_QOS,
+    stamp_to_ns,
     static_transforms_param,
 )
 from vepd_ros.params import ParameterError
@@ -193,7 +194,7 @@ class JudgeNode(Node):
 
     def _on_msg(self, name: str, msg) -> None:
         if self.runs is not None:
-            self.runs.before(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+            self.runs.before(stamp_to_ns(msg.header.stamp))
         before = sum(self.filter.dropped.values())
         try:
             self.filter.feed(name, msg)

@@ -42,6 +42,7 @@ from vepd_ros.nodes.base import (
     run_node,
 )
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.streams import NS
 
 PARAMS = [
     Param(
@@ -154,7 +155,7 @@ class JudgeSupervisorNode(Node):
             end_ns = int(e['stamp_ns'])
         except (ValueError, KeyError, TypeError) as exc:
             return self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
-        self._restart_at_ns = end_ns + int(round(self.p['restart_delay_s'] * 1e9))
+        self._restart_at_ns = end_ns + int(round(self.p['restart_delay_s'] * NS))
 
     def _on_sim_tick(self) -> None:
         now = self.get_clock().now().nanoseconds
