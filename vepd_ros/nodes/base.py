@@ -269,23 +269,27 @@ own handler does with it.
 """
 
 
-def _interrupt(signum, frame):
-    """Turn SIGINT and SIGTERM into KeyboardInterrupt in the main thread (``run_node`` exits 0)."""
-    raise KeyboardInterrupt
+_STOP = []  # a SIGINT/SIGTERM was received (its number): the spin loop ends, the node cleans up
+
+
+def _request_stop(signum, frame):
+    """Note a SIGINT or SIGTERM: the spin loop ends at its next wake-up (``run_node`` exits 0)."""
+    _STOP.append(signum)
 
 
 def _own_signals() -> None:
     """
-    Handle SIGINT and SIGTERM with ``_interrupt``, instead of rclpy's handler.
+    Handle SIGINT and SIGTERM with ``_request_stop``, instead of rclpy's handler.
 
     Measured (issue 12): rclpy's handler, which run_node used before, sometimes swallowed a SIGINT
     (a node under load went on spinning until SIGTERM; faulthandler showed the signal arrive and
     the main thread waiting in rcl). Python's own handler always reaches the main thread, which
-    wakes every ``SPIN_WAKE_S``.
+    wakes every ``SPIN_WAKE_S``. It only sets a flag: an exception raised from a handler inside
+    rclpy's C++ calls comes out as another error (a RuntimeError from pybind11), a traceback.
     """
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            signal.signal(sig, _interrupt)
+            signal.signal(sig, _request_stop)
         except (ValueError, OSError):  # not the main thread (in-process tests)
             pass
 
@@ -302,6 +306,11 @@ def _ignore_signals() -> None:
             signal.signal(sig, signal.SIG_IGN)
         except (ValueError, OSError):  # not the main thread (in-process tests)
             pass
+
+
+def spinning(executor) -> bool:
+    """Return whether ``executor`` should go on spinning: its context is up, no signal came."""
+    return executor.context.ok() and not _STOP
 
 
 def run_node(
@@ -369,7 +378,7 @@ def _run_node(factory: Callable[..., Node], args) -> int:
                 # on a /clock that truth_node may pace (pace_nodes): say what was taken and sent
                 spin_reporting(executor, TrafficCounter(node))
             else:
-                while executor.context.ok():
+                while spinning(executor):
                     executor.spin_once(timeout_sec=SPIN_WAKE_S)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
@@ -585,7 +594,7 @@ def spin_reporting(executor, counter: TrafficCounter) -> None:
     from rclpy.executors import TimeoutException
 
     ran = False  # a callback ran since the last timeout
-    while executor.context.ok():
+    while spinning(executor):
         try:
             handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
         except TimeoutException:
