@@ -110,9 +110,8 @@ class JudgeSupervisorNode(Node):
         self.procs: list[subprocess.Popen] = []
         self.chains_started = 0
         self._restart_at_ns: int | None = None  # sim time at which the chain is replaced
-        self.pace_hold = False  # reported on /vepd/progress: /clock waits while a chain restarts
         self._runs_sub = None
-        self._start_chain()
+        self._start_chain()  # pace_hold, reported on /vepd/progress: /clock waits till it is up
         self.create_timer(0.05, self._on_timer, clock=_steady_clock())
         # on sim time: the restart is due within the step that reaches it, before the node reports
         self.create_timer(0.01, self._on_sim_tick)
@@ -132,6 +131,7 @@ class JudgeSupervisorNode(Node):
         self.procs = [subprocess.Popen(cmd) for cmd in self.commands]
         self.chains_started += 1
         self._starting = True
+        self.pace_hold = True  # the first chain too (run 1 differed from vepd run without it)
 
     def _stop_chain(self) -> None:
         for p in self.procs:
