@@ -107,6 +107,7 @@ def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
         cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
     )
     log = proc.stdout + proc.stderr
+    (tmp_path / 'launch.log').write_text(log)  # the whole log (a hang's stack dump) stays beside
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
     assert log.count('process has finished cleanly') == 12, log[
@@ -390,14 +391,16 @@ def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing
     assert len(list(out.rglob('straight_*.json'))) == 4
 
 
-@pytest.mark.flaky(reruns=2, reruns_delay=5)
 def test_bag_replay_launch_static_tf_scores_as_vepd_bag(domain_id, tmp_path):
     """
     Check ``ros2 launch bag_replay.launch.py static_tf:=...`` on a bag with a rotated IMU.
 
     The launch feeds the built-in judge the mounting and its first run scores as ``vepd bag
-    --static-tf``'s (which refuses the bag without the transform). Jazzy tooling: the argument goes
-    through the same graph description under Humble's.
+    --static-tf``'s (which refuses the bag without the transform). bag_player_node steps /clock in
+    lockstep with the nodes' message counts, as truth_node does, so the launch's runs are the same
+    bits every time (measured: 5 of 5 under load); the tolerance is the graph-vs-offline one, not a
+    margin for timing. Jazzy tooling: the argument goes through the same graph description under
+    Humble's.
     """
     from test_bag_replay_graph import assert_runs_equal_vepd_bag, mounted_imu_case
 
@@ -409,6 +412,7 @@ def test_bag_replay_launch_static_tf_scores_as_vepd_bag(domain_id, tmp_path):
         cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
     )
     log = proc.stdout + proc.stderr
+    (tmp_path / 'launch.log').write_text(log)
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
     assert_runs_equal_vepd_bag(out, offline)
@@ -428,7 +432,6 @@ def _vepd_processes_on_domain(domain_id: int) -> list[str]:
     return found
 
 
-@pytest.mark.flaky(reruns=2, reruns_delay=5)
 def test_one_judge_chain_per_run_equals_the_built_in_reset(domain_id, tmp_path, vepd_run_result):
     """
     Check the per-run judge supervisor with the built-in judge against its reset per run.
@@ -456,6 +459,7 @@ def test_one_judge_chain_per_run_equals_the_built_in_reset(domain_id, tmp_path, 
         cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=400
     )
     log = proc.stdout + proc.stderr
+    (tmp_path / 'launch.log').write_text(log)
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
     # two chains (real, ch_rw) x two runs: each chain started afresh for run 2
@@ -465,12 +469,12 @@ def test_one_judge_chain_per_run_equals_the_built_in_reset(domain_id, tmp_path, 
     ref_out = Path(vepd_run_result['test_output_dir'])
     csvs = sorted(p.relative_to(out) for p in out.rglob('straight_*.csv'))
     assert len(csvs) == 4, csvs
-    for rel in csvs:
+    for rel in csvs:  # a fresh chain per run is the reset per run, bit for bit
         e = run_metrics(*read_run(out / rel).signal('speed'))[0]
         e_ref = run_metrics(*read_run(ref_out / rel).signal('speed'))[0]
-        assert abs(e - e_ref) <= 0.002 + 0.02 * e_ref, (rel, e, e_ref)
+        assert e == e_ref, (rel, e, e_ref)
     result = json.loads((out / 'result.json').read_text())
     for label, ref in vepd_run_result['models'].items():
         for key in ('W1', 'W2'):
             got = result['models'][label][key]
-            assert abs(got - ref[key]) <= 0.002 + 0.02 * ref[key], (label, key, got, ref[key])
+            assert got == ref[key], (label, key, got, ref[key])

@@ -641,8 +641,8 @@ class _Lockstep:
     reordering messages.
 
     Why the ticks then see the offline study's inputs: a timer due at τ fires one executor wave
-    after the /clock callback that passed τ, and its callback first takes what its subscriptions
-    hold (``drain_subscriptions``); the data it needs are stamped ≤ τ < T, so they were published
+    after the /clock callback that passed τ, and its tick runs after what its subscriptions hold
+    (``nodes.base.AfterArrivals``); the data it needs are stamped ≤ τ < T, so they were published
     at least one step earlier. Reliable hops (truth → noise nodes) are delivered in process when
     publish() returns; a best-effort sensor hop (noise node → judge/navsat) is sometimes handed to
     a Fast DDS thread instead and lands a moment later — it then has the rest of its step and the
@@ -672,11 +672,16 @@ class _Lockstep:
         """Run callbacks until a wait finds none ready."""
         from rclpy.executors import TimeoutException
 
+        ran = False  # with timeout 0, rclpy ends every wave with a timeout, idle or not
         while True:
             try:
                 handler, _, _ = self.ex.wait_for_ready_callbacks(timeout_sec=0.0)
             except TimeoutException:
-                return
+                if not ran:
+                    return
+                ran = False
+                continue
+            ran = True
             handler()
             exc = handler.exception()
             if exc is not None:

@@ -24,6 +24,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from vepd_ros.nodes.base import declare_params, DropCounter, ns_to_stamp, Pacer, run_node
 from vepd_ros.nodes.recorder_node import message_class
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.streams import NS
 from vepd_ros.truth.params import PACE_PARAMS
 
 PLAYER_PARAMS = [
@@ -114,7 +115,7 @@ class BagPlayerNode(Node):
         self.messages = self.bag.messages(list(self.pubs))
         self.next = next(self.messages, None)
         self.sim_ns = None if self.next is None else self.next[0]
-        self.step_ns = int(round(p['clock_step_s'] * 1e9))
+        self.step_ns = int(round(p['clock_step_s'] * NS))
         self.pub_clock = self.create_publisher(ClockMsg, '/clock', 10)
         self.played = 0
         self.done = self.next is None

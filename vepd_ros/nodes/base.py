@@ -24,11 +24,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from vepd_ros.params import Param, ParameterError
-
-try:
-    from rclpy.exceptions import InvalidHandle
-except ImportError:  # pragma: no cover - older rclpy
-    InvalidHandle = RuntimeError
+from vepd_ros.streams import NS, TOPIC_PROGRESS, TOPIC_RUN_EVENTS
 
 SENSOR_QOS = qos_profile_sensor_data
 """Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
@@ -74,7 +70,7 @@ def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float
             'label',
             '',
             'label of this chain in a study: when set, the model restarts at every run start '
-            f'announced on /ground_truth/run, seeded with seeding.derive_seed(seed, "{kind}", '
+            f'announced on {TOPIC_RUN_EVENTS}, seeded with seeding.derive_seed(seed, "{kind}", '
             f'label, scenario, run) '
             'as the offline study does',
         ),
@@ -150,7 +146,7 @@ def _descriptor(p: Param):
 
 
 def stamp_to_ns(stamp) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+    return int(stamp.sec) * NS + int(stamp.nanosec)
 
 
 def static_transforms_param(specs):
@@ -173,7 +169,7 @@ def static_transforms_param(specs):
 def ns_to_stamp(t_ns: int):
     from builtin_interfaces.msg import Time
 
-    return Time(sec=int(t_ns // 1_000_000_000), nanosec=int(t_ns % 1_000_000_000))
+    return Time(sec=int(t_ns // NS), nanosec=int(t_ns % NS))
 
 
 class DropCounter:
@@ -216,7 +212,7 @@ RL_PARAMS_NOTE = (
     "parameters: robot_localization's own (the node reads its YAML unchanged, e.g. "
     '--params-file share/vepd_ros/config/ekf.yaml or navsat.yaml; unknown or ill-typed ones '
     "exit 2 naming them), plus vepd_ros's reset_on_run_events (bool, default false: restart "
-    'at every run truth_node announces on /ground_truth/run).'
+    f'at every run truth_node announces on {TOPIC_RUN_EVENTS}).'
 )
 
 
@@ -263,6 +259,40 @@ def node_help(
 SHUTDOWN_STACKS_AFTER_S = 4.0
 """A node still shutting down after this long prints its threads' stacks (launch waits 5 s)."""
 
+SPIN_WAKE_S = 0.5
+"""
+The longest a node's executor waits in rcl before it returns to Python (s, wall clock).
+
+Python runs signal handlers in the main thread between bytecodes only; rcl_wait does not return
+on a signal. Waking this often, a SIGINT/SIGTERM takes effect within this time, whatever rclpy's
+own handler does with it.
+"""
+
+
+_STOP = []  # a SIGINT/SIGTERM was received (its number): the spin loop ends, the node cleans up
+
+
+def _request_stop(signum, frame):
+    """Note a SIGINT or SIGTERM: the spin loop ends at its next wake-up (``run_node`` exits 0)."""
+    _STOP.append(signum)
+
+
+def _own_signals() -> None:
+    """
+    Handle SIGINT and SIGTERM with ``_request_stop``, instead of rclpy's handler.
+
+    Measured (issue 12): rclpy's handler, which run_node used before, sometimes swallowed a SIGINT
+    (a node under load went on spinning until SIGTERM; faulthandler showed the signal arrive and
+    the main thread waiting in rcl). Python's own handler always reaches the main thread, which
+    wakes every ``SPIN_WAKE_S``. It only sets a flag: an exception raised from a handler inside
+    rclpy's C++ calls comes out as another error (a RuntimeError from pybind11), a traceback.
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, _request_stop)
+        except (ValueError, OSError):  # not the main thread (in-process tests)
+            pass
+
 
 def _ignore_signals() -> None:
     """
@@ -278,6 +308,11 @@ def _ignore_signals() -> None:
             pass
 
 
+def spinning(executor) -> bool:
+    """Return whether ``executor`` should go on spinning: its context is up, no signal came."""
+    return executor.context.ok() and not _STOP
+
+
 def run_node(
     factory: Callable[..., Node],
     args=None,
@@ -289,15 +324,15 @@ def run_node(
     Run a node as a standard ``main`` and return its exit status.
 
     Standard ``main``: init, build the node, spin on a SingleThreadedExecutor, exit 0 on
-    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback). A ``ParameterError`` at start
-    prints the parameter, value and what was expected, and exits 2 (the node never starts with
-    invalid parameters). ``-h``/``--help`` prints the node's parameters (``params``, the specs it
-    declares) and exits 0 without starting ROS.
+    SIGINT/SIGTERM (once or repeatedly, in any phase: no traceback; this function's own handlers,
+    not rclpy's). Run as a process (``args`` None), it ends the process with that status once the
+    node is cleaned up. A ``ParameterError`` at start prints the parameter, value and what was
+    expected, and exits 2 (the node never starts with invalid parameters). ``-h``/``--help``
+    prints the node's parameters (``params``, the specs it declares) and exits 0 without starting
+    ROS.
     """
     argv = sys.argv if args is None else args
     if wants_help(argv):
-        import os
-
         module = sys.modules.get(getattr(factory, '__module__', ''), None)
         sys.stdout.write(
             node_help(
@@ -308,9 +343,26 @@ def run_node(
             )
         )
         return 0
+    status = _run_node(factory, args)
+    faulthandler.cancel_dump_traceback_later()
+    if args is None:
+        # a process of its own (a console script): its cleanup has run; skip the interpreter's
+        # finalization, which was seen to hang with no Python frame left (issue 12: launch then
+        # SIGKILLs the node)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _run_node(factory: Callable[..., Node], args) -> int:
+    """Run ``run_node``'s node: init, build, spin, clean up; return the exit status."""
+    from rclpy.signals import SignalHandlerOptions
+
     node = None
+    _own_signals()
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         try:
             node = factory()
         except ParameterError as exc:
@@ -326,7 +378,8 @@ def run_node(
                 # on a /clock that truth_node may pace (pace_nodes): say what was taken and sent
                 spin_reporting(executor, TrafficCounter(node))
             else:
-                executor.spin()
+                while spinning(executor):
+                    executor.spin_once(timeout_sec=SPIN_WAKE_S)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
@@ -354,49 +407,71 @@ def run_node(
                     node.destroy_node()
                 except Exception:  # noqa: BLE001 - the context is gone; nothing left to free
                     pass
-            rclpy.try_shutdown()
+            rclpy.try_shutdown(uninstall_handlers=False)
         except KeyboardInterrupt:  # a signal that came before the handlers were replaced
             pass
-        finally:
-            faulthandler.cancel_dump_traceback_later()
 
 
-def drain_subscriptions(subscriptions: Iterable) -> int:
+class AfterArrivals:
     """
-    Run each subscription's callback on the messages already delivered to it.
+    Run a timer's work only after the messages its node's subscriptions already hold.
 
-    Run each subscription's callback on the messages already delivered to it but not yet taken by
-    the executor (the same take the executor does). A timer callback calls this first, so that what
-    arrived before the tick is processed before it: rclpy's executors run the ready timers of a
-    node before its ready subscriptions, which would otherwise let a tick overtake a message that
-    arrived earlier (the offline study's order is arrivals, then the timer). Returns the number of
-    messages handled.
-
-    For this package's own subscriptions, whose callbacks take the message alone. The take is the
-    one rclpy's executors do (``Subscription.handle.take_message``, the same from Humble to
-    Kilted); where an rclpy lacks it, nothing is drained and only the tick/arrival order falls back
-    to the executor's.
+    rclpy's executors run a node's ready timers before its ready subscriptions, which would let a
+    tick overtake a message that arrived before it (the offline study's order is arrivals, then the
+    timer). So the timer calls this object with what the work needs (the tick's time, read when the
+    timer fired), which only queues it and triggers a guard condition; executors run a node's guard
+    conditions after its subscriptions of the same wait, taking one message per ready subscription
+    per wait. The guard runs the queued work, in order, once a wait has brought no message to the
+    ``watch``-ed subscriptions since the previous one, and triggers itself again otherwise: every
+    message delivered before the tick has then been taken, by the executor's own take (public
+    rclpy only, Humble to Kilted).
     """
-    n = 0
-    for sub in subscriptions:
+
+    def __init__(self, node: Node, subscriptions: Iterable, work: Callable[..., None]):
+        self._work = work
+        self.arrivals = 0  # messages taken by the watched subscriptions
+        self._pending: list[tuple] = []  # the arguments of the work still to run
+        self._seen = 0  # arrivals when the guard was last triggered
+        for sub in subscriptions:
+            self.watch(sub)
+        self._guard = node.create_guard_condition(self._on_guard)
+
+    def watch(self, sub) -> None:
+        """Count ``sub``'s messages as arrivals the work waits for (None: nothing)."""
         if sub is None:
-            continue
-        while True:
-            try:
-                with sub.handle:
-                    info = sub.handle.take_message(sub.msg_type, sub.raw)
-            except (InvalidHandle, AttributeError):
-                info = None  # destroyed meanwhile, or an rclpy without this take
-            if info is None:
-                break
-            sub.callback(info[0])
-            n += 1
-    return n
+            return
+        callback = sub.callback
+
+        def counted(*args):
+            self.arrivals += 1
+            return callback(*args)
+
+        sub.callback = counted
+
+    def __call__(self, *args) -> None:
+        """Queue ``work(*args)`` after what has arrived (from the timer's callback)."""
+        self._pending.append(args)
+        self._seen = self.arrivals
+        self._guard.trigger()
+
+    def flush(self) -> None:
+        """Run the queued work now (a run restart: the ticks before it belong to the old run)."""
+        pending, self._pending = self._pending, []
+        for args in pending:
+            self._work(*args)
+
+    def _on_guard(self) -> None:
+        if self.arrivals != self._seen:  # a message came with this wait: another may be queued
+            self._seen = self.arrivals
+            if self._pending:
+                self._guard.trigger()
+            return
+        self.flush()
 
 
-RUN_EVENTS_TOPIC = '/ground_truth/run'
+RUN_EVENTS_TOPIC = TOPIC_RUN_EVENTS
 
-PROGRESS_TOPIC = '/vepd/progress'
+PROGRESS_TOPIC = TOPIC_PROGRESS
 """
 Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
 
@@ -511,16 +586,21 @@ def spin_reporting(executor, counter: TrafficCounter) -> None:
     """
     Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
 
-    Idle means a wait with a zero timeout finds nothing: every callback the messages taken so far
+    Idle means a wait with a zero timeout finds nothing (rclpy also ends every wave that ran
+    callbacks with a timeout: that one is not idle): every callback the messages taken so far
     caused, and the timers the last ``/clock`` made due, have run (``vepd run``'s ``_Lockstep``
     drains the same way), so the counts reported are final for this step.
     """
     from rclpy.executors import TimeoutException
 
-    while executor.context.ok():
+    ran = False  # a callback ran since the last timeout
+    while spinning(executor):
         try:
             handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
         except TimeoutException:
+            if ran:  # waiting 0 s, rclpy ends every wave with a timeout: wait again
+                ran = False
+                continue
             counter.report()
             try:
                 handler, _, _ = executor.wait_for_ready_callbacks(
@@ -528,6 +608,7 @@ def spin_reporting(executor, counter: TrafficCounter) -> None:
                 )
             except TimeoutException:
                 continue
+        ran = True
         handler()
         exc = handler.exception()
         if exc is not None:
@@ -556,7 +637,7 @@ class Pacer:
         from std_msgs.msg import String
 
         self._node, self.pace_nodes, self.drops = node, pace_nodes, drops
-        self._timeout_ns = int(timeout_s * 1e9)
+        self._timeout_ns = int(timeout_s * NS)
         self._timeout_text = f'{timeout_s:g} s (wall)'
         self.held_steps = 0  # steps held back (logs, tests)
         self._reports: dict[str, dict] = {}  # node -> its last report (+ 'wall')
@@ -855,7 +936,7 @@ class TopicWatchdog:
         ``no message on <topic> after N s`` for every watched input still missing after the
         timeout.
         """
-        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * 1e9:
+        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * NS:
             return []
         return [
             f'no {what} on {topic} after {self.timeout_s:g} s'
@@ -868,11 +949,11 @@ class TopicWatchdog:
             self.timer.cancel()  # everything has shown up: nothing left to watch
             return
         now = self._clock.now().nanoseconds
-        if now - self._t0 < self.timeout_s * 1e9:
+        if now - self._t0 < self.timeout_s * NS:
             return
         for w in self._watched:
             topic, ok, what, last = w
-            if ok() or (last is not None and now - last < self.repeat_s * 1e9):
+            if ok() or (last is not None and now - last < self.repeat_s * NS):
                 continue
             w[3] = now
             text = f'no {what} on {topic} after {self.timeout_s:g} s'

@@ -50,7 +50,7 @@ from vepd_ros.nodes.base import (
     TRUTH_STREAM_PARAMS,
 )
 from vepd_ros.params import Param
-from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
+from vepd_ros.streams import NS, TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
 
 
 def _datum_ok(v) -> bool:
@@ -123,7 +123,7 @@ class GpsNoiseNode(Node):
     def _on_spinning(self):
         """Say we are up on the first executor callback (start-up scripts and tests wait)."""
         self._hello.cancel()
-        self.get_logger().info('spinning; waiting for truth on /ground_truth/odometry')
+        self.get_logger().info(f'spinning; waiting for truth on {TOPIC_GROUND_TRUTH}')
 
     def _restart(self, event: dict):
         """
@@ -165,14 +165,14 @@ class GpsNoiseNode(Node):
             return
         lat, lon, alt = enu_to_geodetic(s.position_enu, self.datum, self.mp['conversion'])
         m = NavSatFix()
-        stamp_ns = ts_ns if s.stamp_s[0] == ts else int(round(float(s.stamp_s[0]) * 1e9))
+        stamp_ns = ts_ns if s.stamp_s[0] == ts else int(round(float(s.stamp_s[0]) * NS))
         m.header.stamp, m.header.frame_id = ns_to_stamp(stamp_ns), self.p['frame_id']
         m.status.status = int(s.status[0])
         m.status.service = NavSatStatus.SERVICE_GPS
         m.latitude, m.longitude, m.altitude = float(lat[0]), float(lon[0]), float(alt[0])
         m.position_covariance = [float(c) for c in s.covariance_enu[0].ravel()]
         m.position_covariance_type = int(s.covariance_type[0])
-        publish_ns = ts_ns if s.publish_s[0] == ts else int(round(float(s.publish_s[0]) * 1e9))
+        publish_ns = ts_ns if s.publish_s[0] == ts else int(round(float(s.publish_s[0]) * NS))
         self.pending.append((publish_ns, m))
 
     def _release(self, now_ns: int):

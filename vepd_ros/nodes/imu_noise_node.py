@@ -113,8 +113,8 @@ class ImuNoiseNode(Node):
         )
         self.watchdog = TopicWatchdog(self, p['topic_timeout_s'])
         topics = [
-            self.resolve_topic_name(f'/ground_truth/{s}')
-            for s in ('imu', 'odometry')
+            self.resolve_topic_name(topic)
+            for s, topic in (('imu', TOPIC_GROUND_TRUTH_IMU), ('odometry', TOPIC_GROUND_TRUTH))
             if p['truth_source'] in ('auto', s)
         ]
         self.watchdog.watch(' or '.join(topics), lambda: any(self.received.values()))
@@ -126,7 +126,7 @@ class ImuNoiseNode(Node):
         """Say we are up on the first executor callback (start-up scripts and tests wait)."""
         self._hello.cancel()
         self.get_logger().info(
-            'spinning; waiting for truth on /ground_truth/imu or /ground_truth/odometry'
+            f'spinning; waiting for truth on {TOPIC_GROUND_TRUTH_IMU} or {TOPIC_GROUND_TRUTH}'
         )
 
     # -- truth
@@ -136,7 +136,8 @@ class ImuNoiseNode(Node):
         if self.source != 'imu':
             if self.source == 'odometry':
                 self.get_logger().info(
-                    '/ground_truth/imu appeared: using it instead of differentiated odometry'
+                    f'{TOPIC_GROUND_TRUTH_IMU} appeared: using it instead of differentiated '
+                    'odometry'
                 )
                 self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
             self.source = 'imu'

@@ -35,13 +35,14 @@ from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.filter import RosFilter
 from vepd_ros.judge.rl_graph import load_judge_params, make_judge_ekf
 from vepd_ros.nodes.base import (
-    drain_subscriptions,
+    AfterArrivals,
     DropCounter,
     ns_to_stamp,
     RL_PARAMS_NOTE,
     run_node,
     RunEvents,
     SENSOR_QOS,
+    stamp_to_ns,
     static_transforms_param,
 )
 from vepd_ros.params import ParameterError
@@ -131,7 +132,12 @@ class JudgeNode(Node):
                 True,
                 "false with use_sim_time (on sim time the judge ticks on the study's schedule)",
             )
-        self.timer = self.create_timer(1.0 / self.params.frequency, self._on_tick)
+        # what arrived before a tick goes into it (not after it, by executor order)
+        self._after_arrivals = AfterArrivals(self, self._subs, self._on_tick)
+        self.timer = self.create_timer(
+            1.0 / self.params.frequency,
+            lambda: self._after_arrivals(self.get_clock().now().nanoseconds),
+        )
         self.published = 0
         self.get_logger().info(
             f'judge: {len(self.params.sensors)} sensor(s) '
@@ -182,12 +188,13 @@ class JudgeNode(Node):
         self.pub_tf.publish(TFMessage(transforms=[t]))
 
     def _restart(self, event: dict) -> None:
+        self._after_arrivals.flush()  # ticks due before this run's first message: the old run's
         self.filter.reset()
         self.get_logger().info(f'run {event["scenario"]} #{event["run"]}: filter restarted')
 
     def _on_msg(self, name: str, msg) -> None:
         if self.runs is not None:
-            self.runs.before(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+            self.runs.before(stamp_to_ns(msg.header.stamp))
         before = sum(self.filter.dropped.values())
         try:
             self.filter.feed(name, msg)
@@ -199,13 +206,12 @@ class JudgeNode(Node):
         elif self._tick_on_arrival:
             self._tick(self.get_clock().now().nanoseconds)
 
-    def _on_tick(self) -> None:
-        # What arrived before the tick goes into it (not after it, by executor order). Drained
-        # before the clock is read: with publish_on_measurement each drained message ticks at its
-        # own now(), and a tick at an older now() would look like the clock going backwards (a
-        # filter reset).
-        drain_subscriptions(self._subs)
-        now = self.get_clock().now().nanoseconds
+    def _on_tick(self, now: int) -> None:
+        """Run the timer tick at ``now`` (the clock when the timer fired), after the arrivals."""
+        if self._tick_on_arrival:
+            # each message before this tick ticked at its own now(): a tick at the older timer
+            # time would look like the clock going backwards (a filter reset)
+            now = self.get_clock().now().nanoseconds
         if now <= 0:
             return  # use_sim_time without /clock yet
         if self._sim_time:

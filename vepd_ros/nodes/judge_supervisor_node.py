@@ -42,6 +42,7 @@ from vepd_ros.nodes.base import (
     run_node,
 )
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.streams import NS
 
 PARAMS = [
     Param(
@@ -109,9 +110,8 @@ class JudgeSupervisorNode(Node):
         self.procs: list[subprocess.Popen] = []
         self.chains_started = 0
         self._restart_at_ns: int | None = None  # sim time at which the chain is replaced
-        self.pace_hold = False  # reported on /vepd/progress: /clock waits while a chain restarts
         self._runs_sub = None
-        self._start_chain()
+        self._start_chain()  # pace_hold, reported on /vepd/progress: /clock waits till it is up
         self.create_timer(0.05, self._on_timer, clock=_steady_clock())
         # on sim time: the restart is due within the step that reaches it, before the node reports
         self.create_timer(0.01, self._on_sim_tick)
@@ -131,6 +131,7 @@ class JudgeSupervisorNode(Node):
         self.procs = [subprocess.Popen(cmd) for cmd in self.commands]
         self.chains_started += 1
         self._starting = True
+        self.pace_hold = True  # the first chain too (run 1 differed from vepd run without it)
 
     def _stop_chain(self) -> None:
         for p in self.procs:
@@ -154,7 +155,7 @@ class JudgeSupervisorNode(Node):
             end_ns = int(e['stamp_ns'])
         except (ValueError, KeyError, TypeError) as exc:
             return self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
-        self._restart_at_ns = end_ns + int(round(self.p['restart_delay_s'] * 1e9))
+        self._restart_at_ns = end_ns + int(round(self.p['restart_delay_s'] * NS))
 
     def _on_sim_tick(self) -> None:
         now = self.get_clock().now().nanoseconds

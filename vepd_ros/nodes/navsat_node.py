@@ -41,7 +41,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
 from vepd_ros.nodes.base import (
-    drain_subscriptions,
+    AfterArrivals,
     DropCounter,
     ns_to_stamp,
     RL_PARAMS_NOTE,
@@ -112,11 +112,15 @@ class NavSatNode(Node):
         )
         self.published = {'odometry/gps': 0, 'gps/filtered': 0}
         period = 1.0 / self.p['frequency']
+        # arrivals before a tick count for it (not after it, by executor order)
+        self._after_arrivals = AfterArrivals(
+            self, (self.sub_fix, self.sub_imu, self.sub_odom), self._on_tick
+        )
         if self.p['delay'] > 0:
             self._start = self.create_timer(self.p['delay'], self._start_timer)
             self.timer = None
         else:
-            self.timer = self.create_timer(period, self._on_tick)
+            self.timer = self.create_timer(period, self._after_arrivals)
         self.get_logger().info(
             f'navsat: {self.p["frequency"]:g} Hz, use_odometry_yaw={self.p["use_odometry_yaw"]}, '
             f'zero_altitude={self.p["zero_altitude"]}, '
@@ -125,13 +129,15 @@ class NavSatNode(Node):
 
     def _start_timer(self):
         self._start.cancel()
-        self.timer = self.create_timer(1.0 / self.p['frequency'], self._on_tick)
+        self.timer = self.create_timer(1.0 / self.p['frequency'], self._after_arrivals)
 
     # -- callbacks ------------------------------------------------------------------------------
     def _restart(self, event: dict) -> None:
+        self._after_arrivals.flush()  # ticks due before this run's first message: the old run's
         self.core = NavSatCore(self.p, tf=self._tf)
         if self.core.imu_sub_active and self.sub_imu is None:
             self.sub_imu = self.create_subscription(Imu, 'imu', self._on_imu, self._qos)
+            self._after_arrivals.watch(self.sub_imu)
         self.get_logger().info(
             f'run {event["scenario"]} #{event["run"]}: datum forgotten, waiting for a new one'
         )
@@ -195,9 +201,6 @@ class NavSatNode(Node):
         )
 
     def _on_tick(self) -> None:
-        drain_subscriptions(
-            (self.sub_fix, self.sub_imu, self.sub_odom)
-        )  # arrivals before the tick count for it
         godom, gfix = self.core.tick()
         if godom is not None and godom['valid'][0]:
             self.pub_odom.publish(self.to_odometry(godom))

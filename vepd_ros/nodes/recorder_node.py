@@ -52,8 +52,9 @@ from vepd_ros.nodes.base import (
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.ros_graph import truth_type_hint
 from vepd_ros.runs.recorder import RecorderCore
+from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_RUNS
 
-RUNS_TOPIC = '/vepd/runs'
+RUNS_TOPIC = TOPIC_RUNS
 JOIN_TOLERANCE_S = 1.0
 """
 Segmentation events: how late a run's first sample may come after its start stamp (s).
@@ -100,7 +101,7 @@ RECORDER_PARAMS = [
         'odometry/filtered',
         'the judge output (nav_msgs/Odometry, twist in base_link)',
     ),
-    Param('truth_topic', '/ground_truth/odometry', 'ground-truth topic'),
+    Param('truth_topic', TOPIC_GROUND_TRUTH, 'ground-truth topic'),
     Param(
         'truth_type',
         'nav_msgs/msg/Odometry',

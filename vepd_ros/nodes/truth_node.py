@@ -37,11 +37,10 @@ from vepd_ros.nodes.base import (
 )
 from vepd_ros.params import ParameterError
 from vepd_ros.seeding import run_plan
+from vepd_ros.streams import NS, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_RUN_EVENTS
 from vepd_ros.truth import generate
 from vepd_ros.truth.params import scenario_list, TRUTH_PARAMS
 from vepd_ros.truth.scenarios import ScenarioParams
-
-NS = 1_000_000_000
 
 
 class TruthNode(Node):
@@ -55,9 +54,9 @@ class TruthNode(Node):
         self.period_ns = int(round(NS / p['rate_hz']))
         self.n_samples = int(np.floor(p['duration_s'] * p['rate_hz'] + 1e-9)) + 1
         self.plan = run_plan(p['seed'], scenario_list(p['scenario']), p['runs'])
-        self.pub_odom = self.create_publisher(Odometry, '/ground_truth/odometry', 50)
-        self.pub_imu = self.create_publisher(Imu, '/ground_truth/imu', 50)
-        self.pub_run = self.create_publisher(String, '/ground_truth/run', EVENT_QOS)
+        self.pub_odom = self.create_publisher(Odometry, TOPIC_GROUND_TRUTH, 50)
+        self.pub_imu = self.create_publisher(Imu, TOPIC_GROUND_TRUTH_IMU, 50)
+        self.pub_run = self.create_publisher(String, TOPIC_RUN_EVENTS, EVENT_QOS)
         self.pub_clock = (
             self.create_publisher(ClockMsg, '/clock', 10) if self.drive_clock else None
         )
@@ -110,9 +109,9 @@ class TruthNode(Node):
         if n_odom >= p['wait_for_subscribers'] and n_run >= p['wait_for_run_subscribers']:
             return True
         self.get_logger().info(
-            f'waiting for subscribers: /ground_truth/odometry '
+            f'waiting for subscribers: {TOPIC_GROUND_TRUTH} '
             f'{n_odom}/{p["wait_for_subscribers"]}, '
-            f'/ground_truth/run {n_run}/{p["wait_for_run_subscribers"]}',
+            f'{TOPIC_RUN_EVENTS} {n_run}/{p["wait_for_run_subscribers"]}',
             throttle_duration_sec=5.0,
         )
         return False
