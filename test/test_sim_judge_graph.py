@@ -9,7 +9,7 @@ The whole sim_judge graph over real DDS (vepd run, built-in judge) against the o
 
 Same seeds, same models, same message timing model: the graph's sensor inputs are bit-identical to
 the study's, the judge and navsat tick at the same nominal sim times, and each tick first takes
-what arrived before it (``nodes.base.drain_subscriptions``: rclpy runs a node's ready timers before
+what arrived before it (``nodes.base.AfterArrivals``: rclpy runs a node's ready timers before
 its ready subscriptions, which used to let a tick overtake a GPS fix or navsat's odometry/gps at
 2-4x and changed run starts by up to 2x in E). What remains different by construction: the graph's
 recorder keeps truth at truth_node's 100 Hz, the study's run files at the INS-like 25 Hz (E moves
