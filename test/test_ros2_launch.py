@@ -245,6 +245,22 @@ def _bag_and_reference(tmp_path) -> list[str]:
     ]
 
 
+def _launch_bag_replay(args: list[str], out: Path, distro: str, domain_id: int) -> None:
+    """
+    Run ``ros2 launch vepd_ros bag_replay.launch.py`` into ``out``: it ends by itself, status 0.
+
+    The whole log stays beside ``out`` (launch.log), a hang's stack dump included.
+    """
+    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
+    proc = subprocess.run(
+        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
+    )
+    log = proc.stdout + proc.stderr
+    (out.parent / f'{out.name}_launch.log').write_text(log)
+    assert proc.returncode == 0, log[-4000:]
+    assert 'Traceback' not in log, log[-4000:]
+
+
 @pytest.mark.parametrize('distro', DISTROS)
 def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
     """
@@ -257,13 +273,7 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
     package_executables_ready()
     args = _bag_and_reference(tmp_path)
     out = tmp_path / 'out'
-    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
-    proc = subprocess.run(
-        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
-    )
-    log = proc.stdout + proc.stderr
-    assert proc.returncode == 0, log[-4000:]
-    assert 'Traceback' not in log, log[-4000:]
+    _launch_bag_replay(args, out, distro, domain_id)
     result = json.loads((out / 'result.json').read_text())
     assert result['k']['real'] == {'circle': 2} and 'ch_rw' in result['models']
     for p in sorted((out / 'Real').glob('circle_*.json')):
@@ -312,13 +322,7 @@ def test_bag_replay_launch_equals_vepd_run_and_vepd_run_repeats_its_bits(domain_
         assert proc.returncode == 0, proc.stderr[-3000:]
         got[name] = _bag_replay_numbers(out)
     out = tmp_path / 'launch'
-    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
-    proc = subprocess.run(
-        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
-    )
-    log = proc.stdout + proc.stderr
-    (tmp_path / 'launch.log').write_text(log)
-    assert proc.returncode == 0, log[-4000:]
+    _launch_bag_replay(args, out, 'jazzy', domain_id)
     got['launch'] = _bag_replay_numbers(out)
     assert got['vepd_run_1']['k']['real'] == {'circle': 2}, got
     assert len(got['vepd_run_1']['E']) == 2, got
@@ -469,14 +473,7 @@ def test_bag_replay_launch_static_tf_scores_as_vepd_bag(domain_id, tmp_path):
     package_executables_ready()
     args, offline = mounted_imu_case(tmp_path)
     out = tmp_path / 'out'
-    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
-    proc = subprocess.run(
-        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
-    )
-    log = proc.stdout + proc.stderr
-    (tmp_path / 'launch.log').write_text(log)
-    assert proc.returncode == 0, log[-4000:]
-    assert 'Traceback' not in log, log[-4000:]
+    _launch_bag_replay(args, out, 'jazzy', domain_id)
     assert_runs_equal_vepd_bag(out, offline)
 
 
