@@ -16,6 +16,9 @@ user starts it.
   arguments and seeds, W1 and W2 bit for bit. Separate processes step in lockstep with truth_node
   (message counts on ``/vepd/progress``), so no run loses or reorders messages, on a loaded
   machine too: every run's coverage is complete, without re-runs.
+- ``ros2 launch vepd_ros bag_replay.launch.py ...`` equals ``vepd run bag_replay`` for the same
+  arguments (K, each real run's E, W1 and W2 bit for bit; both step bag_player_node's /clock in
+  lockstep), and ``vepd run bag_replay`` twice gives the same bits.
 - Ctrl-C (SIGINT to the whole process group, twice) in the middle of the runs: exit 0, no
   traceback, only complete runs on disk.
 - ``ros2 pkg executables vepd_ros`` lists every node; ``ros2 run vepd_ros <node> --help`` prints
