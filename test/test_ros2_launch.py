@@ -16,6 +16,9 @@ user starts it.
   arguments and seeds, W1 and W2 bit for bit. Separate processes step in lockstep with truth_node
   (message counts on ``/vepd/progress``), so no run loses or reorders messages, on a loaded
   machine too: every run's coverage is complete, without re-runs.
+- ``ros2 launch vepd_ros bag_replay.launch.py ...`` equals ``vepd run bag_replay`` for the same
+  arguments (K, each real run's E, W1 and W2 bit for bit; both step bag_player_node's /clock in
+  lockstep), and ``vepd run bag_replay`` twice gives the same bits.
 - Ctrl-C (SIGINT to the whole process group, twice) in the middle of the runs: exit 0, no
   traceback, only complete runs on disk.
 - ``ros2 pkg executables vepd_ros`` lists every node; ``ros2 run vepd_ros <node> --help`` prints
@@ -213,31 +216,24 @@ def test_ros2_pkg_executables_and_ros2_run_help(distro, domain_id):
     assert 'time_scale (float, default 1.0)' in text and 'pace_nodes (int, default 0)' in text
 
 
-@pytest.mark.parametrize('distro', DISTROS)
-def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
+def _bag_and_reference(tmp_path) -> list[str]:
     """
-    The bag_replay launch scores a bag against a stored batch and ends by itself.
+    Write a 12 s ART-layout bag and a stored simulated batch; return the bag_replay arguments.
 
-    A 12 s bag in the ART layout (/fix, /imu, an Odometry truth) split into runs of 5 s, against a
-    stored simulated batch: the launch plays it (bag_player_node where rosbag2 is absent), scores
-    the two complete runs, and ends by itself with status 0.
+    The bag (/fix, /imu, an Odometry truth) is split into runs of 5 s and scored against the
+    stored batch (ch_rw, two 5 s circle runs; its real side removed: the bag is the real side).
     """
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
     from vepd_ros.pipelines.study import run_study, simulate_run
 
-    package_executables_ready()
     bag = tmp_path / 'art_bag'
     _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
     ref = tmp_path / 'ref'
     run_study(['ch_rw'], ['circle'], 2, 5.0, 'rtk', ref, seed=3, workers=1)
     shutil.rmtree(ref / 'Real')  # the real side is the bag's
-    out = tmp_path / 'out'
-    cmd = ros2_cmd(
-        'launch',
-        'vepd_ros',
-        'bag_replay.launch.py',
+    return [
         f'bag:={bag}',
         'gps_topic:=/fix',
         'imu_topic:=/imu',
@@ -249,19 +245,92 @@ def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp
         'k:=2',
         f'reference_dir:={ref}',
         'judge:=builtin',
-        f'output_dir:={out}',
-    )
+    ]
+
+
+def _launch_bag_replay(args: list[str], out: Path, distro: str, domain_id: int) -> None:
+    """
+    Run ``ros2 launch vepd_ros bag_replay.launch.py`` into ``out``: it ends by itself, status 0.
+
+    The whole log stays beside ``out`` (launch.log), a hang's stack dump included.
+    """
+    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
     proc = subprocess.run(
         cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=300
     )
     log = proc.stdout + proc.stderr
+    (out.parent / f'{out.name}_launch.log').write_text(log)
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log, log[-4000:]
+
+
+@pytest.mark.parametrize('distro', DISTROS)
+def test_bag_replay_launch_scores_the_bag_and_ends_itself(distro, domain_id, tmp_path):
+    """
+    The bag_replay launch scores a bag against a stored batch and ends by itself.
+
+    A 12 s bag in the ART layout (/fix, /imu, an Odometry truth) split into runs of 5 s, against a
+    stored simulated batch: the launch plays it (bag_player_node where rosbag2 is absent), scores
+    the two complete runs, and ends by itself with status 0.
+    """
+    package_executables_ready()
+    args = _bag_and_reference(tmp_path)
+    out = tmp_path / 'out'
+    _launch_bag_replay(args, out, distro, domain_id)
     result = json.loads((out / 'result.json').read_text())
     assert result['k']['real'] == {'circle': 2} and 'ch_rw' in result['models']
     for p in sorted((out / 'Real').glob('circle_*.json')):
         cov = json.loads(p.read_text())['coverage']
         assert cov['estimates']['received'] >= cov['estimates']['expected'] - 1, (p, cov)
+
+
+def _bag_replay_numbers(out: Path) -> dict:
+    """Return a bag_replay output's K, W1/W2 per model and the E of each real run, by file."""
+    from vepd_ros.metrics.core import run_metrics
+    from vepd_ros.runs.format import read_run
+
+    result = json.loads((out / 'result.json').read_text())
+    return {
+        'k': result['k'],
+        'models': {m: (r['W1'], r['W2']) for m, r in result['models'].items()},
+        'E': {
+            p.name: run_metrics(*read_run(p).signal('speed'))[0]
+            for p in sorted((out / 'Real').glob('circle_*.csv'))
+        },
+    }
+
+
+def test_bag_replay_launch_equals_vepd_run_and_vepd_run_repeats_its_bits(domain_id, tmp_path):
+    """
+    ``ros2 launch bag_replay.launch.py`` and ``vepd run bag_replay`` give the same numbers.
+
+    For the same arguments the launch (one process per node, bag_player_node pacing /clock by
+    message counts) and ``vepd run`` (one process, the player stepped in lockstep as truth_node)
+    take the same callbacks in the same order: the same K, real-run E and W1/W2, bit for bit; and
+    ``vepd run`` twice gives the same bits (before the player was lockstepped in process, two runs
+    gave W 0.04654 and 0.04628).
+    """
+    package_executables_ready()
+    args = _bag_and_reference(tmp_path)
+    got = {}
+    for name in ('vepd_run_1', 'vepd_run_2'):
+        out = tmp_path / name
+        cmd = [
+            sys.executable, '-m', 'vepd_ros.cli', 'run', 'bag_replay', *args,
+            f'output_dir:={out}', '--json', '--timeout', '200',
+        ]
+        proc = subprocess.run(
+            cmd, env=ros_env(domain_id), capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        got[name] = _bag_replay_numbers(out)
+    out = tmp_path / 'launch'
+    _launch_bag_replay(args, out, 'jazzy', domain_id)
+    got['launch'] = _bag_replay_numbers(out)
+    assert got['vepd_run_1']['k']['real'] == {'circle': 2}, got
+    assert len(got['vepd_run_1']['E']) == 2, got
+    assert got['vepd_run_1'] == got['vepd_run_2'], got
+    assert got['launch'] == got['vepd_run_1'], got
 
 
 def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(domain_id, tmp_path):
@@ -407,14 +476,7 @@ def test_bag_replay_launch_static_tf_scores_as_vepd_bag(domain_id, tmp_path):
     package_executables_ready()
     args, offline = mounted_imu_case(tmp_path)
     out = tmp_path / 'out'
-    cmd = ros2_cmd('launch', 'vepd_ros', 'bag_replay.launch.py', *args, f'output_dir:={out}')
-    proc = subprocess.run(
-        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
-    )
-    log = proc.stdout + proc.stderr
-    (tmp_path / 'launch.log').write_text(log)
-    assert proc.returncode == 0, log[-4000:]
-    assert 'Traceback' not in log, log[-4000:]
+    _launch_bag_replay(args, out, 'jazzy', domain_id)
     assert_runs_equal_vepd_bag(out, offline)
 
 

@@ -568,7 +568,8 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
         finished_at = None
         truth = next((n for n in built if hasattr(n, 'drive_clock')), None)
         clock = truth if truth is not None and truth.drive_clock else None
-        step = _Lockstep(ex, clock) if clock is not None else None
+        source = clock if clock is not None else (players[0] if players else None)
+        step = _Lockstep(ex, source) if source is not None else None
         if clock is not None:
             sim = lambda: clock.sim_ns if clock.run >= 0 else 0  # noqa: E731
         elif (
@@ -634,11 +635,13 @@ class _Lockstep:
     """
     Sim-time stepping of a graph composed in one process.
 
-    Sim-time stepping of a graph composed in one process: truth_node publishes step T (the
-    samples stamped T, then /clock at T − period/2), then the executor runs callbacks until none is
-    ready — noise nodes, their subscribers, the timers now due — before the next step is taken.
-    Steps are paced at ``time_scale`` at most, so a busy machine slows sim time instead of
-    reordering messages.
+    Sim-time stepping of a graph composed in one process: the /clock source — truth_node, or
+    bag_player_node in bag_replay — publishes step T (the samples stamped T, then /clock at T −
+    period/2), then the executor runs callbacks until none is ready — noise nodes, their
+    subscribers, the timers now due — before the next step is taken. Steps are paced at
+    ``time_scale`` (the player: ``rate``) at most, so a busy machine slows sim time instead of
+    reordering messages. The source has ``step_externally()`` (stop its own timer, return the wall
+    period of a step) and ``step()`` (False when no step was taken).
 
     Why the ticks then see the offline study's inputs: a timer due at τ fires one executor wave
     after the /clock callback that passed τ, and its tick runs after what its subscriptions hold
@@ -652,9 +655,9 @@ class _Lockstep:
     drain changed nothing in that test and cost 50 % of the speed, so it is not done.)
     """
 
-    def __init__(self, executor, truth):
-        self.ex, self.truth = executor, truth
-        self.wall_period = truth.step_externally()
+    def __init__(self, executor, source):
+        self.ex, self.source = executor, source
+        self.wall_period = source.step_externally()
         self.next_wall = time.monotonic()
 
     def __call__(self) -> bool:
@@ -663,7 +666,7 @@ class _Lockstep:
         if now < self.next_wall:
             return False
         self.next_wall = max(self.next_wall + self.wall_period, now - self.wall_period)
-        if not self.truth.step():
+        if not self.source.step():
             return False
         self._drain()
         return True

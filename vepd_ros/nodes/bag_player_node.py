@@ -11,7 +11,8 @@ Reads a ROS 1 or ROS 2 bag (sqlite3, mcap) with ``vepd_ros.io.bags`` and republi
 topics as rclpy messages in record-time order, driving ``/clock`` in the bag's record-time base at
 ``rate`` × real time. As truth_node does, the messages of a step go out before ``/clock`` reaches
 their time, so timers firing at T see the data recorded up to T. ``bag_replay`` in ``vepd run``
-uses it where ``ros2 bag play`` would run under launch.
+uses it where ``ros2 bag play`` would run under launch, stepped in lockstep (``step``) as it steps
+truth_node, so two runs give the same bits.
 """
 
 from __future__ import annotations
@@ -136,8 +137,16 @@ class BagPlayerNode(Node):
         )
 
     def _on_step(self):
+        self.step()
+
+    def step(self) -> bool:
+        """
+        Play one clock step; False when done, waiting for subscribers or held by pacing.
+
+        The messages recorded up to sim time T go out, then /clock reaches T − clock_step_s/2.
+        """
         if self.done or not self._ready() or not self.pacer.ready():
-            return
+            return False
         while self.next is not None and self.next[0] <= self.sim_ns:
             _, topic, _, msg = self.next
             cls, pub = self.pubs[topic]
@@ -154,8 +163,19 @@ class BagPlayerNode(Node):
                     lambda: rclpy.try_shutdown(context=self.context),
                     clock=Clock(clock_type=ClockType.STEADY_TIME),
                 )
-            return
+            return True
         self.sim_ns += self.step_ns
+        return True
+
+    def step_externally(self) -> float:
+        """
+        Hand the stepping to the caller; return the wall period of one step.
+
+        As ``TruthNode.step_externally``: ``vepd run`` (one process, lockstep) calls ``step`` once
+        the graph has run every callback the previous step caused. Returns clock_step_s / rate.
+        """
+        self.timer.cancel()
+        return self.p['clock_step_s'] / self.p['rate']
 
 
 def main(args=None) -> int:
