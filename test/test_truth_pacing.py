@@ -138,3 +138,59 @@ def test_a_subscriber_that_dies_does_not_hang_the_clock(domain_id):
     got, truth = _paced_run(domain_id, 0.0, stop_consumer_after=10)
     assert 10 <= len(got) < N_SAMPLES
     assert truth.published >= N_SAMPLES  # sim time went on after pace_timeout_s
+
+
+def _report(pacer, node: str, pid: int, **fields) -> None:
+    """Hand ``pacer`` one /vepd/progress report (the JSON run_node's nodes publish)."""
+    import json
+
+    from std_msgs.msg import String
+
+    body = {'received': {}, 'published': {}, 'matched': {}, 'heard': {}, **fields}
+    pacer._on_report(String(data=json.dumps({'node': node, 'pid': pid, **body})))
+
+
+def _pacer(ros_ctx, pace_nodes: int):
+    from rclpy.node import Node
+    from vepd_ros.nodes.base import DropCounter, Pacer
+
+    node = Node('clock_source', context=ros_ctx)
+    return Pacer(node, pace_nodes, 20.0, DropCounter(node))
+
+
+def test_a_subscriber_that_has_not_matched_a_reporting_publisher_holds_the_step(ros_ctx):
+    # DDS matches each side on its own: a publisher may see its subscriber (matched 1) while that
+    # best-effort subscriber has not matched the publisher yet (heard 0) and would drop the sample
+    pacer = _pacer(ros_ctx, 2)
+    _report(pacer, '/ekf', 1, published={'/odom': 0}, matched={'/odom': 1})
+    _report(pacer, '/navsat', 2, received={'/odom': 0}, heard={'/odom': 0})
+    assert not pacer.ready()
+    _report(pacer, '/navsat', 2, received={'/odom': 0}, heard={'/odom': 1})
+    assert pacer.ready()
+
+
+def test_a_process_a_report_requires_holds_the_step_until_it_has_reported(ros_ctx):
+    # judge_supervisor_node names the chain it started; before their first reports the pacer does
+    # not know what they subscribe to
+    pacer = _pacer(ros_ctx, 1)
+    _report(pacer, '/judge_supervisor', 10, requires=[11, 12])
+    assert not pacer.ready()
+    _report(pacer, '/ekf', 11)
+    assert not pacer.ready()
+    _report(pacer, '/navsat', 12)
+    assert pacer.ready()
+
+
+def test_the_launch_paces_on_every_reporting_node_the_supervised_chains_included():
+    from vepd_ros.ros_graph import paced_nodes
+    from vepd_ros.ros_graph import build_graph
+
+    args = {'models': 'ch_rw', 'judge': 'builtin', 'time_scale': 2.0}
+    reset = build_graph('sim_judge', args)
+    per_run = build_graph('sim_judge', {**args, 'judge_per_run': True})
+    driver = next(n for n in reset if n.role == 'truth')
+    # 2 chains (real, ch_rw) x (gps, imu, navsat, judge, recorder) + evaluator, one process each
+    assert paced_nodes(driver, reset) == 11
+    # the same processes, navsat + judge started by one supervisor per chain: 2 more
+    driver = next(n for n in per_run if n.role == 'truth')
+    assert paced_nodes(driver, per_run) == 13

@@ -45,7 +45,7 @@ from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, typed_args
+from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, paced_nodes, typed_args
 from vepd_ros.yamlio import yaml_value
 
 BAG_QUIET_S = 3.0
@@ -64,7 +64,7 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     if n.role == 'truth' and params and params[0].get('publish_clock'):
         extra = {
             'shutdown_when_done': True,
-            'pace_nodes': _paced_nodes(n, nodes),
+            'pace_nodes': paced_nodes(n, nodes),
         }
     elif n.role == 'truth':
         extra = {'shutdown_when_done': True}
@@ -77,25 +77,10 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     ):
         extra = {'end_after_quiet_s': BAG_QUIET_S}
     elif n.role == 'bag':
-        extra = {'shutdown_when_done': True, 'pace_nodes': _paced_nodes(n, nodes)}
+        extra = {'shutdown_when_done': True, 'pace_nodes': paced_nodes(n, nodes)}
     if extra:
         params[0] = {**params[0], **extra}
     return params
-
-
-def _paced_nodes(driver, nodes: list) -> int:
-    """
-    Count the nodes that report to ``driver``, the /clock source, for its lockstep (pace_nodes).
-
-    Every node of this package on /clock does (``run_node``); robot_localization's do not.
-    """
-    return sum(
-        1
-        for m in nodes
-        if m is not driver
-        and m.package == driver.package
-        and any(isinstance(q, dict) and q.get('use_sim_time') for q in m.parameters)
-    )
 
 
 def _shutdown_on_failure(event, context):

@@ -396,6 +396,35 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
     )
 
 
+def paced_nodes(driver, nodes: list) -> int:
+    """
+    Count the nodes that report to ``driver``, the /clock source, for its lockstep (pace_nodes).
+
+    Every node of this package on /clock does (``run_node``), the chain processes a
+    judge_supervisor_node starts included (they are not launch nodes; counted from its ``chain``:
+    a count short of them lets the first step go out before a node that is launched has
+    reported); robot_localization's do not.
+    """
+    import json
+
+    count = 0
+    for m in nodes:
+        params = [q for q in m.parameters if isinstance(q, dict)]
+        if (
+            m is driver
+            or m.package != driver.package
+            or not any(q.get('use_sim_time') for q in params)
+        ):
+            continue
+        count += 1
+        count += sum(
+            json.loads(spec)['package'] == driver.package
+            for q in params
+            for spec in q.get('chain', [])
+        )
+    return count
+
+
 def message_package_installed(type_name: str) -> bool:
     """
     Tell whether the Python message package of ``pkg/msg/Type`` is importable here.

@@ -475,11 +475,13 @@ PROGRESS_TOPIC = TOPIC_PROGRESS
 """
 Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
 
-``{"node": <fqn>, "received": {topic: n}, "published": {topic: n}, "matched": {topic: n}}``: how
-many messages a node on sim time has taken per topic and published per topic, and how many
-subscriptions each of its publishers has matched, sent whenever its executor has nothing left to
-run. truth_node (``pace_nodes``) takes its next step only once every subscriber has taken every
-message published on its topics (``/clock`` included): the ``vepd run`` lockstep, by counts.
+``{"node": <fqn>, "pid": n, "received": {topic: n}, "published": {topic: n}, "matched":
+{topic: n}, "heard": {topic: n}, "hold": bool, "requires": [pid]}``: how many messages a node on
+sim time has taken per topic and published per topic, how many subscriptions each of its
+publishers has matched and how many publishers each of its subscriptions has matched, sent
+whenever its executor has nothing left to run. truth_node (``pace_nodes``) takes its next step
+only once every subscriber has taken every message published on its topics (``/clock``
+included): the ``vepd run`` lockstep, by counts (``Pacer``).
 """
 PROGRESS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 PROGRESS_HEARTBEAT_S = 1.0
@@ -553,6 +555,21 @@ class TrafficCounter:
         """
         return {pub.topic_name: pub.get_subscription_count() for pub in self._pubs}
 
+    def heard(self) -> dict[str, int]:
+        """
+        Return the publishers matched per subscribed topic (the smaller of two subscriptions').
+
+        Discovery is matched on each side on its own: a best-effort sample a writer sends to a
+        reader that has not matched the writer yet is dropped by the reader.
+        """
+        alive = {id(s) for s in self._node.subscriptions}
+        out: dict[str, int] = {}
+        for sub, topic, _ in self._subs:
+            if id(sub) in alive:
+                n = sub.get_publisher_count()
+                out[topic] = min(out.get(topic, n), n)
+        return out
+
     def report(self) -> None:
         """Publish the counts if they changed, or every ``PROGRESS_HEARTBEAT_S`` (when idle)."""
         import json
@@ -565,9 +582,11 @@ class TrafficCounter:
                 'node': self._node.get_fully_qualified_name(),
                 'pid': os.getpid(),
                 'hold': bool(getattr(self._node, 'pace_hold', False)),
+                'requires': list(getattr(self._node, 'pace_requires', ())),
                 'received': self.received(),
                 'published': self.published,
                 'matched': self.matched(),
+                'heard': self.heard(),
             },
             sort_keys=True,
         )
@@ -624,12 +643,15 @@ class Pacer:
     subscriber has taken every message published on its topics (this node's and the others'), so
     every callback the previous step caused, in every process, has run: the step order of ``vepd
     run``'s ``_Lockstep``; and not before every publisher has matched every reported subscriber of
-    its topic (a best-effort message sent before that is lost for good). A node silent for
+    its topic and every subscriber every reported publisher (discovery matches each side on its
+    own; a best-effort message sent before both have is lost for good). A node silent for
     ``timeout_s`` (dead or stuck) is no longer waited for; messages a live node has not taken after
     ``timeout_s`` are given up as lost (a best-effort hop dropped them). Both are warned by name;
     the runs they touch show it in their coverage. A node reporting ``hold`` (its ``pace_hold``:
-    judge_supervisor_node while it replaces a judge chain) holds the next step; a node that starts,
-    or restarts under the same name, owes nothing published before its first report.
+    judge_supervisor_node while it replaces a judge chain) holds the next step, and so does a
+    process a report ``requires`` (by pid: the chain it started) until it has reported itself; a
+    node that starts, or restarts under the same name, owes nothing published before its first
+    report.
     ``pace_nodes`` 0: always ready.
     """
 
@@ -645,6 +667,8 @@ class Pacer:
         self._lost: dict[tuple, int] = {}  # (node, topic) -> messages given up as lost
         self._carry: dict[str, dict] = {}  # node -> what its earlier incarnations published
         self._held_since = None  # wall ns since which the next step waits
+        self._unheard_since = None  # wall ns since which a required process has not reported
+        self._given_up: set[int] = set()  # required pids that never reported in timeout_s
         self.traffic = None
         if pace_nodes:
             self.traffic = TrafficCounter(node)  # after the node has created its publishers
@@ -667,6 +691,8 @@ class Pacer:
                 for key in ('received', 'published', 'matched')
             }
             pid, hold = int(e.get('pid', 0)), bool(e.get('hold', False))
+            requires = [int(p) for p in e.get('requires', [])]
+            heard = {str(t): int(n) for t, n in e.get('heard', {}).items()}
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
         if name in self._gone:
@@ -683,7 +709,14 @@ class Pacer:
             published = self._published_total(exclude=name)
             for topic, n in report['received'].items():
                 self._lost[name, topic] = max(0, published.get(topic, 0) - n)
-        self._reports[name] = {**report, 'pid': pid, 'hold': hold, 'wall': self._wall_ns()}
+        self._reports[name] = {
+            **report,
+            'pid': pid,
+            'hold': hold,
+            'requires': requires,
+            'heard': heard,
+            'wall': self._wall_ns(),
+        }
 
     def _published_total(self, exclude: str | None = None) -> dict[str, int]:
         """Return the messages published per topic by this node and every reporting node."""
@@ -722,6 +755,28 @@ class Pacer:
         if holding:
             log.info(f'held by {", ".join(holding)}', throttle_duration_sec=5.0)
             return False
+        reporting = {r['pid'] for r in self._reports.values()}
+        unheard = sorted(
+            pid
+            for r in self._reports.values()
+            for pid in r['requires']
+            if pid not in reporting and pid not in self._given_up
+        )
+        if unheard:
+            if self._unheard_since is None:
+                self._unheard_since = now
+            if now - self._unheard_since <= self._timeout_ns:
+                log.info(
+                    f'waiting for the first report of process(es) {unheard}',
+                    throttle_duration_sec=5.0,
+                )
+                return False
+            log.warning(
+                f'process(es) {unheard} required by a paced node never reported in '
+                f'{self._timeout_text}; sim time goes on without them'
+            )
+            self._given_up.update(unheard)
+        self._unheard_since = None
         subscribers: dict[str, int] = {}  # topic -> reporting nodes that take it
         for r in self._reports.values():
             for topic in r['received']:
@@ -731,6 +786,16 @@ class Pacer:
             for counts in (self.traffic.matched(), *(r['matched'] for r in self._reports.values()))
             for topic, n in counts.items()
             if n < subscribers.get(topic, 0)
+        ]
+        publishers: dict[str, int] = {}  # topic -> reporting nodes (this one too) that publish it
+        for counts in (self.traffic.matched(), *(r['matched'] for r in self._reports.values())):
+            for topic in counts:
+                publishers[topic] = publishers.get(topic, 0) + 1
+        unmatched += [
+            topic
+            for r in self._reports.values()
+            for topic, n in r['heard'].items()
+            if n < publishers.get(topic, 0)
         ]
         if unmatched:
             log.info(

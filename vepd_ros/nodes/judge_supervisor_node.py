@@ -15,7 +15,9 @@ runs the built-in ``judge_node`` + ``navsat_node`` (that is how the test checks 
 
 Sequence, on sim time (truth_node drives /clock and paces it on ``/vepd/progress``):
 1. start the chain; once it is up (``ready_publishers`` / ``ready_subscribers`` matched), subscribe
-   to the run events (truth_node waits for that subscription before run 1);
+   to the run events (truth_node waits for that subscription before run 1); the report names the
+   chain's own vepd_ros processes (``pace_requires``), so /clock also waits for their first
+   reports, which tell the pacer what they subscribe to;
 2. at each run ``end`` event, once the clock is ``restart_delay_s`` past the end (the last
    estimates are out), stop the chain (SIGINT, then SIGKILL after ``stop_timeout_s``) and start a
    fresh one; meanwhile this node reports ``hold`` (``pace_hold``) on ``/vepd/progress``, so
@@ -42,6 +44,7 @@ from vepd_ros.nodes.base import (
     run_node,
 )
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.params_file import PACKAGE  # whose nodes report on /vepd/progress (run_node)
 from vepd_ros.streams import NS
 
 PARAMS = [
@@ -70,8 +73,8 @@ PARAMS = [
 ]
 
 
-def _chain_commands(specs: list) -> list[list[str]]:
-    """Parse the ``chain`` parameter into argument vectors (executables resolved like ros2 run)."""
+def _chain_commands(specs: list) -> list[tuple[str, list[str]]]:
+    """Parse the ``chain`` parameter into (package, argument vector) (resolved like ros2 run)."""
     from ament_index_python.packages import get_package_prefix, PackageNotFoundError
 
     commands = []
@@ -92,7 +95,7 @@ def _chain_commands(specs: list) -> list[list[str]]:
             ) from None
         if not os.access(path, os.X_OK):
             raise ParameterError('chain', text, f'an executable at {path}')
-        commands.append([path, *args])
+        commands.append((package, [path, *args]))
     if not commands:
         raise ParameterError('chain', specs, 'at least one process')
     return commands
@@ -128,10 +131,19 @@ class JudgeSupervisorNode(Node):
         )
 
     def _start_chain(self) -> None:
-        self.procs = [subprocess.Popen(cmd) for cmd in self.commands]
+        self.procs = [subprocess.Popen(cmd) for _, cmd in self.commands]
         self.chains_started += 1
         self._starting = True
         self.pace_hold = True  # the first chain too (run 1 differed from vepd run without it)
+        # and once released, /clock waits for the chain's own first reports too: before them the
+        # pacer does not know its subscriptions, so a step could go out to a judge that has not
+        # matched its inputs yet (robot_localization's nodes do not report: the chain being up
+        # is all there is for them)
+        self.pace_requires = [
+            proc.pid
+            for proc, (package, _) in zip(self.procs, self.commands)
+            if package == PACKAGE
+        ]
 
     def _stop_chain(self) -> None:
         for p in self.procs:
