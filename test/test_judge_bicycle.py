@@ -130,8 +130,7 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     import argparse
 
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.judge.replay import read_bag
-    from vepd_ros.pipelines.replay import add_replay_arguments, run_replay
+    from vepd_ros.pipelines.replay import add_replay_arguments, read_bag, run_replay
 
     cfg = tmp_path / 'b.yaml'
     cfg.write_text(
