@@ -272,7 +272,14 @@ def read_csv_dir(path: Path, params) -> dict:
 
 # ----------------------------------------------------------------------------------------------
 # running
-def load_inputs(params, inp, remap=()):
+def load_inputs(inp, remap, ekf_params) -> dict:
+    """
+    Read INPUT, a bag or a directory of rl_golden raw CSVs, as {topic: ``TopicArrays``}.
+
+    ``remap``: ``FROM:=TO`` items renaming bag topics (``--remap``); ``ekf_params``: a function
+    returning the EKF parameters whose sensors name the ``raw_<sensor>.csv`` files (called only
+    for a CSV directory: the bicycle judge needs no ekf_filter_node section for a bag).
+    """
     inp = Path(inp)
     if not inp.exists():
         raise FileNotFoundError(f'{inp}: no such bag or directory')
@@ -285,7 +292,7 @@ def load_inputs(params, inp, remap=()):
     is_csv_dir = (
         inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists()
     )
-    return read_csv_dir(inp, params) if is_csv_dir else read_bag(inp, remap=rm)
+    return read_csv_dir(inp, ekf_params()) if is_csv_dir else read_bag(inp, remap=rm)
 
 
 def replay_builtin(
@@ -317,7 +324,7 @@ def replay_builtin(
     )
     p = jp.ekf
     tf = StaticTF.parse(static_tf)
-    data = load_inputs(p, inp, remap)
+    data = load_inputs(inp, remap, lambda: p)
     nparams = load_navsat_params(navsat_config) if navsat_config else None
     sensors, acc = [], {}
     for s in p.sensors:
@@ -497,30 +504,21 @@ def replay_bicycle(
     """
     from vepd_ros.judge.bicycle import run_bicycle_batch
     from vepd_ros.judge.navsat import StaticTF
+    from vepd_ros.judge.rl_graph import load_judge_params
     from vepd_ros.params_file import read_document, sections
-    from vepd_ros.streams import topic_key as _norm
 
     nodes = sections(read_document(ekf_config, what='ekf configuration'))[1]
-    imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None
+    imu_topic = topic_key(navsat_imu_topic) if navsat_imu_topic else None
     if imu_topic is None:
         for rp in nodes.values():
             if 'imu0' in rp:
-                imu_topic = _norm(rp['imu0'])
-    inp = Path(inp)
-    if not inp.exists():
-        raise FileNotFoundError(f'{inp}: no such bag or directory')
-    rm = {_norm(a): _norm(b) for a, b in (r.split(':=', 1) for r in remap or ())}
-    if inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists():
-        from vepd_ros.judge.rl_graph import load_judge_params
-
-        data = read_csv_dir(inp, load_judge_params(ekf_config).ekf)
-    else:
-        data = read_bag(inp, remap=rm)
+                imu_topic = topic_key(rp['imu0'])
+    data = load_inputs(inp, remap, lambda: load_judge_params(ekf_config).ekf)
     imus = [t for t, ta in data.items() if ta.kind == 'imu']
     fixes = [t for t, ta in data.items() if ta.kind == 'fix']
     if imu_topic not in data:
         imu_topic = imus[0] if len(imus) == 1 else None
-    gt = _norm(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
+    gt = topic_key(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
     if imu_topic is None or gt is None or gt not in data:
         raise ValueError(
             f'bicycle judge: need one Imu and one NavSatFix topic (Imu: {imus or "none"}, '
