@@ -100,29 +100,22 @@ def _row(kind, m):
             'wcov': np.asarray(m.angular_velocity_covariance, float),
             'acov': np.asarray(m.linear_acceleration_covariance, float),
         }
-    if kind == 'odom':
-        o = m.pose.pose.orientation
-        return {
-            'pos': _xyz(m.pose.pose.position),
-            'q': (o.x, o.y, o.z, o.w),
-            'pcov': np.asarray(m.pose.covariance, float),
-            'v': _xyz(m.twist.twist.linear),
-            'w': _xyz(m.twist.twist.angular),
-            'tcov': np.asarray(m.twist.covariance, float),
-        }
-    if kind == 'pose':
-        o = m.pose.pose.orientation
-        return {
-            'pos': _xyz(m.pose.pose.position),
-            'q': (o.x, o.y, o.z, o.w),
-            'pcov': np.asarray(m.pose.covariance, float),
-        }
-    if kind == 'twist':
-        return {
-            'v': _xyz(m.twist.twist.linear),
-            'w': _xyz(m.twist.twist.angular),
-            'tcov': np.asarray(m.twist.covariance, float),
-        }
+    if kind in ('odom', 'pose', 'twist'):  # Odometry: a pose and a twist
+        r = {}
+        if kind != 'twist':
+            o = m.pose.pose.orientation
+            r.update(
+                pos=_xyz(m.pose.pose.position),
+                q=(o.x, o.y, o.z, o.w),
+                pcov=np.asarray(m.pose.covariance, float),
+            )
+        if kind != 'pose':
+            r.update(
+                v=_xyz(m.twist.twist.linear),
+                w=_xyz(m.twist.twist.angular),
+                tcov=np.asarray(m.twist.covariance, float),
+            )
+        return r
     return {
         'lat': float(m.latitude),
         'lon': float(m.longitude),
@@ -295,17 +288,36 @@ def load_inputs(inp, remap, ekf_params) -> dict:
     return read_csv_dir(inp, ekf_params()) if is_csv_dir else read_bag(inp, remap=rm)
 
 
-def replay_builtin(
-    ekf_config,
-    inp,
-    navsat_config=None,
-    static_tf=(),
-    remap=(),
-    gps_topic=None,
-    navsat_imu_topic=None,
-    ekf_node_name=None,
-    gravity_frame: str = 'imu',
-) -> dict:
+@dataclass(frozen=True)
+class ReplayOptions:
+    """The options of ``vepd judge replay`` a judge's replay takes (the module doc says each)."""
+
+    navsat_config: str | None = None
+    static_tf: tuple = ()
+    remap: tuple = ()
+    gps_topic: str | None = None
+    navsat_imu_topic: str | None = None
+    ekf_node_name: str | None = None
+    gravity_frame: str = 'imu'
+
+
+def _fix_topic(data: dict, gps_topic) -> tuple:
+    """Return (the NavSatFix topic: ``gps_topic`` or else the only one, None if absent; all)."""
+    fixes = [t for t, ta in data.items() if ta.kind == 'fix']
+    gt = topic_key(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
+    return (gt if gt in data else None), fixes
+
+
+_BUILDER_INPUTS = {
+    'imu': ('imu_arrays', ('q', 'w', 'a', 'ocov', 'wcov', 'acov')),
+    'odom': ('odometry_arrays', ('pos', 'q', 'pcov', 'v', 'w', 'tcov')),
+    'pose': ('pose_arrays', ('pos', 'q', 'pcov')),
+    'twist': ('twist_arrays', ('v', 'w', 'tcov')),
+}
+"""Each EKF input kind: its ``judge.measurements.MeasurementBuilder`` method, the columns taken."""
+
+
+def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
     """Replay INPUT through the builtin judge (ekf + navsat, ``judge.rl_graph.run_graph``)."""
     from vepd_ros.judge.rl_graph import (
         GPS_ODOM_TOPIC,
@@ -320,18 +332,19 @@ def replay_builtin(
     from vepd_ros.judge.navsat import load_navsat_params, StaticTF
 
     jp = load_judge_params(
-        Path(ekf_config) if not hasattr(ekf_config, 'ekf') else ekf_config, ekf_node_name
+        Path(ekf_config) if not hasattr(ekf_config, 'ekf') else ekf_config, opts.ekf_node_name
     )
     p = jp.ekf
-    tf = StaticTF.parse(static_tf)
-    data = load_inputs(inp, remap, lambda: p)
-    nparams = load_navsat_params(navsat_config) if navsat_config else None
+    tf = StaticTF.parse(opts.static_tf)
+    data = load_inputs(inp, opts.remap, lambda: p)
+    nparams = load_navsat_params(opts.navsat_config) if opts.navsat_config else None
     sensors, acc = [], {}
     for s in p.sensors:
         ta = data.get(topic_key(s.topic))
         if s.kind == 'imu' and ta is not None and ta.kind == 'imu':
+            c = ta.cols
             s, acc[s.name] = imu_gravity_removal(
-                p, tf, s, ta.frame_id, ta.cols['q'], ta.cols['a'], ta.cols['ocov'], gravity_frame
+                p, tf, s, ta.frame_id, c['q'], c['a'], c['ocov'], opts.gravity_frame
             )
         sensors.append(s)
     p = with_sensors(p, sensors)
@@ -362,61 +375,24 @@ def replay_builtin(
             raise ValueError(
                 f'{s.name}: topic {s.topic} carries {ta.kind} messages, expected {s.kind}'
             )
-        c = ta.cols
+        c = dict(ta.cols)
+        if s.kind == 'imu':
+            c['a'] = acc[s.name]  # gravity removed as configured
+        method, names = _BUILDER_INPUTS[s.kind]
         used.append(name)
         arrivals.append(c['arrival_ns'])
-        if s.kind == 'imu':
-            series += builder.imu_arrays(
-                s,
-                c['stamp_ns'],
-                c['q'],
-                c['w'],
-                acc[s.name],
-                c['ocov'],
-                c['wcov'],
-                c['acov'],
-                frame_id=ta.frame_id,
-                arrivals=c['arrival_ns'],
-            )
-        elif s.kind == 'odom':
-            series += builder.odometry_arrays(
-                s,
-                c['stamp_ns'],
-                c['pos'],
-                c['q'],
-                c['pcov'],
-                c['v'],
-                c['w'],
-                c['tcov'],
-                frame_id=ta.frame_id,
-                child_frame_id=ta.child_frame_id,
-                arrivals=c['arrival_ns'],
-            )
-        elif s.kind == 'pose':
-            series += builder.pose_arrays(
-                s,
-                c['stamp_ns'],
-                c['pos'],
-                c['q'],
-                c['pcov'],
-                frame_id=ta.frame_id,
-                arrivals=c['arrival_ns'],
-            )
-        else:
-            series += builder.twist_arrays(
-                s,
-                c['stamp_ns'],
-                c['v'],
-                c['w'],
-                c['tcov'],
-                frame_id=ta.frame_id,
-                arrivals=c['arrival_ns'],
-            )
+        series += getattr(builder, method)(
+            s,
+            c['stamp_ns'],
+            *(c[k] for k in names),
+            frame_id=ta.frame_id,
+            arrivals=c['arrival_ns'],
+            **({'child_frame_id': ta.child_frame_id} if s.kind == 'odom' else {}),
+        )
     nav_in = None
     if nparams is not None:
-        fixes = [t for t, ta in data.items() if ta.kind == 'fix']
-        gt = topic_key(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
-        if gt is None or gt not in data:
+        gt, fixes = _fix_topic(data, opts.gps_topic)
+        if gt is None:
             raise ValueError(
                 f'--navsat-config given but no NavSatFix topic chosen (found: {fixes or "none"}); '
                 'use --gps-topic'
@@ -425,8 +401,8 @@ def replay_builtin(
         used.append(gt)
         arrivals.append(f['arrival_ns'])
         it = (
-            topic_key(navsat_imu_topic)
-            if navsat_imu_topic
+            topic_key(opts.navsat_imu_topic)
+            if opts.navsat_imu_topic
             else next((topic_key(s.topic) for s in p.sensors if s.kind == 'imu'), None)
         )
         imu = data.get(it) if it else None
@@ -484,17 +460,7 @@ def replay_builtin(
     return out
 
 
-def replay_bicycle(
-    ekf_config,
-    inp,
-    navsat_config=None,
-    static_tf=(),
-    remap=(),
-    gps_topic=None,
-    navsat_imu_topic=None,
-    ekf_node_name=None,
-    gravity_frame: str = 'imu',
-) -> dict:
+def replay_bicycle(ekf_config, inp, opts: ReplayOptions) -> dict:
     """
     Replay a bag or CSV directory through the bicycle judge.
 
@@ -508,18 +474,17 @@ def replay_bicycle(
     from vepd_ros.params_file import read_document, sections
 
     nodes = sections(read_document(ekf_config, what='ekf configuration'))[1]
-    imu_topic = topic_key(navsat_imu_topic) if navsat_imu_topic else None
+    imu_topic = topic_key(opts.navsat_imu_topic) if opts.navsat_imu_topic else None
     if imu_topic is None:
         for rp in nodes.values():
             if 'imu0' in rp:
                 imu_topic = topic_key(rp['imu0'])
-    data = load_inputs(inp, remap, lambda: load_judge_params(ekf_config).ekf)
+    data = load_inputs(inp, opts.remap, lambda: load_judge_params(ekf_config).ekf)
     imus = [t for t, ta in data.items() if ta.kind == 'imu']
-    fixes = [t for t, ta in data.items() if ta.kind == 'fix']
     if imu_topic not in data:
         imu_topic = imus[0] if len(imus) == 1 else None
-    gt = topic_key(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
-    if imu_topic is None or gt is None or gt not in data:
+    gt, fixes = _fix_topic(data, opts.gps_topic)
+    if imu_topic is None or gt is None:
         raise ValueError(
             f'bicycle judge: need one Imu and one NavSatFix topic (Imu: {imus or "none"}, '
             f'NavSatFix: {fixes or "none"}); use --navsat-imu-topic / --gps-topic'
@@ -541,7 +506,7 @@ def replay_bicycle(
         'status': fc['status'][None],
         'position_covariance': fc['pcov'][None],
     }
-    r = run_bicycle_batch(ekf_config, None, imu, gps, StaticTF.parse(static_tf))
+    r = run_bicycle_batch(ekf_config, None, imu, gps, StaticTF.parse(opts.static_tf))
     r.update(frame_id='odom', child_frame_id='base_link', used_topics=[imu_topic, gt], dropped={})
     return r
 
@@ -554,13 +519,13 @@ def replay(ekf_config, inp, judge: str = 'builtin', **options) -> dict:
     """
     Run INPUT through the judge named ``judge`` (``judge.registry``).
 
-    ``options`` are the judge's replay options, by name (``replay_builtin``'s: navsat_config,
-    static_tf, remap, gps_topic, navsat_imu_topic, ekf_node_name, gravity_frame). Returns the
+    ``options`` are the judge's replay options, by name (the fields of ``ReplayOptions``; the
+    bicycle judge ignores navsat_config, ekf_node_name and gravity_frame). Returns the
     graph result dict (``GraphResult.as_dict`` plus 'frame_id', 'child_frame_id', 'used_topics').
     """
     from vepd_ros.judge.registry import get_judge
 
-    return REPLAYS[get_judge(judge).name](ekf_config, inp, **options)
+    return REPLAYS[get_judge(judge).name](ekf_config, inp, ReplayOptions(**options))
 
 
 # ----------------------------------------------------------------------------------------------
