@@ -183,7 +183,7 @@ def test_recorded_estimate_and_ranges(tmp_path):
     t = s['gps_vel']['t_ns']
     s['odom'] = {
         't_ns': t,
-        'twist_linear': np.column_stack(
+        'linear': np.column_stack(
             [np.full(len(t), 0.5), np.zeros(len(t)), np.zeros(len(t))]
         ),
     }
@@ -291,15 +291,15 @@ def test_chrono_profile_merges_accel_and_gyro(tmp_path):
         'accel': {
             't_ns': imu['t_ns'],
             'frame_id': 'base_link',
-            'accel': imu['accel'],
+            'linear_acceleration': imu['linear_acceleration'],
             'orientation': imu['orientation'],
-            'accel_cov': imu['accel_cov'],
+            'linear_acceleration_covariance': imu['linear_acceleration_covariance'],
         },
         'gyro': {
             't_ns': imu['t_ns'],
             'frame_id': 'base_link',
-            'gyro': imu['gyro'],
-            'gyro_cov': imu['gyro_cov'],
+            'angular_velocity': imu['angular_velocity'],
+            'angular_velocity_covariance': imu['angular_velocity_covariance'],
             'orientation': imu['orientation'],
         },
         'body': {
@@ -349,7 +349,7 @@ def test_split_stationary_from_the_command(tmp_path):
     vel = np.column_stack([v, np.zeros_like(v), np.zeros_like(v)])
     bag = write_bag(
         tmp_path / 'bag',
-        {'gps_vel': {'t_ns': tn, 'v_enu': vel}, 'odom': {'t_ns': tn, 'twist_linear': vel}},
+        {'gps_vel': {'t_ns': tn, 'v_enu': vel}, 'odom': {'t_ns': tn, 'linear': vel}},
         storage='mcap',
     )
     out = tmp_path / 'out'

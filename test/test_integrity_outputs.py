@@ -173,7 +173,7 @@ def _small_bag(tmp_path):
     s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
     t = s['gps_vel']['t_ns']
     zero = np.zeros(len(t))
-    s['odom'] = {'t_ns': t, 'twist_linear': np.column_stack([np.full(len(t), 0.5), zero, zero])}
+    s['odom'] = {'t_ns': t, 'linear': np.column_stack([np.full(len(t), 0.5), zero, zero])}
     return write_bag(tmp_path / 'bag', s, storage='sqlite3')
 
 

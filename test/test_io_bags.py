@@ -34,16 +34,16 @@ def _streams(n=600):
     return {
         'fix': {
             't_ns': tn[::10],
-            'lat': 43.07 + 1e-6 * np.arange(n // 10),
-            'lon': -89.4,
-            'alt': 260.0,
-            'cov': [1e-4, 1e-4, 4e-4],
+            'latitude': 43.07 + 1e-6 * np.arange(n // 10),
+            'longitude': -89.4,
+            'altitude': 260.0,
+            'position_covariance': [1e-4, 1e-4, 4e-4],
             'status': 2,
         },
         'imu': {
             't_ns': tn,
-            'gyro': rng.normal(size=(n, 3)),
-            'accel': rng.normal(size=(n, 3)) + [0, 0, 9.8],
+            'angular_velocity': rng.normal(size=(n, 3)),
+            'linear_acceleration': rng.normal(size=(n, 3)) + [0, 0, 9.8],
         },
         'gps_vel': {'t_ns': tn[::20], 'v_enu': np.tile([1.0, 2.0, -0.5], (n // 20, 1))},
     }
@@ -131,7 +131,7 @@ def test_ros2_roundtrip_fields_and_arrival(art_bag):
     got = np.array(
         [[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for _, m in imu]
     )
-    assert np.array_equal(got, s['imu']['gyro'])
+    assert np.array_equal(got, s['imu']['angular_velocity'])
     vel = [m for _, topic, _, m in items if topic == '/sbg/gps_vel'][0]
     assert (vel.velocity.x, vel.velocity.y, vel.velocity.z) == (2.0, 1.0, 0.5)  # written in NED
     fix = [m for _, topic, _, m in items if topic == '/fix'][0]

@@ -138,7 +138,7 @@ def test_adapters_on_real_messages(tmp_path):
         {
             'gps_vel': {'t_ns': tn, 'v_enu': v_enu},
             'ekf_nav': {'t_ns': tn, 'v_enu': v_enu},
-            'odom': {'t_ns': tn, 'orientation': q, 'twist_linear': [1.0, 0.0, 0.0]},
+            'odom': {'t_ns': tn, 'orientation': q, 'linear': [1.0, 0.0, 0.0]},
             'body': {'t_ns': tn, 'position': np.zeros(3), 'orientation': q, 'v_world': v_enu},
         },
         storage='mcap',

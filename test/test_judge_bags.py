@@ -167,8 +167,7 @@ def test_bag1_gps_through_navsat(shared_data, tmp_path):
     is rigid: horizontal distances between fixes are kept to the millimetre.
     """
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.judge.replay import read_bag
-    from vepd_ros.pipelines.replay import replay
+    from vepd_ros.pipelines.replay import read_bag, replay
 
     cfg = tmp_path / 'ekf_bag1.yaml'
     cfg.write_text(BAG1_YAML)

@@ -130,8 +130,7 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     import argparse
 
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.judge.replay import read_bag
-    from vepd_ros.pipelines.replay import add_replay_arguments, run_replay
+    from vepd_ros.pipelines.replay import add_replay_arguments, read_bag, run_replay
 
     cfg = tmp_path / 'b.yaml'
     cfg.write_text(
@@ -166,3 +165,21 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     assert abs(d_est - d_gps) < 3.0
     speeds = np.array([float(r['speed']) for r in rows])
     assert speeds.max() < 3.0
+
+
+@pytest.mark.parametrize('name', sorted(JUDGES))
+def test_every_judge_replays_and_reads_its_input_alike(name, tmp_path):
+    """
+    Give every registered judge a replay that reads INPUT with the same checks.
+
+    A missing input is a FileNotFoundError naming it and a ``--remap`` item without ``:=`` a
+    ValueError naming the option, whichever judge replays (one input reader, ``load_inputs``).
+    """
+    from vepd_ros.pipelines.replay import REPLAYS, replay
+
+    assert set(REPLAYS) == set(JUDGES)
+    cfg = REPO / 'config' / 'ekf.yaml'
+    with pytest.raises(FileNotFoundError, match='nothere'):
+        replay(cfg, tmp_path / 'nothere', judge=name)
+    with pytest.raises(ValueError, match=r"--remap 'imu': expected FROM:=TO"):
+        replay(cfg, tmp_path, judge=name, remap=['imu'])

@@ -13,6 +13,8 @@ them. This module imports numpy only, so any module may import it without a cycl
 
 ``Stream``: one topic's samples for K runs that share their message timing (header stamps and
 arrivals), the fields named as in the ROS message and stacked with the run axis first.
+``imu_fields``/``fix_fields``: one run's sensor-model arrays under those field names (the judge
+step stacks them on a run axis; ``io.write_bag`` writes them as messages).
 ``JudgeResult``: what the judge published (/odometry/filtered) for K runs, the one result type of
 the judge step (``vepd_ros.pipelines.judge_step.judge``) whatever the judge and the grouping.
 """
@@ -74,6 +76,36 @@ Kinds of ``Stream`` and their fields (each float64 with the run axis first unles
 * estimate: state (K, n, 15) in robot_localization's order (velocities in the body frame, as
   /odometry/filtered carries them), and p_diag (K, n, 15) or P (K, n, 15, 15).
 """
+
+
+def imu_fields(imu) -> dict:
+    """Return one run's ``models.imu.ImuArrays`` as an imu ``Stream``'s fields (no run axis)."""
+    return {
+        'angular_velocity': imu.angular_velocity,
+        'linear_acceleration': imu.linear_acceleration,
+        'orientation': imu.orientation,
+        'orientation_covariance': imu.orientation_covariance.reshape(-1, 9),
+        'angular_velocity_covariance': imu.angular_velocity_covariance.reshape(-1, 9),
+        'linear_acceleration_covariance': imu.linear_acceleration_covariance.reshape(-1, 9),
+    }
+
+
+def fix_fields(gps, lla) -> dict:
+    """
+    Return one run's GPS samples as the fields of a fix ``Stream`` (no run axis).
+
+    ``gps`` is a ``models.gps.GpsSamples``, ``lla`` its (n, 3) latitude, longitude (deg) and
+    altitude (m). Samples the receiver did not publish become NaN positions (navsat ignores them).
+    """
+    lla = np.array(lla, float)
+    lla[~np.asarray(gps.published, bool)] = np.nan
+    return {
+        'latitude': lla[:, 0],
+        'longitude': lla[:, 1],
+        'altitude': lla[:, 2],
+        'position_covariance': gps.covariance_enu.reshape(-1, 9),
+        'status': np.asarray(gps.status),
+    }
 
 
 @dataclass(frozen=True)

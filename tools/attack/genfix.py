@@ -48,43 +48,43 @@ def qzero(s):
 
 
 def covnan(s):
-    c = np.array(s['fix']['cov'], float)
+    c = np.array(s['fix']['position_covariance'], float)
     c[5, 0] = np.nan
-    s['fix']['cov'] = c
+    s['fix']['position_covariance'] = c
 
 
 def covinf(s):
-    c = np.array(s['fix']['cov'], float)
+    c = np.array(s['fix']['position_covariance'], float)
     c[5, 0] = np.inf
-    s['fix']['cov'] = c
+    s['fix']['position_covariance'] = c
 
 
 def latnan(s):
-    a = np.array(s['fix']['lat'], float)
+    a = np.array(s['fix']['latitude'], float)
     a[5] = np.nan
-    s['fix']['lat'] = a
+    s['fix']['latitude'] = a
 
 
 def lat200(s):
-    a = np.array(s['fix']['lat'], float)
+    a = np.array(s['fix']['latitude'], float)
     a[5] = 200.0
-    s['fix']['lat'] = a
+    s['fix']['latitude'] = a
 
 
 def truthnan(s):
     for k in ('odom',):
-        a = np.array(s[k]['twist_linear'], float)
+        a = np.array(s[k]['linear'], float)
         a[30, 0] = np.nan
-        s[k]['twist_linear'] = a
+        s[k]['linear'] = a
     a = np.array(s['gps_vel']['v_enu'], float)
     a[30, 0] = np.nan
     s['gps_vel']['v_enu'] = a
 
 
 def truth1e300(s):
-    a = np.array(s['odom']['twist_linear'], float)
+    a = np.array(s['odom']['linear'], float)
     a[30, 0] = 1e300
-    s['odom']['twist_linear'] = a
+    s['odom']['linear'] = a
     a = np.array(s['gps_vel']['v_enu'], float)
     a[30, 0] = 1e300
     s['gps_vel']['v_enu'] = a
@@ -97,21 +97,21 @@ def imu_early(s):
 
 
 def gyronan(s):
-    a = np.array(s['imu']['gyro'], float)
+    a = np.array(s['imu']['angular_velocity'], float)
     a[100, 2] = np.nan
-    s['imu']['gyro'] = a
+    s['imu']['angular_velocity'] = a
 
 
 def accelinf(s):
-    a = np.array(s['imu']['accel'], float)
+    a = np.array(s['imu']['linear_acceleration'], float)
     a[100, 0] = np.inf
-    s['imu']['accel'] = a
+    s['imu']['linear_acceleration'] = a
 
 
 def imucovnan(s):
-    a = np.array(s['imu']['gyro_cov'], float)
+    a = np.array(s['imu']['angular_velocity_covariance'], float)
     a[100, 0] = np.nan
-    s['imu']['gyro_cov'] = a
+    s['imu']['angular_velocity_covariance'] = a
 
 
 def dupstamp(s):

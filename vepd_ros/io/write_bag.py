@@ -16,15 +16,18 @@ and the bag's receive time is ``t + latency_s`` (``t_ns`` integer stamps may rep
 ``arrival_ns`` gives each message's receive time explicitly) (all messages are written in arrival
 order).
 
-Streams (``n`` samples; optional keys in brackets; every stream may set ``frame_id``):
-- fix:      t, lat, lon, alt, [cov (n,9) or (n,3) diagonal ENU m², status (int, default 0 = FIX)]
-- imu:      t, gyro (n,3), accel (n,3) (accel/gyro roles: Chrono's split topics, one of them),
-  [orientation (n,4) xyzw, gyro_cov, accel_cov, orientation_cov]
+Streams (``n`` samples; optional keys in brackets; every stream may set ``frame_id``). The fix,
+imu and odom fields are named as in ``vepd_ros.streams.STREAM_KINDS`` (one run, no run axis;
+``streams.imu_fields``/``fix_fields`` give them from the sensor models):
+- fix:      t, latitude, longitude, altitude, [position_covariance (n,9) or (n,3) diagonal ENU m²,
+  status (int, default 0 = FIX), position_covariance_type (default 1 with a covariance, else 0)]
+- imu:      t, angular_velocity (n,3), linear_acceleration (n,3) (accel/gyro roles: Chrono's split
+  topics, one of them), [orientation (n,4) xyzw, orientation_covariance,
+  angular_velocity_covariance, linear_acceleration_covariance]
 - gps_vel:  t, v_enu (n,3) **or** v_ned (n,3), [accuracy (n,3) NED order] — written in NED, driver
   default
-- ekf_nav:  t, v_enu or v_ned, [lat, lon, alt, accuracy]
-- odom:     t, [position (n,3), orientation (n,4)], twist_linear (n,3) in child frame,
-  [twist_angular]
+- ekf_nav:  t, v_enu or v_ned, [latitude, longitude, altitude, accuracy]
+- odom:     t, [position (n,3), orientation (n,4)], linear (n,3) twist in child frame, [angular]
 - body:     t, position (n,3), orientation (n,4), v_world (n,3), [w_body (n,3)]
   (chrono_ros_interfaces/Body)
 """
@@ -36,7 +39,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 from vepd_ros.io import msgdefs
-from vepd_ros.streams import NS, ns_from_s, TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
+from vepd_ros.streams import (
+    fix_fields,
+    imu_fields,
+    NS,
+    ns_from_s,
+    TOPIC_INS_VELOCITY,
+    TOPIC_ODOM_FILTERED,
+)
 
 ART_TOPICS = {
     'fix': ('/fix', 'sensor_msgs/msg/NavSatFix', 'gps'),
@@ -126,13 +136,16 @@ def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
     frame = frame or s.get('frame_id') or ART_TOPICS[role][2]
     out = []
     if role == 'fix':
-        cov = _cov9(s.get('cov'), n)
+        cov = _cov9(s.get('position_covariance'), n)
         status = np.broadcast_to(np.asarray(s.get('status', 0)), (n,))
         St, Fix = T['sensor_msgs/msg/NavSatStatus'], T['sensor_msgs/msg/NavSatFix']
         lat, lon, alt = (
-            np.broadcast_to(np.asarray(s[k], float), (n,)) for k in ('lat', 'lon', 'alt')
+            np.broadcast_to(np.asarray(s[k], float), (n,))
+            for k in ('latitude', 'longitude', 'altitude')
         )
-        ctype = int(s.get('covariance_type', 1 if s.get('cov') is not None else 0))
+        ctype = int(
+            s.get('position_covariance_type', 0 if s.get('position_covariance') is None else 1)
+        )
         for i in range(n):
             out.append(
                 Fix(
@@ -147,13 +160,15 @@ def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
             )
     elif role in ('imu', 'accel', 'gyro'):
         Imu = T['sensor_msgs/msg/Imu']
-        g, a = _rows(s.get('gyro'), n, 3), _rows(s.get('accel'), n, 3)
+        g = _rows(s.get('angular_velocity'), n, 3)
+        a = _rows(s.get('linear_acceleration'), n, 3)
         has_q = s.get('orientation') is not None
         q = _rows(s.get('orientation'), n, 4) if has_q else np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
-        oc = _cov9(s.get('orientation_cov'), n)
+        oc = _cov9(s.get('orientation_covariance'), n)
         if not has_q:
             oc[:, 0] = -1.0  # REP-145: no orientation estimate
-        gc, ac = _cov9(s.get('gyro_cov'), n), _cov9(s.get('accel_cov'), n)
+        gc = _cov9(s.get('angular_velocity_covariance'), n)
+        ac = _cov9(s.get('linear_acceleration_covariance'), n)
         for i in range(n):
             out.append(
                 Imu(
@@ -187,7 +202,8 @@ def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
         M, St = T['sbg_driver/msg/SbgEkfNav'], T['sbg_driver/msg/SbgEkfStatus']
         v, acc = _ned(s, n), _rows(s.get('accuracy'), n, 3, 0.02)
         lat, lon, alt = (
-            np.broadcast_to(np.asarray(s.get(k, 0.0), float), (n,)) for k in ('lat', 'lon', 'alt')
+            np.broadcast_to(np.asarray(s.get(k, 0.0), float), (n,))
+            for k in ('latitude', 'longitude', 'altitude')
         )
         flags = {
             k: False
@@ -225,7 +241,7 @@ def build_messages(role: str, s: Mapping, ts, frame: str | None = None) -> list:
             if s.get('orientation') is not None
             else np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
         )
-        vl, va = _rows(s['twist_linear'], n, 3), _rows(s.get('twist_angular'), n, 3)
+        vl, va = _rows(s['linear'], n, 3), _rows(s.get('angular'), n, 3)
         child = s.get('child_frame_id', 'base_link')
         for i in range(n):
             out.append(
@@ -339,37 +355,24 @@ def streams_from_sensor_run(
     def ns(t):
         return ns_from_s(t) + int(t_offset_ns)
 
-    g, i, tr = run.gps, run.imu, run.truth
+    g, tr = run.gps, run.truth
     pub = np.asarray(g.published, bool)
     out = {
         'fix': {
             't_ns': ns(g.stamp_s)[pub],
             'arrival_ns': ns(g.publish_s)[pub],
-            'lat': run.gps_lla[pub, 0],
-            'lon': run.gps_lla[pub, 1],
-            'alt': run.gps_lla[pub, 2],
-            'cov': g.covariance_enu.reshape(-1, 9)[pub],
-            'status': np.asarray(g.status)[pub],
-            'covariance_type': int(g.covariance_type[0]) if len(g) else 0,
+            **{k: v[pub] for k, v in fix_fields(g, run.gps_lla).items()},
+            'position_covariance_type': int(g.covariance_type[0]) if len(g) else 0,
         },
-        'imu': {
-            't_ns': ns(i.t_s),
-            'frame_id': 'base_link',
-            'gyro': i.angular_velocity,
-            'accel': i.linear_acceleration,
-            'orientation': i.orientation,
-            'orientation_cov': i.orientation_covariance.reshape(-1, 9),
-            'gyro_cov': i.angular_velocity_covariance.reshape(-1, 9),
-            'accel_cov': i.linear_acceleration_covariance.reshape(-1, 9),
-        },
+        'imu': {'t_ns': ns(run.imu.t_s), 'frame_id': 'base_link', **imu_fields(run.imu)},
     }
     if 'odom' in truth:
         out['odom'] = {
             't_ns': ns(run.truth_t_s),
             'position': tr.position_enu,
             'orientation': tr.quaternion,
-            'twist_linear': tr.velocity_body,
-            'twist_angular': tr.angular_velocity_body,
+            'linear': tr.velocity_body,
+            'angular': tr.angular_velocity_body,
         }
     if 'gps_vel' in truth:
         out['gps_vel'] = {'t_ns': ns(run.truth_t_s), 'v_enu': tr.velocity_enu}

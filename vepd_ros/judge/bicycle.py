@@ -48,7 +48,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import heapq
 import math
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -391,73 +390,3 @@ def _correct(x, P, sel, ze, zn, var, cxy):
 
 def _wrap(a):
     return np.mod(np.asarray(a) + np.pi, 2 * np.pi) - np.pi
-
-
-def replay_bicycle(
-    ekf_config,
-    inp,
-    navsat_config=None,
-    static_tf=(),
-    remap=(),
-    gps_topic=None,
-    navsat_imu_topic=None,
-    ekf_node_name=None,
-    gravity_frame: str = 'imu',
-) -> dict:
-    """
-    Replay a bag or CSV directory through the bicycle judge.
-
-    `vepd judge replay --judge bicycle`: the IMU topic is ``--navsat-imu-topic`` or the ekf
-    config's imu0 topic (or the only Imu topic), the fix topic ``--gps-topic`` or the only
-    NavSatFix topic.
-    """
-    from vepd_ros.judge.navsat import StaticTF
-    from vepd_ros.judge.replay import read_bag, read_csv_dir
-    from vepd_ros.streams import topic_key as _norm
-
-    nodes = sections(read_document(ekf_config, what='ekf configuration'))[1]
-    imu_topic = _norm(navsat_imu_topic) if navsat_imu_topic else None
-    if imu_topic is None:
-        for rp in nodes.values():
-            if 'imu0' in rp:
-                imu_topic = _norm(rp['imu0'])
-    inp = Path(inp)
-    if not inp.exists():
-        raise FileNotFoundError(f'{inp}: no such bag or directory')
-    rm = {_norm(a): _norm(b) for a, b in (r.split(':=', 1) for r in remap or ())}
-    if inp.is_dir() and any(inp.glob('raw_*.csv')) and not (inp / 'metadata.yaml').exists():
-        from vepd_ros.judge.rl_graph import load_judge_params
-
-        data = read_csv_dir(inp, load_judge_params(ekf_config).ekf)
-    else:
-        data = read_bag(inp, remap=rm)
-    imus = [t for t, ta in data.items() if ta.kind == 'imu']
-    fixes = [t for t, ta in data.items() if ta.kind == 'fix']
-    if imu_topic not in data:
-        imu_topic = imus[0] if len(imus) == 1 else None
-    gt = _norm(gps_topic) if gps_topic else (fixes[0] if len(fixes) == 1 else None)
-    if imu_topic is None or gt is None or gt not in data:
-        raise ValueError(
-            f'bicycle judge: need one Imu and one NavSatFix topic (Imu: {imus or "none"}, '
-            f'NavSatFix: {fixes or "none"}); use --navsat-imu-topic / --gps-topic'
-        )
-    ic, fc = data[imu_topic].cols, data[gt].cols
-    imu = {
-        'stamp_ns': ic['stamp_ns'],
-        'arrival_ns': ic['arrival_ns'],
-        'angular_velocity': ic['w'][None],
-        'linear_acceleration': ic['a'][None],
-        'frame_id': data[imu_topic].frame_id or 'base_link',
-    }
-    gps = {
-        'stamp_ns': fc['stamp_ns'],
-        'arrival_ns': fc['arrival_ns'],
-        'latitude': fc['lat'][None],
-        'longitude': fc['lon'][None],
-        'altitude': fc['alt'][None],
-        'status': fc['status'][None],
-        'position_covariance': fc['pcov'][None],
-    }
-    r = run_bicycle_batch(ekf_config, None, imu, gps, StaticTF.parse(static_tf))
-    r.update(frame_id='odom', child_frame_id='base_link', used_topics=[imu_topic, gt], dropped={})
-    return r

@@ -21,8 +21,10 @@ launch files); asking for it here is an error that says so.
 Each entry is a ``JudgeSpec`` with
 * ``batch(ekf_params, navsat_params, imu, gps, tf, **timing) -> dict``: K runs with identical
   timing, inputs and output as ``vepd_ros.judge.rl_graph.run_judge_batch``; callers go through
-  ``vepd_ros.pipelines.judge_step.judge``, which returns a ``streams.JudgeResult``;
-* ``replay(ekf_config, input, **options) -> dict``: a recording (``vepd judge replay``).
+  ``vepd_ros.pipelines.judge_step.judge``, which returns a ``streams.JudgeResult``.
+
+Replaying a recording (``vepd judge replay``) is orchestration: ``vepd_ros.pipelines.replay``
+holds each judge's replay (``REPLAYS``, by the names here).
 """
 
 from __future__ import annotations
@@ -37,12 +39,11 @@ UPSTREAM_JUDGE = 'robot_localization'
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """A judge by name: its batch and replay entry points."""
+    """A judge by name: its batch entry point."""
 
     name: str
     description: str
     batch: Callable
-    replay: Callable
 
 
 def _builtin_batch(*a, **kw):
@@ -51,22 +52,10 @@ def _builtin_batch(*a, **kw):
     return run_judge_batch(*a, **kw)
 
 
-def _builtin_replay(*a, **kw):
-    from vepd_ros.judge.replay import replay_builtin
-
-    return replay_builtin(*a, **kw)
-
-
 def _bicycle_batch(*a, **kw):
     from vepd_ros.judge.bicycle import run_bicycle_batch
 
     return run_bicycle_batch(*a, **kw)
-
-
-def _bicycle_replay(*a, **kw):
-    from vepd_ros.judge.bicycle import replay_bicycle
-
-    return replay_bicycle(*a, **kw)
 
 
 JUDGES: dict[str, JudgeSpec] = {
@@ -74,13 +63,11 @@ JUDGES: dict[str, JudgeSpec] = {
         'builtin',
         'robot_localization ekf_node + navsat_transform (built-in reproduction)',
         _builtin_batch,
-        _builtin_replay,
     ),
     'bicycle': JudgeSpec(
         'bicycle',
         '4-DOF bicycle-model EKF (x, y, heading, speed; GPS position + IMU yaw rate)',
         _bicycle_batch,
-        _bicycle_replay,
     ),
 }
 

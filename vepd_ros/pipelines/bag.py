@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from vepd_ros.io.bagrun import BagStreams, cut_window, in_order, stamps_in_order
 from vepd_ros.io.ins import TruthStream
-from vepd_ros.pipelines.judge_step import fix_fields, imu_fields, judge
-from vepd_ros.streams import NS, ns_from_s, Stream
+from vepd_ros.pipelines.judge_step import judge
+from vepd_ros.streams import fix_fields, imu_fields, NS, ns_from_s, Stream
 
 
 @dataclass

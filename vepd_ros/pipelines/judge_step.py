@@ -21,36 +21,6 @@ from vepd_ros.params_file import config_file
 from vepd_ros.streams import JudgeResult, Stream
 
 
-def imu_fields(imu) -> dict:
-    """Return one run's ``models.imu.ImuArrays`` as an imu ``Stream``'s fields (no run axis)."""
-    return {
-        'angular_velocity': imu.angular_velocity,
-        'linear_acceleration': imu.linear_acceleration,
-        'orientation': imu.orientation,
-        'orientation_covariance': imu.orientation_covariance.reshape(-1, 9),
-        'angular_velocity_covariance': imu.angular_velocity_covariance.reshape(-1, 9),
-        'linear_acceleration_covariance': imu.linear_acceleration_covariance.reshape(-1, 9),
-    }
-
-
-def fix_fields(gps, lla) -> dict:
-    """
-    Return one run's GPS samples as the fields of a fix ``Stream`` (no run axis).
-
-    ``gps`` is a ``models.gps.GpsSamples``, ``lla`` its (n, 3) latitude, longitude (deg) and
-    altitude (m). Samples the receiver did not publish become NaN positions (navsat ignores them).
-    """
-    lla = np.array(lla, float)
-    lla[~np.asarray(gps.published, bool)] = np.nan
-    return {
-        'latitude': lla[:, 0],
-        'longitude': lla[:, 1],
-        'altitude': lla[:, 2],
-        'position_covariance': gps.covariance_enu.reshape(-1, 9),
-        'status': np.asarray(gps.status),
-    }
-
-
 def stack_runs(per_run: list) -> dict:
     """Return the fields of several runs (``imu_fields``/``fix_fields`` each) on a run axis."""
     return {k: np.stack([f[k] for f in per_run]) for k in per_run[0]}
