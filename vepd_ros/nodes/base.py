@@ -538,14 +538,19 @@ class TrafficCounter:
 
         pub.publish = counted
 
-    def received(self) -> dict[str, int]:
-        """Messages taken per topic by the subscriptions still alive."""
+    def _per_topic(self, value) -> dict[str, int]:
+        """Return ``value(subscription, count)`` per topic: the least of its live subscriptions."""
         alive = {id(s) for s in self._node.subscriptions}
         out: dict[str, int] = {}
         for sub, topic, count in self._subs:
             if id(sub) in alive:
-                out[topic] = min(out.get(topic, count[0]), count[0])
+                n = value(sub, count)
+                out[topic] = min(out.get(topic, n), n)
         return out
+
+    def received(self) -> dict[str, int]:
+        """Messages taken per topic by the subscriptions still alive."""
+        return self._per_topic(lambda sub, count: count[0])
 
     def matched(self) -> dict[str, int]:
         """
@@ -562,13 +567,7 @@ class TrafficCounter:
         Discovery is matched on each side on its own: a best-effort sample a writer sends to a
         reader that has not matched the writer yet is dropped by the reader.
         """
-        alive = {id(s) for s in self._node.subscriptions}
-        out: dict[str, int] = {}
-        for sub, topic, _ in self._subs:
-            if id(sub) in alive:
-                n = sub.get_publisher_count()
-                out[topic] = min(out.get(topic, n), n)
-        return out
+        return self._per_topic(lambda sub, count: sub.get_publisher_count())
 
     def report(self) -> None:
         """Publish the counts if they changed, or every ``PROGRESS_HEARTBEAT_S`` (when idle)."""
