@@ -40,7 +40,6 @@ from vepd_ros.judge.ekf import (
     Ekf,
     gate_bound_variances,
     index_set,
-    STATUS_INITIALISED,
 )
 from vepd_ros.judge.measurements import MeasurementSeries
 
@@ -568,27 +567,15 @@ def _process(ekf: Ekf, t_ns: int, z, Rc, update_vector, s, thr2):
     Initialises the filter, or updates it (``_update``; entries not finite in some run through
     ``Ekf.correct``, which uses the finite ones per run).
     """
-    if not ekf.initialized:
-        idx = s.idx
-        R = np.zeros(np.shape(Rc)[:-2] + (15, 15))
-        R[..., idx[:, None], idx] = Rc
-        ekf.initialise(t_ns, z, R, update_vector)
-        return np.full(ekf.K, STATUS_INITIALISED, np.int8)
-    z = np.asarray(z, float)
-    if z.ndim == 1:
-        z = z[None]
-    zs = z[:, s.idx]
-    if np.isfinite(zs).all():
-        return _update(ekf, t_ns, s, zs, Rc, thr2)
-    delta = t_ns - ekf.last_time_ns
-    if delta > 0:
-        ekf.predict(delta * 1e-9)
+    if ekf.initialized:
+        z = np.asarray(z, float)
+        zs = (z[None] if z.ndim == 1 else z)[:, s.idx]
+        if np.isfinite(zs).all():
+            return _update(ekf, t_ns, s, zs, Rc, thr2)
     R = np.zeros(np.shape(Rc)[:-2] + (15, 15))
     R[..., s.idx[:, None], s.idx] = Rc
-    acc = ekf.correct(z, R, update_vector, math.sqrt(thr2) if thr2 != math.inf else math.inf)
-    if delta >= 0:
-        ekf.last_time_ns = t_ns
-    return acc.astype(np.int8)
+    threshold = math.sqrt(thr2) if thr2 != math.inf else math.inf
+    return ekf.process(t_ns, z, R, update_vector, threshold)
 
 
 def _update(ekf: Ekf, t_ns: int, s, zs, Rc, thr2) -> np.ndarray:
