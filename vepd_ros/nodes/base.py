@@ -277,33 +277,22 @@ def _request_stop(signum, frame):
     _STOP.append(signum)
 
 
-def _own_signals() -> None:
+def _set_signals(handler) -> None:
     """
-    Handle SIGINT and SIGTERM with ``_request_stop``, instead of rclpy's handler.
+    Handle SIGINT and SIGTERM with ``handler``, instead of rclpy's handler.
 
-    Measured (issue 12): rclpy's handler, which run_node used before, sometimes swallowed a SIGINT
-    (a node under load went on spinning until SIGTERM; faulthandler showed the signal arrive and
-    the main thread waiting in rcl). Python's own handler always reaches the main thread, which
-    wakes every ``SPIN_WAKE_S``. It only sets a flag: an exception raised from a handler inside
-    rclpy's C++ calls comes out as another error (a RuntimeError from pybind11), a traceback.
-    """
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            signal.signal(sig, _request_stop)
-        except (ValueError, OSError):  # not the main thread (in-process tests)
-            pass
-
-
-def _ignore_signals() -> None:
-    """
-    Ignore SIGINT and SIGTERM while the node shuts down.
-
-    From here on the node is shutting down: a second Ctrl-C / SIGTERM must not interrupt the
-    cleanup (that printed a KeyboardInterrupt traceback from destroy_node and exited -2).
+    While a node runs, ``_request_stop``. Measured (issue 12): rclpy's handler, which run_node
+    used before, sometimes swallowed a SIGINT (a node under load went on spinning until SIGTERM;
+    faulthandler showed the signal arrive and the main thread waiting in rcl). Python's own
+    handler always reaches the main thread, which wakes every ``SPIN_WAKE_S``. It only sets a flag:
+    an exception raised from a handler inside rclpy's C++ calls comes out as another error (a
+    RuntimeError from pybind11), a traceback. Once the node shuts down, ``signal.SIG_IGN``: a
+    second Ctrl-C / SIGTERM must not interrupt the cleanup (that printed a KeyboardInterrupt
+    traceback from destroy_node and exited -2).
     """
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            signal.signal(sig, signal.SIG_IGN)
+            signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread (in-process tests)
             pass
 
@@ -360,7 +349,7 @@ def _run_node(factory: Callable[..., Node], args) -> int:
     from rclpy.signals import SignalHandlerOptions
 
     node = None
-    _own_signals()
+    _set_signals(_request_stop)
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         try:
@@ -398,7 +387,7 @@ def _run_node(factory: Callable[..., Node], args) -> int:
         return 0  # a signal shut the context down during construction
     finally:
         try:
-            _ignore_signals()
+            _set_signals(signal.SIG_IGN)
             # a shutdown that hangs (signals are ignored from here on, so launch ends up
             # SIGKILLing the node) leaves every thread's stack on stderr, in the launch log
             faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
@@ -780,14 +769,16 @@ class Pacer:
         for r in self._reports.values():
             for topic in r['received']:
                 subscribers[topic] = subscribers.get(topic, 0) + 1
+        # per publishing node (this one too): its topics -> subscriptions matched
+        matched = [self.traffic.matched(), *(r['matched'] for r in self._reports.values())]
         unmatched = [
             topic
-            for counts in (self.traffic.matched(), *(r['matched'] for r in self._reports.values()))
+            for counts in matched
             for topic, n in counts.items()
             if n < subscribers.get(topic, 0)
         ]
         publishers: dict[str, int] = {}  # topic -> reporting nodes (this one too) that publish it
-        for counts in (self.traffic.matched(), *(r['matched'] for r in self._reports.values())):
+        for counts in matched:
             for topic in counts:
                 publishers[topic] = publishers.get(topic, 0) + 1
         unmatched += [
