@@ -534,6 +534,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from vepd_ros.nodes.guard import fix_hint, foreign_publishers, published_topics
+    from vepd_ros.streams import NS, TOPIC_GROUND_TRUTH
 
     box: dict = {}
     built = []
@@ -593,12 +594,12 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
             monitor.sim_end_ns = lambda: (
                 (clock.run_t0_ns or clock.sim_ns)
                 + (len(clock.plan) - max(clock.run, 0))
-                * (clock.n_samples * clock.period_ns + int(clock.p['gap_s'] * 1e9) + 10**9)
+                * (clock.n_samples * clock.period_ns + int(clock.p['gap_s'] * NS) + NS)
             )
         if truth is not None:
             monitor.waiting_for = lambda: (
                 f'truth_node is waiting for {truth.p["wait_for_subscribers"]} subscribers of '
-                '/ground_truth/odometry '
+                f'{TOPIC_GROUND_TRUTH} '
                 f'(has {truth.pub_odom.get_subscription_count()})'
                 if truth.run < 0
                 else (

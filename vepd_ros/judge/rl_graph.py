@@ -79,6 +79,7 @@ from vepd_ros.judge.measurements import MeasurementBuilder
 from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
+from vepd_ros.streams import topic_key
 
 GPS_ODOM_TOPIC = 'odometry/gps'
 
@@ -281,10 +282,6 @@ def _navsat_params(source) -> dict | None:
     return None if source is None else load_navsat_params(source)
 
 
-def _norm_topic(t: str) -> str:
-    return (t or '').strip('/')
-
-
 # ----------------------------------------------------------------------------------------------
 # engine
 @dataclass
@@ -397,7 +394,7 @@ def run_graph(
             )
         nav_ticks = nav.timer_ticks(nstart, int(t_end_ns))
         for s in p.sensors:
-            if s.kind == 'odom' and _norm_topic(s.topic) == GPS_ODOM_TOPIC:
+            if s.kind == 'odom' and topic_key(s.topic) == GPS_ODOM_TOPIC:
                 gps_sensor = s
                 break
         # navsat static events: fixes and IMU orientation, by arrival (IMU only matters before the

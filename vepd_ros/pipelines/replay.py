@@ -70,10 +70,6 @@ class TopicArrays:
         return int(self.cols['arrival_ns'].size)
 
 
-def _stamp(h) -> int:
-    return int(h.stamp.sec) * 1_000_000_000 + int(h.stamp.nanosec)
-
-
 def _xyz(v):
     return (float(v.x), float(v.y), float(v.z))
 
@@ -147,7 +143,7 @@ def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -
 
 
 def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
-    from vepd_ros.io.bags import open_bag
+    from vepd_ros.io.bags import open_bag, stamp_ns
 
     remap = remap or {}
     rows: dict = {}
@@ -161,7 +157,7 @@ def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
         for t_ns, topic, _, m in bag.messages(wanted):
             kind, name = wanted[topic]
             r = _row(kind, m)
-            r['arrival_ns'], r['stamp_ns'] = int(t_ns), _stamp(m.header)
+            r['arrival_ns'], r['stamp_ns'] = int(t_ns), stamp_ns(m)
             ent = rows.setdefault(
                 name, (kind, m.header.frame_id, getattr(m, 'child_frame_id', ''), [])
             )

@@ -8,7 +8,7 @@
 Say in words what a VEPD result means, for the terminal tables and the report.
 
 What a VEPD result means, in words: one source for the terminal tables (``vepd study``,
-``vepd evaluate``, ``vepd run``: ``commands.evaluate.format_tables``) and the report (Markdown
+``vepd evaluate``, ``vepd run``: ``commands._output.format_tables``) and the report (Markdown
 and HTML).
 
 * ``closest_model``: the model with the lowest combined VEPD and whether its 95 % interval is
