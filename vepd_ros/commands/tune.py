@@ -124,20 +124,6 @@ NODE_OF_SENSOR = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
 """The node whose section of best_params.yaml holds a tuned sensor's parameters."""
 
 
-def _on_edge(axes, values) -> list[str]:
-    """Return the axes whose best value lies within 1 % of its range's end (on a log scale)."""
-    import math
-
-    out = []
-    for a in axes:
-        v = values[a.name]
-        lo, hi, x = ((math.log(a.low), math.log(a.high), math.log(v)) if a.log
-                     else (a.low, a.high, v))
-        if min(x - lo, hi - x) <= 0.01 * (hi - lo):
-            out.append(a.name)
-    return out
-
-
 def run(args) -> int:
     from pathlib import Path
 
@@ -149,8 +135,7 @@ def run(args) -> int:
     from vepd_ros.runs.safety import prepare_output_dir
 
     axes = core.parse_param_specs(args.params, args.model)
-    if args.pareto and args.sampler == 'cmaes':
-        raise ValueError('--pareto: CMA-ES optimises one objective; use --sampler tpe')
+    core.check_sampler(args.sampler, args.pareto)  # before the reference is simulated
     objective = core.Objective(
         args.model,
         args.reference,
@@ -215,7 +200,7 @@ def run(args) -> int:
         confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
                         'warnings': e['warnings']}
     structure = core.structure_verdict(confirm['best'], objective.reference_floor())
-    edge = _on_edge(axes, best.params)
+    edge = core.on_range_edge(axes, best.params)
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
     atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')

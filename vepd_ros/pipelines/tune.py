@@ -387,7 +387,6 @@ class Objective:
             raise ValueError(f'--reference {reference!r}: no reference runs found')
         self.reference = str(reference)
         self.sim_seconds = 0.0  # time spent in the study path (simulate, judge, metrics)
-        self.last_warnings: list[str] = []  # the evaluator's warnings on the last call
 
     def _add_simulated(self, core, label, gps_model, seed, gps_params, imu_params) -> None:
         """Simulate and judge ``runs`` runs per scenario of ``label`` and add them to ``core``."""
@@ -420,7 +419,6 @@ class Objective:
         res = core.result()
         entry = dict(res['models'][TUNED_LABEL])
         entry['warnings'] = list(res['warnings'])  # short batches, excluded runs: flagged
-        self.last_warnings = entry['warnings']
         self.sim_seconds += time.perf_counter() - t0
         return entry
 
@@ -516,6 +514,12 @@ def completed(study) -> list:
                   key=lambda t: t.number)
 
 
+def check_sampler(sampler: str, pareto: bool) -> None:
+    """Refuse a sampler that cannot run the study's objectives (ValueError)."""
+    if pareto and sampler == 'cmaes':
+        raise ValueError('--pareto: CMA-ES optimises one objective; use --sampler tpe')
+
+
 def open_study(storage, study_name: str, model: str, axes: Sequence[TuneAxis], seed: int = 0,
                sampler: str = 'tpe', pareto: bool = False, parallel: bool = False):
     """
@@ -529,8 +533,7 @@ def open_study(storage, study_name: str, model: str, axes: Sequence[TuneAxis], s
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if isinstance(storage, str):
         storage = make_storage(storage)
-    if pareto and sampler == 'cmaes':
-        raise ValueError('--pareto: CMA-ES optimises one objective; use --sampler tpe')
+    check_sampler(sampler, pareto)
     study = optuna.create_study(
         storage=storage,
         study_name=study_name,
@@ -728,6 +731,19 @@ def best_finite(study):
     pool = pareto_front(study) if len(study.directions) > 1 else completed(study)
     done = [t for t in pool if trial_vepd(t) is not None and np.isfinite(trial_vepd(t))]
     return min(done, key=lambda t: (trial_vepd(t), t.number)) if done else None
+
+
+def on_range_edge(axes, values) -> list[str]:
+    """Return the axes whose best value lies within 1 % of its range's end (on a log scale)."""
+    out = []
+    for a in axes:
+        v = values[a.name]
+        lo, hi, x = (
+            (math.log(a.low), math.log(a.high), math.log(v)) if a.log else (a.low, a.high, v)
+        )
+        if min(x - lo, hi - x) <= 0.01 * (hi - lo):
+            out.append(a.name)
+    return out
 
 
 def structure_verdict(confirm_best: dict, floor) -> dict:
