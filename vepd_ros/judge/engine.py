@@ -253,7 +253,29 @@ class NodeOutputs:
 
 # ----------------------------------------------------------------------------------------------
 # how a queue entry is prepared and applied: arrays (any K) or floats (K = 1)
-class _ArraySteps:
+class _Steps:
+    """What both step kinds keep per series: the series, its index set, thr², its stamps."""
+
+    def __init__(self, ekf: Ekf):
+        self.ekf = ekf
+        self.series: list = []
+        self.sets: list = []
+        self.thr2: list = []  # thr² per series (inf: no gate)
+        self.stamps: list = []  # per series, as ints
+        self.counter = 0  # the queue's tie-breaking sequence
+
+    def _register(self, s: MeasurementSeries) -> tuple:
+        """Append a series' shared facts; return (its index set, its thr²)."""
+        st = index_set(s.update_vector)
+        t2 = s.threshold**2 if math.isfinite(s.threshold) else math.inf
+        self.series.append(s)
+        self.sets.append(st)
+        self.thr2.append(t2)
+        self.stamps.append(s.stamps.tolist())
+        return st, t2
+
+
+class _ArraySteps(_Steps):
     """
     Queue entries as arrays (any K), applied by ``_update`` or ``_process``.
 
@@ -268,24 +290,15 @@ class _ArraySteps:
     """
 
     def __init__(self, ekf: Ekf):
-        self.ekf = ekf
-        self.series: list = []
-        self.sets: list = []
+        super().__init__(ekf)
         self.clamped: list = []  # (N', ..., m, m) per series
         self.zsub: list = []  # (N', K, m) per series, or None
         self.finite: list = []  # N' bools per series, or None
-        self.thr2: list = []
-        self.stamps: list = []
-        self.counter = 0
 
     def add(self, s: MeasurementSeries) -> int:
         """Register a series; return its index."""
-        st = index_set(s.update_vector)
-        self.series.append(s)
-        self.sets.append(st)
+        st, _ = self._register(s)
         self.clamped.append(_clamped_sample_major(s.Rsub))
-        self.thr2.append(s.threshold**2 if math.isfinite(s.threshold) else math.inf)
-        self.stamps.append(s.stamps.tolist())
         if s.state_terms is None and s.z.ndim == 3:
             zs = np.ascontiguousarray(np.moveaxis(s.z[..., st.idx], -2, 0))
             self.zsub.append(zs)
@@ -347,7 +360,7 @@ def _x_for(s: MeasurementSeries, ekf: Ekf):
     return ekf.x if s.z.ndim == 3 else ekf.x[0]
 
 
-class _ScalarSteps:
+class _ScalarSteps(_Steps):
     """
     Queue entries as floats, applied by ``Ekf.correct_k1_checked`` (K = 1).
 
@@ -361,24 +374,18 @@ class _ScalarSteps:
     """
 
     def __init__(self, ekf: Ekf, fuse_same_stamp: bool):
-        self.ekf = ekf
-        self.series: list = []
-        self.sets, self.thr2, self.rdiag, self.fusable = [], [], [], []
-        self.stamps, self.idx_of, self.zfull, self.zsub, self.finite = [], [], [], [], []
+        super().__init__(ekf)
+        self.rdiag, self.fusable = [], []
+        self.idx_of, self.zfull, self.zsub, self.finite = [], [], [], []
         self.Rc3, self.has_terms = [], []
         self.any_terms = False
         self.fuse = _Fuser(ekf, self.sets) if fuse_same_stamp else None
-        self.counter = 0
 
     def add(self, s: MeasurementSeries) -> int:
         """Register a series; return its index."""
-        st, cl = index_set(s.update_vector), clamp_variances(s.Rsub)
-        t2 = s.threshold**2 if math.isfinite(s.threshold) else math.inf
+        st, t2 = self._register(s)
+        cl = clamp_variances(s.Rsub)
         n, idx = len(s), st.idx
-        self.series.append(s)
-        self.sets.append(st)
-        self.thr2.append(t2)
-        self.stamps.append(s.stamps.tolist())
         self.idx_of.append(idx)
         self.Rc3.append(cl.reshape(n, idx.size, idx.size))
         self.rdiag.append(gate_bound_variances(self.Rc3[-1]) if t2 != math.inf else [None] * n)

@@ -231,18 +231,13 @@ def _nonfinite_counted(method):
     Array entry points run with numpy's overflow/invalid warnings off: a non-finite or huge
     input value becomes non-finite after the frame rotations, and ``_finish`` counts and drops or
     ignores every such sample (``_bad_samples``) -- the condition is handled there, not reported
-    as a warning.
+    as a warning. An entry point that calls another (odometry: pose, twist) calls its
+    ``__wrapped__``, the method without the second errstate.
     """
 
     def wrapped(self, *args, **kwargs):
-        if self._quiet:  # called by another entry point (odometry -> pose, twist): already off
+        with np.errstate(over='ignore', invalid='ignore'):
             return method(self, *args, **kwargs)
-        self._quiet = True
-        try:
-            with np.errstate(over='ignore', invalid='ignore'):
-                return method(self, *args, **kwargs)
-        finally:
-            self._quiet = False
 
     wrapped.__name__, wrapped.__doc__ = method.__name__, method.__doc__
     wrapped.__wrapped__ = method
@@ -263,7 +258,6 @@ class MeasurementBuilder:
         # reused per message.
         self._tf_cache: dict = {}
         self._plans: dict = {}
-        self._quiet = False  # inside an entry point that turned numpy's warnings off
         self.reset()
 
     def reset(self, reset_time_ns: int = 0) -> None:
@@ -527,9 +521,10 @@ class MeasurementBuilder:
         """
         s = self._sensor(sensor)
         source = child_frame_id if s.pose_use_child_frame else self.params.base_link_frame
-        return self.pose_arrays(
-            s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source
-        ) + self.twist_arrays(s, stamps, v, w, tcov, child_frame_id, arrivals)
+        cls = type(self)  # this entry point's errstate holds for both parts
+        return cls.pose_arrays.__wrapped__(
+            self, s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source
+        ) + cls.twist_arrays.__wrapped__(self, s, stamps, v, w, tcov, child_frame_id, arrivals)
 
     @_nonfinite_counted
     def pose_arrays(
