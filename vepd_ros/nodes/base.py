@@ -589,37 +589,60 @@ class TrafficCounter:
         self._pub.publish(self._string(data=text))
 
 
-def spin_reporting(executor, counter: TrafficCounter) -> None:
+def run_until_idle(
+    executor, keep_going: Callable[[], bool] = lambda: True, first=None
+) -> None:
     """
-    Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
+    Run ``executor``'s ready callbacks until a wait with a zero timeout finds none ready.
 
-    Idle means a wait with a zero timeout finds nothing (rclpy also ends every wave that ran
-    callbacks with a timeout: that one is not idle): every callback the messages taken so far
-    caused, and the timers the last ``/clock`` made due, have run (``vepd run``'s ``_Lockstep``
-    drains the same way), so the counts reported are final for this step.
+    Idle means such a wait found nothing: rclpy also ends every zero-timeout wave that ran
+    callbacks with a timeout, and that one is not idle (wait again). So every callback the
+    messages taken so far caused, and the timers the last ``/clock`` made due, have run: the
+    lockstep's test before its next step (``vepd run``'s ``_Lockstep``, ``spin_reporting``).
+    ``first``: a callback already taken from another wait, run before the first wait; the waits
+    stop early once ``keep_going()`` is False. A callback's exception is raised here.
     """
     from rclpy.executors import TimeoutException
 
-    ran = False  # a callback ran since the last timeout
-    while spinning(executor):
-        try:
-            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
-        except TimeoutException:
-            if ran:  # waiting 0 s, rclpy ends every wave with a timeout: wait again
-                ran = False
-                continue
-            counter.report()
+    handler, ran = first, False  # ran: a callback ran since rclpy's last timeout
+    while True:
+        if handler is None:
+            if not keep_going():
+                return
             try:
-                handler, _, _ = executor.wait_for_ready_callbacks(
-                    timeout_sec=PROGRESS_HEARTBEAT_S / 2
-                )
+                handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
             except TimeoutException:
+                if not ran:
+                    return
+                ran = False
                 continue
         ran = True
         handler()
         exc = handler.exception()
         if exc is not None:
             raise exc
+        handler = None
+
+
+def spin_reporting(executor, counter: TrafficCounter) -> None:
+    """
+    Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
+
+    Idle as ``run_until_idle`` means it, so the counts reported are final for this step; an idle
+    node then waits up to half a ``PROGRESS_HEARTBEAT_S`` for work before reporting again.
+    """
+    from rclpy.executors import TimeoutException
+
+    first = None
+    while True:
+        run_until_idle(executor, lambda: spinning(executor), first)
+        if not spinning(executor):
+            return
+        counter.report()
+        try:
+            first, _, _ = executor.wait_for_ready_callbacks(timeout_sec=PROGRESS_HEARTBEAT_S / 2)
+        except TimeoutException:
+            first = None
 
 
 class Pacer:
