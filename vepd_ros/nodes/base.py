@@ -401,6 +401,27 @@ def _run_node(factory: Callable[..., Node], args) -> int:
             pass
 
 
+def count_takes(sub) -> list[int]:
+    """
+    Return ``[n]``, the messages ``sub``'s callback has taken, counted from the first call on.
+
+    The first call wraps the callback with the counter; later calls return the same counter, so
+    ``AfterArrivals`` and ``TrafficCounter`` count a subscription through one wrap (a judge or
+    navsat message on sim time passes one counter, not two).
+    """
+    count = getattr(sub.callback, 'vepd_takes', None)
+    if count is None:
+        count, callback = [0], sub.callback
+
+        def counted(*args):
+            count[0] += 1
+            return callback(*args)
+
+        counted.vepd_takes = count
+        sub.callback = counted
+    return count
+
+
 class AfterArrivals:
     """
     Run a timer's work only after the messages its node's subscriptions already hold.
@@ -418,7 +439,7 @@ class AfterArrivals:
 
     def __init__(self, node: Node, subscriptions: Iterable, work: Callable[..., None]):
         self._work = work
-        self.arrivals = 0  # messages taken by the watched subscriptions
+        self._takes: list[list[int]] = []  # count_takes of the watched subscriptions
         self._pending: list[tuple] = []  # the arguments of the work still to run
         self._seen = 0  # arrivals when the guard was last triggered
         for sub in subscriptions:
@@ -427,15 +448,13 @@ class AfterArrivals:
 
     def watch(self, sub) -> None:
         """Count ``sub``'s messages as arrivals the work waits for (None: nothing)."""
-        if sub is None:
-            return
-        callback = sub.callback
+        if sub is not None:
+            self._takes.append(count_takes(sub))
 
-        def counted(*args):
-            self.arrivals += 1
-            return callback(*args)
-
-        sub.callback = counted
+    @property
+    def arrivals(self) -> int:
+        """Messages taken by the watched subscriptions."""
+        return sum(count[0] for count in self._takes)
 
     def __call__(self, *args) -> None:
         """Queue ``work(*args)`` after what has arrived (from the timer's callback)."""
@@ -497,24 +516,13 @@ class TrafficCounter:
         uncounted = (PROGRESS_TOPIC, DIAGNOSTICS_TOPIC, '/rosout', '/parameter_events')
         for sub in list(node.subscriptions):
             if sub.topic_name not in uncounted:
-                self._subs.append((sub, sub.topic_name, self._count_takes(sub)))
+                self._subs.append((sub, sub.topic_name, count_takes(sub)))
         for pub in list(node.publishers):
             if pub.topic_name not in uncounted:
                 self._count_publishes(pub)
         self._pub = None  # created on the first report (truth_node counts, never reports)
         self._last: str | None = None
         self._last_wall = 0.0
-
-    @staticmethod
-    def _count_takes(sub) -> list:
-        count, callback = [0], sub.callback
-
-        def counted(*args):
-            count[0] += 1
-            return callback(*args)
-
-        sub.callback = counted
-        return count
 
     def _count_publishes(self, pub) -> None:
         topic, publish = pub.topic_name, pub.publish
