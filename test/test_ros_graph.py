@@ -192,3 +192,33 @@ def test_judge_per_run_puts_the_chain_in_a_supervisor_with_the_same_arguments():
             assert got['args'] == want[:at - 1] + want[at + 1:]
     assert plain[0].parameters[0]['wait_for_run_subscribers'] == 10
     assert per_run[0].parameters[0]['wait_for_run_subscribers'] == 8
+
+
+@pytest.mark.parametrize('entry', ['not json', '[1, 2]', '{"executable": "judge_node"}'])
+def test_the_chain_decodes_as_encoded_and_a_malformed_one_is_named(entry):
+    """
+    Check the ``chain`` codec judge_supervisor_node and ``paced_nodes`` both read.
+
+    What ``encode_chain`` writes, ``decode_chain`` gives back process by process; a malformed
+    entry stops ``paced_nodes`` with the supervisor's error (the parameter, what was expected), not
+    a traceback of its own.
+    """
+    from vepd_ros.ros_graph import decode_chain, encode_chain, paced_nodes
+
+    args = {'models': 'ch_rw', 'judge': 'builtin', 'time_scale': 2.0, 'judge_per_run': True}
+    graph = build_graph('sim_judge', args)
+    sup = next(n for n in graph if n.role == 'judge_supervisor')
+    plain = build_graph('sim_judge', {**args, 'judge_per_run': False})
+    judges = [n for n in plain if n.namespace == sup.namespace and n.role in ('navsat', 'ekf')]
+    assert decode_chain(encode_chain(judges)) == [
+        (n.package, n.executable, n.ros_args()) for n in judges
+    ] != []
+    chain = sup.parameters[0]['chain']
+    assert [(p.package, p.executable) for p in decode_chain(chain)] == [
+        (n.package, n.executable) for n in judges
+    ]
+    assert decode_chain(['', *chain]) == decode_chain(chain)  # the parameter's default is ['']
+    sup.parameters[0]['chain'] = [*chain, entry]
+    driver = next(n for n in graph if n.role == 'truth')
+    with pytest.raises(ParameterError, match="parameter 'chain'.*expected {\"package\": P"):
+        paced_nodes(driver, graph)

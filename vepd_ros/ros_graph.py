@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 import re
+from typing import NamedTuple
 
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params_file import node_section, PACKAGE, share_dir
@@ -371,8 +372,6 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
     publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe gps/fix (navsat) and
     odometry/gps (ekf), names relative to the chain's namespace.
     """
-    import json
-
     chain = _judge_nodes(a, namespace, judge, {**extra, 'reset_on_run_events': False})
     return NodeSpec(
         PACKAGE,
@@ -382,18 +381,55 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
         [
             {
                 'use_sim_time': extra.get('use_sim_time', False),
-                'chain': [
-                    json.dumps(
-                        {'package': n.package, 'executable': n.executable, 'args': n.ros_args()}
-                    )
-                    for n in chain
-                ],
+                'chain': encode_chain(chain),
                 'ready_publishers': ['odometry/filtered', 'odometry/gps'],
                 'ready_subscribers': ['gps/fix', 'odometry/gps'],
             }
         ],
         role='judge_supervisor',
     )
+
+
+class ChainProcess(NamedTuple):
+    """One process of a judge chain: what ``ros2 run package executable args...`` starts."""
+
+    package: str
+    executable: str
+    args: list[str]
+
+
+def encode_chain(nodes: list) -> list[str]:
+    """Return judge_supervisor_node's ``chain`` parameter for ``nodes``: one JSON per process."""
+    import json
+
+    return [
+        json.dumps({'package': n.package, 'executable': n.executable, 'args': n.ros_args()})
+        for n in nodes
+    ]
+
+
+def decode_chain_process(text: str) -> ChainProcess:
+    """
+    Parse one entry of a ``chain`` parameter (``encode_chain``).
+
+    A malformed entry raises ``ParameterError`` naming ``chain``, the entry and the form expected.
+    """
+    import json
+
+    try:
+        spec = json.loads(text)
+        return ChainProcess(
+            str(spec['package']), str(spec['executable']), [str(a) for a in spec.get('args', [])]
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ParameterError(
+            'chain', text, '{"package": P, "executable": E, "args": [...]} (JSON)'
+        ) from None
+
+
+def decode_chain(texts: list) -> list[ChainProcess]:
+    """Parse a ``chain`` parameter, skipping empty entries (the parameter's default is [''])."""
+    return [decode_chain_process(text) for text in texts if text]
 
 
 def paced_nodes(driver, nodes: list) -> int:
@@ -405,8 +441,6 @@ def paced_nodes(driver, nodes: list) -> int:
     a count short of them lets the first step go out before a node that is launched has
     reported); robot_localization's do not.
     """
-    import json
-
     count = 0
     for m in nodes:
         params = [q for q in m.parameters if isinstance(q, dict)]
@@ -418,9 +452,9 @@ def paced_nodes(driver, nodes: list) -> int:
             continue
         count += 1
         count += sum(
-            json.loads(spec)['package'] == driver.package
+            process.package == driver.package
             for q in params
-            for spec in q.get('chain', [])
+            for process in decode_chain(q.get('chain', []))
         )
     return count
 

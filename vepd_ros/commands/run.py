@@ -663,33 +663,16 @@ class _Lockstep:
 
     def __call__(self) -> bool:
         """One step if due, then every callback it causes: True when a step was taken."""
+        from vepd_ros.nodes.base import run_until_idle
+
         now = time.monotonic()
         if now < self.next_wall:
             return False
         self.next_wall = max(self.next_wall + self.wall_period, now - self.wall_period)
         if not self.source.step():
             return False
-        self._drain()
+        run_until_idle(self.ex)
         return True
-
-    def _drain(self) -> None:
-        """Run callbacks until a wait finds none ready."""
-        from rclpy.executors import TimeoutException
-
-        ran = False  # with timeout 0, rclpy ends every wave with a timeout, idle or not
-        while True:
-            try:
-                handler, _, _ = self.ex.wait_for_ready_callbacks(timeout_sec=0.0)
-            except TimeoutException:
-                if not ran:
-                    return
-                ran = False
-                continue
-            ran = True
-            handler()
-            exc = handler.exception()
-            if exc is not None:
-                raise exc
 
 
 def _runs_summary(nodes) -> dict | None:

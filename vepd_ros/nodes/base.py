@@ -401,6 +401,27 @@ def _run_node(factory: Callable[..., Node], args) -> int:
             pass
 
 
+def count_takes(sub) -> list[int]:
+    """
+    Return ``[n]``, the messages ``sub``'s callback has taken, counted from the first call on.
+
+    The first call wraps the callback with the counter; later calls return the same counter, so
+    ``AfterArrivals`` and ``TrafficCounter`` count a subscription through one wrap (a judge or
+    navsat message on sim time passes one counter, not two).
+    """
+    count = getattr(sub.callback, 'vepd_takes', None)
+    if count is None:
+        count, callback = [0], sub.callback
+
+        def counted(*args):
+            count[0] += 1
+            return callback(*args)
+
+        counted.vepd_takes = count
+        sub.callback = counted
+    return count
+
+
 class AfterArrivals:
     """
     Run a timer's work only after the messages its node's subscriptions already hold.
@@ -418,7 +439,7 @@ class AfterArrivals:
 
     def __init__(self, node: Node, subscriptions: Iterable, work: Callable[..., None]):
         self._work = work
-        self.arrivals = 0  # messages taken by the watched subscriptions
+        self._takes: list[list[int]] = []  # count_takes of the watched subscriptions
         self._pending: list[tuple] = []  # the arguments of the work still to run
         self._seen = 0  # arrivals when the guard was last triggered
         for sub in subscriptions:
@@ -427,15 +448,13 @@ class AfterArrivals:
 
     def watch(self, sub) -> None:
         """Count ``sub``'s messages as arrivals the work waits for (None: nothing)."""
-        if sub is None:
-            return
-        callback = sub.callback
+        if sub is not None:
+            self._takes.append(count_takes(sub))
 
-        def counted(*args):
-            self.arrivals += 1
-            return callback(*args)
-
-        sub.callback = counted
+    @property
+    def arrivals(self) -> int:
+        """Messages taken by the watched subscriptions."""
+        return sum(count[0] for count in self._takes)
 
     def __call__(self, *args) -> None:
         """Queue ``work(*args)`` after what has arrived (from the timer's callback)."""
@@ -497,24 +516,13 @@ class TrafficCounter:
         uncounted = (PROGRESS_TOPIC, DIAGNOSTICS_TOPIC, '/rosout', '/parameter_events')
         for sub in list(node.subscriptions):
             if sub.topic_name not in uncounted:
-                self._subs.append((sub, sub.topic_name, self._count_takes(sub)))
+                self._subs.append((sub, sub.topic_name, count_takes(sub)))
         for pub in list(node.publishers):
             if pub.topic_name not in uncounted:
                 self._count_publishes(pub)
         self._pub = None  # created on the first report (truth_node counts, never reports)
         self._last: str | None = None
         self._last_wall = 0.0
-
-    @staticmethod
-    def _count_takes(sub) -> list:
-        count, callback = [0], sub.callback
-
-        def counted(*args):
-            count[0] += 1
-            return callback(*args)
-
-        sub.callback = counted
-        return count
 
     def _count_publishes(self, pub) -> None:
         topic, publish = pub.topic_name, pub.publish
@@ -589,37 +597,60 @@ class TrafficCounter:
         self._pub.publish(self._string(data=text))
 
 
-def spin_reporting(executor, counter: TrafficCounter) -> None:
+def run_until_idle(
+    executor, keep_going: Callable[[], bool] = lambda: True, first=None
+) -> None:
     """
-    Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
+    Run ``executor``'s ready callbacks until a wait with a zero timeout finds none ready.
 
-    Idle means a wait with a zero timeout finds nothing (rclpy also ends every wave that ran
-    callbacks with a timeout: that one is not idle): every callback the messages taken so far
-    caused, and the timers the last ``/clock`` made due, have run (``vepd run``'s ``_Lockstep``
-    drains the same way), so the counts reported are final for this step.
+    Idle means such a wait found nothing: rclpy also ends every zero-timeout wave that ran
+    callbacks with a timeout, and that one is not idle (wait again). So every callback the
+    messages taken so far caused, and the timers the last ``/clock`` made due, have run: the
+    lockstep's test before its next step (``vepd run``'s ``_Lockstep``, ``spin_reporting``).
+    ``first``: a callback already taken from another wait, run before the first wait; the waits
+    stop early once ``keep_going()`` is False. A callback's exception is raised here.
     """
     from rclpy.executors import TimeoutException
 
-    ran = False  # a callback ran since the last timeout
-    while spinning(executor):
-        try:
-            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
-        except TimeoutException:
-            if ran:  # waiting 0 s, rclpy ends every wave with a timeout: wait again
-                ran = False
-                continue
-            counter.report()
+    handler, ran = first, False  # ran: a callback ran since rclpy's last timeout
+    while True:
+        if handler is None:
+            if not keep_going():
+                return
             try:
-                handler, _, _ = executor.wait_for_ready_callbacks(
-                    timeout_sec=PROGRESS_HEARTBEAT_S / 2
-                )
+                handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
             except TimeoutException:
+                if not ran:
+                    return
+                ran = False
                 continue
         ran = True
         handler()
         exc = handler.exception()
         if exc is not None:
             raise exc
+        handler = None
+
+
+def spin_reporting(executor, counter: TrafficCounter) -> None:
+    """
+    Spin ``executor`` as ``spin()`` does, and ``counter.report()`` each time it has nothing ready.
+
+    Idle as ``run_until_idle`` means it, so the counts reported are final for this step; an idle
+    node then waits up to half a ``PROGRESS_HEARTBEAT_S`` for work before reporting again.
+    """
+    from rclpy.executors import TimeoutException
+
+    first = None
+    while True:
+        run_until_idle(executor, lambda: spinning(executor), first)
+        if not spinning(executor):
+            return
+        counter.report()
+        try:
+            first, _, _ = executor.wait_for_ready_callbacks(timeout_sec=PROGRESS_HEARTBEAT_S / 2)
+        except TimeoutException:
+            first = None
 
 
 class Pacer:

@@ -45,6 +45,7 @@ from vepd_ros.nodes.base import (
 )
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.params_file import PACKAGE  # whose nodes report on /vepd/progress (run_node)
+from vepd_ros.ros_graph import decode_chain_process
 from vepd_ros.streams import NS
 
 PARAMS = [
@@ -79,14 +80,7 @@ def _chain_commands(specs: list) -> list[tuple[str, list[str]]]:
 
     commands = []
     for text in (s for s in specs if s):
-        try:
-            spec = json.loads(text)
-            package, executable = str(spec['package']), str(spec['executable'])
-            args = [str(a) for a in spec.get('args', [])]
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise ParameterError(
-                'chain', text, '{"package": P, "executable": E, "args": [...]} (JSON)'
-            ) from None
+        package, executable, args = decode_chain_process(text)
         try:
             path = os.path.join(get_package_prefix(package), 'lib', package, executable)
         except PackageNotFoundError:
