@@ -182,7 +182,7 @@ def test_bag1_gps_through_navsat(shared_data, tmp_path):
     fix = read_bag(bag)['fix'].cols
     assert 980 <= g.shape[0] <= 989 and np.all(g[:, 2] == 0.0)
     sel = np.isin(fix['stamp_ns'], r['gps_odom_stamp_ns'])
-    x, y, _, _ = utm_forward(fix['lat'][sel], fix['lon'][sel])
+    x, y, _, _ = utm_forward(fix['latitude'][sel], fix['longitude'][sel])
     d_utm = np.hypot(np.diff(x), np.diff(y))
     d_odom = np.hypot(*np.diff(g[:, :2], axis=0).T)
     np.testing.assert_allclose(d_odom, d_utm, atol=1e-3)
