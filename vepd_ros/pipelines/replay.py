@@ -128,25 +128,11 @@ def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -
     """
     Return {topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
 
-    A bag that cannot be read (missing, truncated, corrupt) is a ``BagError`` naming the file, as
-    in ``vepd bag`` (io.bags). Imu and NavSatFix topics are decoded flat where the bag allows it
-    and converted by ``io.bagrun`` as in ``vepd bag``.
+    Read with the one bag reader (``io.bags``): a bag that cannot be read (missing, truncated,
+    corrupt, unknown type) is its ``BagError`` naming the file, as in ``vepd bag``. Imu and
+    NavSatFix topics are decoded flat where the bag allows it and converted by ``io.bagrun`` as
+    in ``vepd bag``.
     """
-    from vepd_ros.io.bags import BagError
-
-    try:
-        return _read_bag(path, topics, remap)
-    except BagError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
-        if not type(exc).__module__.startswith(('rosbags', 'sqlite3', 'mcap', 'zstandard', 'lz4')):
-            raise
-        raise BagError(
-            f'{path}: cannot read the bag (truncated or corrupt?): {str(exc)[:200]}', path
-        ) from None
-
-
-def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
     from vepd_ros.io.bagrun import fix_arrays, imu_arrays
     from vepd_ros.io.bags import open_bag
 
