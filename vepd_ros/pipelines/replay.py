@@ -44,7 +44,7 @@ through ``judge.rl_graph.run_graph``; ``replay_bicycle``: ``judge.bicycle.run_bi
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 import math
 from pathlib import Path
 
@@ -635,25 +635,20 @@ def write_csv(path, r: dict) -> int:
 
 
 def run_replay(args) -> int:
-    """Entry point called by ``vepd judge replay`` (commands/judge.py)."""
+    """
+    Run ``vepd judge replay`` (commands/judge.py) and write its CSV; return the exit status.
+
+    ``args`` has ekf_config, input, out, judge and one attribute per ``ReplayOptions`` field,
+    whose parser defaults (None, [], 'imu') mean what the fields' defaults mean.
+    """
     out = Path(args.out)
     if out.is_dir() or str(args.out).endswith(('/', '\\')):
         raise ValueError(
             f'--out {args.out}: a directory; expected the output CSV file name (e.g. '
             f'{out / "filtered.csv"})'
         )
-    r = replay(
-        args.ekf_config,
-        args.input,
-        navsat_config=getattr(args, 'navsat_config', None),
-        static_tf=getattr(args, 'static_tf', None) or (),
-        remap=getattr(args, 'remap', None) or (),
-        gps_topic=getattr(args, 'gps_topic', None),
-        navsat_imu_topic=getattr(args, 'navsat_imu_topic', None),
-        ekf_node_name=getattr(args, 'ekf_node_name', None),
-        judge=getattr(args, 'judge', None) or 'builtin',
-        gravity_frame=getattr(args, 'gravity_frame', None) or 'imu',
-    )
+    options = {f.name: getattr(args, f.name) for f in fields(ReplayOptions)}
+    r = replay(args.ekf_config, args.input, args.judge, **options)
     from vepd_ros.judge.rl_graph import explain_no_estimate
 
     n = r['state'].shape[1]
