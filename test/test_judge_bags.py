@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from vepd_ros.pipelines.replay import add_replay_arguments, run_replay
+from vepd_ros.commands.judge import add_replay_arguments
+from vepd_ros.pipelines.replay import run_replay
 
 # ekf bag1 (test1.bag, Husky): frequency 30, odom0 vx vy vz, imu0 roll pitch yaw vroll vpitch ax ay
 # az
@@ -132,7 +133,7 @@ def test_ekf_bag1_through_the_cli(shared_data, tmp_path):
         pytest.skip(
             '`vepd judge replay` has no --static-tf yet: commands/judge.py should register its '
             'options '
-            'with vepd_ros.pipelines.replay.add_replay_arguments'
+            'with vepd_ros.commands.judge.add_replay_arguments'
         )
     assert 'replay' in help_text
     cfg = tmp_path / 'ekf_bag1.yaml'

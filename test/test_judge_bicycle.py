@@ -130,7 +130,8 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     import argparse
 
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.pipelines.replay import add_replay_arguments, read_bag, run_replay
+    from vepd_ros.commands.judge import add_replay_arguments
+    from vepd_ros.pipelines.replay import read_bag, run_replay
 
     cfg = tmp_path / 'b.yaml'
     cfg.write_text(

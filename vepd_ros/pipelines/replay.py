@@ -525,55 +525,6 @@ def replay(ekf_config, inp, judge: str = 'builtin', **options) -> dict:
 
 # ----------------------------------------------------------------------------------------------
 # the command
-def add_replay_arguments(p) -> None:
-    """
-    Add every option of ``vepd judge replay`` to a parser (the one declaration of them).
-
-    ``commands/judge.py`` registers the subcommand's parser with this; tests parse with it.
-    """
-    p.add_argument(
-        '--ekf-config', required=True, metavar='YAML', help='robot_localization ekf YAML'
-    )
-    p.add_argument(
-        '--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML'
-    )
-    p.add_argument('input', metavar='INPUT', help='ROS 1/ROS 2 bag, or a directory of raw_*.csv')
-    p.add_argument(
-        '--out', required=True, metavar='CSV', help='output CSV (/odometry/filtered stream)'
-    )
-    p.add_argument(
-        '--static-tf',
-        action='append',
-        default=[],
-        metavar='"PARENT CHILD X Y Z ROLL PITCH YAW"',
-        help='a static transform (repeatable); angles in radians, or 4 numbers qx qy qz qw',
-    )
-    p.add_argument(
-        '--remap', action='append', default=[], metavar='FROM:=TO', help='rename a bag topic'
-    )
-    p.add_argument(
-        '--gps-topic', metavar='TOPIC', help='NavSatFix topic for navsat (default: the only one)'
-    )
-    p.add_argument(
-        '--navsat-imu-topic', metavar='TOPIC', help="navsat's imu input (default: imu0's topic)"
-    )
-    p.add_argument('--ekf-node-name', metavar='NAME', help='node section of the ekf YAML')
-    p.add_argument(
-        '--gravity-frame',
-        choices=('imu', 'base_link'),
-        default='imu',
-        help="where gravity is removed for a rotated IMU with orientation: 'imu' (ROS 1, ROS 2 "
-             'after '
-        "PR #946; default) or 'base_link' (robot_localization 3.5/3.6 snapshot)",
-    )
-    p.add_argument(
-        '--judge',
-        default='builtin',
-        metavar='NAME',
-        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
-    )
-
-
 def write_csv(path, r: dict) -> int:
     """Write the /odometry/filtered stream of run 0 as CSV; return the number of rows."""
     st = r['state'][0]
