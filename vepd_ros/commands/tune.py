@@ -178,12 +178,13 @@ def run(args) -> int:
             bar.set_postfix(best=f'{core.trial_vepd(best):.4g}' if best else '-',
                             per_min=f'{rate:.0f}')
 
-        n_before = len(core.completed(core.open_study(
-            storage, name, args.model, axes, pareto=args.pareto)))
-        study = core.tune(objective, args.model, axes, args.trials, storage, name,
-                          seed=args.seed if args.sampler_seed is None else args.sampler_seed,
-                          sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
-                          workers=args.workers)
+        seed = args.seed if args.sampler_seed is None else args.sampler_seed
+        study = core.open_study(storage, name, args.model, axes, seed, args.sampler,
+                                args.pareto, parallel=args.workers > 1)
+        n_before = len(core.completed(study))
+        core.tune(objective, args.model, axes, args.trials, storage, name, seed=seed,
+                  sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
+                  workers=args.workers, study=study)
     wall = time.perf_counter() - t0
     in_study_path = objective.sim_seconds  # the trials' own, before the confirmation adds to it
     best = core.best_finite(study)
