@@ -29,19 +29,16 @@ tree is faster).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parents[1])
-)  # the working tree, not an installed copy
+from _trees import alternate, cli_cpu, last_json, per_case, ROOT, run_cli
+
+sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
 from vepd_ros.cli import main as vepd  # noqa: E402
 from vepd_ros.io.bagrun import read_bag_streams  # noqa: E402
@@ -74,11 +71,6 @@ print(json.dumps({'cpu': time.process_time() - c}))
 """
 
 
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def side_by_side(bag, storage: str, other: Path, repeat: int, duration: float, d: Path) -> None:
     """
     Time ``vepd bag`` of this tree and of ``other`` on ``bag``, alternating; print the ratios.
@@ -87,32 +79,22 @@ def side_by_side(bag, storage: str, other: Path, repeat: int, duration: float, d
     and as a fresh ``python -m vepd_ros.cli bag`` process (CPU of the process, start-up
     included). Medians of ``repeat``.
     """
-    root = Path(__file__).resolve().parents[1]
-    warm: dict = {'this': [], 'other': []}
-    fresh: dict = {'this': [], 'other': []}
-    for k in range(repeat):
-        for name, tree in (('this', root), ('other', other)):
-            out = d / f'{name}_{storage}_{k}'
-            res = subprocess.run(
-                [sys.executable, '-c', _CHILD, str(tree), str(bag), str(out)],
-                check=True,
-                capture_output=True,
-                text=True,
-                cwd=tree,
-            ).stdout
-            warm[name].append(json.loads(res.strip().splitlines()[-1])['cpu'])
-            c = _children_cpu()
-            subprocess.run(
-                [sys.executable, '-m', 'vepd_ros.cli', 'bag', str(bag), '--profile', 'art']
-                + ['--out', str(out) + '_fresh', '--quiet'],
-                check=True,
-                capture_output=True,
-                cwd=tree,
-                env=dict(os.environ, PYTHONPATH=str(tree)),
-            )
-            fresh[name].append(_children_cpu() - c)
-    for what, cpus in (('warm interpreter', warm), ('fresh process', fresh)):
-        this, oth = statistics.median(cpus['this']), statistics.median(cpus['other'])
+
+    def measure(name, tree, k):
+        out = d / f'{name}_{storage}_{k}'
+        warm = last_json([sys.executable, '-c', _CHILD, str(tree), str(bag), str(out)], cwd=tree)
+        fresh = cli_cpu(
+            tree,
+            ['bag', str(bag), '--profile', 'art', '--out', str(out) + '_fresh', '--quiet'],
+            capture_output=True,
+        )
+        return {'warm interpreter': warm['cpu'], 'fresh process': fresh}
+
+    rounds = alternate({'this': ROOT, 'other': other}, repeat, measure)
+    cpus = {name: per_case(rs) for name, rs in rounds.items()}
+    for what in ('warm interpreter', 'fresh process'):
+        this = statistics.median(cpus['this'][what])
+        oth = statistics.median(cpus['other'][what])
         print(
             f'  {storage:7s}: vepd bag, {what}: this {this:.3f} s cpu '
             f'({duration / this:.0f}x real time), other {oth:.3f} s cpu (medians of {repeat}): '
@@ -196,22 +178,11 @@ def main() -> int:
                 walls = []
                 for k in range(a.repeat):
                     t = time.perf_counter()
-                    subprocess.run(
-                        [
-                            sys.executable,
-                            '-m',
-                            'vepd_ros.cli',
-                            'bag',
-                            str(bag),
-                            '--profile',
-                            'art',
-                            '--out',
-                            str(Path(d) / f'fresh_{storage}_{k}'),
-                            '--quiet',
-                        ],
-                        check=True,
+                    run_cli(
+                        ROOT,
+                        ['bag', str(bag), '--profile', 'art', '--out']
+                        + [str(Path(d) / f'fresh_{storage}_{k}'), '--quiet'],
                         capture_output=True,
-                        cwd=Path(__file__).resolve().parents[1],
                     )
                     walls.append(time.perf_counter() - t)
                 print(

@@ -28,11 +28,11 @@ import argparse
 import json
 from pathlib import Path
 import statistics
-import subprocess
 import sys
 import time
 
-ROOT = Path(__file__).resolve().parents[1]
+from _trees import alternate, last_json, per_case, ROOT
+
 NS = 1_000_000_000
 T0 = 1_700_000_000 * NS
 DURATION = 30.0
@@ -146,15 +146,12 @@ def worker(tree: str, k: int) -> None:
 def side_by_side(other: str, k: int, repeat: int) -> None:
     """Time this tree and ``other`` round by round in fresh interpreters; print the ratios."""
     trees = {'this': str(ROOT), 'other': str(Path(other).resolve())}
-    cpu: dict = {t: {} for t in trees}
-    for _ in range(repeat):
-        for t, path in trees.items():
-            res = subprocess.run(
-                [sys.executable, __file__, '--worker', path, '--k', str(k)],
-                check=True, capture_output=True, text=True,
-            )
-            for name, v in json.loads(res.stdout.strip().splitlines()[-1]).items():
-                cpu[t].setdefault(name, []).append(v)
+    rounds = alternate(
+        trees,
+        repeat,
+        lambda _, path, __: last_json([sys.executable, __file__, '--worker', path, '--k', str(k)]),
+    )
+    cpu = {t: per_case(rs) for t, rs in rounds.items()}
     print(f'bench_judge: this tree {trees["this"]}, other {trees["other"]}; CPU s, median of '
           f'{repeat} rounds (ratio other / this: > 1 = this tree faster)')
     for name in cpu['this']:

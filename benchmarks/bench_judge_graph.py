@@ -29,16 +29,15 @@ the two trees' estimates are equal bit for bit.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = Path(__file__).resolve().parents[1]
+from _trees import alternate, last_json, ROOT
+
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
 import numpy as np  # noqa: E402
@@ -141,20 +140,15 @@ def side_by_side(other: Path, ks: list, repeat: int) -> int:
                 **{'imu_' + n: v for n, v in imu.items()},
                 **{'gps_' + n: v for n, v in gps.items()},
             )
-            cpus: dict = {'this': [], 'other': []}
-            digests = set()
-            for _ in range(repeat):
-                for name, tree in trees.items():
-                    out = subprocess.run(
-                        [sys.executable, '-c', _CHILD, str(tree), str(path)],
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                        cwd=tree,
-                    ).stdout
-                    res = json.loads(out.strip().splitlines()[-1])
-                    cpus[name].append(res['cpu'])
-                    digests.add(res['digest'])
+            rounds = alternate(
+                trees,
+                repeat,
+                lambda _, tree, __, path=path: last_json(
+                    [sys.executable, '-c', _CHILD, str(tree), str(path)], cwd=tree
+                ),
+            )
+            cpus = {name: [r['cpu'] for r in rs] for name, rs in rounds.items()}
+            digests = {r['digest'] for rs in rounds.values() for r in rs}
             this, oth = statistics.median(cpus['this']), statistics.median(cpus['other'])
             print(
                 f'robot_localization  K={k:4d}: this {this:7.3f} s cpu, other {oth:7.3f} s cpu '

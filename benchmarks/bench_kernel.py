@@ -26,11 +26,10 @@ import json
 import math
 import os
 from pathlib import Path
-import subprocess
 import sys
 import time
 
-ROOT = Path(__file__).resolve().parents[1]
+from _trees import alternate, last_json, per_case, ROOT
 
 
 def _cases(ks):
@@ -115,16 +114,10 @@ def main(argv=None):
             print(f'  {name:26s} {us:8.2f}')
         return 0
     trees = {'this': str(ROOT), 'other': str(Path(args.tree).resolve())}
-    res: dict = {t: {} for t in trees}
-    for _ in range(args.repeat):
-        for t, path in trees.items():
-            r = subprocess.run(
-                [sys.executable, __file__, '--worker', path, '--calls', str(args.calls),
-                 '--k', *map(str, args.k)],
-                check=True, capture_output=True, text=True,
-            )
-            for name, v in json.loads(r.stdout.strip().splitlines()[-1]).items():
-                res[t][name] = min(res[t].get(name, math.inf), v)
+    rounds = alternate(trees, args.repeat, lambda _, path, __: last_json(
+        [sys.executable, __file__, '--worker', path, '--calls', str(args.calls),
+         '--k', *map(str, args.k)]))
+    res = {t: {name: min(v) for name, v in per_case(rs).items()} for t, rs in rounds.items()}
     print(f'bench_kernel: this tree {trees["this"]}, other {trees["other"]}; CPU µs per call '
           f'(K = 1) / per run (K > 1), min of {args.repeat} rounds (ratio other / this: > 1 = '
           f'this tree faster)')

@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-import resource
 import shutil
 import statistics
 import subprocess
@@ -54,7 +53,8 @@ import sys
 import tempfile
 import time
 
-ROOT = Path(__file__).resolve().parents[1]
+from _trees import alternate, cli_cpu, own_and_children_cpu, per_case, ROOT, run_cli
+
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
 from vepd_ros.pipelines import study as pipeline  # noqa: E402
@@ -83,24 +83,14 @@ CLI_ARGS = [
 ]
 
 
-def _cpu() -> float:
-    """
-    Return the CPU seconds of this process and of its children.
-
-    User + sys seconds of this process and of its waited-for children (pool workers, subprocesses).
-    """
-    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
-
-
 def timed(fn, repeat: int) -> tuple[float, float, float]:
     """(min wall, median wall, median CPU seconds) of ``repeat`` calls."""
     ts, cs = [], []
     for _ in range(repeat):
-        c, t = _cpu(), time.perf_counter()
+        c, t = own_and_children_cpu(), time.perf_counter()  # pool workers, subprocesses
         fn()
         ts.append(time.perf_counter() - t)
-        cs.append(_cpu() - c)
+        cs.append(own_and_children_cpu() - c)
     return min(ts), statistics.median(ts), statistics.median(cs)
 
 
@@ -136,13 +126,7 @@ def cli(tree: Path | None):
                 stdout=subprocess.DEVNULL,
             )
         else:
-            subprocess.run(
-                [sys.executable, '-m', 'vepd_ros.cli', *CLI_ARGS, '--out', d],
-                cwd=tree,
-                check=True,
-                env=dict(os.environ, PYTHONPATH=str(tree)),
-                stdout=subprocess.DEVNULL,
-            )
+            run_cli(tree, [*CLI_ARGS, '--out', d], stdout=subprocess.DEVNULL)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -194,13 +178,11 @@ def side_by_side(mine: Path | None, other: Path, repeat: int) -> None:
     the same load; CPU seconds (user + sys of the command's processes) are the compared figure.
     """
     cli(other)  # warm-up (page cache)
-    walls: dict = {'this': [], 'other': []}
-    cpus: dict = {'this': [], 'other': []}
-    for _ in range(repeat):
-        for name, tree in (('this', mine), ('other', other)):
-            mn, _, cpu = timed(lambda: cli(tree), 1)
-            walls[name].append(mn)
-            cpus[name].append(cpu)
+    rounds = alternate(
+        {'this': mine, 'other': other}, repeat, lambda _, tree, __: timed(lambda: cli(tree), 1)
+    )
+    walls = {name: [mn for mn, _, _ in rs] for name, rs in rounds.items()}
+    cpus = {name: [cpu for _, _, cpu in rs] for name, rs in rounds.items()}
     for name, label in (('this', 'cli this tree'), ('other', f'cli other tree {other.name}')):
         w = walls[name]
         line(label, min(w), statistics.median(w), statistics.median(cpus[name]))
@@ -223,29 +205,19 @@ def startup(other: Path, repeat: int) -> None:
     try:
         small = ['study', '--models', 'ch_gauss', '--scenarios', 'circle', '--runs', '2']
         small += ['--reference', 'rtk', '--seed', '1']
-        subprocess.run(
-            [sys.executable, '-m', 'vepd_ros.cli', *small, '--duration', '5', '--out', d],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
+        run_cli(ROOT, [*small, '--duration', '5', '--out', d], capture_output=True)
         commands = {'vepd --help': ['--help'], 'vepd evaluate': ['evaluate', d, '--json']}
-        cpus = {(c, t): [] for c in commands for t in ('this', 'other')}
-        for _ in range(repeat):
-            for c, args in commands.items():
-                for name, tree in (('this', ROOT), ('other', other)):
-                    c0 = _cpu()
-                    subprocess.run(
-                        [sys.executable, '-m', 'vepd_ros.cli', *args],
-                        cwd=tree,
-                        env=dict(os.environ, PYTHONPATH=str(tree)),
-                        check=True,
-                        capture_output=True,
-                    )
-                    cpus[(c, name)].append(_cpu() - c0)
+        rounds = alternate(
+            {'this': ROOT, 'other': other},
+            repeat,
+            lambda _, tree, __: {
+                c: cli_cpu(tree, args, capture_output=True) for c, args in commands.items()
+            },
+        )
+        cpus = {name: per_case(rs) for name, rs in rounds.items()}
         for c in commands:
-            this = statistics.median(cpus[(c, 'this')])
-            oth = statistics.median(cpus[(c, 'other')])
+            this = statistics.median(cpus['this'][c])
+            oth = statistics.median(cpus['other'][c])
             print(
                 f'start-up {c:14s}: this {this:.3f} s cpu, other {oth:.3f} s cpu (medians of '
                 f'{repeat}): other / this = {oth / this:.2f}x',

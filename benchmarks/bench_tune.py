@@ -32,7 +32,8 @@ import sys
 import tempfile
 import time
 
-ROOT = Path(__file__).resolve().parents[1]
+from _trees import children_cpu, ROOT
+
 sys.path.insert(0, str(ROOT))  # the working tree, not an installed copy
 
 from vepd_ros.pipelines import tune as core  # noqa: E402
@@ -69,11 +70,11 @@ def workers(args) -> None:
                PARAMS, '--reference', 'rtk', '--runs', str(args.runs), '--duration',
                str(args.duration), '--trials', str(args.trials), '--seed', '1', '--workers',
                str(n_workers), '--quiet', '--no-landscape', '--out', str(tmp / f'o{n_workers}')]
-        t0, c0 = time.perf_counter(), _children_cpu()
+        t0, c0 = time.perf_counter(), children_cpu()
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if p.returncode:
             raise SystemExit(p.stderr.decode()[-2000:])
-        return time.perf_counter() - t0, _children_cpu() - c0
+        return time.perf_counter() - t0, children_cpu() - c0
 
     with tempfile.TemporaryDirectory() as d:
         load = os.getloadavg()[0]
@@ -83,14 +84,6 @@ def workers(args) -> None:
           f'{one / many:.2f}x (each command also simulates the reference once and re-checks the '
           f'best and the start on fresh seeds; load {load:.1f} before, '
           f'{os.getloadavg()[0]:.1f} after: a speed-up needs idle cores)')
-
-
-def _children_cpu() -> float:
-    """Return the user + system CPU seconds of this process's waited-for children so far."""
-    import resource
-
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def profile(args) -> None:

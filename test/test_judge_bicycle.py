@@ -130,7 +130,8 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     import argparse
 
     from vepd_ros.judge.navsat import utm_forward
-    from vepd_ros.pipelines.replay import add_replay_arguments, read_bag, run_replay
+    from vepd_ros.commands.judge import add_replay_arguments
+    from vepd_ros.pipelines.replay import read_bag, run_replay
 
     cfg = tmp_path / 'b.yaml'
     cfg.write_text(
@@ -159,7 +160,7 @@ def test_bicycle_replay_of_test1_bag(shared_data, tmp_path):
     with open(out, newline='') as fh:
         rows = list(csv.DictReader(fh))
     fix = read_bag(bag)['fix'].cols
-    x, y, _, _ = utm_forward(fix['lat'][[0, -1]], fix['lon'][[0, -1]])
+    x, y, _, _ = utm_forward(fix['latitude'][[0, -1]], fix['longitude'][[0, -1]])
     d_gps = math.hypot(x[1] - x[0], y[1] - y[0])
     d_est = math.hypot(float(rows[-1]['x']), float(rows[-1]['y']))
     assert abs(d_est - d_gps) < 3.0

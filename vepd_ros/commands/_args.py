@@ -9,8 +9,11 @@ Argparse value types and options shared by the ``vepd`` subcommands.
 
 Not a subcommand: the leading ``_`` keeps ``vepd_ros.cli`` from registering it. The options that
 several commands take with one meaning are declared here once: ``add_velocity_option`` (evaluate,
-report, study), ``add_batch_options`` (evaluate, report: how a run directory is read) and
-``add_bootstrap_options`` (evaluate, report, study).
+report, study), ``add_batch_options`` (evaluate, report: how a run directory is read),
+``add_bootstrap_options`` (evaluate, report, study), ``add_judge_option`` (study, tune, judge
+replay), ``add_ekf_config_option`` (bag, tune, judge replay) and the judge's inputs
+``add_navsat_config_option``, ``add_static_tf_option``, ``add_gravity_frame_option`` (bag, judge
+replay).
 
 A bad value is refused by argparse itself: ``vepd CMD: error: argument --seed: ...`` naming the
 option, exit status 2, before any work starts.
@@ -98,3 +101,61 @@ def add_bootstrap_options(
         help='bootstrap resamples for the interval (0 = none)',
     )
     p.add_argument('--seed', type=seed_type, default=seed_default, help=seed_help)
+
+
+def add_judge_option(p) -> None:
+    """Add ``--judge``: the state estimator by name (``judge.registry``)."""
+    p.add_argument(
+        '--judge',
+        default='builtin',
+        metavar='NAME',
+        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
+    )
+
+
+def add_ekf_config_option(p, required: bool = False) -> None:
+    """Add ``--ekf-config``: the judge's robot_localization ekf YAML (else config/ekf.yaml)."""
+    p.add_argument(
+        '--ekf-config',
+        required=required,
+        metavar='YAML',
+        help='robot_localization ekf YAML' + ('' if required else ' (default config/ekf.yaml)'),
+    )
+
+
+def add_navsat_config_option(p, shipped_default: bool = True) -> None:
+    """
+    Add ``--navsat-config``: the navsat_transform YAML of the judge.
+
+    ``shipped_default``: when absent, the command uses config/navsat.yaml (else no navsat).
+    """
+    p.add_argument(
+        '--navsat-config',
+        metavar='YAML',
+        help='robot_localization navsat_transform YAML'
+        + (' (default config/navsat.yaml)' if shipped_default else ''),
+    )
+
+
+def add_static_tf_option(p) -> None:
+    """Add ``--static-tf`` (repeatable): the transforms standing in for /tf_static."""
+    p.add_argument(
+        '--static-tf',
+        action='append',
+        default=[],
+        metavar='"PARENT CHILD X Y Z ROLL PITCH YAW"',
+        help='a static transform for the judge (repeatable); angles in radians, fixed-axis roll '
+        'pitch yaw, or 4 numbers qx qy qz qw. ROS 1 static_transform_publisher order is x y z '
+        'YAW PITCH ROLL: convert.',
+    )
+
+
+def add_gravity_frame_option(p) -> None:
+    """Add ``--gravity-frame``: where the judge removes gravity for a rotated IMU."""
+    p.add_argument(
+        '--gravity-frame',
+        choices=('imu', 'base_link'),
+        default='imu',
+        help="where gravity is removed for a rotated IMU with orientation: 'imu' (ROS 1, ROS 2 "
+        "after PR #946; default) or 'base_link' (robot_localization 3.5/3.6 snapshot)",
+    )

@@ -29,7 +29,13 @@ import math
 import sys
 import time
 
-from vepd_ros.commands._args import seed_type
+from vepd_ros.commands._args import (
+    add_ekf_config_option,
+    add_gravity_frame_option,
+    add_navsat_config_option,
+    add_static_tf_option,
+    seed_type,
+)
 from vepd_ros.io.profiles import PROFILES
 
 EXAMPLE = """example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
@@ -77,30 +83,10 @@ def register(sub):
     )
     p.add_argument('--label', default=None, help='model label of a sim batch (folder Sim/<label>)')
     p.add_argument('--scenario', default='run', help='scenario label of the runs (default "run")')
-    p.add_argument(
-        '--static-tf',
-        action='append',
-        default=[],
-        metavar='"PARENT CHILD X Y Z ROLL PITCH YAW"',
-        help='static transform for the judge (repeatable; radians, fixed-axis roll pitch yaw, or '
-        'qx qy qz qw). ROS 1 static_transform_publisher order is x y z YAW PITCH ROLL: convert.',
-    )
-    p.add_argument(
-        '--ekf-config',
-        metavar='YAML',
-        help='robot_localization ekf YAML (default config/ekf.yaml)',
-    )
-    p.add_argument(
-        '--navsat-config',
-        metavar='YAML',
-        help='navsat_transform YAML (default config/navsat.yaml)',
-    )
-    p.add_argument(
-        '--gravity-frame',
-        choices=('imu', 'base_link'),
-        default='imu',
-        help='where gravity is removed for a rotated IMU (see vepd judge replay)',
-    )
+    add_static_tf_option(p)
+    add_ekf_config_option(p)
+    add_navsat_config_option(p)
+    add_gravity_frame_option(p)
     p.add_argument(
         '--estimate',
         choices=('judge', 'recorded'),

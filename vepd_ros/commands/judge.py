@@ -20,6 +20,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vepd_ros.commands._args import (
+    add_ekf_config_option,
+    add_gravity_frame_option,
+    add_judge_option,
+    add_navsat_config_option,
+    add_static_tf_option,
+)
+
 REPLAY_EXAMPLE = """example (robot_localization's Husky bag; its IMU frame imu_link needs the
 mounting):
   vepd judge replay --ekf-config config/ekf.yaml --navsat-config config/navsat.yaml \\
@@ -59,11 +67,37 @@ def register(sub):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=REPLAY_EXAMPLE,
     )
-    from vepd_ros.pipelines.replay import add_replay_arguments
-
-    add_replay_arguments(r)  # --ekf-config, INPUT, --out, --static-tf, --judge, ...
+    add_replay_arguments(r)
     r.set_defaults(func=run_replay)
     p.set_defaults(func=lambda args: (p.print_help(), 0)[1])
+
+
+def add_replay_arguments(p) -> None:
+    """
+    Add every option of ``vepd judge replay`` to a parser (the one declaration of them).
+
+    ``register`` builds the subcommand's parser with this; tests parse with it. The options the
+    judge shares with other commands come from ``_args``.
+    """
+    add_ekf_config_option(p, required=True)
+    add_navsat_config_option(p, shipped_default=False)
+    p.add_argument('input', metavar='INPUT', help='ROS 1/ROS 2 bag, or a directory of raw_*.csv')
+    p.add_argument(
+        '--out', required=True, metavar='CSV', help='output CSV (/odometry/filtered stream)'
+    )
+    add_static_tf_option(p)
+    p.add_argument(
+        '--remap', action='append', default=[], metavar='FROM:=TO', help='rename a bag topic'
+    )
+    p.add_argument(
+        '--gps-topic', metavar='TOPIC', help='NavSatFix topic for navsat (default: the only one)'
+    )
+    p.add_argument(
+        '--navsat-imu-topic', metavar='TOPIC', help="navsat's imu input (default: imu0's topic)"
+    )
+    p.add_argument('--ekf-node-name', metavar='NAME', help='node section of the ekf YAML')
+    add_gravity_frame_option(p)
+    add_judge_option(p)
 
 
 def run_replay(args) -> int:

@@ -15,7 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from vepd_ros.commands._args import add_bootstrap_options, add_velocity_option
+from vepd_ros.commands._args import (
+    add_bootstrap_options,
+    add_judge_option,
+    add_velocity_option,
+)
 
 EPILOG = """\
 Example (the paper's size: 5 models x 3 scenarios x 10 runs x 30 s, about 4 s on 2 cores):
@@ -76,11 +80,7 @@ def register(sub):
              'the '
         'real side (e.g. rtk)',
     )
-    p.add_argument(
-        '--judge',
-        default='builtin',
-        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
-    )
+    add_judge_option(p)
     p.add_argument(
         '--imu', default=None, help='IMU model for every side (default ch_drift_paper)'
     )

@@ -17,7 +17,12 @@ import json
 import sys
 import time
 
-from vepd_ros.commands._args import int_range, seed_type
+from vepd_ros.commands._args import (
+    add_ekf_config_option,
+    add_judge_option,
+    int_range,
+    seed_type,
+)
 
 EPILOG = """\
 Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials, 2 workers):
@@ -97,11 +102,8 @@ def register(sub):
     p.add_argument('--pareto', action='store_true',
                    help='W1 and W2 as two objectives (Pareto front); the chosen point is the '
                    "front's point with the least VEPD")
-    p.add_argument('--judge', default='builtin', help='judge by name (builtin or bicycle)')
-    p.add_argument('--ekf-config', metavar='YAML', default=None,
-                   help="the judge's robot_localization ekf YAML for both sides (default "
-                   'config/ekf.yaml; e.g. one fusing the IMU accelerations, so IMU parameters '
-                   'move the VEPD)')
+    add_judge_option(p)
+    add_ekf_config_option(p)
     p.add_argument('--no-landscape', action='store_true',
                    help='report page without the landscape grid around the optimum (each of '
                    "its points costs one trial's time; the page then plots the trials' own "
@@ -176,12 +178,13 @@ def run(args) -> int:
             bar.set_postfix(best=f'{core.trial_vepd(best):.4g}' if best else '-',
                             per_min=f'{rate:.0f}')
 
-        n_before = len(core.completed(core.open_study(
-            storage, name, args.model, axes, pareto=args.pareto)))
-        study = core.tune(objective, args.model, axes, args.trials, storage, name,
-                          seed=args.seed if args.sampler_seed is None else args.sampler_seed,
-                          sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
-                          workers=args.workers)
+        seed = args.seed if args.sampler_seed is None else args.sampler_seed
+        study = core.open_study(storage, name, args.model, axes, seed, args.sampler,
+                                args.pareto, parallel=args.workers > 1)
+        n_before = len(core.completed(study))
+        core.tune(objective, args.model, axes, args.trials, storage, name, seed=seed,
+                  sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
+                  workers=args.workers, study=study)
     wall = time.perf_counter() - t0
     in_study_path = objective.sim_seconds  # the trials' own, before the confirmation adds to it
     best = core.best_finite(study)

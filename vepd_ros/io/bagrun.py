@@ -78,8 +78,13 @@ def _first_frame(flats) -> str:
     return next((f[1] for f in flats if f[1]), '')
 
 
-def _imu_arrays(items) -> dict:
-    """[(arrival_ns, Imu message or its flat tuple)] → arrays."""
+def imu_arrays(items) -> dict:
+    """
+    Return [(arrival_ns, Imu message or its flat tuple)] as arrays.
+
+    The fields of an imu ``streams.Stream`` (no run axis) plus stamp_ns, arrival_ns and frame_id
+    (the first non-empty one); ``vepd bag`` and ``vepd judge replay`` read Imu topics with this.
+    """
     n = len(items)
     flats = [m if type(m) is tuple else flat_imu_from_message(m) for _, m in items]
     v = np.array([f[2] for f in flats], float).reshape(n, 37)
@@ -97,8 +102,14 @@ def _imu_arrays(items) -> dict:
     }
 
 
-def _gps_arrays(items) -> dict:
-    """[(arrival_ns, NavSatFix message or its flat tuple)] → arrays."""
+def fix_arrays(items) -> dict:
+    """
+    Return [(arrival_ns, NavSatFix message or its flat tuple)] as arrays.
+
+    The fields of a fix ``streams.Stream`` (no run axis) plus stamp_ns, arrival_ns and frame_id
+    (the first non-empty one); ``vepd bag`` and ``vepd judge replay`` read NavSatFix topics with
+    this.
+    """
     n = len(items)
     flats = [m if type(m) is tuple else flat_navsatfix_from_message(m) for _, m in items]
     lla = np.array([f[4:7] for f in flats], float).reshape(n, 3)
@@ -246,13 +257,13 @@ def read_bag_streams(
             if len(imu_topics) == 1
             else merge_imu(per[imu_topics[0]], per[imu_topics[1]])
         )
-        imu = _imu_arrays(items)
+        imu = imu_arrays(items)
         if need_sensors and not items:
             raise BagError(
                 f'{path}: imu topic {imu_topics[0]} has no messages', path, imu_topics[0]
             )
     if 'gps' in topics:
-        gps = _gps_arrays(per[topics['gps']])
+        gps = fix_arrays(per[topics['gps']])
         if need_sensors and not per[topics['gps']]:
             raise BagError(
                 f'{path}: gps topic {topics["gps"]} has no messages', path, topics['gps']

@@ -44,7 +44,7 @@ through ``judge.rl_graph.run_graph``; ``replay_bicycle``: ``judge.bicycle.run_bi
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 import math
 from pathlib import Path
 
@@ -58,7 +58,13 @@ from vepd_ros.streams import topic_key
 # reading
 @dataclass
 class TopicArrays:
-    """All messages of one topic as arrays, sorted by arrival."""
+    """
+    All messages of one topic as arrays, sorted by arrival.
+
+    ``cols``: stamp_ns, arrival_ns and the fields of the ``streams.Stream`` of that kind, under the
+    schema's names (no run axis): imu and fix as ``io.bagrun`` reads them for ``vepd bag``; odom,
+    pose and twist the parts of an odom stream their message carries.
+    """
 
     kind: str  # imu | odom | pose | twist | fix
     frame_id: str = ''
@@ -68,10 +74,6 @@ class TopicArrays:
     @property
     def n(self) -> int:
         return int(self.cols['arrival_ns'].size)
-
-
-def _xyz(v):
-    return (float(v.x), float(v.y), float(v.z))
 
 
 def _kind(msgtype: str) -> str | None:
@@ -85,92 +87,76 @@ def _kind(msgtype: str) -> str | None:
     }.get(t)
 
 
-def _row(kind, m):
-    if kind == 'imu':
-        o = m.orientation
-        return {
-            'q': (o.x, o.y, o.z, o.w),
-            'w': _xyz(m.angular_velocity),
-            'a': _xyz(m.linear_acceleration),
-            'ocov': np.asarray(m.orientation_covariance, float),
-            'wcov': np.asarray(m.angular_velocity_covariance, float),
-            'acov': np.asarray(m.linear_acceleration_covariance, float),
-        }
-    if kind in ('odom', 'pose', 'twist'):  # Odometry: a pose and a twist
-        r = {}
-        if kind != 'twist':
-            o = m.pose.pose.orientation
-            r.update(
-                pos=_xyz(m.pose.pose.position),
-                q=(o.x, o.y, o.z, o.w),
-                pcov=np.asarray(m.pose.covariance, float),
-            )
-        if kind != 'pose':
-            r.update(
-                v=_xyz(m.twist.twist.linear),
-                w=_xyz(m.twist.twist.angular),
-                tcov=np.asarray(m.twist.covariance, float),
-            )
-        return r
-    return {
-        'lat': float(m.latitude),
-        'lon': float(m.longitude),
-        'alt': float(m.altitude),
-        'status': int(m.status.status),
-        'pcov': np.asarray(m.position_covariance, float),
-    }
+def _xyz(v):
+    return (float(v.x), float(v.y), float(v.z))
+
+
+def _odom_row(kind, m) -> dict:
+    """Return the odom-stream fields an Odometry, PoseWithCovariance(Stamped) or Twist(...) has."""
+    r = {}
+    if kind != 'twist':
+        o = m.pose.pose.orientation
+        r.update(
+            position=_xyz(m.pose.pose.position),
+            orientation=(o.x, o.y, o.z, o.w),
+            pose_covariance=np.asarray(m.pose.covariance, float),
+        )
+    if kind != 'pose':
+        r.update(
+            linear=_xyz(m.twist.twist.linear),
+            angular=_xyz(m.twist.twist.angular),
+            twist_covariance=np.asarray(m.twist.covariance, float),
+        )
+    return r
+
+
+def _odom_arrays(kind, items) -> dict:
+    """[(arrival_ns, message)] of an odom/pose/twist topic → arrays (with frame_id, child)."""
+    from vepd_ros.io.bags import stamp_ns
+
+    rs = [_odom_row(kind, m) for _, m in items]
+    cols = {k: np.array([r[k] for r in rs]) for k in rs[0]}
+    cols['stamp_ns'] = np.array([stamp_ns(m) for _, m in items])
+    cols['arrival_ns'] = np.array([t for t, _ in items])
+    m0 = items[0][1]
+    cols['frame_id'] = m0.header.frame_id
+    cols['child_frame_id'] = getattr(m0, 'child_frame_id', '')
+    return cols
 
 
 def read_bag(path: Path, topics: set | None = None, remap: dict | None = None) -> dict:
     """
-    {topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
+    Return {topic (no leading '/'): TopicArrays} of the supported message types in a ROS 1/2 bag.
 
-    A bag that cannot be read (missing, truncated, corrupt) is a ``BagError`` naming the file, as
-    in ``vepd bag`` (io.bags).
+    Read with the one bag reader (``io.bags``): a bag that cannot be read (missing, truncated,
+    corrupt, unknown type) is its ``BagError`` naming the file, as in ``vepd bag``. Imu and
+    NavSatFix topics are decoded flat where the bag allows it and converted by ``io.bagrun`` as
+    in ``vepd bag``.
     """
-    from vepd_ros.io.bags import BagError
-
-    try:
-        return _read_bag(path, topics, remap)
-    except BagError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - rosbags/sqlite/mcap raise many kinds
-        if not type(exc).__module__.startswith(('rosbags', 'sqlite3', 'mcap', 'zstandard', 'lz4')):
-            raise
-        raise BagError(
-            f'{path}: cannot read the bag (truncated or corrupt?): {str(exc)[:200]}', path
-        ) from None
-
-
-def _read_bag(path: Path, topics: set | None, remap: dict | None) -> dict:
-    from vepd_ros.io.bags import open_bag, stamp_ns
+    from vepd_ros.io.bagrun import fix_arrays, imu_arrays
+    from vepd_ros.io.bags import open_bag
 
     remap = remap or {}
-    rows: dict = {}
-    with open_bag(path) as bag:  # the one bag reader (io.bags): its checks, typestore and errors
+    items: dict = {}  # name after remapping -> (kind, [(arrival_ns, message or flat tuple)])
+    with open_bag(path) as bag:
         wanted = {}  # bag topic -> (kind, name after remapping)
         for info in bag.info().topics:
             kind = _kind(info.msgtype)
             name = remap.get(topic_key(info.name), topic_key(info.name))
             if kind is not None and (topics is None or name in topics):
                 wanted[info.name] = (kind, name)
-        for t_ns, topic, _, m in bag.messages(wanted):
+        flat = [t for t, (kind, _) in wanted.items() if kind in ('imu', 'fix')]
+        for t_ns, topic, _, m in bag.messages(wanted, flat=flat):
             kind, name = wanted[topic]
-            r = _row(kind, m)
-            r['arrival_ns'], r['stamp_ns'] = int(t_ns), stamp_ns(m)
-            ent = rows.setdefault(
-                name, (kind, m.header.frame_id, getattr(m, 'child_frame_id', ''), [])
-            )
-            ent[3].append(r)
-    return {
-        name: _stack(kind, frame, child, rs) for name, (kind, frame, child, rs) in rows.items()
-    }
-
-
-def _stack(kind, frame, child, rs) -> TopicArrays:
-    cols = {k: np.array([r[k] for r in rs]) for k in rs[0]}
-    order = np.argsort(cols['arrival_ns'], kind='stable')
-    return TopicArrays(kind, frame, child, {k: v[order] for k, v in cols.items()})
+            items.setdefault(name, (kind, []))[1].append((int(t_ns), m))
+    out = {}
+    for name, (kind, its) in items.items():
+        convert = {'imu': imu_arrays, 'fix': fix_arrays}.get(kind)
+        cols = convert(its) if convert else _odom_arrays(kind, its)
+        frame, child = cols.pop('frame_id'), cols.pop('child_frame_id', '')
+        order = np.argsort(cols['arrival_ns'], kind='stable')
+        out[name] = TopicArrays(kind, frame, child, {k: v[order] for k, v in cols.items()})
+    return out
 
 
 def read_csv_dir(path: Path, params) -> dict:
@@ -206,24 +192,24 @@ def read_csv_dir(path: Path, params) -> dict:
         c = {'stamp_ns': d['stamp_ns'], 'arrival_ns': arr}
         if s.kind == 'imu':
             c.update(
-                q=cols(d, ['qx', 'qy', 'qz', 'qw'], n),
-                w=cols(d, ['wx', 'wy', 'wz'], n),
-                a=cols(d, ['ax', 'ay', 'az'], n),
-                ocov=cols(d, [f'ocov{i}' for i in range(9)], n),
-                wcov=cols(d, [f'wcov{i}' for i in range(9)], n),
-                acov=cols(d, [f'acov{i}' for i in range(9)], n),
+                orientation=cols(d, ['qx', 'qy', 'qz', 'qw'], n),
+                angular_velocity=cols(d, ['wx', 'wy', 'wz'], n),
+                linear_acceleration=cols(d, ['ax', 'ay', 'az'], n),
+                orientation_covariance=cols(d, [f'ocov{i}' for i in range(9)], n),
+                angular_velocity_covariance=cols(d, [f'wcov{i}' for i in range(9)], n),
+                linear_acceleration_covariance=cols(d, [f'acov{i}' for i in range(9)], n),
             )
         else:
             q = cols(d, ['qx', 'qy', 'qz', 'qw'], n)
             if 'qw' not in d:
                 q[:, 3] = 1.0
             c.update(
-                pos=cols(d, ['x', 'y', 'z'], n),
-                q=q,
-                pcov=cols(d, [f'pcov{i}' for i in range(36)], n),
-                v=cols(d, ['vx', 'vy', 'vz'], n),
-                w=cols(d, ['wx', 'wy', 'wz'], n),
-                tcov=cols(d, [f'tcov{i}' for i in range(36)], n),
+                position=cols(d, ['x', 'y', 'z'], n),
+                orientation=q,
+                pose_covariance=cols(d, [f'pcov{i}' for i in range(36)], n),
+                linear=cols(d, ['vx', 'vy', 'vz'], n),
+                angular=cols(d, ['wx', 'wy', 'wz'], n),
+                twist_covariance=cols(d, [f'tcov{i}' for i in range(36)], n),
             )
         order = np.lexsort((d['seq'] if 'seq' in d else np.arange(n), arr))
         frame = str(d['frame_id'][0]) if 'frame_id' in d else ''
@@ -244,11 +230,11 @@ def read_csv_dir(path: Path, params) -> dict:
         c = {
             'stamp_ns': d['stamp_ns'],
             'arrival_ns': arr,
-            'lat': d['latitude'],
-            'lon': d['longitude'],
-            'alt': d['altitude'],
+            'latitude': d['latitude'],
+            'longitude': d['longitude'],
+            'altitude': d['altitude'],
             'status': d['status'] if 'status' in d else np.zeros(n, np.int64),
-            'pcov': cols(d, [f'pcov{i}' for i in range(9)], n),
+            'position_covariance': cols(d, [f'pcov{i}' for i in range(9)], n),
         }
         out['fix'] = TopicArrays(
             'fix',
@@ -304,13 +290,36 @@ def _fix_topic(data: dict, gps_topic) -> tuple:
     return (gt if gt in data else None), fixes
 
 
+_IMU = (
+    'orientation',
+    'angular_velocity',
+    'linear_acceleration',
+    'orientation_covariance',
+    'angular_velocity_covariance',
+    'linear_acceleration_covariance',
+)
+_POSE = ('position', 'orientation', 'pose_covariance')
+_TWIST = ('linear', 'angular', 'twist_covariance')
 _BUILDER_INPUTS = {
-    'imu': ('imu_arrays', ('q', 'w', 'a', 'ocov', 'wcov', 'acov')),
-    'odom': ('odometry_arrays', ('pos', 'q', 'pcov', 'v', 'w', 'tcov')),
-    'pose': ('pose_arrays', ('pos', 'q', 'pcov')),
-    'twist': ('twist_arrays', ('v', 'w', 'tcov')),
+    'imu': ('imu_arrays', _IMU),
+    'odom': ('odometry_arrays', _POSE + _TWIST),
+    'pose': ('pose_arrays', _POSE),
+    'twist': ('twist_arrays', _TWIST),
 }
-"""Each EKF input kind: its ``judge.measurements.MeasurementBuilder`` method, the columns taken."""
+"""Each EKF input kind: its ``judge.measurements.MeasurementBuilder`` method, the fields taken."""
+
+
+_FIX = ('latitude', 'longitude', 'altitude', 'position_covariance', 'status')
+"""The fix-stream fields, in the order ``judge.rl_graph.NavsatInputs`` takes them."""
+
+
+def _one_run(cols: dict, fields) -> dict:
+    """Return stamp_ns, arrival_ns and ``fields`` of ``cols`` as a one-run stream (run axis 1)."""
+    return {
+        'stamp_ns': cols['stamp_ns'],
+        'arrival_ns': cols['arrival_ns'],
+        **{k: cols[k][None] for k in fields},
+    }
 
 
 def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
@@ -340,7 +349,14 @@ def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
         if s.kind == 'imu' and ta is not None and ta.kind == 'imu':
             c = ta.cols
             s, acc[s.name] = imu_gravity_removal(
-                p, tf, s, ta.frame_id, c['q'], c['a'], c['ocov'], opts.gravity_frame
+                p,
+                tf,
+                s,
+                ta.frame_id,
+                c['orientation'],
+                c['linear_acceleration'],
+                c['orientation_covariance'],
+                opts.gravity_frame,
             )
         sensors.append(s)
     p = with_sensors(p, sensors)
@@ -373,7 +389,7 @@ def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
             )
         c = dict(ta.cols)
         if s.kind == 'imu':
-            c['a'] = acc[s.name]  # gravity removed as configured
+            c['linear_acceleration'] = acc[s.name]  # gravity removed as configured
         method, names = _BUILDER_INPUTS[s.kind]
         used.append(name)
         arrivals.append(c['arrival_ns'])
@@ -405,15 +421,11 @@ def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
         nav_in = NavsatInputs(
             f['arrival_ns'],
             f['stamp_ns'],
-            f['lat'][None],
-            f['lon'][None],
-            f['alt'][None],
-            f['pcov'][None],
-            f['status'][None],
+            *(f[k][None] for k in _FIX),
             data[gt].frame_id or '',
             imu_arrival_ns=imu.cols['arrival_ns'] if imu else np.zeros(0, np.int64),
             imu_stamp_ns=imu.cols['stamp_ns'] if imu else np.zeros(0, np.int64),
-            imu_quat=imu.cols['q'][None] if imu else np.zeros((1, 0, 4)),
+            imu_quat=imu.cols['orientation'][None] if imu else np.zeros((1, 0, 4)),
             imu_frame=imu.frame_id if imu else 'imu',
         )
     if not arrivals:
@@ -486,22 +498,9 @@ def replay_bicycle(ekf_config, inp, opts: ReplayOptions) -> dict:
             f'NavSatFix: {fixes or "none"}); use --navsat-imu-topic / --gps-topic'
         )
     ic, fc = data[imu_topic].cols, data[gt].cols
-    imu = {
-        'stamp_ns': ic['stamp_ns'],
-        'arrival_ns': ic['arrival_ns'],
-        'angular_velocity': ic['w'][None],
-        'linear_acceleration': ic['a'][None],
-        'frame_id': data[imu_topic].frame_id or 'base_link',
-    }
-    gps = {
-        'stamp_ns': fc['stamp_ns'],
-        'arrival_ns': fc['arrival_ns'],
-        'latitude': fc['lat'][None],
-        'longitude': fc['lon'][None],
-        'altitude': fc['alt'][None],
-        'status': fc['status'][None],
-        'position_covariance': fc['pcov'][None],
-    }
+    imu = _one_run(ic, ('angular_velocity', 'linear_acceleration'))
+    imu['frame_id'] = data[imu_topic].frame_id or 'base_link'
+    gps = _one_run(fc, _FIX)
     r = run_bicycle_batch(ekf_config, None, imu, gps, StaticTF.parse(opts.static_tf))
     r.update(frame_id='odom', child_frame_id='base_link', used_topics=[imu_topic, gt], dropped={})
     return r
@@ -526,55 +525,6 @@ def replay(ekf_config, inp, judge: str = 'builtin', **options) -> dict:
 
 # ----------------------------------------------------------------------------------------------
 # the command
-def add_replay_arguments(p) -> None:
-    """
-    Add every option of ``vepd judge replay`` to a parser (the one declaration of them).
-
-    ``commands/judge.py`` registers the subcommand's parser with this; tests parse with it.
-    """
-    p.add_argument(
-        '--ekf-config', required=True, metavar='YAML', help='robot_localization ekf YAML'
-    )
-    p.add_argument(
-        '--navsat-config', metavar='YAML', help='robot_localization navsat_transform YAML'
-    )
-    p.add_argument('input', metavar='INPUT', help='ROS 1/ROS 2 bag, or a directory of raw_*.csv')
-    p.add_argument(
-        '--out', required=True, metavar='CSV', help='output CSV (/odometry/filtered stream)'
-    )
-    p.add_argument(
-        '--static-tf',
-        action='append',
-        default=[],
-        metavar='"PARENT CHILD X Y Z ROLL PITCH YAW"',
-        help='a static transform (repeatable); angles in radians, or 4 numbers qx qy qz qw',
-    )
-    p.add_argument(
-        '--remap', action='append', default=[], metavar='FROM:=TO', help='rename a bag topic'
-    )
-    p.add_argument(
-        '--gps-topic', metavar='TOPIC', help='NavSatFix topic for navsat (default: the only one)'
-    )
-    p.add_argument(
-        '--navsat-imu-topic', metavar='TOPIC', help="navsat's imu input (default: imu0's topic)"
-    )
-    p.add_argument('--ekf-node-name', metavar='NAME', help='node section of the ekf YAML')
-    p.add_argument(
-        '--gravity-frame',
-        choices=('imu', 'base_link'),
-        default='imu',
-        help="where gravity is removed for a rotated IMU with orientation: 'imu' (ROS 1, ROS 2 "
-             'after '
-        "PR #946; default) or 'base_link' (robot_localization 3.5/3.6 snapshot)",
-    )
-    p.add_argument(
-        '--judge',
-        default='builtin',
-        metavar='NAME',
-        help='judge by name (vepd_ros.judge.registry): builtin (default) or bicycle',
-    )
-
-
 def write_csv(path, r: dict) -> int:
     """Write the /odometry/filtered stream of run 0 as CSV; return the number of rows."""
     st = r['state'][0]
@@ -636,25 +586,20 @@ def write_csv(path, r: dict) -> int:
 
 
 def run_replay(args) -> int:
-    """Entry point called by ``vepd judge replay`` (commands/judge.py)."""
+    """
+    Run ``vepd judge replay`` (commands/judge.py) and write its CSV; return the exit status.
+
+    ``args`` has ekf_config, input, out, judge and one attribute per ``ReplayOptions`` field,
+    whose parser defaults (None, [], 'imu') mean what the fields' defaults mean.
+    """
     out = Path(args.out)
     if out.is_dir() or str(args.out).endswith(('/', '\\')):
         raise ValueError(
             f'--out {args.out}: a directory; expected the output CSV file name (e.g. '
             f'{out / "filtered.csv"})'
         )
-    r = replay(
-        args.ekf_config,
-        args.input,
-        navsat_config=getattr(args, 'navsat_config', None),
-        static_tf=getattr(args, 'static_tf', None) or (),
-        remap=getattr(args, 'remap', None) or (),
-        gps_topic=getattr(args, 'gps_topic', None),
-        navsat_imu_topic=getattr(args, 'navsat_imu_topic', None),
-        ekf_node_name=getattr(args, 'ekf_node_name', None),
-        judge=getattr(args, 'judge', None) or 'builtin',
-        gravity_frame=getattr(args, 'gravity_frame', None) or 'imu',
-    )
+    options = {f.name: getattr(args, f.name) for f in fields(ReplayOptions)}
+    r = replay(args.ekf_config, args.input, args.judge, **options)
     from vepd_ros.judge.rl_graph import explain_no_estimate
 
     n = r['state'].shape[1]

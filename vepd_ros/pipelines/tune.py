@@ -631,22 +631,26 @@ def tune(
     on_trial: Callable | None = None,
     pareto: bool = False,
     workers: int = 1,
+    study=None,
 ):
     """
     Minimise the VEPD of ``objective`` (an ``Objective``) until the study holds ``trials``.
 
     ``storage``: an Optuna storage or URL (``make_storage``). The study ``study_name`` is created
-    or continued (``open_study``). Several processes may call this on one study: each stops once
-    the total is reached (``_optimize``). ``workers`` > 1: this process forks ``workers`` − 1
-    more (the objective's reference runs inherited), each opening the storage by its URL with
-    its own sampler seed (``seed`` + i); the trials still to run are split between them
-    (``quota``), so without failures the study ends with ``trials`` COMPLETE exactly; a worker
-    that dies leaves its share to the others. ``on_trial(study, frozen_trial)`` after each trial
-    of this process. ``pareto``: W1 and W2 are the two objectives. Returns the Optuna study.
+    or continued (``open_study``), unless the caller opened it already with these arguments and
+    passes it as ``study`` (``vepd tune`` counts the trials done before). Several processes may
+    call this on one study: each stops once the total is reached (``_optimize``). ``workers`` >
+    1: this process forks ``workers`` − 1 more (the objective's reference runs inherited), each
+    opening the storage by its URL with its own sampler seed (``seed`` + i); the trials still to
+    run are split between them (``quota``), so without failures the study ends with ``trials``
+    COMPLETE exactly; a worker that dies leaves its share to the others.
+    ``on_trial(study, frozen_trial)`` after each trial of this process. ``pareto``: W1 and W2 are
+    the two objectives. Returns the Optuna study.
     """
     parallel = workers > 1
     url = storage if isinstance(storage, str) else getattr(storage, 'url', None)
-    study = open_study(storage, study_name, model, axes, seed, sampler, pareto, parallel)
+    if study is None:
+        study = open_study(storage, study_name, model, axes, seed, sampler, pareto, parallel)
     run = _trial_function(objective, model, axes, pareto)
     left = trials - len(completed(study))
     if left <= 0:
