@@ -25,7 +25,10 @@ Needs numba (``pip install numba``; not a dependency of vepd_ros) and a C compil
 --repeat rounds, the variants alternating in every round; ratios numpy / compiled (> 1: the
 compiled variant is faster).
 
-    .venv/bin/python benchmarks/bench_compiled_kernel.py [--repeat 5] [--duration 120]
+    .venv/bin/python benchmarks/decide_compiled_kernel.py [--repeat 5] [--duration 120]
+
+Not a ``bench_*`` target of ``make bench``: it measures an option for a decision (docs/judge.md,
+"A compiled kernel?"), and needs a package vepd_ros does not depend on.
 """
 
 from __future__ import annotations
@@ -36,12 +39,13 @@ import importlib.util
 import math
 import os
 from pathlib import Path
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from _trees import children_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
@@ -102,13 +106,8 @@ def _child(variant: str, aot_dir: str, argv: list) -> int:
 
     status = main(argv)
     if variant == 'aot' and 'numba' in sys.modules:  # the AOT figure must not include numba
-        raise SystemExit('bench_compiled_kernel: the AOT child imported numba')
+        raise SystemExit('decide_compiled_kernel: the AOT child imported numba')
     return status
-
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def _capture():
@@ -284,9 +283,9 @@ def _fresh(bags: dict, aot_dir: str, d: Path, repeat: int) -> None:
         cpu: dict = {v: [] for v in variants}
         for r in range(repeat):
             for v in variants:
-                c = _children_cpu()
+                c = children_cpu()
                 run(v, bag, args, d / f'{name}_{v}_{r}')
-                cpu[v].append(_children_cpu() - c)
+                cpu[v].append(children_cpu() - c)
         base = statistics.median(cpu['numpy'])
         line = f'  {name:6s} numpy {base:5.2f} s'
         for v in variants[1:]:
@@ -308,7 +307,7 @@ def main(argv=None) -> int:
     if a.child:
         return _child(a.child, a.aot_dir, a.rest)
     if importlib.util.find_spec('numba') is None:
-        print('bench_compiled_kernel: needs numba (pip install numba), which vepd_ros does not '
+        print('decide_compiled_kernel: needs numba (pip install numba), which vepd_ros does not '
               'depend on', file=sys.stderr)
         return 2
     sys.path[:0] = [str(ROOT), str(BENCH)]
@@ -317,7 +316,7 @@ def main(argv=None) -> int:
     import _compiled_correct
 
     kernel.load_lapack()
-    print(f'bench_compiled_kernel: tree {ROOT}; load average {os.getloadavg()[0]:.2f}; CPU, '
+    print(f'decide_compiled_kernel: tree {ROOT}; load average {os.getloadavg()[0]:.2f}; CPU, '
           f'medians of {a.repeat} rounds', flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
