@@ -37,6 +37,22 @@ def test_help_has_a_worked_example(argv, capsys):
     assert all(len(line) <= 110 for line in text.splitlines())
 
 
+@pytest.mark.parametrize('argv', [['--help'], ['bag', '--help'], ['run', '--help']])
+def test_help_loads_no_numpy(argv):
+    """
+    `vepd --help` (and a command's) imports no numpy: a short command's start-up stays short.
+
+    The parser is built from every command's declarations; what they import at load (topic names,
+    profiles, the ROS graph description) must not pull numpy in (issue 14: start-up no slower).
+    """
+    code = ('import sys\nfrom vepd_ros.cli import main\ntry:\n    main(sys.argv[1:])\n'
+            'except SystemExit:\n    pass\n'
+            'print(sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "scipy")))')
+    p = subprocess.run([sys.executable, '-c', code, *argv], capture_output=True, text=True,
+                       cwd=REPO, timeout=60, check=True)
+    assert p.stdout.strip().splitlines()[-1] == '[]'
+
+
 def test_evaluate_help_states_the_interval_and_its_seed(capsys):
     with pytest.raises(SystemExit):
         main(['evaluate', '--help'])

@@ -9,7 +9,8 @@ Stream schema: the one place for time units, topic names and sensor sample array
 
 Every core (models, truth, io, judge, runs) and every front (nodes, launch, commands) takes the
 nanoseconds-per-second constant and the suite's ROS topic names from here; nothing else spells
-them. This module imports numpy only, so any module may import it without a cycle.
+them. It imports only the standard library when loaded (numpy inside the functions that compute),
+so any module may import it without a cycle, and a command's ``--help`` loads no numpy for it.
 
 ``Stream``: one topic's samples for K runs that share their message timing (header stamps and
 arrivals), the fields named as in the ROS message and stacked with the run axis first.
@@ -22,9 +23,10 @@ the judge step (``vepd_ros.pipelines.judge_step.judge``) whatever the judge and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: numpy is imported where it computes
+    import numpy as np
 
 NS = 1_000_000_000
 """Nanoseconds per second (ROS ``builtin_interfaces/Time`` resolution)."""
@@ -32,6 +34,8 @@ NS = 1_000_000_000
 
 def ns_from_s(t_s) -> np.ndarray:
     """Return times in seconds as int64 nanoseconds, round(t · 1e9) (simulated message stamps)."""
+    import numpy as np
+
     return np.round(np.asarray(t_s, float) * NS).astype(np.int64)
 
 
@@ -97,6 +101,8 @@ def fix_fields(gps, lla) -> dict:
     ``gps`` is a ``models.gps.GpsSamples``, ``lla`` its (n, 3) latitude, longitude (deg) and
     altitude (m). Samples the receiver did not publish become NaN positions (navsat ignores them).
     """
+    import numpy as np
+
     lla = np.array(lla, float)
     lla[~np.asarray(gps.published, bool)] = np.nan
     return {
@@ -132,7 +138,7 @@ class Stream:
     @property
     def n(self) -> int:
         """Return the number of samples per run."""
-        return int(np.shape(self.stamp_ns)[0])
+        return len(self.stamp_ns)
 
     @property
     def arrivals_ns(self) -> np.ndarray:
