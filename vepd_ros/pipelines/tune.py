@@ -515,9 +515,17 @@ def completed(study) -> list:
 
 
 def check_sampler(sampler: str, pareto: bool) -> None:
-    """Refuse a sampler that cannot run the study's objectives (ValueError)."""
+    """Refuse a sampler that cannot run the study's objectives, or cannot run here (ValueError)."""
     if pareto and sampler == 'cmaes':
         raise ValueError('--pareto: CMA-ES optimises one objective; use --sampler tpe')
+    if sampler == 'cmaes':
+        try:  # Optuna imports it only once the sampler samples: say so before anything is written
+            import cmaes  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                '--sampler cmaes needs the cmaes package: pip install -r requirements-pip-only.txt'
+                ' (or pip install cmaes)'
+            ) from None
 
 
 def open_study(storage, study_name: str, model: str, axes: Sequence[TuneAxis], seed: int = 0,
