@@ -311,11 +311,8 @@ def main(argv=None) -> int:
               'depend on', file=sys.stderr)
         return 2
     sys.path[:0] = [str(ROOT), str(BENCH)]
-    from vepd_ros.judge import kernel
-
     import _compiled_correct
 
-    kernel.load_lapack()
     print(f'decide_compiled_kernel: tree {ROOT}; load average {os.getloadavg()[0]:.2f}; CPU, '
           f'medians of {a.repeat} rounds', flush=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,7 +32,6 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
-from vepd_ros.judge import kernel
 from vepd_ros.judge.filter import RosFilter
 from vepd_ros.judge.rl_graph import load_judge_params, make_judge_ekf
 from vepd_ros.nodes.base import (
@@ -103,7 +102,6 @@ class JudgeNode(Node):
         self.filter = RosFilter(self.params, tf)
         if judge.control is not None:
             self.filter.ekf = make_judge_ekf(judge, 1)
-        kernel.load_lapack()  # before the first tick, which must not stall on an import
         self.drops = DropCounter(self)
         self.runs = (
             RunEvents(self, 'judge', 0, 'judge', self._restart, self.drops)
