@@ -80,32 +80,30 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
         )
 
 
-@pytest.mark.parametrize(
-    'read, topic',
-    [
-        (calibration_logs.read_gps_arrays, '/fix'),
-        (calibration_logs.read_imu_arrays, '/imu/data'),
-    ],
-)
-def test_calibration_window_with_no_message_names_topic_and_window(shared_data, read, topic):
+@pytest.mark.parametrize('topic', ['/fix', '/imu/data'])
+def test_calibration_window_with_no_message_names_topic_and_window(shared_data, topic):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     empty = rf'{topic}: no messages in the window \[5000.0, 5001.0\]'
     with pytest.raises(B.BagError, match=empty):
-        read(path, topic, 5000.0, 5001.0)
-    with pytest.raises(B.BagError, match='expected sensor_msgs/msg/'):
-        read(path, '/husky_velocity_controller/odom', 0.0, 1.0)
+        calibration_logs.read_window(path, topic, 5000.0, 5001.0)
+    with pytest.raises(B.BagError, match='expected one of sensor_msgs/msg/NavSatFix'):
+        calibration_logs.read_window(path, '/husky_velocity_controller/odom', 0.0, 1.0)
 
 
 def test_calibration_windows_from_test1(shared_data):
+    """A window holds the messages that arrived in it, under the stream schema's field names."""
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
-    g = calibration_logs.read_gps_arrays(path, '/fix', 0.0, 10.0)
-    assert 20 <= len(g.t) <= 30 and np.all(g.arrival_t <= 10.0 + 1e-9)  # 2.5 Hz for 10 s
-    assert g.sigma_h == pytest.approx(np.full(len(g.t), 0.9))  # sqrt(0.81)
-    i = calibration_logs.read_imu_arrays(path, '/imu/data', 0.0, 10.0)
-    assert 290 <= len(i.t) <= 310
-    assert np.linalg.norm(i.accel, axis=1).mean() == pytest.approx(
-        9.8, abs=0.2
-    )  # gravity, sensor frame
+    start = B.bag_info(path).start_ns
+    g = calibration_logs.read_window(path, '/fix', 0.0, 10.0)
+    assert 20 <= len(g['stamp_ns']) <= 30  # 2.5 Hz for 10 s
+    assert np.all(g['arrival_ns'] - start <= 10 * NS)
+    cov = g['position_covariance']
+    assert np.sqrt(0.5 * (cov[:, 0] + cov[:, 4])) == pytest.approx(0.9)  # sqrt(0.81)
+    assert {'latitude', 'longitude', 'altitude', 'status'} <= set(g)
+    i = calibration_logs.read_window(path, '/imu/data', 0.0, 10.0)
+    assert 290 <= len(i['stamp_ns']) <= 310
+    accel = i['linear_acceleration']
+    assert np.linalg.norm(accel, axis=1).mean() == pytest.approx(9.8, abs=0.2)  # sensor frame
     # the helpers the calibration module calls
     rows = B.read_messages(
         path,

@@ -9,23 +9,23 @@ Read the GPS and IMU logs ``vepd calibrate`` fits noise models to (no ROS import
 
 ``read_gps_log`` / ``read_imu_log`` turn an NMEA (pynmeagps, GGA), UBX (pyubx2: NAV-PVT/NAV-PVAT/
 NAV-POSLLH + NAV-DOP), CSV-with-a-header or ROS bag log into the arrays of
-``models.calibration.GpsLog`` / ``ImuLog`` that the fits take; ``read_gps_arrays`` /
-``read_imu_arrays`` return a time window of a bag's NavSatFix / Imu topic as plain numpy arrays.
+``models.calibration.GpsLog`` / ``ImuLog`` that the fits take; ``read_window`` returns a time
+window of a bag's NavSatFix or Imu topic as the stream schema's arrays (``io.bagrun``'s
+converters).
 Errors are ValueErrors naming the file (and line, column or topic).
 """
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
 import math
 from pathlib import Path
 
 import numpy as np
 from vepd_ros.csvio import check_row_lengths, nonblank_rows, NUMBER_RE
 from vepd_ros.frames import GRAVITY_MPS2
-from vepd_ros.io import bags
-from vepd_ros.io.bags import Bag, BagError, stamp_ns
+from vepd_ros.io import bagrun, bags
+from vepd_ros.io.bags import Bag, BagError
 from vepd_ros.models.calibration import GpsLog, ImuLog
 from vepd_ros.streams import NS
 from vepd_ros.yamlio import quote
@@ -313,159 +313,52 @@ def _checked_imu(log: ImuLog) -> ImuLog:
 
 
 # --- windows of a bag as arrays (vepd calibrate --bag) ------------------------------------------
-@dataclass
-class GpsArrays:
-    """A window of NavSatFix messages as arrays (t in s; ``time_base`` says which clock)."""
-
-    t: np.ndarray
-    arrival_t: np.ndarray
-    lat: np.ndarray
-    lon: np.ndarray
-    alt: np.ndarray
-    status: np.ndarray  # NavSatStatus.status (-1 no fix, 0 fix, 1 SBAS, 2 GBAS)
-    covariance: np.ndarray  # (n, 9) row-major ENU covariance, m²
-    covariance_type: np.ndarray
-    frame_id: str = ''
-
-    @property
-    def sigma_h(self) -> np.ndarray:
-        """
-        Return the horizontal 1-sigma implied by the covariance.
-
-        Horizontal 1-sigma implied by the covariance, sqrt((var_E + var_N) / 2) (the 'hdop-ish'
-        value).
-        """
-        return np.sqrt(0.5 * (self.covariance[:, 0] + self.covariance[:, 4]))
-
-
-@dataclass
-class ImuArrays:
-    """A window of Imu messages as arrays, in the sensor frame as recorded."""
-
-    t: np.ndarray
-    arrival_t: np.ndarray
-    gyro: np.ndarray  # (n, 3) rad/s
-    accel: np.ndarray  # (n, 3) m/s², gravity included
-    orientation: np.ndarray  # (n, 4) x y z w; orientation_covariance[0] == -1 → NaN rows
-    gyro_covariance: np.ndarray  # (n, 9)
-    accel_covariance: np.ndarray  # (n, 9)
-    frame_id: str = ''
-
-
-def _window(bag: Bag, t0, t1, time_base: str):
-    """
-    Convert a window in seconds to absolute arrival-ns bounds.
-
-    Absolute arrival-ns bounds for a window given in seconds from the bag start ('bag') or epoch.
-    """
+def _window(bag: Bag, t0, t1, time_base: str) -> tuple:
+    """Return the absolute arrival-ns bounds of [t0, t1] s from the bag start ('bag') or epoch."""
     if time_base not in ('bag', 'absolute'):
         raise ValueError(f"time_base must be 'bag' or 'absolute', got {time_base!r}")
     off = bag.info().start_ns if time_base == 'bag' else 0
     start = None if t0 is None else off + int(round(float(t0) * NS))
     stop = None if t1 is None else off + int(round(float(t1) * NS)) + 1
-    return start, stop, off
+    return start, stop
 
 
-def _check_type(bag: Bag, topic: str, expected: str):
-    have = bag.msgtype(topic)
-    if have != expected:
-        raise BagError(
-            f'{bag.path}: topic {topic} is {have}, expected {expected}', bag.path, topic, have
-        )
+_WINDOW_ARRAYS = {
+    'sensor_msgs/msg/NavSatFix': bagrun.fix_arrays,
+    'sensor_msgs/msg/Imu': bagrun.imu_arrays,
+}
 
 
-def _window_messages(path, topic: str, msgtype: str, t0, t1, time_base: str):
+def read_window(
+    path, topic: str, t0: float | None = None, t1: float | None = None, *, time_base: str = 'bag'
+) -> dict:
     """
-    Yield (stamp_ns, arrival_ns, message) of ``topic`` arriving in [t0, t1] s.
+    Read the NavSatFix or Imu messages of ``topic`` arriving in [t0, t1] s as arrays.
 
-    Times count from the window's origin (``_window``); the topic must be a ``msgtype``. A window
-    with no message is a BagError naming the topic and the window (raised once the bag is read).
+    Times count from the bag's start (``time_base='bag'``) or the epoch (``'absolute'``). The
+    arrays are ``io.bagrun``'s, under the stream schema's names (``streams.STREAM_KINDS``: a fix's
+    latitude, longitude, altitude, position_covariance, status; an IMU's angular_velocity,
+    linear_acceleration, orientation and their covariances, as recorded) plus stamp_ns and
+    arrival_ns (absolute ns) and frame_id. A topic of another type, or a window without messages,
+    is a BagError naming the topic.
     """
-    n = 0
     with Bag(path) as bag:
-        _check_type(bag, topic, msgtype)
-        start, stop, off = _window(bag, t0, t1, time_base)
-        for t_ns, _, _, m in bag.messages([topic], start_ns=start, stop_ns=stop):
-            n += 1
-            yield stamp_ns(m) - off, t_ns - off, m
-    if not n:
+        msgtype = bag.msgtype(topic)
+        convert = _WINDOW_ARRAYS.get(msgtype)
+        if convert is None:
+            raise BagError(
+                f'{path}: topic {topic} is {msgtype}, expected one of {", ".join(_WINDOW_ARRAYS)}',
+                path,
+                topic,
+                msgtype,
+            )
+        start, stop = _window(bag, t0, t1, time_base)
+        messages = bag.messages([topic], start_ns=start, stop_ns=stop)
+        items = [(t_ns, m) for t_ns, _, _, m in messages]
+    if not items:
         raise BagError(
             f'{path}: topic {topic}: no messages in the window [{t0}, {t1}] s ({time_base} time)',
             path,
             topic,
         )
-
-
-def read_gps_arrays(
-    path,
-    topic: str = '/fix',
-    t0: float | None = None,
-    t1: float | None = None,
-    *,
-    time_base: str = 'bag',
-) -> GpsArrays:
-    """
-    Read the NavSatFix messages of ``topic`` in a time window.
-
-    NavSatFix messages of ``topic`` arriving in [t0, t1] s (from the bag start by default).
-    """
-    rows, arr, frame = [], [], ''
-    msgs = _window_messages(path, topic, 'sensor_msgs/msg/NavSatFix', t0, t1, time_base)
-    for st, at, m in msgs:
-        rows.append(
-            (
-                st,
-                m.latitude,
-                m.longitude,
-                m.altitude,
-                m.status.status,
-                m.position_covariance_type,
-                *np.asarray(m.position_covariance, float),
-            )
-        )
-        arr.append(at)
-        frame = m.header.frame_id
-    a = np.array(rows, dtype=float)
-    return GpsArrays(
-        t=a[:, 0] / NS,
-        arrival_t=np.array(arr, float) / NS,
-        lat=a[:, 1],
-        lon=a[:, 2],
-        alt=a[:, 3],
-        status=a[:, 4].astype(int),
-        covariance_type=a[:, 5].astype(int),
-        covariance=a[:, 6:15],
-        frame_id=frame,
-    )
-
-
-def read_imu_arrays(
-    path,
-    topic: str = '/imu',
-    t0: float | None = None,
-    t1: float | None = None,
-    *,
-    time_base: str = 'bag',
-) -> ImuArrays:
-    """Imu messages of ``topic`` arriving in [t0, t1] s (from the bag start by default)."""
-    t, arr, g, a, q, gc, ac, frame = [], [], [], [], [], [], [], ''
-    for st, at, m in _window_messages(path, topic, 'sensor_msgs/msg/Imu', t0, t1, time_base):
-        t.append(st)
-        arr.append(at)
-        g.append((m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z))
-        a.append((m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z))
-        o = m.orientation
-        q.append((o.x, o.y, o.z, o.w) if m.orientation_covariance[0] != -1 else (np.nan,) * 4)
-        gc.append(np.asarray(m.angular_velocity_covariance, float))
-        ac.append(np.asarray(m.linear_acceleration_covariance, float))
-        frame = m.header.frame_id
-    return ImuArrays(
-        t=np.array(t, float) / NS,
-        arrival_t=np.array(arr, float) / NS,
-        gyro=np.array(g, float),
-        accel=np.array(a, float),
-        orientation=np.array(q, float),
-        gyro_covariance=np.array(gc),
-        accel_covariance=np.array(ac),
-        frame_id=frame,
-    )
+    return convert(items)
