@@ -9,7 +9,7 @@ A compiled prototype of the judge's joint update, the measuring instrument of is
 
 Not a kernel of vepd_ros (nothing in the package imports it; numba is not a dependency): it is
 ``vepd_ros.judge.kernel.correct_one``'s m > 3 path (LAPACK's inverse, BLAS products, the
-Joseph form, reference §3) written for numba, so that bench_compiled_kernel.py can measure what a
+Joseph form, reference §3) written for numba, so that decide_compiled_kernel.py can measure what a
 compiled kernel would give, bit for bit and per process, before anyone builds one. Compiled two
 ways: just in time (``jit``, numba imported in every process, its cache on disk) and ahead of time
 (``build_aot``, numba.pycc: a plain extension module that needs no numba at run time).
@@ -17,10 +17,11 @@ ways: just in time (``jit``, numba imported in every process, its cache on disk)
 The arithmetic is correct_one's, operation for operation: ν = z − x[idx] (angles wrapped),
 S = P[idx, idx] + R, S⁻¹ by LAPACK's gesv on the identity, the gate νᵀS⁻¹ν ≥ thr², [G | Gν] =
 P Hᵀ [S⁻¹ | S⁻¹ν], x⁺ = x + Gν (angles wrapped), M = P − G·HP, P⁺ = M − (M Hᵀ − G R)·Gᵀ, refused
-when not finite. numba's np.dot and np.linalg.solve call scipy's BLAS and LAPACK, the same
-routines numpy's products and the kernel's LAPACK inverse run. numba is imported only to compile
-(``jit``, ``build_aot``), so a process that loads the AOT module and these status codes never
-imports it.
+when not finite. numba's np.dot and np.linalg.solve call the BLAS and LAPACK routines (gemm, gemv,
+dot, gesv) numpy's products and inverse call, through scipy's copy of them: that this gives the
+same bits is checked, not assumed (decide_compiled_kernel.py, part 1). numba is imported only to
+compile (``jit``, ``build_aot``), so a process that loads the AOT module and these status codes
+never imports it.
 """
 
 import math

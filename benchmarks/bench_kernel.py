@@ -32,10 +32,32 @@ import time
 from _trees import alternate, last_json, per_case, ROOT
 
 
+IMU9 = (3, 4, 5, 9, 10, 11, 12, 13, 14)
+"""The 9-entry IMU-style joint update's state indices (orientation, rates, accelerations)."""
+
+
+def state_case(k: int):
+    """Return the cases' prior (x0 (K, 15), P0 (K, 15, 15)), seeded: the same for every K."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x0 = rng.normal(size=(k, 15)) * 0.1
+    a = rng.normal(size=(k, 15, 15))
+    return x0, 0.01 * np.matmul(a, a.transpose(0, 2, 1))
+
+
+def update_case(x0, idx):
+    """Return (index set, zs (K, m), clamped Rs (m, m)) of an update of the entries ``idx``."""
+    import numpy as np
+    from vepd_ros.judge.ekf import clamp_variances, index_set
+
+    s = index_set(tuple(i in idx for i in range(15)))
+    return s, x0[:, list(idx)] + 0.05, clamp_variances(np.eye(len(idx)) * 0.1)
+
+
 def _cases(ks):
     """Return {name: call} of every case, built from the ``vepd_ros`` on sys.path."""
-    import numpy as np
-    from vepd_ros.judge.ekf import clamp_variances, Ekf, index_set
+    from vepd_ros.judge.ekf import Ekf
     try:  # the module's name since issue 14, then before
         from vepd_ros.judge.rl_graph import _ControlledEkf, ControlParams
     except ImportError:
@@ -47,10 +69,7 @@ def _cases(ks):
     )
     cases = {}
     for k in ks:
-        rng = np.random.default_rng(0)
-        x0 = rng.normal(size=(k, 15)) * 0.1
-        a = rng.normal(size=(k, 15, 15))
-        P0 = 0.01 * np.matmul(a, a.transpose(0, 2, 1))
+        x0, P0 = state_case(k)
         for name, e in (('predict', Ekf(k=k)), ('predict control', _ControlledEkf(yaw, k=k))):
             def step(e=e, x0=x0, P0=P0):
                 e.x, e.P = x0, P0
@@ -60,11 +79,9 @@ def _cases(ks):
         for name, idx, gate in (
             ('correct vel3', (6, 7, 8), math.inf), ('correct rpy3', (3, 4, 5), math.inf),
             ('correct pos3 gate', (0, 1, 2), 1e6),
-            ('correct imu9', (3, 4, 5, 9, 10, 11, 12, 13, 14), math.inf),
+            ('correct imu9', IMU9, math.inf),
         ):
-            s = index_set(tuple(i in idx for i in range(15)))
-            zs = x0[:, list(idx)] + 0.05
-            Rs = clamp_variances(np.eye(len(idx)) * 0.1)
+            s, zs, Rs = update_case(x0, idx)
             if k == 1:
                 def step(e=e, x0=x0, P0=P0, s=s, zl=zs[0].tolist(), Rs=Rs, gate=gate):
                     e.x, e.P = x0, P0
@@ -83,7 +100,7 @@ def _per_run_us(cases, ks, calls, repeat):
     for name, fn in cases.items():
         k = int(name.split()[0][2:])
         best = math.inf
-        fn()  # a first call's one-time imports (scipy's LAPACK) are not the case's cost
+        fn()  # a first call's one-time work (imports, caches) is not the case's cost
         for _ in range(repeat):
             t = time.process_time()
             for _ in range(calls):

@@ -45,9 +45,8 @@ import sys
 import tempfile
 import time
 
-from _trees import children_cpu
+from _trees import children_cpu, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
 TEST1 = ROOT.parent / 'shared' / 'data' / 'robot_localization_tests' / 'test1.bag'
 TEST1_ARGS = [  # test/test_upstream_bags.py's husky setup of test1.bag
@@ -159,38 +158,16 @@ def _bits_k1(cases, correct_runs) -> tuple[int, int]:
     return statuses, values
 
 
-def _batch_case(k: int):
-    """Return (x0, P0, IndexSet, zs, Rs) of bench_kernel's 9-entry IMU-style update for K runs."""
-    import numpy as np
-    from vepd_ros.judge.ekf import clamp_variances, index_set
-
-    rng = np.random.default_rng(0)
-    x0 = rng.normal(size=(k, 15)) * 0.1
-    a = rng.normal(size=(k, 15, 15))
-    P0 = 0.01 * np.matmul(a, a.transpose(0, 2, 1))
-    idx = (3, 4, 5, 9, 10, 11, 12, 13, 14)
-    s = index_set(tuple(i in idx for i in range(15)))
-    return x0, P0, s, x0[:, list(idx)] + 0.05, clamp_variances(np.eye(len(idx)) * 0.1)
-
-
-def _per_run_us(fn, k: int, calls: int, repeat: int) -> float:
-    best = math.inf
-    fn()
-    for _ in range(repeat):
-        t = time.process_time()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.process_time() - t) / calls / k * 1e6)
-    return best
-
-
 def _batches(correct_runs, repeat: int) -> None:
     """Print bits and CPU µs per update and run of the batch update, numpy against compiled."""
     import numpy as np
     from vepd_ros.judge.ekf import Ekf
 
+    from bench_kernel import _per_run_us, IMU9, state_case, update_case
+
     for k in (1, 30, 90):
-        x0, P0, s, zs, Rs = _batch_case(k)
+        x0, P0 = state_case(k)
+        s, zs, Rs = update_case(x0, IMU9)
         ia, aa = s.idx.astype(np.int64), s.ang.astype(np.int64)
         e = Ekf(k=k)
 
@@ -209,7 +186,9 @@ def _batches(correct_runs, repeat: int) -> None:
         numpy_step()
         x, P = compiled_step()
         same = np.array_equal(x, e.x) and np.array_equal(P, e.P)
-        a, b = (_per_run_us(f, k, max(30, 3000 // k), repeat) for f in (numpy_step, compiled_step))
+        us = _per_run_us({f'K={k} numpy': numpy_step, f'K={k} compiled': compiled_step}, [k],
+                         max(30, 3000 // k), repeat)
+        a, b = us[f'K={k} numpy'], us[f'K={k} compiled']
         print(f'  K={k:<3d} 9-entry update: numpy {a:6.2f} µs, compiled {b:6.2f} µs per run '
               f'(numpy / compiled {a / b:4.2f}x); bits equal: {same}', flush=True)
 

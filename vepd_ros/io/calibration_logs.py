@@ -353,7 +353,7 @@ def read_window(
                 msgtype,
             )
         start, stop = _window(bag, t0, t1, time_base)
-        messages = bag.messages([topic], start_ns=start, stop_ns=stop)
+        messages = bag.messages([topic], start_ns=start, stop_ns=stop, flat=[topic])
         items = [(t_ns, m) for t_ns, _, _, m in messages]
     if not items:
         raise BagError(

@@ -521,10 +521,10 @@ class MeasurementBuilder:
         """
         s = self._sensor(sensor)
         source = child_frame_id if s.pose_use_child_frame else self.params.base_link_frame
-        cls = type(self)  # this entry point's errstate holds for both parts
-        return cls.pose_arrays.__wrapped__(
+        builder = MeasurementBuilder  # this entry point's errstate holds for both parts
+        return builder.pose_arrays.__wrapped__(
             self, s, stamps, pos, q, pcov, frame_id, arrivals, source_frame=source
-        ) + cls.twist_arrays.__wrapped__(self, s, stamps, v, w, tcov, child_frame_id, arrivals)
+        ) + builder.twist_arrays.__wrapped__(self, s, stamps, v, w, tcov, child_frame_id, arrivals)
 
     @_nonfinite_counted
     def pose_arrays(
