@@ -36,6 +36,9 @@ from typing import NamedTuple
 
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params_file import node_section, PACKAGE, share_dir
+from vepd_ros.streams import (
+    TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU, TOPIC_INS_VELOCITY
+)
 from vepd_ros.yamlio import yaml_value
 
 REFERENCE_LABEL = 'real'  # = vepd_ros.metrics.evaluator.REFERENCE (kept import-free here)
@@ -66,6 +69,11 @@ def label_namespace(label: str) -> str:
     """Map a model label to a ROS-legal namespace token (``ch_rw+airsim`` → ``ch_rw_airsim``)."""
     ns = re.sub(r'[^A-Za-z0-9_]', '_', label)
     return ns if ns[:1].isalpha() else 'm_' + ns
+
+
+def _own(topic: str) -> str:
+    """Return a suite topic as a chain's own copy: relative, so the chain's namespace applies."""
+    return topic.lstrip('/')
 
 
 @dataclass
@@ -252,10 +260,10 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('use_truth_node', True, 'false: an external simulator publishes the truth topics'),
         Param(
             'truth_odom_topic',
-            '/ground_truth/odometry',
+            TOPIC_GROUND_TRUTH,
             'truth Odometry (remap to Chrono::ROS or Gazebo topics)',
         ),
-        Param('truth_imu_topic', '/ground_truth/imu', 'truth Imu (noise-free)'),
+        Param('truth_imu_topic', TOPIC_GROUND_TRUTH_IMU, 'truth Imu (noise-free)'),
         Param(
             'judge_per_run',
             False,
@@ -276,7 +284,7 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param('rate', 1.0, 'playback rate', low=0.0, low_open=True),
         Param('gps_topic', '/fix', 'NavSatFix topic in the bag'),
         Param('imu_topic', '/imu', 'Imu topic in the bag'),
-        Param('truth_topic', '/sbg/gps_vel', 'INS / ground-truth topic in the bag'),
+        Param('truth_topic', TOPIC_INS_VELOCITY, 'INS / ground-truth topic in the bag'),
         TRUTH_TYPE_ARG,
         SCENARIO_ARG,
         Param(
@@ -289,7 +297,7 @@ GRAPH_ARGS: dict[str, list[Param]] = {
     + [
         Param('gps_topic', '/fix', 'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
         Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
-        Param('truth_topic', '/sbg/gps_vel', 'INS velocity (ART: SBG Ellipse, NED)'),
+        Param('truth_topic', TOPIC_INS_VELOCITY, 'INS velocity (ART: SBG Ellipse, NED)'),
         TRUTH_TYPE_ARG,
         SCENARIO_ARG,
         Param('run_duration_s', 20.0, 'length of one run (s)', low=0.0, low_open=True),
@@ -356,7 +364,7 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
             'navsat_transform',
             namespace,
             [navsat_params],
-            [('imu', 'imu/data')],
+            [('imu', _own(TOPIC_IMU))],
             role='navsat',
         ),
         NodeSpec(package, ekf_exe, 'ekf_filter_node', namespace, [ekf_params], role='ekf'),
@@ -574,8 +582,8 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                     }
                 ],
                 remappings=[
-                    ('/ground_truth/odometry', a['truth_odom_topic']),
-                    ('/ground_truth/imu', a['truth_imu_topic']),
+                    (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
+                    (TOPIC_GROUND_TRUTH_IMU, a['truth_imu_topic']),
                 ],
                 role='truth',
             )
@@ -601,7 +609,10 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 'gps_noise',
                 ns,
                 [{**noise, 'model': gps_model}],
-                [('/ground_truth/odometry', a['truth_odom_topic']), ('/gps/fix', 'gps/fix')],
+                [
+                    (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
+                    (TOPIC_GPS_FIX, _own(TOPIC_GPS_FIX)),
+                ],
                 role='gps',
             ),
             NodeSpec(
@@ -611,9 +622,9 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 ns,
                 [{**noise, 'model': imu_model}],
                 [
-                    ('/ground_truth/odometry', a['truth_odom_topic']),
-                    ('/ground_truth/imu', a['truth_imu_topic']),
-                    ('/imu/data', 'imu/data'),
+                    (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
+                    (TOPIC_GROUND_TRUTH_IMU, a['truth_imu_topic']),
+                    (TOPIC_IMU, _own(TOPIC_IMU)),
                 ],
                 role='imu',
             ),
