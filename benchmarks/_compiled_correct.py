@@ -121,10 +121,106 @@ def correct_runs(x, P, idx, ang, zs, Rs, thr2):
     return status
 
 
+def _update_loops(x, P, idx, ang, zs, Rs, thr2, A, nu, w, G, dx, M, Ms):
+    """
+    Update one run as ``_update`` does, in plain loops: no BLAS or LAPACK, other rounding.
+
+    The same algebra (S⁻¹ by Gauss–Jordan elimination with partial pivoting on [S | I], then
+    w = S⁻¹ν, [G | Gν] = P Hᵀ [S⁻¹ | w] and the Joseph form), each sum accumulated left to right:
+    what a compiled kernel free of scipy at run time would compute, after a re-baseline of the
+    golden bits.
+    """
+    m = idx.size
+    for k in range(m):
+        nu[k] = zs[k] - x[idx[k]]
+    for k in ang:
+        nu[k] = _wrap(nu[k])
+    for a in range(m):
+        for b in range(m):
+            A[a, b] = P[idx[a], idx[b]] + Rs[a, b]
+            A[a, m + b] = 1.0 if a == b else 0.0
+    for c in range(m):
+        p, best = c, abs(A[c, c])
+        for r in range(c + 1, m):
+            if abs(A[r, c]) > best:
+                p, best = r, abs(A[r, c])
+        if best == 0.0 or not math.isfinite(best):
+            return SINGULAR if best == 0.0 else NOT_FINITE
+        for j in range(2 * m):
+            A[c, j], A[p, j] = A[p, j], A[c, j]
+        inv = 1.0 / A[c, c]
+        for j in range(2 * m):
+            A[c, j] *= inv
+        for r in range(m):
+            if r != c:
+                f = A[r, c]
+                for j in range(2 * m):
+                    A[r, j] -= f * A[c, j]
+    d2 = 0.0
+    for a in range(m):
+        acc = 0.0
+        for b in range(m):
+            acc += A[a, m + b] * nu[b]
+        w[a] = acc
+        d2 += nu[a] * acc
+    if thr2 != math.inf and d2 >= thr2:
+        return REJECTED
+    for i in range(15):
+        acc = 0.0
+        for k in range(m):
+            acc += P[i, idx[k]] * w[k]
+        dx[i] = acc
+        for b in range(m):
+            g = 0.0
+            for k in range(m):
+                g += P[i, idx[k]] * A[k, m + b]
+            G[i, b] = g
+    for i in range(15):
+        for j in range(15):
+            acc = 0.0
+            for k in range(m):
+                acc += G[i, k] * P[idx[k], j]
+            M[i, j] = P[i, j] - acc
+    for i in range(15):
+        for b in range(m):
+            acc = 0.0
+            for k in range(m):
+                acc += G[i, k] * Rs[k, b]
+            Ms[i, b] = M[i, idx[b]] - acc
+    total = 0.0
+    for i in range(15):
+        for j in range(15):
+            acc = 0.0
+            for k in range(m):
+                acc += Ms[i, k] * G[j, k]
+            M[i, j] -= acc
+            total += M[i, j]
+        total += x[i] + dx[i]
+    if not math.isfinite(total):
+        return NOT_FINITE
+    for i in range(15):
+        v = x[i] + dx[i]
+        x[i] = _wrap(v) if 3 <= i <= 5 else v
+        for j in range(15):
+            P[i, j] = M[i, j]
+    return ACCEPTED
+
+
+def correct_runs_loops(x, P, idx, ang, zs, Rs, thr2):
+    """Return ``correct_runs``' statuses, every run updated by ``_update_loops``."""
+    m = idx.size
+    A, nu, w = np.empty((m, 2 * m)), np.empty(m), np.empty(m)
+    G, dx, M, Ms = np.empty((15, m)), np.empty(15), np.empty((15, 15)), np.empty((15, m))
+    status = np.empty(x.shape[0], np.int64)
+    for r in range(x.shape[0]):
+        status[r] = _update_loops(x[r], P[r], idx, ang, zs[r], Rs, thr2, A, nu, w, G, dx, M, Ms)
+    return status
+
+
 def _compile_helpers(njit) -> None:
     """Make the helpers numba functions, which ``correct_runs`` must call when compiled."""
     g = globals()
-    for name in ('_wrap', '_update'):
+    for name in ('_wrap', '_update', '_update_loops'):
         if not hasattr(g[name], 'py_func'):
             g[name] = njit(cache=True)(g[name])
 
@@ -138,7 +234,7 @@ def jit():
 
 
 def build_aot(out_dir: str, name: str = 'compiled_correct') -> None:
-    """Compile ``correct_runs`` ahead of time into the extension module ``out_dir/name``."""
+    """Compile ``correct_runs`` and ``correct_runs_loops`` ahead of time into ``out_dir/name``."""
     from numba import njit
     from numba.pycc import CC
 
@@ -146,4 +242,5 @@ def build_aot(out_dir: str, name: str = 'compiled_correct') -> None:
     cc = CC(name)
     cc.output_dir = out_dir
     cc.export('correct_runs', SIGNATURE)(correct_runs)
+    cc.export('correct_runs_loops', SIGNATURE)(correct_runs_loops)
     cc.compile()

@@ -14,7 +14,9 @@ package) just in time (JIT) and ahead of time (AOT, numba.pycc). Prints, in one 
 1. bits: the prototype's x⁺ and P⁺ against ``kernel.correct_one`` on every m > 3 update of the
    K = 1 judge graph (one 30 s circle run, config/ekf.yaml + navsat.yaml), and against
    ``Ekf.correct_subset`` for batches of K = 30 and 90 runs (a 9-entry IMU-style update);
-2. CPU µs per update and run, numpy kernel against the compiled loop, K = 1, 30, 90;
+2. CPU µs per update and run, numpy kernel against the compiled loop, K = 1, 30, 90, and against
+   the same algebra in plain loops (no BLAS or LAPACK, so no scipy at run time, other rounding: the
+   kernel a re-baseline of the golden bits would allow), with its deviation from numpy's result;
 3. the warm K = 1 judge (the graph and ``run_schedule``, bench_judge.py's cases) with the
    prototype routed in for K = 1's m > 3 updates (AOT), and the ratio;
 4. fresh ``vepd bag`` processes (a generated ART bag, and test1.bag where ../shared is beside
@@ -89,7 +91,7 @@ def _load_aot(aot_dir: str):
     sys.path.insert(0, aot_dir)
     import compiled_correct
 
-    return compiled_correct.correct_runs
+    return compiled_correct
 
 
 def _child(variant: str, aot_dir: str, argv: list) -> int:
@@ -100,7 +102,7 @@ def _child(variant: str, aot_dir: str, argv: list) -> int:
 
         route(_compiled_correct.jit())
     elif variant == 'aot':
-        route(_load_aot(aot_dir))
+        route(_load_aot(aot_dir).correct_runs)
     from vepd_ros.cli import main
 
     status = main(argv)
@@ -158,8 +160,14 @@ def _bits_k1(cases, correct_runs) -> tuple[int, int]:
     return statuses, values
 
 
-def _batches(correct_runs, repeat: int) -> None:
-    """Print bits and CPU µs per update and run of the batch update, numpy against compiled."""
+def _batches(aot, repeat: int) -> None:
+    """
+    Print bits and CPU µs per update and run of the batch update: numpy, compiled, loops.
+
+    ``aot``: the AOT module. Its ``correct_runs`` keeps numpy's BLAS/LAPACK calls (bits compared);
+    ``correct_runs_loops`` is the same algebra in plain loops (other rounding: its largest
+    deviation from numpy's result is printed, x absolute and P relative).
+    """
     import numpy as np
     from vepd_ros.judge.ekf import Ekf
 
@@ -178,19 +186,25 @@ def _batches(correct_runs, repeat: int) -> None:
             else:
                 e.correct_subset(s, zs, Rs, clamped=True)
 
-        def compiled_step():
+        def step(correct):
             x, P = x0.copy(), P0.copy()
-            correct_runs(x, P, ia, aa, zs, Rs, math.inf)
+            correct(x, P, ia, aa, zs, Rs, math.inf)
             return x, P
 
         numpy_step()
-        x, P = compiled_step()
+        x, P = step(aot.correct_runs)
         same = np.array_equal(x, e.x) and np.array_equal(P, e.P)
-        us = _per_run_us({f'K={k} numpy': numpy_step, f'K={k} compiled': compiled_step}, [k],
-                         max(30, 3000 // k), repeat)
-        a, b = us[f'K={k} numpy'], us[f'K={k} compiled']
+        xl, Pl = step(aot.correct_runs_loops)
+        dev = max(np.abs(xl - e.x).max(), (np.abs(Pl - e.P) / np.abs(e.P)).max())
+        us = _per_run_us({
+            f'K={k} numpy': numpy_step,
+            f'K={k} compiled': lambda: step(aot.correct_runs),
+            f'K={k} loops': lambda: step(aot.correct_runs_loops),
+        }, [k], max(30, 3000 // k), repeat)
+        a, b, c = (us[f'K={k} {v}'] for v in ('numpy', 'compiled', 'loops'))
         print(f'  K={k:<3d} 9-entry update: numpy {a:6.2f} µs, compiled {b:6.2f} µs per run '
-              f'(numpy / compiled {a / b:4.2f}x); bits equal: {same}', flush=True)
+              f'(numpy / compiled {a / b:4.2f}x; bits equal: {same}); plain loops {c:6.2f} µs '
+              f'({a / c:4.2f}x; deviation {dev:.0e})', flush=True)
 
 
 def _warm_k1(correct_runs, repeat: int) -> None:
@@ -299,13 +313,15 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         _compiled_correct.build_aot(str(d), AOT_NAME)
         print(f'AOT build (numba.pycc): {time.perf_counter() - t:.1f} s wall', flush=True)
-        aot = _load_aot(str(d))
+        module = _load_aot(str(d))
+        aot = module.correct_runs
         cases = _capture()
         statuses, values = _bits_k1(cases, aot)
         print(f'1. bits, K=1 graph run: {len(cases)} joint updates, {statuses} verdicts and '
               f'{values} results differ from kernel.correct_one', flush=True)
-        print('2. update cost, numpy kernel against the compiled loop over runs (AOT):')
-        _batches(aot, a.repeat)
+        print('2. update cost per run, the numpy kernel against the compiled loop over runs (AOT)'
+              ' and the same algebra in plain loops (no BLAS/LAPACK, other rounding):')
+        _batches(module, a.repeat)
         print('3. the warm K=1 judge, AOT update routed in:', flush=True)
         _warm_k1(aot, a.repeat)
         print('4. fresh `vepd bag` processes, CPU (JIT: numba imported, its cache warm):',
