@@ -39,8 +39,8 @@ def _wrap(a):
     return r + math.pi if r <= 0.0 else r - math.pi
 
 
-def _update(x, P, idx, ang, zs, Rs, thr2, eye, nu, S, Pc, HP, Siw, GX, G, M, Ms, U, xn, GR):
-    """Update one run's x (15,) and P (15, 15) in place; return its status."""
+def _innovation(x, P, idx, ang, zs, Rs, nu, S):
+    """Write ν = z − x[idx] (angles wrapped) into ``nu`` and S = P[idx, idx] + R into ``S``."""
     m = idx.size
     for k in range(m):
         nu[k] = zs[k] - x[idx[k]]
@@ -49,6 +49,12 @@ def _update(x, P, idx, ang, zs, Rs, thr2, eye, nu, S, Pc, HP, Siw, GX, G, M, Ms,
     for a in range(m):
         for b in range(m):
             S[a, b] = P[idx[a], idx[b]] + Rs[a, b]
+
+
+def _update(x, P, idx, ang, zs, Rs, thr2, eye, nu, S, Pc, HP, Siw, GX, G, M, Ms, U, xn, GR):
+    """Update one run's x (15,) and P (15, 15) in place; return its status."""
+    m = idx.size
+    _innovation(x, P, idx, ang, zs, Rs, nu, S)
     for a in range(m):
         for b in range(m):
             if not math.isfinite(S[a, b]):  # numba's solve refuses what LAPACK would take
@@ -131,13 +137,9 @@ def _update_loops(x, P, idx, ang, zs, Rs, thr2, A, nu, w, G, dx, M, Ms):
     golden bits.
     """
     m = idx.size
-    for k in range(m):
-        nu[k] = zs[k] - x[idx[k]]
-    for k in ang:
-        nu[k] = _wrap(nu[k])
+    _innovation(x, P, idx, ang, zs, Rs, nu, A[:, :m])
     for a in range(m):
         for b in range(m):
-            A[a, b] = P[idx[a], idx[b]] + Rs[a, b]
             A[a, m + b] = 1.0 if a == b else 0.0
     for c in range(m):
         p, best = c, abs(A[c, c])
@@ -220,7 +222,7 @@ def correct_runs_loops(x, P, idx, ang, zs, Rs, thr2):
 def _compile_helpers(njit) -> None:
     """Make the helpers numba functions, which ``correct_runs`` must call when compiled."""
     g = globals()
-    for name in ('_wrap', '_update', '_update_loops'):
+    for name in ('_wrap', '_innovation', '_update', '_update_loops'):
         if not hasattr(g[name], 'py_func'):
             g[name] = njit(cache=True)(g[name])
 
