@@ -36,7 +36,6 @@ import gzip
 import io
 import json
 import math
-import os
 from pathlib import Path
 import subprocess
 import sys
@@ -153,18 +152,14 @@ def run(scenario_dir: Path, out_dir: Path, driver: Path | None = None) -> None:
         sys.stderr.write(proc.stderr)
         if proc.returncode != 0:
             raise BadInput(f'driver failed with exit status {proc.returncode}')
-        raw = (tmp / 'updates.csv').read_bytes()
-        with open(out_dir / 'golden_updates.csv.gz', 'wb') as f:
-            with gzip.GzipFile(filename='', fileobj=f, mode='wb', mtime=0) as gz:
-                gz.write(raw)
-        for src, dst in (('ticks.csv', 'golden_ticks.csv'),
-                         ('full_covariance.csv', 'golden_full_covariance.csv')):
-            os.replace(tmp / src, out_dir / dst) if _same_fs(tmp, out_dir) else \
-                (out_dir / dst).write_bytes((tmp / src).read_bytes())
-
-
-def _same_fs(a: Path, b: Path) -> bool:
-    return os.stat(a).st_dev == os.stat(b).st_dev
+        # CRLF line ends, as Python's csv writer (and so the shipped rl_golden files) has them.
+        text = {n: (tmp / n).read_bytes().replace(b'\n', b'\r\n')
+                for n in ('updates.csv', 'ticks.csv', 'full_covariance.csv')}
+    with open(out_dir / 'golden_updates.csv.gz', 'wb') as f:
+        with gzip.GzipFile(filename='', fileobj=f, mode='wb', mtime=0) as gz:
+            gz.write(text['updates.csv'])
+    (out_dir / 'golden_ticks.csv').write_bytes(text['ticks.csv'])
+    (out_dir / 'golden_full_covariance.csv').write_bytes(text['full_covariance.csv'])
 
 
 def _read(path: Path) -> list:
