@@ -21,8 +21,8 @@ filter_utilities.cpp, unmodified, from ../shared/ros2_sources; cached under
 SCENARIO_DIR/measurements.csv.gz (the prepared 15-vector measurements) and writes
 ``golden_updates.csv.gz``, ``golden_ticks.csv`` and ``golden_full_covariance.csv`` to OUT_DIR
 (default SCENARIO_DIR) exactly as ../shared/data/rl_golden/README.md defines them. The node loop is
-emulated by the driver (driver.cpp). ``ros_parameters.filter`` (``ekf``, default, or ``ukf`` with
-``alpha``, ``kappa``, ``beta``) picks the core. Besides the README's diagonal ``r_<STATE>``
+emulated by the driver (driver.cpp). The optional top-level ``filter`` object picks the core:
+``{"kind": "ekf"}`` (default) or ``{"kind": "ukf", "alpha": .., "kappa": .., "beta": ..}``. Besides the README's diagonal ``r_<STATE>``
 columns, measurements.csv.gz may hold off-diagonal covariance entries as ``r_<A>_<B>`` (symmetric).
 
 ``compare`` prints the largest deviation of OTHER_DIR's golden files from GOLDEN_DIR's (state
@@ -78,10 +78,14 @@ def _setup_text(scenario: dict, where: str) -> str:
     em = scenario.get('emulation')
     if not isinstance(ros, dict) or not isinstance(em, dict):
         raise BadInput(f'{where}: needs the objects ros_parameters and emulation')
-    lines = [f'filter {ros.get("filter", "ekf")}']
+    kind = scenario.get('filter', {'kind': 'ekf'})
+    if not isinstance(kind, dict) or kind.get('kind') not in ('ekf', 'ukf'):
+        raise BadInput(f'{where}: filter must be {{"kind": "ekf"}} or {{"kind": "ukf", "alpha": '
+                       '.., "kappa": .., "beta": ..}}')
+    lines = [f'filter {kind["kind"]}']
     for key in ('alpha', 'kappa', 'beta'):
-        if ros.get(key) is not None:
-            lines.append(f'ukf_{key} {float(ros[key])!r}')
+        if kind.get(key) is not None:
+            lines.append(f'ukf_{key} {float(kind[key])!r}')
     for key in ('first_tick_ns', 'tick_period_ns', 'n_ticks', 'sensor_timeout_ns',
                 'initial_last_measurement_time_ns'):
         if not isinstance(em.get(key), int):
