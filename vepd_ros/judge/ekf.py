@@ -285,7 +285,7 @@ class Ekf:
         if type(res) is tuple:
             self.x, self.P = res[0], res[1][None]
             return True
-        if res is not None:  # refused: singular S or a non-finite result
+        if res is not None:  # refused: singular S, a non-finite result or an overflowing d²
             self._refuse(res)
         return False
 

@@ -24,6 +24,12 @@ import numpy as np
 STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
+REFUSED_OVERFLOW = 'Mahalanobis distance overflows (rejected, as by upstream\'s default gate)'
+NU_HUGE = 1e100
+"""Without a rejection threshold upstream still gates, at DBL_MAX² = inf: d² = νᵀS⁻¹ν ≥ inf rejects
+when d² overflows. The judge skips the distance without a threshold, except when an innovation
+entry exceeds this (d² can overflow only then, short of an S⁻¹ beyond 1e100): that update is
+rejected as upstream rejects it, and counted under ``REFUSED_OVERFLOW``."""
 
 FLOAT_RUNS_MAX = 16
 """Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
@@ -374,7 +380,8 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
     H selects the entries of ``s`` (an ``ekf.IndexSet``); zs (K, m) finite; Rs (K, m, m) or
     (m, m), already clamped; thr2 = thr² (inf: no gate). ν = z − x[idx] (angles wrapped),
     S = P[idx, idx] + R, S⁻¹ by adjugate (m ≤ 3) or LAPACK (m > 3), w = S⁻¹ν; the Mahalanobis
-    gate νᵀw ≥ thr² rejects the measurement; [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
+    gate νᵀw ≥ thr² rejects the measurement (without a threshold: an overflowing νᵀw, see
+    ``NU_HUGE``); [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
     Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P. A singular S or a non-finite x⁺/P⁺
     is refused (counted under its reason); rejected and refused runs keep x and P bit for bit.
     K = 1 runs the float form (``rdiag``: its early gate, see ``correct_one``).
@@ -433,6 +440,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
         nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
     for k in s.ang_list:
         nu[k] = _wrap_float(nu[k])
+    # upstream's default gate (thr² = inf) rejects an overflowing d²: computed only then
+    huge = thr2 == math.inf and (max(nu) > NU_HUGE or min(nu) < -NU_HUGE)
     if early:  # then every entry
         for k, i in enumerate(idx):
             q = nu[k] * nu[k]
@@ -460,8 +469,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
         )
         w0, w1, w2 = a * n0 + b * n1 + c * n2, d * n0 + e * n1 + f * n2, g * n0 + h * n1 + i * n2
-        if thr2 != math.inf and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
-            return None
+        if (thr2 != math.inf or huge) and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
+            return REFUSED_OVERFLOW if huge else None
         Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
     else:
         if m == 1:
@@ -483,11 +492,15 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
                 return REFUSED_SINGULAR
             if thr2 != math.inf and float(np.dot(np.dot(nu, Si), nu)) >= thr2:
                 return None
+            if huge:
+                with np.errstate(over='ignore', invalid='ignore'):  # d² = inf: the expected case
+                    if float(np.dot(np.dot(nu, Si), nu)) >= thr2:
+                        return REFUSED_OVERFLOW
             Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
         if m < 3:
             w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
-            if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
-                return None
+            if (thr2 != math.inf or huge) and sum(nu[k] * w[k] for k in range(m)) >= thr2:
+                return REFUSED_OVERFLOW if huge else None
             Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
     if HP is None:
         HP = P[sel]
@@ -523,6 +536,8 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
         a = slice(s.ang_list[0], s.ang_list[-1] + 1)
         nu[:, a] = wrap(nu[:, a])
     accepted = None  # all runs, until the gate or a singular S says otherwise
+    # upstream's default gate (thr² = inf) rejects an overflowing d²: computed only then
+    gate = thr2 != math.inf or bool((np.abs(nu) > NU_HUGE).any())
     with np.errstate(all='ignore'):
         if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products K = 1 makes
             try:
@@ -537,7 +552,7 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                     except np.linalg.LinAlgError:
                         singular[r] = True
             w = np.matmul(Si, nu[:, :, None])[:, :, 0]
-            if thr2 != math.inf:
+            if gate:
                 d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
                 accepted = ~(d2 >= thr2)
         else:
@@ -548,12 +563,14 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
             wT = t[:, 0]
             for j in range(1, m):
                 wT = wT + t[:, j]
-            if thr2 != math.inf:
+            if gate:
                 t = nuT * wT
                 d2 = t[0]
                 for j in range(1, m):
                     d2 = d2 + t[j]
                 accepted = ~(d2 >= thr2)
+        if gate and thr2 == math.inf and not accepted.all():
+            refused[REFUSED_OVERFLOW] = int((~accepted).sum())
         if singular is not None and singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
             accepted = ~singular if accepted is None else accepted & ~singular

@@ -48,13 +48,11 @@ _EYE3.setflags(write=False)
 _ZERO3.setflags(write=False)
 TWO_D_VARIANCE = 1e-6
 MASK_EPS = 1e-6
-MAX_ABS_VALUE = 1e9
-"""Largest |value| of a flagged measurement entry (m, rad, m/s, rad/s, m/s²; UTM northings are
-~1e7): a sample beyond it is dropped and counted (its square would overflow the filter's
-products)."""
 MAX_ABS_COVARIANCE = 1e30
-"""Largest |entry| of a measurement covariance; beyond it (or NaN/Inf) the sample is dropped and
-counted."""
+"""navsat's bound on a fix covariance entry (``navsat``). The EKF's message layer has no bound on
+finite values or covariances: robot_localization fuses them, so the judge does (a huge value is
+rejected by the core's gate as upstream's, ``kernel``); it drops only a sample whose covariance
+has a non-finite entry where the value is finite (upstream's state would turn NaN)."""
 QUAT_MIN_NORM2 = 1e-12
 """A quaternion with squared norm below this (but not all-zero, which is identity upstream) or not
 finite has no orientation: its orientation part (and gravity removal by it) is dropped and
@@ -686,38 +684,34 @@ class MeasurementBuilder:
         Return the mask of the samples to drop, counting them.
 
         Mask over ``sel`` of the samples to drop (counted; None when there are none): a
-        covariance entry not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value
-        beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
-        "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen.
+        covariance entry not finite on the row and column of finite values (in any run of a
+        batch), on which robot_localization's state turns NaN. Non-finite flagged values are
+        upstream's "ignore this entry" (their row and column of R go with them): kept (the core
+        skips them) but counted, so no NaN passes unseen. Finite values and covariances, however
+        large, are robot_localization's to fuse or gate: no bound here (issue 23).
         """
         zf = z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx]
-        # the common case in four reductions, no |·| copy of a batch's Rsub (NaN fails every
-        # comparison: the full check below)
-        if (
-            not Rsub.size
-            or (Rsub.max() <= MAX_ABS_COVARIANCE and Rsub.min() >= -MAX_ABS_COVARIANCE)
-        ) and (not zf.size or (zf.max() <= MAX_ABS_VALUE and zf.min() >= -MAX_ABS_VALUE)):
+        # the common case in four reductions (NaN fails both comparisons: the full check below)
+        if (not Rsub.size or (Rsub.max() < math.inf and Rsub.min() > -math.inf)) and (
+            not zf.size or (zf.max() < math.inf and zf.min() > -math.inf)
+        ):
             return None
-        zf = np.abs(zf)
-        bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
-        finite = zf < math.inf
-        bad_z = (finite & (zf > MAX_ABS_VALUE)).any(axis=-1)
+        finite = np.isfinite(zf)
+        used = finite[..., :, None] & finite[..., None, :]
+        bad_r = ~(np.isfinite(Rsub) | ~used).all(axis=(-2, -1))
         nonfinite = ~finite.all(axis=-1)
         if bad_r.ndim > 1:
             bad_r = bad_r.reshape(-1, sel.size).any(axis=0)
-            bad_z = bad_z.reshape(-1, sel.size).any(axis=0)
+        if nonfinite.ndim > 1:
             nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
         if nonfinite.any():
             self._drop(
                 f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum())
             )
-        if not (bad_r.any() or bad_z.any()):
+        if not bad_r.any():
             return None
-        self._drop(
-            f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}', int(bad_r.sum())
-        )
-        self._drop(f'{topic}: value beyond {MAX_ABS_VALUE:g}', int((bad_z & ~bad_r).sum()))
-        return bad_r | bad_z
+        self._drop(f'{topic}: covariance not finite', int(bad_r.sum()))
+        return bad_r
 
     def _pose_plan(
         self, st: SubTopic, target, pose_frame, source_frame, imu: bool
