@@ -50,7 +50,7 @@ def node_spec(node: Node, kind: str, p: dict):
         from vepd_ros.io.simconfig import load_sensor_file
 
         try:
-            base = load_sensor_file(p['config_file'], kind)
+            base = load_sensor_file(p['config_file'], kind).spec
         except (OSError, ValueError) as exc:
             raise ParameterError('config_file', p['config_file'], f'a readable sensor '
                                  f'configuration ({exc})') from None
