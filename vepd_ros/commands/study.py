@@ -105,19 +105,10 @@ def register(sub):
 
 def _configured_models(items) -> dict:
     """Return label → GPS ``SensorSpec`` of every ``--gps-config [LABEL=]FILE``."""
-    from pathlib import Path
-
-    from vepd_ros.io.simconfig import load_sensor_file
-    from vepd_ros.runs.safety import safe_component
+    from vepd_ros.io.simconfig import configured_sensors
 
     out = {}
-    for item in items:
-        label, _, path = item.rpartition('=') if '=' in item and not Path(item).exists() \
-            else ('', '', item)
-        cfg = load_sensor_file(path, 'gps')
-        label = safe_component('--gps-config label', label or Path(path).stem)
-        if label in out:
-            raise ValueError(f'--gps-config {item}: label {label!r} given twice')
+    for label, (_, cfg) in configured_sensors(items).items():
         out[label] = cfg.spec
         for w in cfg.warnings:
             print(f'warning: {w}', file=sys.stderr)

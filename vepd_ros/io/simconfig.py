@@ -636,3 +636,24 @@ def _node_params_sensor(path: Path, kind: str, chain: tuple) -> SensorConfig:
         if base.rate_hz is not None and 'rate_hz' not in section:
             section['rate_hz'] = base.rate_hz
     return _config(path, kind, None, section, name, 0)
+
+
+def configured_sensors(items, what: str = '--gps-config', kind: str = 'gps') -> dict:
+    """
+    Return label → ``SensorConfig`` of ``[LABEL=]FILE`` items (``vepd study --gps-config``).
+
+    The label defaults to the file's name; it becomes a path component (``safe_component``) and
+    must be unique. The one reading of configured models the study and the sim_judge graph share.
+    """
+    from vepd_ros.runs.safety import safe_component
+
+    out = {}
+    for item in items:
+        label, _, path = item.rpartition('=') if '=' in item and not Path(item).exists() \
+            else ('', '', item)
+        cfg = load_sensor_file(path, kind)
+        label = safe_component(f'{what} label', label or Path(path).stem)
+        if label in out:
+            raise ValueError(f'{what} {item}: label {label!r} given twice')
+        out[label] = (Path(path), cfg)
+    return out

@@ -147,6 +147,35 @@ def coverage_exclusion(
     return '; '.join(reasons) or None
 
 
+NON_FINITE_SENSORS = 'non_finite_sensor_values'
+"""Sidecar field: {sensor: count} of non-finite values a run's simulated sensors produced (set only
+when there are some, ``pipelines.study.run_records``)."""
+
+
+def non_finite_exclusion(rec: RunRecord) -> str | None:
+    """
+    Why a run is excluded for non-finite values, or None (kept).
+
+    A NaN or infinite estimate or truth value (stamps included) would make E and S NaN or, worse,
+    finite and wrong after resampling; a run whose sensors produced non-finite values (sidecar
+    ``NON_FINITE_SENSORS``) was judged on inputs the judge partly dropped. Either is excluded
+    with its reason, as a short run is (``coverage_exclusion``).
+    """
+    reasons = []
+    for stream, arrays in (('estimates', (rec.se_t, rec.se_v, rec.se_vx, rec.se_vy)),
+                           ('truth', (rec.gt_t, rec.gt_v, rec.gt_vx, rec.gt_vy))):
+        bad = sum(int(np.count_nonzero(~np.isfinite(np.asarray(a, float))))
+                  for a in arrays if a is not None)
+        if bad:
+            reasons.append(f'{stream}: {bad} non-finite values')
+    sensors = rec.meta.get(NON_FINITE_SENSORS) if isinstance(rec.meta, dict) else None
+    if sensors:
+        counts = sensors if isinstance(sensors, dict) else {'sensors': sensors}
+        reasons.append('sensor output not finite (' + ', '.join(
+            f'{k}: {v!r:.20} values' for k, v in counts.items()) + ')')
+    return '; '.join(reasons) or None
+
+
 DEFAULT_BOOTSTRAP_SEED = 0
 """The bootstrap seed when neither the caller nor the runs name one (``evaluate_root``)."""
 
@@ -274,12 +303,15 @@ class EvaluatorCore:
 
     def _exclude(self, side: str, scenario: str, rec: RunRecord) -> bool:
         self._note_provenance(side, rec.meta)
-        reason = coverage_exclusion(
-            rec.meta,
-            self.min_coverage,
-            rec.name,
-            rows={'estimates': len(rec.se_t), 'truth': len(rec.gt_t)},
-        )
+        reason = '; '.join(r for r in (
+            coverage_exclusion(
+                rec.meta,
+                self.min_coverage,
+                rec.name,
+                rows={'estimates': len(rec.se_t), 'truth': len(rec.gt_t)},
+            ),
+            non_finite_exclusion(rec),
+        ) if r)
         if reason:
             self.excluded.append(
                 {'path': rec.name, 'label': side, 'scenario': scenario, 'reason': reason}

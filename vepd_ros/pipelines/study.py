@@ -56,7 +56,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 from vepd_ros.judge.registry import get_judge
-from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
+from vepd_ros.metrics.evaluator import EvaluatorCore, NON_FINITE_SENSORS, REFERENCE
 from vepd_ros.params_file import config_file
 from vepd_ros.pipelines.judge_step import judge as judge_step, stack_runs
 from vepd_ros.runs.atomic import atomic_write_text
@@ -227,6 +227,9 @@ def run_records(
         t0 = float(s.truth_t_s[0])
         vb = np.asarray(s.truth.velocity_body, float)
         m = dict(meta or {})
+        bad = _non_finite_sensor_values(s)
+        if bad:  # the evaluator excludes the run, naming why (metrics.evaluator)
+            m[NON_FINITE_SENSORS] = bad
         m.update(
             {
                 'seeds': r.seeds,
@@ -246,6 +249,18 @@ def run_records(
             )
         )
     return recs
+
+
+def _non_finite_sensor_values(s) -> dict:
+    """Return {sensor: count} of the non-finite values a simulated run published (none: {})."""
+    keep = s.gps.published
+    counts = {
+        'gps': int(np.count_nonzero(~np.isfinite(s.gps_lla[keep])))
+        + int(np.count_nonzero(~np.isfinite(s.gps.covariance_enu[keep]))),
+        'imu': int(np.count_nonzero(~np.isfinite(s.imu.angular_velocity)))
+        + int(np.count_nonzero(~np.isfinite(s.imu.linear_acceleration))),
+    }
+    return {k: v for k, v in counts.items() if v}
 
 
 def reference_dir(ref) -> Path | None:
