@@ -57,8 +57,8 @@ def test_configured_model_graph_equals_study(domain_id, tmp_path):
     }
     cmd = [sys.executable, '-m', 'vepd_ros.cli', 'run', 'sim_judge',
            *[f'{k}:={v}' for k, v in args.items()], f'output_dir:={tmp_path / "graph"}',
-           'judge:=builtin', '--json', '--timeout', '120']
-    proc = subprocess.run(cmd, env=ros_env(domain_id), capture_output=True, text=True, timeout=180)
+           'judge:=builtin', '--json', '--timeout', '600']
+    proc = subprocess.run(cmd, env=ros_env(domain_id), capture_output=True, text=True, timeout=660)
     assert proc.returncode == 0, proc.stderr[-3000:]
     graph = json.loads(proc.stdout)
     gps, imu = load_sensor_file(sdf, 'gps').spec, load_sensor_file(sdf, 'imu').spec

@@ -74,8 +74,9 @@ class SensorConfig:
         return self.spec.rate_hz
 
 
-def _config(path, kind: str, model: str, params: dict, name: str, line: int,
-            rate_hz: float | None = None, warnings=()) -> SensorConfig:
+def _config(path, kind: str, model: str | None, params: dict, name: str, line: int,
+            rate_hz: float | None = None, warnings=(),
+            rate_field: str = 'rate_hz') -> SensorConfig:
     """
     Build a ``SensorConfig``: the values checked by ``sensor_spec``, errors naming the file.
 
@@ -87,6 +88,9 @@ def _config(path, kind: str, model: str, params: dict, name: str, line: int,
         spec = sensor_spec(kind, params, model=model, rate_hz=rate_hz, source=str(path))
     except ParameterError as exc:
         where = f'line {line}: ' if line else ''
+        if exc.name == 'rate_hz' and rate_field != 'rate_hz':
+            exc = (f'{rate_field}: the rate {exc.value!r} Hz is outside what '
+                   f'{NODE_OF_KIND[kind]} runs ({exc.expected})')
         raise ValueError(f'{path}: {where}{name or kind}: {exc}') from None
     return SensorConfig(spec, name, line, tuple(warnings))
 
@@ -171,7 +175,8 @@ def _number(path, el: _Element, count: int = 1):
     if None in values:
         values = []
     if len(values) != count or not all(math.isfinite(v) for v in values):
-        want = 'a finite number' if count == 1 else f'{count} finite numbers'
+        want = ('a finite decimal number' if count == 1 else f'{count} finite decimal numbers') \
+            + " (digits, '.', an exponent: no '_', hex, inf or nan)"
         raise ValueError(f'{path}: line {el.line}: <{el.tag}>: expected {want}, '
                          f'got {el.text.strip()[:40]!r}')
     return values[0] if count == 1 else values
@@ -231,7 +236,7 @@ def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
             'says metres (gz-sensors #325)')
     rate = _rate(path, sensor, warnings)
     return _config(path, 'gps', 'gz_navsat', params, sensor.attrs.get('name', ''), sensor.line,
-                   rate, warnings)
+                   rate, warnings, '<update_rate>')
 
 
 def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
@@ -259,7 +264,7 @@ def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
     warnings: list = []
     rate = _rate(path, sensor, warnings)
     return _config(path, 'imu', 'gz_imu', params, sensor.attrs.get('name', ''), sensor.line,
-                   rate, warnings)
+                   rate, warnings, '<update_rate>')
 
 
 HECTOR_VECTOR_ELEMENTS = ('offset', 'drift', 'driftFrequency', 'gaussianNoise', 'velocityOffset',
@@ -288,7 +293,7 @@ def _hector_gps(path, plugin: _Element) -> SensorConfig:
                         'vepd_ros publishes SERVICE_GPS (1)')
     rate = plugin.child('updateRate')
     return _config(path, 'gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
-                   _number(path, rate) if rate is not None else None, warnings)
+                   _number(path, rate) if rate is not None else None, warnings, '<updateRate>')
 
 
 def read_sdf(path) -> list[SensorConfig]:
@@ -325,7 +330,8 @@ def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
         if key in known:
             number = _carla_number(value)
             if number is None:
-                raise ValueError(f'{path}: {name}: {key}: expected a finite number, got {value!r}')
+                raise ValueError(f'{path}: {name}: {key}: expected a finite decimal number '
+                                 f"(no '_', hex, inf or nan), got {value!r}"[:300])
             params[key] = number
         elif key.startswith('noise_') and key not in CARLA_IGNORED:
             raise ValueError(f'{path}: {name}: {key}: not a {blueprint} attribute '
@@ -337,7 +343,7 @@ def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
         if seconds is None or seconds < 0:
             raise ValueError(f'{path}: {name}: sensor_tick: expected seconds >= 0, got {tick!r}')
         rate = 1.0 / seconds if seconds > 0 else None   # 0: every simulation step
-    return _config(path, kind, model, params, name, 0, rate)
+    return _config(path, kind, model, params, name, 0, rate, (), 'sensor_tick (1/rate)')
 
 
 def _carla_number(value) -> float | None:
@@ -531,7 +537,7 @@ def _matlab_imu(path, imu: dict) -> SensorConfig:
                              'reads (SampleRate, Accelerometer, Gyroscope, Temperature, '
                              + ', '.join(sorted(MATLAB_IMU_IGNORED)) + ')')
     return _config(path, 'imu', 'matlab_imu', params, 'imuSensor', 0,
-                   params.get('SampleRate', 100.0), warnings)
+                   params.get('SampleRate', 100.0), warnings, 'SampleRate')
 
 
 @_with_key_lines
@@ -558,7 +564,8 @@ def read_matlab(path) -> list[SensorConfig]:
                              f'property (known: {", ".join(sorted(known))}, SampleRate)')
         if rate is not None:
             (rate,) = _matlab_numbers(path, 'gpsSensor.SampleRate', rate, 1)
-        out.append(_config(path, 'gps', 'matlab_gps', params, 'gpsSensor', 0, rate))
+        out.append(_config(path, 'gps', 'matlab_gps', params, 'gpsSensor', 0, rate, (),
+                           'SampleRate'))
     imu = data.get('imuSensor')
     if 'imuSensor' in data and not isinstance(imu, dict):
         raise ValueError(f'{path}: imuSensor: expected a mapping of imuSensor properties')

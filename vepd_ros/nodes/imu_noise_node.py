@@ -48,6 +48,7 @@ from vepd_ros.nodes.base import (
 )
 from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU
 
+
 class ImuNoiseNode(Node):
 
     def __init__(self, **kwargs):

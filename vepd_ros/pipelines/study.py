@@ -117,7 +117,8 @@ def simulate_run(
     Truth and sensor data of run j (1-based) of one label × scenario, seeded by name (``seeding``).
 
     ``gps_model``/``imu_model``: a ``SensorSpec`` (``models.spec``) or a model name (its
-    parameters then ``gps_params``/``imu_params``, checked by ``sensor_spec``). ``truth``: ``truth_samples`` of this scenario and run, when already computed for another model.
+    parameters then ``gps_params``/``imu_params``, checked by ``sensor_spec``). ``truth``:
+    ``truth_samples`` of this scenario and run, when already computed for another model.
     """
     from vepd_ros.models.sensors import simulate_sensors
     from vepd_ros.truth import canonical_scenario
