@@ -59,3 +59,25 @@ def test_non_finite_estimates_and_sensor_output_are_excluded_with_their_reason()
 def test_finite_runs_carry_no_flag():
     _, _, recs = _records('m', 'ch_rw', n=1)
     assert NON_FINITE_SENSORS not in recs[0].meta
+
+
+def test_evaluate_excludes_a_run_file_with_written_nan_and_names_it(tmp_path):
+    """A run file holding 'nan' inside the run: excluded with the reason, as without the file."""
+    from vepd_ros.metrics.evaluator import evaluate_root
+    from vepd_ros.pipelines.study import run_study
+
+    run_study(['ch_rw'], ['circle'], 3, 4.0, 'rtk', tmp_path, seed=1, workers=1, n_boot=0)
+    path = tmp_path / 'Sim' / 'ch_rw' / 'circle_2.csv'
+    lines = path.read_text().splitlines()
+    cells = lines[6].split(',')
+    cells[2] = 'nan'  # se_vel
+    lines[6] = ','.join(cells)
+    path.write_text('\n'.join(lines) + '\n')
+    res = evaluate_root(tmp_path, n_boot=0)
+    (ex,) = res['excluded_runs']
+    assert ex['path'] == str(path) and ex['label'] == 'ch_rw' and 'not finite' in ex['reason']
+    assert res['complete'] is False and res['k']['ch_rw']['circle'] == 2
+    path.unlink()
+    path.with_suffix('.json').unlink()
+    assert evaluate_root(tmp_path, n_boot=0, k=3)['models']['ch_rw']['VEPD'] == \
+        res['models']['ch_rw']['VEPD']

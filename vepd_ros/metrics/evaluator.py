@@ -63,7 +63,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from vepd_ros.metrics.core import batch_metrics, get_preprocessing, run_metrics, RunDataError
 from vepd_ros.metrics.vepd import bootstrap_vepd, bootstrap_vepd_groups, MAX_N_BOOT, rank, vepd
-from vepd_ros.runs.format import read_run, RunRecord, VELOCITY_KINDS
+from vepd_ros.runs.format import NonFiniteRunError, read_run, RunRecord, VELOCITY_KINDS
 from vepd_ros.runs.layout import (
     canonical_scenario,
     is_reference_label,
@@ -695,7 +695,13 @@ def evaluate_root(
             if side != REFERENCE:
                 core.add_model(side, b.display_name)
             for sc, runs in b.runs.items():
-                recs = [read_run(p) for _, p in runs]
+                recs = []
+                for _, p in runs:
+                    try:
+                        recs.append(read_run(p))
+                    except NonFiniteRunError as exc:  # excluded with its reason, not scored
+                        core.excluded.append({'path': str(p), 'label': side, 'scenario': sc,
+                                              'reason': str(exc)})
                 try:
                     core.add_records(side, sc, recs)
                 except RunDataError as exc:
