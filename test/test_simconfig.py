@@ -367,7 +367,7 @@ def test_sdf_numbers_are_xml_decimals_not_python_floats(tmp_path, text):
 def test_carla_string_numbers_are_decimals(tmp_path):
     path = tmp_path / 'c.json'
     path.write_text(json.dumps({'sensor.other.gnss': {'noise_alt_stddev': '0_4'}}))
-    with pytest.raises(ValueError, match="noise_alt_stddev: expected a finite decimal"):
+    with pytest.raises(ValueError, match='noise_alt_stddev: expected a finite decimal'):
         read_carla(path)
     path.write_text(json.dumps({'sensor.other.gnss': {'noise_alt_stddev': '0.4',
                                                       'sensor_tick': '1_0'}}))
@@ -395,7 +395,7 @@ def test_duplicated_sdf_elements_are_refused_naming_both_lines(tmp_path):
 
 def test_values_that_would_make_the_output_non_finite_are_refused_naming_the_field(tmp_path):
     # an SDF stddev of 1e308: every fix would be NaN; refused at load with the parameter named
-    with pytest.raises(ValueError, match=r"robot\.sdf: line \d+: navsat: parameter "
+    with pytest.raises(ValueError, match=r'robot\.sdf: line \d+: navsat: parameter '
                                          r"'position_sensing.vertical.stddev': got 1e\+308"):
         read_sdf(_sdf(tmp_path, vertical='<stddev>1e308</stddev>'))
     path = tmp_path / 'c.json'

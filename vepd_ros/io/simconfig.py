@@ -211,7 +211,7 @@ def _rate(path, sensor: _Element, warnings: list) -> float | None:
     rate = _number(path, el)
     if rate == 0:
         warnings.append(f'{path}: line {el.line}: <update_rate> 0 (every simulation step): '
-                        'the node\'s default rate is used')
+                        "the node's default rate is used")
         return None
     return rate
 

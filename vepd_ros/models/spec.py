@@ -175,24 +175,25 @@ class SensorSpec:
 
     @property
     def params(self) -> dict:
-        """The model parameters given, as the model takes them (a new dict)."""
+        """Return the model parameters given, as the model takes them (a new dict)."""
         return {k: _thaw(v) for k, v in self.items}
 
     @property
     def node_params(self) -> dict:
-        """The node's own parameters given (a new dict; model and rate_hz are fields)."""
+        """Return the node's own parameters given (a new dict; model and rate_hz are fields)."""
         return {k: _thaw(v) for k, v in self.node_items}
 
     @property
     def node(self) -> str:
+        """Return the noise node this sensor runs in (gps_noise_node / imu_noise_node)."""
         return NODE_OF_KIND[self.kind]
 
     def make_model(self, seed: int = 0):
-        """The streaming noise model (``make_gps_model``/``make_imu_model``) seeded ``seed``."""
+        """Build the streaming noise model (``make_gps_model``/``make_imu_model``), seeded."""
         return _MAKE[self.kind](self.model, seed, **self.params)
 
     def declarations(self) -> list[Param]:
-        """The model's parameter declarations with this spec's values as their defaults."""
+        """Return the model's parameter declarations with this spec's values as defaults."""
         from dataclasses import replace
 
         given = self.params
@@ -200,7 +201,7 @@ class SensorSpec:
                 for q in MODEL_PARAMS_OF[self.kind](self.model)]
 
     def with_params(self, values: Mapping[str, Any], source: str | None = None) -> SensorSpec:
-        """This spec with ``values`` (model or node parameters) set over it, checked again."""
+        """Return this spec with ``values`` (model or node parameters) set over it, checked."""
         merged = {**self.node_params, **self.params, **dict(values)}
         if self.rate_hz is not None and 'rate_hz' not in values:
             merged['rate_hz'] = self.rate_hz
@@ -216,7 +217,7 @@ def _valid_list(kind: str, model: str) -> str:
 
 
 def unknown_parameter(kind: str, model: str, name: str, value: Any) -> ParameterError:
-    """The error for a key neither the node nor the model declares, listing the valid ones."""
+    """Return the error for a key neither node nor model declares, listing the valid ones."""
     return ParameterError(name, value, _valid_list(kind, model))
 
 
