@@ -24,10 +24,11 @@ import pytest
 from ros_helpers import ros_env
 from vepd_ros.io.simconfig import load_sensor_file
 from vepd_ros.metrics.core import run_metrics
+from vepd_ros.params import ParameterError
 from vepd_ros.pipelines.study import run_study
+from vepd_ros.ros_graph import build_graph
 from vepd_ros.runs.format import read_run
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 SDF = """<sdf version="1.9"><model name="m"><link name="l">
 <sensor name="gps1" type="navsat"><update_rate>10</update_rate><navsat><position_sensing>
@@ -42,6 +43,33 @@ SDF = """<sdf version="1.9"><model name="m"><link name="l">
 """
 
 
+def test_graph_hands_each_file_to_its_noise_nodes(tmp_path):
+    """gps_config adds a chain whose gps_noise_node reads the file; imu_config every imu node."""
+    sdf = tmp_path / 'robot.sdf'
+    sdf.write_text(SDF)
+    nodes = build_graph('sim_judge', {'models': 'ch_rw', 'gps_config': f'cfg={sdf}',
+                                      'imu_config': str(sdf), 'k': 2})
+    gps = {n.namespace.strip('/'): n.parameters[0] for n in nodes if n.role == 'gps'}
+    imu = [n.parameters[0] for n in nodes if n.role == 'imu']
+    assert set(gps) == {'real', 'ch_rw', 'cfg'}
+    assert gps['cfg']['config_file'] == str(sdf.resolve()) and gps['cfg']['model'] == 'gz_navsat'
+    assert 'config_file' not in gps['ch_rw'] and 'config_file' not in gps['real']
+    assert len(imu) == 3 and all(p['config_file'] == str(sdf.resolve()) for p in imu)
+    (ev,) = [n for n in nodes if n.role == 'evaluator']
+    assert ev.parameters[0]['expected_labels'] == 'ch_rw,cfg'
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('gps_noise_node:\n  ros__parameters:\n    gauss_sigm_m: [1.0, 1.0, 1.0]\n')
+    for args, name in (({'gps_config': str(bad)}, 'gps_config'),
+                       ({'gps_config': f'ch_rw={sdf}'}, 'gps_config'),
+                       ({'imu_config': str(tmp_path / 'missing.sdf')}, 'imu_config'),
+                       ({'imu_config': str(sdf), 'reference_imu_model': 'ch_drift'},
+                        'reference_imu_model')):
+        with pytest.raises(ParameterError, match=name):
+            build_graph('sim_judge', {'models': 'ch_rw', **args})
+
+
+@pytest.mark.ros
+@pytest.mark.slow
 def test_configured_model_graph_equals_study(domain_id, tmp_path):
     sdf = tmp_path / 'robot.sdf'
     sdf.write_text(SDF)
