@@ -121,8 +121,8 @@ def test_classic_urdf_and_hector_plugin(tmp_path):
 
 
 @pytest.mark.parametrize('bad, expected', [
-    ('<stddev>abc</stddev>', 'line 9: <stddev>: expected a finite number'),
-    ('<stddev>nan</stddev>', 'line 9: <stddev>: expected a finite number'),
+    ('<stddev>abc</stddev>', 'line 9: <stddev>: expected a finite decimal number'),
+    ('<stddev>nan</stddev>', 'line 9: <stddev>: expected a finite decimal number'),
     ('<sigma>1</sigma>', 'line 9: <noise><sigma>: unknown element'),
 ])
 def test_malformed_sdf_names_the_element_and_line(tmp_path, bad, expected):
@@ -197,7 +197,7 @@ def test_cli_bad_file_is_exit_2_without_traceback(tmp_path):
     bad = _write(tmp_path, 'bad.sdf', GZ_SDF.replace('<stddev>0.4</stddev>', '<stddev>x</stddev>'))
     res = _vepd('sensors', 'from-sdf', bad)
     assert res.returncode == 2 and 'Traceback' not in res.stderr
-    assert 'line 10: <stddev>: expected a finite number' in res.stderr
+    assert 'line 10: <stddev>: expected a finite decimal number' in res.stderr
 
 
 MATLAB_IMU_YAML = """\
