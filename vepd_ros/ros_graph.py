@@ -228,6 +228,19 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             "IMU model of every chain (the paper's experiments: ch_drift_paper)",
         ),
         Param(
+            'gps_config',
+            '',
+            "configured GPS models under test, as vepd study --gps-config: '[LABEL=]FILE' "
+            "items separated by ',' (a simulator's own file or a gps_noise_node parameters "
+            "YAML); each is one more chain, labelled by the file's name unless LABEL is given",
+        ),
+        Param(
+            'imu_config',
+            '',
+            'the IMU of every chain from a file, as vepd study --imu-config (its model and '
+            'parameters, in place of imu_model)',
+        ),
+        Param(
             'reference',
             'rtk',
             "real side: a sensor preset run through the graph (e.g. 'rtk'), or a directory "
@@ -548,13 +561,50 @@ def _evaluator(a: dict, t: dict, **params) -> NodeSpec:
     )
 
 
+def _configured(a: dict) -> tuple[dict, dict | None]:
+    """
+    Read ``gps_config`` and ``imu_config`` as vepd study does; bad files are named errors.
+
+    Returns label → (absolute file, GPS model) and the IMU's (absolute file, model) or None:
+    each file is checked here (``io.simconfig``, the one builder) before any node starts, and
+    handed to its noise node as ``config_file``, which builds the same ``SensorSpec`` from it.
+    """
+    from vepd_ros.io.simconfig import configured_sensors, load_sensor_file
+
+    gps = {}
+    items = [x.strip() for x in a['gps_config'].split(',') if x.strip()]
+    try:
+        for label, (path, cfg) in configured_sensors(items, 'gps_config').items():
+            gps[label] = (str(path.resolve()), cfg.model)
+    except (OSError, ValueError) as exc:
+        raise ParameterError('gps_config', a['gps_config'], f'readable GPS sensor '
+                             f'configurations ({exc})') from None
+    imu = None
+    if a['imu_config']:
+        if a['reference_imu_model']:
+            raise ParameterError('reference_imu_model', a['reference_imu_model'],
+                                 'empty when imu_config gives every chain its IMU')
+        try:
+            cfg = load_sensor_file(a['imu_config'], 'imu')
+        except (OSError, ValueError) as exc:
+            raise ParameterError('imu_config', a['imu_config'], f'a readable IMU sensor '
+                                 f'configuration ({exc})') from None
+        imu = (str(Path(a['imu_config']).resolve()), cfg.model)
+    return gps, imu
+
+
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     sim_time = a['use_sim_time'] or a['time_scale'] != 1.0
     t = {'use_sim_time': sim_time}
     models = [m.strip() for m in a['models'].split(',')]
+    configured, imu_file = _configured(a)
+    for label in configured:
+        if label in models or label == REFERENCE_LABEL:
+            raise ParameterError('gps_config', a['gps_config'], f'labels other than the '
+                                 f'models and {REFERENCE_LABEL!r} ({label!r} given twice)')
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
-    n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
+    n_chains = len(models) + len(configured) + (0 if Path(a['reference']).is_dir() else 1)
     per_run = a['use_truth_node'] and (a['judge_per_run'] or judge == 'robot_localization')
     if a['use_truth_node']:
         nodes.append(
@@ -599,16 +649,19 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
         ]
     )
     chains += [(m, m, a['imu_model'], 'sim') for m in models]
+    chains += [(label, model, a['imu_model'], 'sim') for label, (_, model) in configured.items()]
+    imu_of = {} if imu_file is None else {'config_file': imu_file[0], 'model': imu_file[1]}
     for label, gps_model, imu_model, side in chains:
         ns = label_namespace(label)
         noise = {**t, 'seed': a['seed'], 'label': label}
+        gps_of = {'config_file': configured[label][0]} if label in configured else {}
         nodes += [
             NodeSpec(
                 PACKAGE,
                 'gps_noise_node',
                 'gps_noise',
                 ns,
-                [{**noise, 'model': gps_model}],
+                [{**noise, 'model': gps_model, **gps_of}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GPS_FIX, _own(TOPIC_GPS_FIX)),
@@ -620,7 +673,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 'imu_noise_node',
                 'imu_noise',
                 ns,
-                [{**noise, 'model': imu_model}],
+                [{**noise, 'model': imu_model, **imu_of}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GROUND_TRUTH_IMU, a['truth_imu_topic']),
@@ -663,7 +716,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             a,
             t,
             reference_dir=a['reference'] if reference_is_dir else '',
-            expected_labels=','.join(models),
+            expected_labels=','.join([*models, *configured]),
             scenarios=scenarios,
             seed=a['seed'],  # the study seed seeds the interval, as in vepd study
         )
