@@ -1,0 +1,119 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+``judge:=robot_localization`` (and ``judge:=auto``) under the real ``ros2 launch``.
+
+- A launch whose judge cannot start (here: a robot_localization prefix whose ``ekf_node`` is a real
+  ELF executable that the dynamic loader refuses, exit 127, a missing shared library) ends by
+  itself with a non-zero status and names the process, the status and the cause; no process is
+  left behind. Runs without the robot_localization build (Jazzy and Humble tooling).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import shutil
+import subprocess
+import sys
+
+import pytest
+from ros2_tooling import DISTROS, package_executables_ready, ros2_cmd, ros2_env
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+SHORT = {
+    'k': 2,
+    'models': 'ch_rw',
+    'duration_s': 2.0,
+    'scenarios': 'straight',
+    'time_scale': 2.0,
+}
+
+
+def _vepd_or_rl_processes_on_domain(domain_id: int) -> list[str]:
+    """Return the command lines of vepd_ros / robot_localization processes left on the domain."""
+    found = []
+    for proc in Path('/proc').iterdir():
+        try:
+            env = (proc / 'environ').read_bytes().split(b'\0')
+            cmd = (proc / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+        except OSError:
+            continue  # gone, or not ours to read
+        if f'ROS_DOMAIN_ID={domain_id}'.encode() in env and (
+            'vepd_ros' in cmd or 'robot_localization' in cmd
+        ):
+            found.append(cmd)
+    return found
+
+
+def _broken_prefix(root: Path) -> Path:
+    """
+    Build an ament prefix that holds a robot_localization whose executables cannot start.
+
+    ``ekf_node`` and ``navsat_transform_node`` are compiled C programs linked against a shared
+    library that is then removed: the dynamic loader refuses them with its own message and exit
+    status 127, as a real build on a machine without one of its libraries does.
+    """
+    cc = shutil.which('cc') or shutil.which('gcc')
+    if cc is None:
+        pytest.skip('no C compiler (cc) to build the broken executables')
+    prefix = root / 'broken_prefix'
+    index = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages'
+    index.mkdir(parents=True)
+    (index / 'robot_localization').touch()
+    (prefix / 'share' / 'robot_localization').mkdir(parents=True)
+    lib = prefix / 'lib' / 'robot_localization'
+    lib.mkdir(parents=True)
+    src = root / 'gone.c'
+    src.write_text('int rl_gone(void) { return 0; }\n')
+    subprocess.run(
+        [cc, '-shared', '-fPIC', '-o', str(root / 'librl_gone.so'), str(src)], check=True
+    )
+    main = root / 'main.c'
+    main.write_text('int rl_gone(void);\nint main(void) { return rl_gone(); }\n')
+    for exe in ('ekf_node', 'navsat_transform_node'):
+        subprocess.run(
+            [cc, '-o', str(lib / exe), str(main), f'-L{root}', '-lrl_gone'], check=True
+        )
+    (root / 'librl_gone.so').unlink()
+    return prefix
+
+
+@pytest.mark.parametrize('judge', ['robot_localization', 'auto'])
+@pytest.mark.parametrize('distro', DISTROS)
+def test_a_judge_that_cannot_start_ends_the_launch_non_zero_naming_it(
+    distro, judge, domain_id, tmp_path
+):
+    package_executables_ready()
+    prefix = _broken_prefix(tmp_path)
+    env = ros2_env(distro, domain_id)
+    env['AMENT_PREFIX_PATH'] = os.pathsep.join([str(prefix), sys.prefix])
+    cmd = ros2_cmd(
+        'launch',
+        'vepd_ros',
+        'sim_judge.launch.py',
+        *[f'{k}:={v}' for k, v in SHORT.items()],
+        f'judge:={judge}',  # auto: picks robot_localization, installed on AMENT_PREFIX_PATH
+        f'output_dir:={tmp_path / "out"}',
+    )
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    log = proc.stdout + proc.stderr
+    (tmp_path / 'launch.log').write_text(log)
+    assert proc.returncode != 0, log[-4000:]
+    # the loader's own message, then the supervisor naming the process and the status, then the
+    # launch naming the supervisor that failed and that there is no result
+    assert 'error while loading shared libraries: librl_gone.so' in log, log[-4000:]
+    assert 'ekf_node exited with status 127' in log or (
+        'navsat_transform_node exited with status 127' in log
+    ), log[-4000:]
+    assert 'the launch ends without a result' in log, log[-4000:]
+    assert 'judge_supervisor' in log.split('the launch ends without a result')[0][-2000:], log[
+        -4000:
+    ]
+    assert not (tmp_path / 'out' / 'result.json').exists()
+    assert not _vepd_or_rl_processes_on_domain(domain_id)
