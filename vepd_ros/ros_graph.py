@@ -352,6 +352,14 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
         # filter.
         ekf_params.pop('reset_on_run_events', None)
         navsat_params.pop('reset_on_run_events', None)
+    speedup = a.get('time_scale', a.get('rate', 1.0))  # sim (or bag) seconds per wall second
+    if judge == 'robot_localization' and speedup != 1.0:
+        # navsat_transform_node's timer is a wall timer (create_wall_timer, unlike ekf_node's,
+        # which follows the node's clock): on /clock running ``speedup`` times faster it would
+        # tick at frequency / speedup per sim second and drop fixes (it keeps only the latest).
+        # Scaled, it ticks at least ``frequency`` times per sim second, as the built-in navsat
+        # does on sim time (more often when the lockstep runs slower than ``speedup``).
+        navsat_params['frequency'] = float(navsat_params.get('frequency', 10.0)) * speedup
     package, ekf_exe, navsat_exe = (
         ('robot_localization', 'ekf_node', 'navsat_transform_node')
         if judge == 'robot_localization'
@@ -608,7 +616,11 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 'gps_noise_node',
                 'gps_noise',
                 ns,
-                [{**noise, 'model': gps_model}],
+                # the simulated antenna is where the truth is, at the base_link origin: its fixes
+                # say so, and navsat_transform (which looks base_link -> the fix's frame up on TF
+                # at every fix and logs an error when it cannot) removes no lever arm, as with a
+                # 'gps' frame nobody publishes, without the error ten times a second
+                [{**noise, 'model': gps_model, 'frame_id': 'base_link'}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GPS_FIX, _own(TOPIC_GPS_FIX)),
