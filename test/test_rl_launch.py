@@ -84,8 +84,7 @@ def _broken_prefix(root: Path) -> Path:
     return prefix
 
 
-@pytest.mark.parametrize('judge', ['robot_localization', 'auto'])
-@pytest.mark.parametrize('distro', DISTROS)
+@pytest.mark.parametrize('distro, judge', zip(DISTROS, ('robot_localization', 'auto')))
 def test_a_judge_that_cannot_start_ends_the_launch_non_zero_naming_it(
     distro, judge, domain_id, tmp_path
 ):

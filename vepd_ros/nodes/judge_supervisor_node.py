@@ -170,6 +170,8 @@ class JudgeSupervisorNode(Node):
         ]
 
     def _stop_chain(self) -> None:
+        if not self.procs:
+            return
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
@@ -180,6 +182,11 @@ class JudgeSupervisorNode(Node):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        # one line per chain: with 'judge chain #N up' it shows one pair at a time, all gone
+        self.get_logger().info(
+            f'judge chain #{self.chains_started} stopped: '
+            + ', '.join(f'{os.path.basename(p.args[0])} {p.returncode}' for p in self.procs)
+        )
         self.procs = []
 
     # -- run events -----------------------------------------------------------------------------
