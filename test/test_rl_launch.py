@@ -39,18 +39,9 @@ SHORT = {
 
 def _vepd_or_rl_processes_on_domain(domain_id: int) -> list[str]:
     """Return the command lines of vepd_ros / robot_localization processes left on the domain."""
-    found = []
-    for proc in Path('/proc').iterdir():
-        try:
-            env = (proc / 'environ').read_bytes().split(b'\0')
-            cmd = (proc / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
-        except OSError:
-            continue  # gone, or not ours to read
-        if f'ROS_DOMAIN_ID={domain_id}'.encode() in env and (
-            'vepd_ros' in cmd or 'robot_localization' in cmd
-        ):
-            found.append(cmd)
-    return found
+    from test_ros2_launch import _vepd_processes_on_domain
+
+    return _vepd_processes_on_domain(domain_id, ('vepd_ros', 'robot_localization'))
 
 
 def _broken_prefix(root: Path) -> Path:
