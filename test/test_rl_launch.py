@@ -11,11 +11,14 @@
   ELF executable that the dynamic loader refuses, exit 127, a missing shared library) ends by
   itself with a non-zero status and names the process, the status and the cause; no process is
   left behind. Runs without the robot_localization build (Jazzy and Humble tooling).
+- With the build (``make rl``; skipped with the reason without it): ``judge:=robot_localization``
+  under Jazzy and ``judge:=auto`` under Humble end by themselves with a result; each chain runs one
+  ekf_node + navsat_transform_node pair per run, one at a time, each stopped with status 0; no
+  process is left; run 2 starts from rest like run 1 (docs/judge.md's former checklist).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 import re
@@ -113,41 +116,21 @@ def test_a_judge_that_cannot_start_ends_the_launch_non_zero_naming_it(
 
 # -- the real judge ------------------------------------------------------------------------------
 REAL = {**SHORT, 'duration_s': 5.0, 'seed': 3}
+START_SPEED_MPS = 0.2
+"""A run starts from rest: its estimates over its first 0.2 s stay below this (m/s; run 1 of this
+straight ends at ~1.5 m/s, where a filter carried over would start run 2)."""
 CHAINS = ('real', 'ch_rw')  # the supervisors' namespaces (reference chain, one model)
 CHAIN_LINE = re.compile(r'\[(\w+)\.judge_supervisor\]: judge chain #(\d+) (up|stopped)(?:: (.*))?')
 
 
-def _run_numbers(out: Path) -> dict:
-    """Return each run's (E, S) of the speed, keyed by its path under ``out``."""
-    from vepd_ros.metrics.core import run_metrics
-    from vepd_ros.runs.format import read_run
-
-    return {
-        str(p.relative_to(out)): run_metrics(*read_run(p).signal('speed'))
-        for p in sorted(out.rglob('straight_*.csv'))
-    }
-
-
-@pytest.fixture(scope='module')
-def builtin_reference(tmp_path_factory):
-    """``vepd run sim_judge judge:=builtin`` on REAL's seeds: per-run (E, S) and the result."""
-    from ros_helpers import DomainLease, ros_env
-
-    out = tmp_path_factory.mktemp('builtin')
-    lease = DomainLease()
+@pytest.fixture
+def rl_build():
+    """Give the robot_localization built by ``make rl`` (test/rl_judge.py), or skip saying why."""
     try:
-        cmd = [
-            sys.executable, '-m', 'vepd_ros.cli', 'run', 'sim_judge',
-            *[f'{k}:={v}' for k, v in REAL.items()], 'judge:=builtin', f'output_dir:={out}',
-            '--json', '--timeout', '300',
-        ]
-        proc = subprocess.run(
-            cmd, env=ros_env(lease.domain_id), capture_output=True, text=True, timeout=400
-        )
-    finally:
-        lease.release()
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return _run_numbers(out), json.loads(proc.stdout)['models']
+        from rl_judge import find_rl_judge
+    except ImportError:
+        pytest.skip('test/rl_judge.py (the make rl build fixture) is not in this tree')
+    return find_rl_judge()
 
 
 def _chain_history(log: str) -> dict:
@@ -159,8 +142,8 @@ def _chain_history(log: str) -> dict:
 
 
 @pytest.mark.parametrize('distro, judge', zip(DISTROS, ('robot_localization', 'auto')))
-def test_real_judge_launch_ends_itself_one_pair_per_run_and_agrees_with_the_built_in(
-    distro, judge, domain_id, tmp_path, rl_judge, builtin_reference
+def test_real_judge_launch_ends_itself_with_one_pair_per_run_and_none_left(
+    distro, judge, domain_id, tmp_path, rl_build
 ):
     """
     Check ``judge:=robot_localization`` (``auto``: it is on AMENT_PREFIX_PATH) end to end.
@@ -168,8 +151,7 @@ def test_real_judge_launch_ends_itself_one_pair_per_run_and_agrees_with_the_buil
     The docs' former checklist, asserted: the launch ends by itself (status 0, a result); each
     chain runs one ekf_node + navsat_transform_node pair per run, one at a time, each stopped with
     status 0, none left afterwards; run 2 starts from rest (a filter carried over from run 1 would
-    start it at run 1's final speed). Then each run's E and S and the model's W1, W2 and VEPD
-    against the built-in judge on the same seeds, within the tolerances derived in docs/judge.md.
+    start it at run 1's final speed: ~1.5 m/s on this straight).
     """
     from vepd_ros import rl_install
     from vepd_ros.runs.format import read_run
@@ -177,7 +159,7 @@ def test_real_judge_launch_ends_itself_one_pair_per_run_and_agrees_with_the_buil
     package_executables_ready()
     out = tmp_path / 'out'
     env = rl_install.rl_environment(
-        base=ros2_env(distro, domain_id), venv=Path(sys.prefix), root=rl_judge.root
+        base=ros2_env(distro, domain_id), venv=Path(sys.prefix), root=rl_build.root
     )
     cmd = ros2_cmd(
         'launch', 'vepd_ros', 'sim_judge.launch.py',
@@ -201,15 +183,4 @@ def test_real_judge_launch_ends_itself_one_pair_per_run_and_agrees_with_the_buil
             se_t, se_v, gt_t, gt_v = read_run(out / label / f'straight_{j}.csv').signal('speed')
             first = se_v[se_t < se_t[0] + 0.2]
             assert len(first) and abs(first).max() < START_SPEED_MPS, (label, j, first)
-
-    runs, models = builtin_reference
-    got = _run_numbers(out)
-    assert sorted(got) == sorted(runs)
-    for rel, (e, s) in got.items():
-        e_ref, s_ref = runs[rel]
-        assert abs(e - e_ref) <= TOL_E_REL * e_ref, (rel, 'E', e, e_ref)
-        assert abs(s - s_ref) <= TOL_S_ABS, (rel, 'S', s, s_ref)
-    result = json.loads((out / 'result.json').read_text())['models']
-    for key, tol in TOL_METRIC_ABS.items():
-        got_v, ref_v = result['ch_rw'][key], models['ch_rw'][key]
-        assert abs(got_v - ref_v) <= tol, ('ch_rw', key, got_v, ref_v)
+    assert (out / 'result.json').is_file()
