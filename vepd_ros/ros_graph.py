@@ -385,8 +385,10 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
 
     The processes are the ones ``_judge_nodes`` describes (same parameters and remappings), without
     ``reset_on_run_events``: each is new at its run's start. The chain is up once its nodes
-    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe gps/fix (navsat) and
-    odometry/gps (ekf), names relative to the chain's namespace.
+    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe every topic they read:
+    gps/fix and odometry/filtered (navsat), the ekf's sensor topics (odometry/gps, imu/data), names
+    relative to the chain's namespace (robot_localization's nodes do not report on /vepd/progress,
+    so this is all that tells their inputs are there before the run's data flows).
     """
     chain = _judge_nodes(a, namespace, judge, {**extra, 'reset_on_run_events': False})
     return NodeSpec(
@@ -399,7 +401,12 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
                 'use_sim_time': extra.get('use_sim_time', False),
                 'chain': encode_chain(chain),
                 'ready_publishers': ['odometry/filtered', 'odometry/gps'],
-                'ready_subscribers': ['gps/fix', 'odometry/gps'],
+                'ready_subscribers': [_own(TOPIC_GPS_FIX), 'odometry/filtered']
+                + sorted(  # the ekf's sensor topics (odometry/gps, imu/data with config/ekf.yaml)
+                    v
+                    for k, v in chain[1].parameters[0].items()
+                    if _SENSOR_KEY.fullmatch(k) and isinstance(v, str)
+                ),
             }
         ],
         role='judge_supervisor',
