@@ -41,6 +41,7 @@ import os
 from pathlib import Path
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -240,11 +241,16 @@ def colcon_build(venv: Path, shadow: Path, area: Path, shim: Path, jobs: int) ->
     failed = []
     with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, cwd=area) as proc:
-        for line in proc.stdout:
-            print(f'  {line.rstrip()}', flush=True)
-            m = re.match(r'Failed\s+<<<\s+(\S+)', line)
-            if m:
-                failed.append(m.group(1))
+        try:
+            for line in proc.stdout:
+                print(f'  {line.rstrip()}', flush=True)
+                m = re.match(r'Failed\s+<<<\s+(\S+)', line)
+                if m:
+                    failed.append(m.group(1))
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): stop colcon before cleaning up
+            proc.terminate()
+            proc.wait()
+            raise
     if proc.returncode != 0:
         pkg = failed[0] if failed else None
         raise BuildError(
@@ -295,7 +301,11 @@ def build(args) -> Path:
         f' tools/rl_build)')
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / '.lock', 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f'waiting for another make rl building in {cache} (lock {cache / ".lock"}) ...')
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if (root / rl_install.COMPLETE).is_file() and not args.force:
             log(f'reusing the complete build {root} (delete it or --force to rebuild)')
             record(venv, root)
@@ -351,6 +361,8 @@ def main() -> int:
     parser.add_argument('--jobs', type=int, default=2, help='compile jobs (MAKEFLAGS -jN)')
     parser.add_argument('--force', action='store_true', help='rebuild even if the cache has it')
     args = parser.parse_args()
+    # SIGTERM (a CI timeout, kill) cleans up like Ctrl-C: no temporary directory is left.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         build(args)
     except (BuildError, recipe.RecipeError) as exc:
