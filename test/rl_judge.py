@@ -43,7 +43,7 @@ class RlJudge:
 
     @property
     def prefix(self) -> Path:
-        """The build's ament prefix."""
+        """Return the build's ament prefix."""
         return rl_install.install_prefix(self.root)
 
     def executable(self, name: str) -> Path:
