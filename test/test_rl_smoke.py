@@ -117,8 +117,10 @@ def test_ekf_node_filters_imu_and_odometry_and_stops_on_sigint(
         _await(executor, proc, lambda: len(filtered) >= 100, '100 /odometry/filtered messages')
         last = filtered[-1]
         assert (last.header.frame_id, last.child_frame_id) == ('odom', 'base_link')
-        # Differential odometry: consecutive positions 0.1 s apart become a 1 m/s body velocity.
-        # The loaded machine's timer jitter spreads the rate; the filter follows it within 30 %.
+        # odom0_differential: consecutive positions become body velocities. Each position and
+        # its stamp come from one clock reading, so every differential velocity is 1 m/s however
+        # late the timer fires; a smoke bound (the comparisons with the built-in judge are
+        # elsewhere): the estimate within 30 % of it once 100 estimates are out.
         assert math.isfinite(last.twist.twist.linear.x)
         assert abs(last.twist.twist.linear.x - SPEED) < 0.3 * SPEED, last.twist.twist.linear
     finally:
