@@ -123,16 +123,6 @@ CHAINS = ('real', 'ch_rw')  # the supervisors' namespaces (reference chain, one 
 CHAIN_LINE = re.compile(r'\[(\w+)\.judge_supervisor\]: judge chain #(\d+) (up|stopped)(?:: (.*))?')
 
 
-@pytest.fixture
-def rl_build():
-    """Give the robot_localization built by ``make rl`` (test/rl_judge.py), or skip saying why."""
-    try:
-        from rl_judge import find_rl_judge
-    except ImportError:
-        pytest.skip('test/rl_judge.py (the make rl build fixture) is not in this tree')
-    return find_rl_judge()
-
-
 def _chain_history(log: str) -> dict:
     """Return, per chain namespace, its supervisor's 'up' / 'stopped' lines in order."""
     history = {}
@@ -143,7 +133,7 @@ def _chain_history(log: str) -> dict:
 
 @pytest.mark.parametrize('distro, judge', zip(DISTROS, ('robot_localization', 'auto')))
 def test_real_judge_launch_ends_itself_with_one_pair_per_run_and_none_left(
-    distro, judge, domain_id, tmp_path, rl_build
+    distro, judge, domain_id, tmp_path, rl_judge
 ):
     """
     Check ``judge:=robot_localization`` (``auto``: it is on AMENT_PREFIX_PATH) end to end.
@@ -159,7 +149,7 @@ def test_real_judge_launch_ends_itself_with_one_pair_per_run_and_none_left(
     package_executables_ready()
     out = tmp_path / 'out'
     env = rl_install.rl_environment(
-        base=ros2_env(distro, domain_id), venv=Path(sys.prefix), root=rl_build.root
+        base=ros2_env(distro, domain_id), venv=Path(sys.prefix), root=rl_judge.root
     )
     cmd = ros2_cmd(
         'launch', 'vepd_ros', 'sim_judge.launch.py',
