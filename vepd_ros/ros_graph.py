@@ -365,6 +365,14 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
         # filter.
         ekf_params.pop('reset_on_run_events', None)
         navsat_params.pop('reset_on_run_events', None)
+    speedup = a.get('time_scale', a.get('rate', 1.0))  # sim (or bag) seconds per wall second
+    if judge == 'robot_localization' and speedup != 1.0:
+        # navsat_transform_node's timer is a wall timer (create_wall_timer, unlike ekf_node's,
+        # which follows the node's clock): on /clock running ``speedup`` times faster it would
+        # tick at frequency / speedup per sim second and drop fixes (it keeps only the latest).
+        # Scaled, it ticks at least ``frequency`` times per sim second, as the built-in navsat
+        # does on sim time (more often when the lockstep runs slower than ``speedup``).
+        navsat_params['frequency'] = float(navsat_params.get('frequency', 10.0)) * speedup
     package, ekf_exe, navsat_exe = (
         ('robot_localization', 'ekf_node', 'navsat_transform_node')
         if judge == 'robot_localization'
@@ -390,8 +398,10 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
 
     The processes are the ones ``_judge_nodes`` describes (same parameters and remappings), without
     ``reset_on_run_events``: each is new at its run's start. The chain is up once its nodes
-    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe gps/fix (navsat) and
-    odometry/gps (ekf), names relative to the chain's namespace.
+    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe every topic they read:
+    gps/fix and odometry/filtered (navsat), the ekf's sensor topics (odometry/gps, imu/data), names
+    relative to the chain's namespace (robot_localization's nodes do not report on /vepd/progress,
+    so this is all that tells their inputs are there before the run's data flows).
     """
     chain = _judge_nodes(a, namespace, judge, {**extra, 'reset_on_run_events': False})
     return NodeSpec(
@@ -404,7 +414,12 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
                 'use_sim_time': extra.get('use_sim_time', False),
                 'chain': encode_chain(chain),
                 'ready_publishers': ['odometry/filtered', 'odometry/gps'],
-                'ready_subscribers': ['gps/fix', 'odometry/gps'],
+                'ready_subscribers': [_own(TOPIC_GPS_FIX), 'odometry/filtered']
+                + sorted(  # the ekf's sensor topics (odometry/gps, imu/data with config/ekf.yaml)
+                    v
+                    for k, v in chain[1].parameters[0].items()
+                    if _SENSOR_KEY.fullmatch(k) and isinstance(v, str)
+                ),
             }
         ],
         role='judge_supervisor',
@@ -661,7 +676,11 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 'gps_noise_node',
                 'gps_noise',
                 ns,
-                [{**noise, 'model': gps_model, **gps_of}],
+                # the simulated antenna is where the truth is, at the base_link origin: its fixes
+                # say so, and navsat_transform (which looks base_link -> the fix's frame up on TF
+                # at every fix and logs an error when it cannot) removes no lever arm, as with a
+                # 'gps' frame nobody publishes, without the error ten times a second
+                [{**noise, 'model': gps_model, 'frame_id': 'base_link', **gps_of}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GPS_FIX, _own(TOPIC_GPS_FIX)),
