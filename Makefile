@@ -23,7 +23,7 @@ export AMENT_PREFIX_PATH := $(CURDIR)/$(VENV)
 export MPLBACKEND := Agg
 unexport RMW_IMPLEMENTATION ROS_LOCALHOST_ONLY
 
-.PHONY: venv test demo bench lint clean
+.PHONY: venv test demo bench lint clean rl-golden
 
 venv: $(STAMP)
 
@@ -69,6 +69,12 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -c "from catkin_pkg.package import parse_package; p=parse_package('package.xml'); p.validate(); print(p.name, p.get_build_type())"
+
+# The filter-core golden driver: upstream ekf.cpp / ukf.cpp / filter_base.cpp unmodified from
+# ../shared/ros2_sources, built with g++ and Eigen, cached under $${XDG_CACHE_HOME:-~/.cache}/vepd_ros
+# (tools/rl_golden/rl_golden.py runs it). Skipped with the reason without ../shared, g++ or Eigen.
+rl-golden:
+	@rc=0; bash tools/rl_golden/build.sh || rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 77 ]; then exit $$rc; fi
 
 clean:
 	rm -rf $(VENV) .ros_log build *.egg-info .pytest_cache

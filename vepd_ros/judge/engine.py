@@ -515,8 +515,8 @@ def _fusable_values(zs) -> bool:
     """
     Return whether a part's values allow a joint update.
 
-    No entry beyond ``_Z_FUSE_MAX``: with |ν| beyond ``kernel.OVERFLOW_RISK`` upstream's default gate
-    may reject that part (its d² overflows), and only that part, so it is updated on its own
+    No entry beyond ``_Z_FUSE_MAX``: with |ν| beyond ``kernel.OVERFLOW_RISK`` upstream's default
+    gate may reject that part (its d² overflows), and only that part, so it is updated on its own
     (exact unless the state itself is beyond 5e99).
     """
     return not zs or (max(zs) <= _Z_FUSE_MAX and min(zs) >= -_Z_FUSE_MAX)

@@ -24,7 +24,7 @@ import numpy as np
 STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
-REFUSED_OVERFLOW = 'Mahalanobis distance overflows (rejected, as by upstream\'s default gate)'
+REFUSED_OVERFLOW = "Mahalanobis distance overflows (rejected, as by upstream's default gate)"
 OVERFLOW_RISK = 1e100
 """Magnitude beyond which the filter's products may overflow. (1) Without a rejection threshold
 upstream still gates, at DBL_MAX² = inf: d² = νᵀS⁻¹ν ≥ inf rejects when d² overflows. The judge
@@ -39,6 +39,7 @@ def overflow_risk(z, R) -> bool:
     """Whether a measurement has a value or covariance entry beyond ``OVERFLOW_RISK``."""
     with np.errstate(invalid='ignore'):
         return bool((np.abs(z) > OVERFLOW_RISK).any() or (np.abs(R) > OVERFLOW_RISK).any())
+
 
 FLOAT_RUNS_MAX = 16
 """Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
@@ -449,8 +450,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
         nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
     for k in s.ang_list:
         nu[k] = _wrap_float(nu[k])
-    # |ν| beyond OVERFLOW_RISK: d² may overflow (upstream's default gate then rejects); the arithmetic
-    # from here runs with numpy's overflow warnings off, the result checked as always
+    # |ν| beyond OVERFLOW_RISK: d² may overflow (upstream's default gate then rejects); the
+    # arithmetic from here runs with numpy's overflow warnings off, the result checked as always
     big = max(nu) > OVERFLOW_RISK or min(nu) < -OVERFLOW_RISK
     huge = big and thr2 == math.inf
     if early:  # then every entry
