@@ -81,16 +81,20 @@ CASES = {
         lambda m: m.angular_velocity_covariance.__setitem__(0, math.inf),
         'covariance',
     ),
-    'accel 1e300': (21, lambda m: setattr(m.linear_acceleration, 'x', 1e300), 'beyond'),
-    'gyro 1e300': (21, lambda m: setattr(m.angular_velocity, 'z', 1e300), 'beyond'),
+    # upstream fuses any finite value; these its gate rejects (d² overflows DBL_MAX² = inf)
+    'accel 1e300': (21, lambda m: setattr(m.linear_acceleration, 'x', 1e300), 'overflows'),
+    'gyro 1e300': (21, lambda m: setattr(m.angular_velocity, 'z', 1e300), 'overflows'),
     'gyro Inf': (21, lambda m: setattr(m.angular_velocity, 'z', math.inf), 'non-finite'),
-    'odom position 1e300': (20, lambda m: setattr(m.pose.pose.position, 'x', 1e300), 'beyond'),
+    'odom position 1e300': (
+        20,
+        lambda m: setattr(m.pose.pose.position, 'x', 1e300),
+        'overflows',
+    ),
     'odom covariance NaN': (
         20,
         lambda m: m.pose.covariance.__setitem__(0, math.nan),
         'covariance',
     ),
-    'odom covariance 1e300': (20, lambda m: m.pose.covariance.__setitem__(0, 1e300), 'covariance'),
     'odom velocity NaN': (
         20,
         lambda m: setattr(m.twist.twist.linear, 'x', math.nan),
@@ -107,6 +111,17 @@ def test_bad_message_dropped_and_counted_single_message_path(case):
     f, out = _run(msgs)
     assert np.isfinite(out.x).all() and np.isfinite(out.P).all()
     assert any(reason in k for k in f.dropped), f.dropped
+
+
+def test_huge_finite_covariance_is_fused_as_upstream():
+    """A finite covariance of 1e300 is robot_localization's to fuse: counted, and kept."""
+    msgs = copy.deepcopy(_stream())
+    msgs[20][1].pose.covariance[0] = 1e300
+    f, out = _run(msgs)
+    assert list(f.dropped) == [
+        'odom0_pose: covariance beyond 1e+30 (kept: robot_localization takes it)'
+    ]
+    assert np.isfinite(out.x).all() and np.isfinite(out.P).all()
 
 
 def test_valid_stream_counts_nothing_and_is_unchanged():

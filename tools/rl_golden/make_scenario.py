@@ -99,7 +99,7 @@ def matrix_yaw(m):
 
 
 def stamps(rate, offset_ms):
-    """Message stamps (ns) at rate Hz from T0 + offset, without the gap."""
+    """Return the message times (ns) at rate Hz from T0 + offset, without the gap."""
     n = int(DURATION_S * rate)
     t = offset_ms * 1e-3 + np.arange(n) / rate
     t = t[(t < GAP_S[0]) | (t >= GAP_S[1])]

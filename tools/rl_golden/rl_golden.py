@@ -22,7 +22,8 @@ SCENARIO_DIR/measurements.csv.gz (the prepared 15-vector measurements) and write
 ``golden_updates.csv.gz``, ``golden_ticks.csv`` and ``golden_full_covariance.csv`` to OUT_DIR
 (default SCENARIO_DIR) exactly as ../shared/data/rl_golden/README.md defines them. The node loop is
 emulated by the driver (driver.cpp). The optional top-level ``filter`` object picks the core:
-``{"kind": "ekf"}`` (default) or ``{"kind": "ukf", "alpha": .., "kappa": .., "beta": ..}``. Besides the README's diagonal ``r_<STATE>``
+``{"kind": "ekf"}`` (default) or ``{"kind": "ukf", "alpha": .., "kappa": .., "beta": ..}``.
+Besides the README's diagonal ``r_<STATE>``
 columns, measurements.csv.gz may hold off-diagonal covariance entries as ``r_<A>_<B>`` (symmetric).
 
 ``compare`` prints the largest deviation of OTHER_DIR's golden files from GOLDEN_DIR's (state
@@ -64,7 +65,7 @@ def build() -> Path:
 
 
 def _matrix(value, name: str, where: str) -> list:
-    """A 15 (diagonal) or 225 (row-major) entry list as 225 floats."""
+    """Return a 15 (diagonal) or 225 (row-major) entry list as 225 floats."""
     if not isinstance(value, list) or len(value) not in (N, N * N):
         raise BadInput(f'{where}: ros_parameters.{name} must be a list of {N} or {N * N} numbers')
     v = [float(x) for x in value]
@@ -182,10 +183,12 @@ def _rel(a: float, b: float) -> float:
 def compare(golden: Path, other: Path) -> dict:
     """Largest deviations of other's golden files from golden's (identical keys required)."""
     out = {}
-    for name, keys in (('golden_updates.csv.gz', ('id', 'tick_ns', 'status',
-                                                   'last_measurement_time_ns')),
-                       ('golden_ticks.csv', ('tick_ns', 'stamp_ns', 'timeout_predict')),
-                       ('golden_full_covariance.csv', ('tick_ns',))):
+    files = (
+        ('golden_updates.csv.gz', ('id', 'tick_ns', 'status', 'last_measurement_time_ns')),
+        ('golden_ticks.csv', ('tick_ns', 'stamp_ns', 'timeout_predict')),
+        ('golden_full_covariance.csv', ('tick_ns',)),
+    )
+    for name, keys in files:
         a, b = _read(golden / name), _read(other / name)
         same = len(a) == len(b) and all(
             int(ra[k]) == int(rb[k]) for ra, rb in zip(a, b) for k in keys)

@@ -108,14 +108,15 @@ def build_series(params, directory: Path) -> list:
     """
     Build the MeasurementSeries of a scenario's raw CSV files.
 
-    raw_<sensor>.csv (or .csv.gz) files → MeasurementSeries in delivery order (messages sorted by arrival).
+    raw_<sensor>.csv (or .csv.gz) files → MeasurementSeries in delivery order (messages sorted by
+    arrival).
     """
     b = MeasurementBuilder(params)
     series = []
     for s in params.sensors:
         path = directory / f'raw_{s.name}.csv'
         if not path.exists():
-            path = path.with_name(path.name + '.gz')   # a gzipped copy (test/data keeps them small)
+            path = path.with_name(path.name + '.gz')  # gzipped (test/data keeps them small)
             if not path.exists():
                 continue
         d = read_csv(path)

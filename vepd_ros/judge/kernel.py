@@ -24,12 +24,22 @@ import numpy as np
 STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
-REFUSED_OVERFLOW = 'Mahalanobis distance overflows (rejected, as by upstream\'s default gate)'
-NU_HUGE = 1e100
-"""Without a rejection threshold upstream still gates, at DBL_MAX² = inf: d² = νᵀS⁻¹ν ≥ inf rejects
-when d² overflows. The judge skips the distance without a threshold, except when an innovation
-entry exceeds this (d² can overflow only then, short of an S⁻¹ beyond 1e100): that update is
-rejected as upstream rejects it, and counted under ``REFUSED_OVERFLOW``."""
+REFUSED_OVERFLOW = "Mahalanobis distance overflows (rejected, as by upstream's default gate)"
+OVERFLOW_RISK = 1e100
+"""Magnitude beyond which the filter's products may overflow. (1) Without a rejection threshold
+upstream still gates, at DBL_MAX² = inf: d² = νᵀS⁻¹ν ≥ inf rejects when d² overflows. The judge
+skips the distance without a threshold, except when an innovation entry exceeds this (d² can
+overflow only then, short of an S⁻¹ beyond 1e100): that update is rejected as upstream rejects
+it, and counted under ``REFUSED_OVERFLOW``. (2) A filter given a value or covariance beyond it
+(``overflow_risk``) runs with numpy's overflow warnings off and refuses non-finite results
+(``Ekf.wild``)."""
+
+
+def overflow_risk(z, R) -> bool:
+    """Whether a measurement has a value or covariance entry beyond ``OVERFLOW_RISK``."""
+    with np.errstate(invalid='ignore'):
+        return bool((np.abs(z) > OVERFLOW_RISK).any() or (np.abs(R) > OVERFLOW_RISK).any())
+
 
 FLOAT_RUNS_MAX = 16
 """Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
@@ -381,7 +391,7 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
     (m, m), already clamped; thr2 = thr² (inf: no gate). ν = z − x[idx] (angles wrapped),
     S = P[idx, idx] + R, S⁻¹ by adjugate (m ≤ 3) or LAPACK (m > 3), w = S⁻¹ν; the Mahalanobis
     gate νᵀw ≥ thr² rejects the measurement (without a threshold: an overflowing νᵀw, see
-    ``NU_HUGE``); [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
+    ``OVERFLOW_RISK``); [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
     Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P. A singular S or a non-finite x⁺/P⁺
     is refused (counted under its reason); rejected and refused runs keep x and P bit for bit.
     K = 1 runs the float form (``rdiag``: its early gate, see ``correct_one``).
@@ -440,14 +450,26 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
         nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
     for k in s.ang_list:
         nu[k] = _wrap_float(nu[k])
-    # upstream's default gate (thr² = inf) rejects an overflowing d²: computed only then
-    huge = thr2 == math.inf and (max(nu) > NU_HUGE or min(nu) < -NU_HUGE)
+    # |ν| beyond OVERFLOW_RISK: d² may overflow (upstream's default gate then rejects); the
+    # arithmetic from here runs with numpy's overflow warnings off, the result checked as always
+    big = max(nu) > OVERFLOW_RISK or min(nu) < -OVERFLOW_RISK
+    huge = big and thr2 == math.inf
     if early:  # then every entry
         for k, i in enumerate(idx):
             q = nu[k] * nu[k]
             if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:
                 hints[id(s)] = k
                 return None
+    if big:
+        with np.errstate(over='ignore', invalid='ignore', divide='ignore'):
+            return _update_one(x, P, s, zs, Rs, thr2, nu, huge)
+    return _update_one(x, P, s, zs, Rs, thr2, nu, huge)
+
+
+def _update_one(x, P, s, zs, Rs, thr2, nu, huge):
+    """``correct_one`` from the innovation ν (list) on: S, its inverse, gate, gain, Joseph form."""
+    idx = s.idx_list
+    m = len(idx)
     sel = s.sel
     if isinstance(sel, slice):
         HP = P[sel]  # H P  (m, 15), a view
@@ -490,12 +512,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
                 Si = np.linalg.inv(S)
             except np.linalg.LinAlgError:
                 return REFUSED_SINGULAR
-            if thr2 != math.inf and float(np.dot(np.dot(nu, Si), nu)) >= thr2:
-                return None
-            if huge:
-                with np.errstate(over='ignore', invalid='ignore'):  # d² = inf: the expected case
-                    if float(np.dot(np.dot(nu, Si), nu)) >= thr2:
-                        return REFUSED_OVERFLOW
+            if (thr2 != math.inf or huge) and float(np.dot(np.dot(nu, Si), nu)) >= thr2:
+                return REFUSED_OVERFLOW if huge else None
             Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
         if m < 3:
             w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
@@ -537,7 +555,7 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
         nu[:, a] = wrap(nu[:, a])
     accepted = None  # all runs, until the gate or a singular S says otherwise
     # upstream's default gate (thr² = inf) rejects an overflowing d²: computed only then
-    gate = thr2 != math.inf or bool((np.abs(nu) > NU_HUGE).any())
+    gate = thr2 != math.inf or bool((np.abs(nu) > OVERFLOW_RISK).any())
     with np.errstate(all='ignore'):
         if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products K = 1 makes
             try:

@@ -48,11 +48,14 @@ _EYE3.setflags(write=False)
 _ZERO3.setflags(write=False)
 TWO_D_VARIANCE = 1e-6
 MASK_EPS = 1e-6
+MAX_ABS_VALUE = 1e9
+"""A flagged finite value beyond this (m, rad, m/s, rad/s, m/s²; UTM northings are ~1e7) is
+counted, and kept: robot_localization fuses any finite value, or its gate rejects it (``kernel``'s
+``NU_HUGE``), and the judge does the same with it (issue 23)."""
 MAX_ABS_COVARIANCE = 1e30
-"""navsat's bound on a fix covariance entry (``navsat``). The EKF's message layer has no bound on
-finite values or covariances: robot_localization fuses them, so the judge does (a huge value is
-rejected by the core's gate as upstream's, ``kernel``); it drops only a sample whose covariance
-has a non-finite entry where the value is finite (upstream's state would turn NaN)."""
+"""A finite covariance entry beyond this is counted, and kept (upstream fuses it). navsat's bound
+on a fix covariance (``navsat``). Only a non-finite covariance entry (on finite values) drops a
+sample: upstream's state would turn NaN."""
 QUAT_MIN_NORM2 = 1e-12
 """A quaternion with squared norm below this (but not all-zero, which is identity upstream) or not
 finite has no orientation: its orientation part (and gravity removal by it) is dropped and
@@ -687,27 +690,40 @@ class MeasurementBuilder:
         covariance entry not finite on the row and column of finite values (in any run of a
         batch), on which robot_localization's state turns NaN. Non-finite flagged values are
         upstream's "ignore this entry" (their row and column of R go with them): kept (the core
-        skips them) but counted, so no NaN passes unseen. Finite values and covariances, however
-        large, are robot_localization's to fuse or gate: no bound here (issue 23).
+        skips them) but counted, so no NaN passes unseen. Finite values beyond ``MAX_ABS_VALUE``
+        and covariance entries beyond ``MAX_ABS_COVARIANCE`` are counted and kept: they are
+        robot_localization's to fuse or gate (issue 23).
         """
         zf = z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx]
-        # the common case in four reductions (NaN fails both comparisons: the full check below)
-        if (not Rsub.size or (Rsub.max() < math.inf and Rsub.min() > -math.inf)) and (
-            not zf.size or (zf.max() < math.inf and zf.min() > -math.inf)
-        ):
+        # the common case in four reductions (NaN fails every comparison: the full check below)
+        if (
+            not Rsub.size
+            or (Rsub.max() <= MAX_ABS_COVARIANCE and Rsub.min() >= -MAX_ABS_COVARIANCE)
+        ) and (not zf.size or (zf.max() <= MAX_ABS_VALUE and zf.min() >= -MAX_ABS_VALUE)):
             return None
         finite = np.isfinite(zf)
         used = finite[..., :, None] & finite[..., None, :]
-        bad_r = ~(np.isfinite(Rsub) | ~used).all(axis=(-2, -1))
+        fin_r = np.isfinite(Rsub)
+        bad_r = ~(fin_r | ~used).all(axis=(-2, -1))
+        big_r = (fin_r & ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE)).any(axis=(-2, -1))
+        big_z = (finite & ~(np.abs(zf) <= MAX_ABS_VALUE)).any(axis=-1)
         nonfinite = ~finite.all(axis=-1)
-        if bad_r.ndim > 1:
-            bad_r = bad_r.reshape(-1, sel.size).any(axis=0)
-        if nonfinite.ndim > 1:
-            nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
-        if nonfinite.any():
-            self._drop(
-                f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum())
-            )
+        masks = [bad_r, big_r, big_z, nonfinite]
+        for n, mk in enumerate(masks):
+            if mk.ndim > 1:
+                masks[n] = mk.reshape(-1, sel.size).any(axis=0)
+        bad_r, big_r, big_z, nonfinite = masks
+        kept = ~bad_r
+        self._drop(f'{topic}: non-finite values (entries ignored)', int((nonfinite & kept).sum()))
+        self._drop(
+            f'{topic}: value beyond {MAX_ABS_VALUE:g} (kept: robot_localization takes it)',
+            int((big_z & kept).sum()),
+        )
+        self._drop(
+            f'{topic}: covariance beyond {MAX_ABS_COVARIANCE:g} (kept: robot_localization '
+            'takes it)',
+            int((big_r & kept).sum()),
+        )
         if not bad_r.any():
             return None
         self._drop(f'{topic}: covariance not finite', int(bad_r.sum()))
