@@ -572,6 +572,15 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
         source = clock if clock is not None else (players[0] if players else None)
         step = _Lockstep(ex, source) if source is not None else None
         if clock is not None:
+            # truth_node's lockstep counts every other node's traffic, as it does across processes
+            # (ros2 launch): the first step waits until every publisher has matched every
+            # subscriber, and each step until every message of the previous one has been taken
+            from vepd_ros.nodes.base import TrafficCounter
+
+            clock.pacer.pace_local(
+                [TrafficCounter(n) for n in built if n is not clock and n is not listener]
+            )
+        if clock is not None:
             sim = lambda: clock.sim_ns if clock.run >= 0 else 0  # noqa: E731
         elif (
             truth is not None
