@@ -47,13 +47,14 @@ Completeness (contract C2), also in the result:
 A run is EXCLUDED (never scored) when its sidecar's ``coverage`` block (contract C1, written by the
 recorder) shows, for the estimates or the truth, received/expected < ``min_coverage`` (expected >
 0), or a longest gap ``max_gap_s`` > max(``GAP_PERIODS`` / rate_hz, ``GAP_FLOOR_S``) — five nominal
-periods, at least 0.5 s — or, where the block gives it (a run started by an announced event, at which
-the judge restarts), a first sample ``first_s`` > ``START_PERIODS`` / rate_hz after the run start:
-the judge's start transient lies in its first estimates (one lost there moved E by 10 % on a 5 s
-run), so a run whose first estimate is late is not the run the seed describes. A run without a ``coverage`` block (the authors' files, the offline
-study's) is complete. A batch (side × scenario) is INCOMPLETE when it holds fewer usable runs than
-K: the ``k`` asked for, else the plan a ``vepd study`` output records (its runs per batch, and
-every model × scenario it was to write), else the largest count of any side for that scenario.
+periods, at least 0.5 s — or, where the block gives it (a run started by an announced event, at
+which the judge restarts), a first sample ``first_s`` > ``START_PERIODS`` / rate_hz after the run
+start: the judge's start transient lies in its first estimates (losing them moved E by 10 % on a
+5 s run), so a run whose first estimate is late is not the run its seed describes. A run without a
+``coverage`` block (the authors' files, the offline study's) is complete. A batch (side ×
+scenario) is INCOMPLETE when it holds fewer usable runs than K: the ``k`` asked for, else the plan
+a ``vepd study`` output records (its runs per batch, and every model × scenario it was to write),
+else the largest count of any side for that scenario.
 Incomplete batches are still scored over the runs they have, and flagged; ``vepd evaluate`` exits 4
 on an incomplete result unless ``--allow-incomplete``.
 """
