@@ -70,28 +70,15 @@ def vepd_run_result(tmp_path_factory):
 
     ``vepd run sim_judge`` (one process, lockstep) for ARGS: the result the launch must reproduce.
     """
+    from test_sim_judge_graph import vepd_run
+
     out = tmp_path_factory.mktemp('vepd_run')
     lease = DomainLease()
     try:
-        cmd = [
-            sys.executable,
-            '-m',
-            'vepd_ros.cli',
-            'run',
-            'sim_judge',
-            *[f'{k}:={v}' for k, v in ARGS.items()],
-            f'output_dir:={out}',
-            '--json',
-            '--timeout',
-            '300',
-        ]
-        proc = subprocess.run(
-            cmd, env=ros_env(lease.domain_id), capture_output=True, text=True, timeout=400
-        )
+        result = vepd_run(ARGS, out, lease.domain_id)
     finally:
         lease.release()
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {**json.loads(proc.stdout), 'test_output_dir': str(out)}
+    return {**result, 'test_output_dir': str(out)}
 
 
 @pytest.mark.parametrize('distro', DISTROS)
@@ -110,7 +97,7 @@ def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
         f'output_dir:={out}',
     )
     proc = subprocess.run(
-        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=400
+        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=600
     )
     log = proc.stdout + proc.stderr
     (tmp_path / 'launch.log').write_text(log)  # the whole log (a hang's stack dump) stays beside
@@ -543,7 +530,7 @@ def test_one_judge_chain_per_run_equals_the_built_in_reset(domain_id, tmp_path, 
         f'output_dir:={out}',
     )
     proc = subprocess.run(
-        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=400
+        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=600
     )
     log = proc.stdout + proc.stderr
     (tmp_path / 'launch.log').write_text(log)

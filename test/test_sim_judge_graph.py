@@ -121,22 +121,7 @@ def test_sim_judge_graph_result_matches_the_offline_study(domain_id, tmp_path):
         'time_scale': 10.0,
         'seed': 3,
     }
-    cmd = [
-        sys.executable,
-        '-m',
-        'vepd_ros.cli',
-        'run',
-        'sim_judge',
-        *[f'{k}:={v}' for k, v in args.items()],
-        f'output_dir:={tmp_path / "graph"}',
-        'judge:=builtin',
-        '--json',
-        '--timeout',
-        '120',
-    ]
-    proc = subprocess.run(cmd, env=ros_env(domain_id), capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    graph = json.loads(proc.stdout)
+    graph = vepd_run({**args, 'judge': 'builtin'}, tmp_path / 'graph', domain_id)
     study = run_study(
         ['ch_gauss', 'ch_rw'], ['circle'], 2, 8.0, 'rtk', tmp_path / 'study', seed=3, workers=1
     )
