@@ -97,7 +97,7 @@ def test_sim_judge_launch_ends_itself_and_equals_vepd_run(
         f'output_dir:={out}',
     )
     proc = subprocess.run(
-        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=600
+        cmd, env=ros2_env(distro, domain_id), capture_output=True, text=True, timeout=1500
     )
     log = proc.stdout + proc.stderr
     (tmp_path / 'launch.log').write_text(log)  # the whole log (a hang's stack dump) stays beside
@@ -530,7 +530,7 @@ def test_one_judge_chain_per_run_equals_the_built_in_reset(domain_id, tmp_path, 
         f'output_dir:={out}',
     )
     proc = subprocess.run(
-        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=600
+        cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=1500
     )
     log = proc.stdout + proc.stderr
     (tmp_path / 'launch.log').write_text(log)

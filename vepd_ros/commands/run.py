@@ -521,6 +521,20 @@ class _Monitor:
         self.bar.close()
 
 
+def _truth_progress(truth) -> tuple:
+    """
+    Return what counts as progress of a graph with truth_node (``_Monitor``'s ``advance``).
+
+    The samples it has published, and its sim time while a run is still to come: on a loaded
+    machine the gap between two runs (``gap_s`` of sim time, nothing published but /clock) may take
+    longer than the stall limit, and it is progress; sim time after the last run is not.
+    """
+    more = getattr(truth, 'drive_clock', False) and (
+        truth.samples is not None or truth.run + 1 < len(truth.plan)
+    )
+    return truth.published, truth.sim_ns if more else None
+
+
 def _total_runs(nodes) -> int | None:
     truth = next((n for n in nodes if n.role == 'truth'), None)
     if truth is None:
@@ -597,7 +611,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
             _total_runs(nodes),
             guard,
             watch_stall=bool(truth or players),
-            advance=(lambda: truth.published) if truth is not None else None,
+            advance=(lambda: _truth_progress(truth)) if truth is not None else None,
         )
         if clock is not None:  # where sim time will be when the last run ends (gaps included)
             monitor.sim_end_ns = lambda: (
