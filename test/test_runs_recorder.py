@@ -208,3 +208,44 @@ def test_coverage_states_expected_received_and_the_longest_gap(tmp_path):
     assert (
         abs(second['estimates']['received'] - 175) <= 1 and second['estimates']['max_gap_s'] < 0.05
     )
+
+
+def test_a_run_whose_first_estimate_comes_late_is_excluded_naming_the_start(tmp_path):
+    """
+    Score only runs whose start transient was recorded (issue 23).
+
+    A run started at an announced instant (``start(stamp)``: truth_node's run events, where the
+    judge restarts) states when each stream's first sample came (``first_s``); the evaluator
+    excludes a run whose first estimate came more than ``START_PERIODS`` periods after the start,
+    naming it, although its coverage share (here 97 %) and its longest gap (0.14 s) pass. Runs cut
+    from the data (duration, motion) have no announced start and no ``first_s``.
+    """
+    from vepd_ros.metrics.evaluator import coverage_exclusion, START_PERIODS
+
+    covs = []
+    for late in (0, 5):  # estimates lost at the start: none, then the first five
+        rec = RecorderCore(
+            tmp_path / str(late), side='sim', label='ch_rw', rates_hz={'se': 35.0, 'gt': 25.0},
+            fsync=False,
+        )
+        rec.start(1000.0)
+        se = [s for s in _interleave(5.0) if not (s[0] == 'se' and s[1] < 1000.0 + late / 35)]
+        _feed(rec, se)
+        rec.stop(1005.0)
+        rec.close_if_stale(1006.0)
+        covs.append(read_run(rec.events[0]['path']).meta['coverage'])
+    on_time, late = covs
+    assert on_time['estimates']['first_s'] == 0.0 and on_time['truth']['first_s'] == 0.004
+    assert coverage_exclusion({'coverage': on_time}) is None
+    assert late['estimates']['first_s'] == pytest.approx(5 / 35)
+    assert late['estimates']['received'] >= 0.9 * late['estimates']['expected']
+    why = coverage_exclusion({'coverage': late})
+    assert why and 'estimates: the first sample 0.142857 s after the run start' in why
+    assert f'{START_PERIODS} periods at 35 Hz' in why
+    rec = RecorderCore(
+        tmp_path / 'duration', side='sim', label='ch_rw', segmentation='duration',
+        duration_s=5.0, fsync=False,
+    )
+    _feed(rec, _interleave(11.0))
+    cut = read_run(rec.events[0]['path']).meta['coverage']
+    assert all('first_s' not in b for b in cut.values())

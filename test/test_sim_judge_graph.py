@@ -22,9 +22,18 @@ fix at a run start moved E by 5-80 %). `vepd run` in one process steps the graph
 docstring says what that guarantees), so this held at every time_scale and load tried: two such
 graphs at time_scale 20 beside a CPU hog gave the same files. (Before lockstep, at 4x with another
 graph on the two cores, a hop could miss its tick: E +5-10 % on a run.)
+
+Same seed, same bits (issue 23): the graph is on truth_node's /clock at every time_scale, 1.0
+included, and its lockstep (``nodes.base.Pacer``, in one process as under ros2 launch) waits for
+discovery before the first step and for every message of a step before the next, so `vepd run`
+writes the same run files and result.json byte for byte at any time_scale, as often as it is run.
+Before, at time_scale 1.0 the graph ran on the wall clock: three runs of the same seed gave ch_rw
+W1 0.0220, 0.0319, 0.0253 on a quiet machine, and under load (≈ 12) three of three stalled with
+runs of no estimate.
 """
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -37,6 +46,74 @@ from vepd_ros.runs.format import read_run
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
+def vepd_run(args: dict, out: Path, domain_id: int) -> dict:
+    """Run ``vepd run sim_judge`` with ``args`` into ``out``; return its result (exit 0)."""
+    cmd = [
+        sys.executable,
+        '-m',
+        'vepd_ros.cli',
+        'run',
+        'sim_judge',
+        *[f'{k}:={v}' for k, v in args.items()],
+        f'output_dir:={out}',
+        '--json',
+    ]
+    # no wall budget: the lockstep graph only slows down on a busy machine (measured: 260 s for a
+    # 5 s run at load 25); a graph that stops advancing ends with vepd run's stall limit
+    proc = subprocess.run(
+        cmd, env=ros_env(domain_id), capture_output=True, text=True, timeout=3000
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def outputs(out: Path) -> dict:
+    """
+    Return the bytes of every file a sim_judge run leaves in ``out`` that does not name ``out``.
+
+    The run files and sidecars, each batch's index and result.json (report/ names its folder).
+    """
+    files = sorted(
+        p for p in out.rglob('*')
+        if p.is_file() and 'report' not in p.parts and not p.name.startswith('.')
+    )
+    assert any(p.suffix == '.csv' for p in files) and (out / 'result.json') in files
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in files}
+
+
+def assert_same_outputs(a: Path, b: Path) -> None:
+    """Assert that two sim_judge outputs hold the same files, byte for byte."""
+    got, want = outputs(a), outputs(b)
+    assert sorted(got) == sorted(want)
+    differ = [name for name in want if got[name] != want[name]]
+    assert not differ, f'{a} and {b} differ in {differ}'
+
+
+def test_vepd_run_repeats_its_bits_at_any_time_scale(domain_id, tmp_path):
+    """
+    Check same seed, same bits: `vepd run` at time_scale 1.0, then 3.0, writes identical outputs.
+
+    5 s runs (the start transient weighs most on short runs), every file byte for byte; every run
+    has its first estimate within a period of its start, as the coverage block states.
+    """
+    args = {
+        'k': 2,
+        'models': 'ch_rw',
+        'scenarios': 'straight',
+        'duration_s': 5.0,
+        'judge': 'builtin',
+        'seed': 3,
+    }
+    first = vepd_run({**args, 'time_scale': 1.0}, tmp_path / 'x1', domain_id)
+    second = vepd_run({**args, 'time_scale': 3.0}, tmp_path / 'x3', domain_id)
+    assert first['complete'] and first['models'] == second['models']
+    assert_same_outputs(tmp_path / 'x1', tmp_path / 'x3')
+    for sidecar in (tmp_path / 'x1').rglob('straight_*.json'):
+        cov = json.loads(sidecar.read_text())['coverage']
+        assert cov['truth']['first_s'] == 0.0, (sidecar, cov)
+        assert 0 <= cov['estimates']['first_s'] <= 1 / 35, (sidecar, cov)
+
+
 def test_sim_judge_graph_result_matches_the_offline_study(domain_id, tmp_path):
     args = {
         'k': 2,
@@ -46,22 +123,7 @@ def test_sim_judge_graph_result_matches_the_offline_study(domain_id, tmp_path):
         'time_scale': 10.0,
         'seed': 3,
     }
-    cmd = [
-        sys.executable,
-        '-m',
-        'vepd_ros.cli',
-        'run',
-        'sim_judge',
-        *[f'{k}:={v}' for k, v in args.items()],
-        f'output_dir:={tmp_path / "graph"}',
-        'judge:=builtin',
-        '--json',
-        '--timeout',
-        '120',
-    ]
-    proc = subprocess.run(cmd, env=ros_env(domain_id), capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    graph = json.loads(proc.stdout)
+    graph = vepd_run({**args, 'judge': 'builtin'}, tmp_path / 'graph', domain_id)
     study = run_study(
         ['ch_gauss', 'ch_rw'], ['circle'], 2, 8.0, 'rtk', tmp_path / 'study', seed=3, workers=1
     )

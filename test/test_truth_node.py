@@ -160,3 +160,48 @@ def test_sigterm_and_sigint_exit_cleanly(domain_id):
         out, _ = proc.communicate(timeout=15)
         assert proc.returncode == 0, out
         assert 'Traceback' not in out
+
+
+def test_a_run_start_event_goes_out_alone_a_step_before_the_run_first_sample(ros_ctx):
+    """
+    Check that a run's start event has a lockstep step of its own (issue 23).
+
+    Events and samples travel on two topics with no order between them across processes: a noise
+    node or the judge that took the run's first sample before its start event restarted one
+    sample late. Paced, a step goes out only once every node has taken the previous one, so the
+    start event alone in its step reaches every node before the run's first sample; /clock does
+    not move in that step.
+    """
+    from rclpy.parameter import Parameter
+    from vepd_ros.nodes.truth_node import TruthNode
+
+    truth = TruthNode(
+        context=ros_ctx,
+        parameter_overrides=[
+            Parameter('publish_clock', value=True),
+            Parameter('duration_s', value=0.03),
+            Parameter('runs', value=2),
+            Parameter('gap_s', value=0.0),
+        ],
+    )
+    log = []
+
+    def record(pub, what):
+        publish = pub.publish
+        pub.publish = lambda msg: (log.append(what(msg)), publish(msg))
+
+    record(truth.pub_run, lambda msg: json.loads(msg.data)['event'])
+    record(truth.pub_odom, lambda msg: 'sample')
+    record(truth.pub_clock, lambda msg: 'clock')
+    steps = []
+    try:
+        while truth.run < 1 or truth.samples is not None:
+            log.clear()
+            assert truth.step()
+            steps.append(tuple(log))
+    finally:
+        truth.destroy_node()
+    starts = [i for i, s in enumerate(steps) if 'start' in s]
+    assert len(starts) == 2 and all(steps[i] == ('start',) for i in starts), steps
+    assert all(steps[i + 1][0] == 'sample' for i in starts), steps
+    assert steps[starts[0] + 4] == ('sample', 'end', 'clock'), steps  # 0.03 s: 4 samples

@@ -263,7 +263,9 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         Param(
             'time_scale',
             1.0,
-            'sim seconds per wall second; != 1 puts the graph on /clock',
+            'sim seconds per wall second at most: truth_node drives /clock and paces it to the '
+            'slowest chain, so a busy machine makes the run longer, never different (1.0: at '
+            'most real time)',
             low=0.0,
             low_open=True,
         ),
@@ -609,7 +611,10 @@ def _configured(a: dict) -> tuple[dict, dict | None]:
 
 
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
-    sim_time = a['use_sim_time'] or a['time_scale'] != 1.0
+    # With truth_node the graph is always on its /clock, at every time_scale (1.0 too): sim time
+    # stepped in lockstep is what makes a run repeat its bits for a seed; on the wall clock the
+    # machine's scheduling decided which samples a tick saw (issue 23).
+    sim_time = a['use_sim_time'] or a['use_truth_node'] or a['time_scale'] != 1.0
     t = {'use_sim_time': sim_time}
     models = [m.strip() for m in a['models'].split(',')]
     configured, imu_file = _configured(a)

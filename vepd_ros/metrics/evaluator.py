@@ -47,10 +47,14 @@ Completeness (contract C2), also in the result:
 A run is EXCLUDED (never scored) when its sidecar's ``coverage`` block (contract C1, written by the
 recorder) shows, for the estimates or the truth, received/expected < ``min_coverage`` (expected >
 0), or a longest gap ``max_gap_s`` > max(``GAP_PERIODS`` / rate_hz, ``GAP_FLOOR_S``) — five nominal
-periods, at least 0.5 s. A run without a ``coverage`` block (the authors' files, the offline
-study's) is complete. A batch (side × scenario) is INCOMPLETE when it holds fewer usable runs than
-K: the ``k`` asked for, else the plan a ``vepd study`` output records (its runs per batch, and
-every model × scenario it was to write), else the largest count of any side for that scenario.
+periods, at least 0.5 s — or, where the block gives it (a run started by an announced event, at
+which the judge restarts), a first sample ``first_s`` > ``START_PERIODS`` / rate_hz after the run
+start: the judge's start transient lies in its first estimates (losing them moved E by 10 % on a
+5 s run), so a run whose first estimate is late is not the run its seed describes. A run without a
+``coverage`` block (the authors' files, the offline study's) is complete. A batch (side ×
+scenario) is INCOMPLETE when it holds fewer usable runs than K: the ``k`` asked for, else the plan
+a ``vepd study`` output records (its runs per batch, and every model × scenario it was to write),
+else the largest count of any side for that scenario.
 Incomplete batches are still scored over the runs they have, and flagged; ``vepd evaluate`` exits 4
 on an incomplete result unless ``--allow-incomplete``.
 """
@@ -76,6 +80,13 @@ REFERENCE = 'real'
 DEFAULT_MIN_COVERAGE = 0.9
 GAP_PERIODS = 5
 GAP_FLOOR_S = 0.5
+START_PERIODS = 2
+"""
+A run's first sample comes at most this many nominal periods after its announced start.
+
+On sim time the judge's first estimate is that of its first tick after the run's first IMU sample:
+at most one period after the start; the second period is slack for a sensor's latency.
+"""
 
 
 def coverage_exclusion(
@@ -143,6 +154,19 @@ def coverage_exclusion(
             reasons.append(
                 f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} '
                 f'periods at {rate:g} Hz, at least {GAP_FLOOR_S:g} s)'
+            )
+        first = b.get('first_s')
+        if first is None:
+            continue
+        if not isinstance(first, (int, float)) or isinstance(first, bool) or not first >= 0:
+            raise RunDataError(
+                f"{where}: sidecar field '{f}.first_s' must be a number >= 0, got {first!r:.40}"
+            )
+        if first > START_PERIODS / rate + 1e-9:
+            reasons.append(
+                f'{stream}: the first sample {first:g} s after the run start > '
+                f'{START_PERIODS / rate:g} s ({START_PERIODS} periods at {rate:g} Hz: the start '
+                'transient is missing)'
             )
     return '; '.join(reasons) or None
 

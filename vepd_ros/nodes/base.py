@@ -516,6 +516,19 @@ class TrafficCounter:
         """
         return self._per_topic(lambda sub, count: sub.get_publisher_count())
 
+    def snapshot(self) -> dict:
+        """Return the report of this node (the fields of ``PROGRESS_TOPIC``)."""
+        return {
+            'node': self._node.get_fully_qualified_name(),
+            'pid': os.getpid(),
+            'hold': bool(getattr(self._node, 'pace_hold', False)),
+            'requires': list(getattr(self._node, 'pace_requires', ())),
+            'received': self.received(),
+            'published': dict(self.published),
+            'matched': self.matched(),
+            'heard': self.heard(),
+        }
+
     def report(self) -> None:
         """Publish the counts if they changed, or every ``PROGRESS_HEARTBEAT_S`` (when idle)."""
         import json
@@ -523,19 +536,7 @@ class TrafficCounter:
 
         if not self._node.context.ok():
             return
-        text = json.dumps(
-            {
-                'node': self._node.get_fully_qualified_name(),
-                'pid': os.getpid(),
-                'hold': bool(getattr(self._node, 'pace_hold', False)),
-                'requires': list(getattr(self._node, 'pace_requires', ())),
-                'received': self.received(),
-                'published': self.published,
-                'matched': self.matched(),
-                'heard': self.heard(),
-            },
-            sort_keys=True,
-        )
+        text = json.dumps(self.snapshot(), sort_keys=True)
         now = time.monotonic()
         if text == self._last and now - self._last_wall < PROGRESS_HEARTBEAT_S:
             return
@@ -638,6 +639,7 @@ class Pacer:
         self._held_since = None  # wall ns since which the next step waits
         self._unheard_since = None  # wall ns since which a required process has not reported
         self._given_up: set[int] = set()  # required pids that never reported in timeout_s
+        self._local: list = []  # TrafficCounters of nodes in this process (pace_local)
         self.traffic = None
         if pace_nodes:
             self.traffic = TrafficCounter(node)  # after the node has created its publishers
@@ -649,11 +651,29 @@ class Pacer:
 
         return time.monotonic_ns()
 
+    def pace_local(self, counters: list) -> None:
+        """
+        Pace the nodes of this process by their ``TrafficCounter`` s, read directly.
+
+        ``vepd run`` composes the graph in one process: the same lockstep as across processes (one
+        ``ready``), its reports taken from the counters instead of ``PROGRESS_TOPIC``.
+        """
+        self._local = list(counters)
+        self.pace_nodes = len(self._local)
+        if self.traffic is None:
+            self.traffic = TrafficCounter(self._node)
+
     def _on_report(self, msg) -> None:
         import json
 
         try:
-            e = json.loads(msg.data)
+            self._take(json.loads(msg.data))
+        except ValueError as exc:
+            self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
+
+    def _take(self, e) -> None:
+        """Take one node's report (a ``TrafficCounter.snapshot``)."""
+        try:
             name = str(e['node'])
             report = {
                 key: {str(t): int(n) for t, n in e[key].items()}
@@ -703,6 +723,8 @@ class Pacer:
         """Return whether the next step may go out (see the class)."""
         if not self.pace_nodes:
             return True
+        for counter in self._local:
+            self._take(counter.snapshot())
         log = self._node.get_logger()
         now = self._wall_ns()
         for name, r in list(self._reports.items()):

@@ -12,7 +12,10 @@ Publishes ``/ground_truth/odometry`` (nav_msgs/Odometry: pose in ``frame_id``, t
 specific force incl. gravity), ``/ground_truth/run`` (std_msgs/String JSON: run start/end events)
 and, when accelerated, ``/clock``. Sample k of a run carries stamp t_run_start + k/rate_hz: stamps
 are the sample times, never callback times. Runs start on whole seconds of the time base (the first
-after the previous run's end plus ``gap_s``).
+after the previous run's end plus ``gap_s``). A run's start event goes out on its own, a step
+before the run's first sample: events and samples travel on different topics with no order between
+them, and paced (``pace_nodes``, ``vepd run``'s lockstep) every node has taken the event before
+that sample is published, so each node restarts its run at the same sample every time.
 """
 
 from __future__ import annotations
@@ -137,7 +140,8 @@ class TruthNode(Node):
             return False
         if self._finish_ns is not None and self.sim_ns >= self._finish_ns:
             return self._stop()
-        self._publish_due(self.sim_ns)
+        if self._publish_due(self.sim_ns):
+            return True  # a run's start event went out alone: its samples come with the next step
         self.pub_clock.publish(ClockMsg(clock=ns_to_stamp(self.sim_ns - self.period_ns // 2)))
         self.sim_ns += self.period_ns
         return True
@@ -174,12 +178,18 @@ class TruthNode(Node):
         self.run_t0_ns, self.k = t0_ns, 0
         self._event('start', t0_ns, traj.meta)
 
-    def _publish_due(self, now_ns: int):
-        """Publish every sample whose stamp is ≤ now (catching up if a timer callback was late)."""
+    def _publish_due(self, now_ns: int) -> bool:
+        """
+        Publish every sample whose stamp is ≤ now (catching up if a timer callback was late).
+
+        Returns True when a run's start event went out: the call stops there, and the run's samples
+        follow from the next call (the event alone in its step, see the module docstring).
+        """
         while True:
             if self.samples is None:
                 if self.run + 1 >= len(self.plan):
-                    return self._finish()
+                    self._finish()
+                    return False
                 # Runs start on whole seconds of the time base, so every sensor clock (ticks
                 # k/rate_hz) has the same phase relative to the run start as in the offline study,
                 # where runs start at t = 0.
@@ -187,11 +197,12 @@ class TruthNode(Node):
                     self.next_run_ns = now_ns
                 start = self.next_run_ns = -(-self.next_run_ns // NS) * NS
                 if start > now_ns:
-                    return
+                    return False
                 self._start_run(start)
+                return True
             stamp = self.run_t0_ns + self.k * self.period_ns
             if stamp > now_ns:
-                return
+                return False
             self._publish_sample(self.k, stamp)
             self.k += 1
             if self.k >= self.n_samples:

@@ -42,8 +42,12 @@ half-open run interval [start, end); a source that samples both ends, as truth_n
 one more), ``received`` the samples recorded and ``max_gap_s`` the longest interval between the run
 start, consecutive stamps and the run end (so a stream that starts late or stops early shows a gap
 too). ``rate_hz`` is the stream's nominal rate (``rates_hz``); where it is not given, the median
-stamp interval of the run stands for it, which catches gaps but not a uniformly thinned stream. The
-evaluator excludes runs whose coverage is short.
+stamp interval of the run stands for it, which catches gaps but not a uniformly thinned stream.
+Where the run starts at an instant announced before its samples (``start(stamp)``: truth_node's
+run events, at which the judge restarts), each entry also has ``first_s``: how long after the start
+the stream's first sample came (the judge's start transient is in its first estimates).
+The evaluator excludes runs whose coverage is short or whose start is late
+(``metrics.evaluator.coverage_exclusion``).
 """
 
 from __future__ import annotations
@@ -135,6 +139,7 @@ class RecorderCore:
         self._run_counts: Counter = Counter()  # of the run in progress
         self._last = {'se': -math.inf, 'gt': -math.inf}
         self._recording = False
+        self._announced = False  # the run's start was given, not its first sample (first_s)
         self._t0: float | None = None
         self._end: float | None = None
         self._cur = {'se': _Stream(), 'gt': _Stream()}
@@ -227,7 +232,7 @@ class RecorderCore:
             return None
         if not self._recording:
             if self.segmentation == 'duration':
-                self._begin(stamp)
+                self._begin(stamp, announced=False)
             elif self.segmentation == 'motion':
                 return self._idle_motion(kind, stamp, vx, vy)
             else:
@@ -240,9 +245,11 @@ class RecorderCore:
         self._run_counts[f'{kind}_dropped_{reason}'] += 1
         return None
 
-    def _begin(self, stamp):
+    def _begin(self, stamp, announced: bool = True):
+        """Begin a run at ``stamp`` (None: the first sample); ``announced``: not a sample's own."""
         self._recording = True
         self._t0 = None if stamp is None else float(stamp)
+        self._announced = announced and stamp is not None
         self._end = None
         self._below_since = None
         self._cur = {'se': _Stream(), 'gt': _Stream()}
@@ -279,7 +286,7 @@ class RecorderCore:
             t0 = stamp - self.pre_roll_s
             held = [s for s in self._pre if s[1] >= t0]
             self._pre.clear()
-            self._begin(t0)
+            self._begin(t0, announced=False)
             ev = None
             for s in held:
                 ev = self._add(*s) or ev
@@ -307,12 +314,15 @@ class RecorderCore:
             steps = steps[steps > 0]
             rate = float(1.0 / np.median(steps)) if len(steps) else 0.0
         duration = max(end - t0, 0.0)
-        return {
+        out = {
             'expected': int(round(duration * rate)),
             'received': int(len(t)),
             'max_gap_s': round(max_gap, 9),
             'rate_hz': round(rate, 9),
         }
+        if self._announced and len(t):
+            out['first_s'] = round(float(t[0]) - t0, 9)
+        return out
 
     def _close(self, force: bool = False) -> dict:
         se, gt = self._cur['se'], self._cur['gt']
@@ -373,7 +383,7 @@ class RecorderCore:
         self._next.clear()
         if not self.done:
             if self.segmentation == 'duration' and not force:
-                self._begin(end)
+                self._begin(end, announced=False)
             for s in pending:
                 if self._recording:
                     self._add(*s)
