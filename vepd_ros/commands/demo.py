@@ -38,8 +38,9 @@ graph runs as fast as the machine allows up to 20x."""
 
 EXAMPLES = """examples:
   vepd demo                          # writes demo_out/ (runs, result.json, report/)
-  vepd demo --out /tmp/demo --quiet  # no progress bar, node warnings only
-  ROS_DOMAIN_ID=7 vepd demo          # watch: ROS_DOMAIN_ID=7 ros2 topic echo /vepd/result
+  ROS_DOMAIN_ID=7 vepd demo --out /tmp/demo --quiet
+      # on domain 7 (watch: ROS_DOMAIN_ID=7 ros2 topic echo /vepd/result), into /tmp/demo,
+      # no progress bar
 """
 
 
