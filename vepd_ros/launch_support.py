@@ -15,10 +15,14 @@ Every launch argument is an argument of the graph in ``vepd_ros.ros_graph``; the
 
 What launch adds, because every node is its own process here:
 - the graph ends itself: sim_judge's and bag_replay's evaluator exits once its result is published
-  (``exit_when_done``) and its exit shuts the launch down (``OnProcessExit`` -> ``Shutdown``);
-  truth_node stops /clock after its last run and exits. live_eval evaluates a rolling window
-  forever by design: stop it with Ctrl-C (SIGINT; every finished run is on disk, the run in
-  progress is not written).
+  (``exit_when_done``; it prints the result's tables and where they were written) and its exit
+  shuts the launch down (``OnProcessExit`` -> ``Shutdown``); truth_node stops /clock after its
+  last run and exits. A launch that ends without a result — the evaluator could not score the
+  runs, or the launch was shut down before it had one — exits non-zero, naming the cause
+  (``NoResult``: ``ros2 launch`` returns 1 when an event handler raises); a user's Ctrl-C ends
+  it with status 0 and a warning that it has no result. live_eval evaluates a
+  rolling window forever by design: stop it with Ctrl-C (SIGINT; every finished run is on disk,
+  the run in progress is not written).
 - lockstep sim time: every node on /clock reports on ``/vepd/progress`` how many messages it has
   taken and published per topic whenever it is idle, and truth_node (``pace_nodes``) takes its
   next step only once every message published so far has been taken: the step order of ``vepd
@@ -32,6 +36,8 @@ What launch adds, because every node is its own process here:
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
+import time
 
 from launch import LaunchDescription
 from launch.actions import (
@@ -41,11 +47,13 @@ from launch.actions import (
     OpaqueFunction,
     RegisterEventHandler,
 )
-from launch.event_handlers import OnProcessExit
+from launch.event_handlers import OnProcessExit, OnShutdown
 from launch.events import Shutdown
+from launch.logging import get_logger as launch_logger
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, paced_nodes, typed_args
+from vepd_ros.runs.safety import load_json, RunFileError
 from vepd_ros.yamlio import yaml_value
 
 BAG_QUIET_S = 3.0
@@ -97,6 +105,42 @@ def _shutdown_on_failure(event, context):
     return None
 
 
+class NoResult(RuntimeError):
+    """The launch ended without a VEPD result (``ros2 launch`` then exits 1 with this text)."""
+
+
+def _on_evaluator_exit(event, context, output_dir: str, shutdowns: list, started: float):
+    """
+    End the launch on the evaluator's exit; raise ``NoResult`` when there is no result.
+
+    A result is a complete ``result.json`` in ``output_dir`` written since ``started`` (not one an
+    earlier launch left) by an evaluator that exited 0. Without one the cause is result.json's
+    ``error`` (the runs could not be scored), else the first reason the launch was shut down for
+    (``shutdowns``: the ``Shutdown`` events, recorded by ``OnShutdown``), else the evaluator's
+    status. A user's Ctrl-C is no failure to report: the launch ends as it was asked to, with a
+    warning that it has no result.
+    """
+    path = Path(output_dir) / 'result.json'
+    res = None
+    try:
+        if path.stat().st_mtime >= started:
+            res = load_json(path, 'result file')
+    except (OSError, RunFileError):
+        pass
+    if event.returncode == 0 and res is not None and res.get('complete', True):
+        return [EmitEvent(event=Shutdown(reason='the evaluator has published its result'))]
+    if res is not None and res.get('error'):
+        cause = f'the runs could not be scored: {res["error"]} ({path})'
+    elif shutdowns:
+        cause = f'the launch was shut down before the evaluator had one: {shutdowns[0].reason}'
+    else:
+        cause = f'the evaluator exited with status {event.returncode} before it had one'
+    if shutdowns and shutdowns[0].due_to_sigint:
+        launch_logger('vepd_ros').warning(f'interrupted: no VEPD result ({output_dir})')
+        return None
+    raise NoResult(f'no VEPD result: {cause}')
+
+
 def _actions(context, graph: str):
     raw = {p.name: LaunchConfiguration(p.name).perform(context) for p in GRAPH_ARGS[graph]}
     values = typed_args(graph, raw)
@@ -139,16 +183,21 @@ def _actions(context, graph: str):
     # leaving the rest of the graph waiting for data that will never come.
     actions.append(RegisterEventHandler(OnProcessExit(on_exit=_shutdown_on_failure)))
     if evaluator is not None and graph != 'live_eval':
-        actions.append(
+        shutdowns = []  # the launch's Shutdown events, first first
+        started = time.time()
+        actions += [
+            RegisterEventHandler(
+                OnShutdown(on_shutdown=lambda event, _ctx: shutdowns.append(event))
+            ),
             RegisterEventHandler(
                 OnProcessExit(
                     target_action=evaluator,
-                    on_exit=[
-                        EmitEvent(event=Shutdown(reason='the evaluator has published its result'))
-                    ],
+                    on_exit=lambda event, ctx: _on_evaluator_exit(
+                        event, ctx, values['output_dir'], shutdowns, started
+                    ),
                 )
-            )
-        )
+            ),
+        ]
     return actions
 
 
