@@ -62,36 +62,43 @@ def test_launch_prints_the_result_tables_and_where_they_went(domain_id, tmp_path
     assert 'VEPD (1)' not in log
 
 
-def test_launch_that_loses_a_node_exits_1_naming_the_cause(domain_id, tmp_path):
+@pytest.fixture
+def launch_process():
+    """Start ``ros2 launch`` processes (``start(cmd, env)``), each in its own process group."""
+    started = []
+
+    def start(cmd, env):
+        started.append(
+            subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, start_new_session=True)
+        )
+        return started[-1]
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_launch_that_loses_a_node_exits_1_naming_the_cause(domain_id, tmp_path, launch_process):
     package_executables_ready()
     out = tmp_path / 'out'
     cmd = ros2_cmd(
         'launch', 'vepd_ros', 'sim_judge.launch.py', *ARGS, 'duration_s:=30.0',
         f'output_dir:={out}',
     )
-    proc = subprocess.Popen(
-        cmd,
-        env=ros2_env('jazzy', domain_id),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        pids = []
-        while time.monotonic() < deadline and not pids:
-            pids = _node_pids(domain_id, 'gps_noise_node')
-            time.sleep(0.2)
-        assert pids, 'no gps_noise_node started within 120 s'
-        time.sleep(2.0)  # let the graph come up: the failure is a node lost mid-launch
-        for pid in pids:
-            os.kill(pid, signal.SIGKILL)
-        log, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    proc = launch_process(cmd, ros2_env('jazzy', domain_id))
+    deadline = time.monotonic() + 120
+    pids = []
+    while time.monotonic() < deadline and not pids:
+        pids = _node_pids(domain_id, 'gps_noise_node')
+        time.sleep(0.2)
+    assert pids, 'no gps_noise_node started within 120 s'
+    time.sleep(2.0)  # let the graph come up: the failure is a node lost mid-launch
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    log, _ = proc.communicate(timeout=120)
     assert proc.returncode == 1, log[-4000:]
     assert 'no VEPD result: the launch was shut down before the evaluator had one' in log, log[
         -4000:
