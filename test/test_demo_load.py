@@ -50,6 +50,11 @@ def _check(proc, out) -> int:
     assert (
         'not a complete result' not in stderr and 'stalled: ' not in stderr
     )  # run.py's stall error
+    # the defaults do not undercut their own result (K >= MIN_K_FOR_INTERVALS: no K warning), and
+    # the start-up says nothing a newcomer must act on: no tf2_msgs to install, no input 'missing'
+    # while the busy graph is still coming up
+    assert 'not meaningful' not in stdout + stderr, stdout[-3000:]
+    assert 'tf2_msgs' not in stderr and 'no message on' not in stderr, stderr[-3000:]
     return int(re.search(r'DDS domain (\d+)', stderr).group(1))
 
 

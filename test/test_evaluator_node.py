@@ -138,3 +138,63 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     written = json.loads((out / 'result.json').read_text())
     assert written['models'] == got['models']
     assert node.evaluations == 1
+
+
+def test_evaluator_ending_a_launch_prints_the_tables_and_where_they_went(
+    ros_ctx, executor, tmp_path, capfd
+):
+    """
+    With ``exit_when_done`` (the end of a ``ros2 launch``) the result is printed as ``vepd run``.
+
+    The launch's last words are the result, not one log line among the nodes': Tables I and II,
+    excluded runs and what they mean, in the one text form (``format_tables``), then where
+    result.json and the runs are. An evaluator stopped before its batches are complete says which
+    are short.
+    """
+    import rclpy
+    from rclpy.parameter import Parameter
+    from std_msgs.msg import String
+    from vepd_ros.nodes.base import EVENT_QOS
+    from vepd_ros.nodes.evaluator_node import EvaluatorNode
+    from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+    from vepd_ros.report.text import format_tables
+
+    events = _write_batches(tmp_path / 'batches')
+    out = tmp_path / 'out'
+
+    def evaluator(name):
+        return EvaluatorNode(
+            context=ros_ctx,
+            parameter_overrides=[
+                Parameter('k', value=K),
+                Parameter('expected_labels', value=','.join(LABELS)),
+                Parameter('output_dir', value=str(out / name)),
+                Parameter('report', value=False),
+                Parameter('exit_when_done', value=True),
+            ],
+        )
+
+    node = evaluator('done')
+    src = rclpy.create_node('runs_src', context=ros_ctx)
+    pub = src.create_publisher(String, RUNS_TOPIC, EVENT_QOS)
+    for n in (node, src):
+        executor.add_node(n)
+    assert spin_until(executor, lambda: pub.get_subscription_count(), 10)
+    for ev in events:
+        pub.publish(String(data=json.dumps(ev)))
+    assert spin_until(executor, lambda: node.evaluations == 1, 15)
+    node._exit_timer.cancel()  # the test's context stays up
+    printed = capfd.readouterr().out
+    res = json.loads((out / 'done' / 'result.json').read_text())
+    assert format_tables(res) in printed
+    assert f'VEPD result: {(out / "done" / "result.json").resolve()}' in printed
+    assert 'Table I' in printed and 'Ch:RW' in printed
+
+    short = evaluator('short')
+    executor.add_node(short)
+    for ev in events[:3]:
+        short._on_run(String(data=json.dumps(ev)))
+    short.destroy_node()
+    err = capfd.readouterr().err
+    assert 'stopped before a result (3 run events received)' in err, err
+    assert 'real circle: 1 of 2 runs' in err and 'ch_rw straight: 0 of 2 runs' in err, err

@@ -261,18 +261,23 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
 
 
 def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_no_transform(
-    ros_ctx, capfd, monkeypatch
+    ros_ctx, executor, capfd, monkeypatch
 ):
     """
-    Without tf2_msgs, publish_tf is reported once by name and no transform is published.
+    Without tf2_msgs, no transform is published, and that is said only where /tf is wanted.
 
     publish_tf (robot_localization's, default true) needs tf2_msgs/TFMessage: a ROS 2 install has
-    it and the judge broadcasts world_frame -> base_link there; the pip runtime has not, and the
-    judge says so by name, once per process (vepd run composes one judge per chain).
+    it and the judge broadcasts world_frame -> base_link there; the pip runtime has not (no wheel
+    exists). None of the suite's nodes reads /tf, so the judge says nothing about it (a newcomer's
+    first line of `make demo` used to tell them to install a package they do not need) until
+    something subscribes to /tf: then it names the package, once per process (vepd run composes one
+    judge per chain).
     """
     import importlib.util
 
+    import rclpy
     from rclpy.parameter import Parameter
+    from std_msgs.msg import String
     from vepd_ros.nodes import judge_node as judge_module
     from vepd_ros.nodes.judge_node import JudgeNode
 
@@ -291,7 +296,17 @@ def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_n
             assert judge.pub_tf is not None and judge.pub_tf.topic_name == '/tf'
         else:
             assert judge.pub_tf is None
-            assert 'publish_tf is true but tf2_msgs is not installed' in capfd.readouterr().err
+            judge._tf_wanted()  # what a tick does every TF_CHECK_EVERY estimates
+            assert 'tf2_msgs' not in capfd.readouterr().err  # nobody reads /tf: not a word
+            # a /tf reader (its type does not matter to the count; tf2_msgs is what is missing)
+            reader = rclpy.create_node('tf_reader', context=ros_ctx)
+            reader.create_subscription(String, '/tf', lambda _m: None, 1)
+            executor.add_node(judge)
+            assert spin_until(executor, lambda: judge.count_subscribers('/tf') > 0, 10)
+            judge._tf_wanted()
+            err = capfd.readouterr().err
+            assert 'tf2_msgs is not installed' in err and 'ros-$ROS_DISTRO-tf2-msgs' in err, err
+            executor.remove_node(judge)
         off = JudgeNode(
             context=ros_ctx,
             node_name='judge_no_tf',
@@ -301,7 +316,7 @@ def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_n
                 Parameter('publish_tf', value=False),
             ],
         )
-        assert off.pub_tf is None and 'tf2_msgs' not in capfd.readouterr().err
+        assert off.pub_tf is None and not off._tf_unavailable
         off.destroy_node()
         if importlib.util.find_spec('tf2_msgs') is None:
             again = JudgeNode(
@@ -312,10 +327,13 @@ def test_judge_node_publish_tf_where_tf2_msgs_is_missing_says_so_and_publishes_n
                     Parameter('imu0_config', value=[False] * 9 + [True] * 6),
                 ],
             )
+            assert spin_until(executor, lambda: again.count_subscribers('/tf') > 0, 10)
+            again._tf_wanted()
             assert (
                 again.pub_tf is None and 'tf2_msgs is not installed' not in capfd.readouterr().err
             )
             again.destroy_node()
+            reader.destroy_node()
     finally:
         judge.destroy_node()
 

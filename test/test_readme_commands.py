@@ -84,6 +84,32 @@ def readme_commands() -> list[str]:
     return out
 
 
+def real_ros_block() -> list[str]:
+    """
+    Return the commands of README's real ROS 2 install block, in order, comments left out.
+
+    The fenced ``bash`` block of "Real ROS 2 (Humble ..., Jazzy ...)": what a user of a ROS 2
+    install types. test/test_package_colcon.py runs its colcon, source and vepd lines exactly.
+    """
+    text = README.read_text()
+    start = text.index('**Real ROS 2')
+    block = text[text.index('```bash\n', start) + 8:]
+    block = block[: block.index('```')]
+    return [
+        re.sub(r'\s+#\s.*$', '', line).strip()
+        for line in block.splitlines()
+        if line.strip() and not line.lstrip().startswith('#')
+    ]
+
+
+def test_real_ros_block_is_found():
+    """The README block the colcon test runs is there, with the lines a ROS user runs."""
+    lines = real_ros_block()
+    assert 'colcon build --packages-select vepd_ros' in lines
+    assert 'source install/setup.bash' in lines and 'vepd --help' in lines
+    assert any(line.startswith('colcon test --packages-select vepd_ros') for line in lines)
+
+
 def _synopsis(words: list[str]) -> bool:
     return any('|' in w or w in ('...', '[name:=value', '...]') for w in words)
 

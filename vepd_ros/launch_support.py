@@ -15,18 +15,21 @@ Every launch argument is an argument of the graph in ``vepd_ros.ros_graph``; the
 
 What launch adds, because every node is its own process here:
 - the graph ends itself: sim_judge's and bag_replay's evaluator exits once its result is published
-  (``exit_when_done``) and its exit shuts the launch down (``OnProcessExit`` -> ``Shutdown``);
-  truth_node stops /clock after its last run and exits. live_eval evaluates a rolling window
-  forever by design: stop it with Ctrl-C (SIGINT; every finished run is on disk, the run in
-  progress is not written).
+  (``exit_when_done``; it prints the result's tables and where they were written) and its exit
+  shuts the launch down (``OnProcessExit`` -> ``Shutdown``); truth_node stops /clock after its
+  last run and exits. A user's Ctrl-C ends it with status 0 and a warning that it has no result;
+  every other end without a result fails, naming the cause (below). live_eval evaluates a
+  rolling window forever by design: stop it with Ctrl-C (SIGINT; every finished run is on disk,
+  the run in progress is not written).
 - lockstep sim time: every node on /clock reports on ``/vepd/progress`` how many messages it has
   taken and published per topic whenever it is idle, and truth_node (``pace_nodes``) takes its
   next step only once every message published so far has been taken: the step order of ``vepd
   run``, so the results are the same. A machine too slow for ``time_scale`` makes the run take
   longer; it does not lose or reorder messages.
-- a launch that cannot give its result ends non-zero, naming why: a process that exits with a
-  non-zero status before the launch is shutting down (a judge chain that cannot start: its
-  supervisor exits 1 naming the process, e.g. ``ekf_node exited with status 127``), or a shutdown
+- a launch that cannot give its result ends non-zero, naming why ("no VEPD result: ..."): a
+  process that exits with a non-zero status before the launch is shutting down (a judge chain that
+  cannot start: its supervisor exits 1 naming the process, e.g. ``ekf_node exited with status
+  127``), an evaluator that could not score the runs (result.json's ``error``), or a shutdown
   before the evaluator's result that is not Ctrl-C (``LaunchFailed``: launch logs it and ``ros2
   launch`` exits 1).
 - bag_replay: ``ros2 bag play --clock`` where rosbag2 is installed, else the package's
@@ -37,7 +40,9 @@ What launch adds, because every node is its own process here:
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 import re
+import time
 
 from launch import LaunchDescription
 from launch.actions import (
@@ -49,9 +54,11 @@ from launch.actions import (
 )
 from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
 from launch.events import Shutdown
+from launch.logging import get_logger as launch_logger
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, paced_nodes, typed_args
+from vepd_ros.runs.safety import load_json, RunFileError
 from vepd_ros.yamlio import yaml_value
 
 BAG_QUIET_S = 3.0
@@ -105,9 +112,11 @@ class LaunchFailed(RuntimeError):
 class _Outcome:
     """What the handlers of one launch saw: the last error line of each process, a failure."""
 
-    def __init__(self, needs_result: bool):
+    def __init__(self, needs_result: bool, output_dir: str = ''):
         self.needs_result = needs_result  # a non-rolling evaluator: the launch exists for it
-        self.result = False  # the evaluator exited 0 (its result is published and written)
+        self.output_dir = output_dir
+        self.started = time.time()  # a result.json older than this is an earlier launch's
+        self.result = False  # the evaluator exited 0 with a complete result.json of this launch
         self.failed = ''
         self.last_error: dict[str, str] = {}
 
@@ -128,21 +137,44 @@ class _Outcome:
         self.failed = f'{name} exited with status {event.returncode}' + (
             f' ({cause})' if cause else ''
         )
-        raise LaunchFailed(f'{self.failed}: the launch ends without a result')
+        raise LaunchFailed(f'no VEPD result: {self.failed}: the launch ends without a result')
 
     def on_evaluator_exit(self, event, context):
-        """End the launch once the evaluator has published its result and exited 0."""
-        if event.returncode == 0:
+        """
+        End the launch once the evaluator has its result; fail, naming why, when it has none.
+
+        A result is a complete ``result.json`` in ``output_dir`` written by this launch (not one an
+        earlier launch left) from an evaluator that exited 0. Without one the cause is
+        result.json's ``error`` (the runs could not be scored), else the evaluator's status
+        (``on_exit`` names a non-zero one first).
+        """
+        path = Path(self.output_dir) / 'result.json'
+        res = None
+        try:
+            if path.stat().st_mtime >= self.started:
+                res = load_json(path, 'result file')
+        except (OSError, RunFileError):
+            pass
+        if event.returncode == 0 and res is not None and res.get('complete', True):
             self.result = True
             return [EmitEvent(event=Shutdown(reason='the evaluator has published its result'))]
-        return None  # on_exit reports the failure
+        if self.failed or (event.returncode and not context.is_shutdown):
+            return None  # named already, or by on_exit with the process's last error line
+        if res is not None and res.get('error'):
+            self.failed = f'the runs could not be scored: {res["error"]} ({path})'
+        else:
+            self.failed = f'the evaluator exited with status {event.returncode} without one'
+        raise LaunchFailed(f'no VEPD result: {self.failed}: the launch ends without a result')
 
     def on_shutdown(self, event, context):
         """Fail a launch that shuts down before its evaluator's result (not on Ctrl-C), named."""
-        if self.needs_result and not self.result and not self.failed and not event.due_to_sigint:
-            self.failed = f'shut down before the evaluator published a result ({event.reason})'
-            raise LaunchFailed(f'the launch ends without a result: {self.failed}')
-        return None
+        if not self.needs_result or self.result or self.failed:
+            return None
+        if event.due_to_sigint:  # the user asked for it: no failure, but no result either
+            launch_logger('vepd_ros').warning(f'interrupted: no VEPD result ({self.output_dir})')
+            return None
+        self.failed = f'shut down before the evaluator published a result ({event.reason})'
+        raise LaunchFailed(f'no VEPD result: {self.failed}: the launch ends without a result')
 
 
 def _actions(context, graph: str):
@@ -186,7 +218,10 @@ def _actions(context, graph: str):
     # A node that fails (a stranger on the domain, bad input at start, a judge chain that cannot
     # start) ends the launch with a non-zero status naming it, instead of leaving the rest of the
     # graph waiting for data that will never come; so does a launch that ends without a result.
-    outcome = _Outcome(needs_result=evaluator is not None and graph != 'live_eval')
+    outcome = _Outcome(
+        needs_result=evaluator is not None and graph != 'live_eval',
+        output_dir=values['output_dir'],
+    )
     actions.append(RegisterEventHandler(OnProcessIO(on_stderr=outcome.on_stderr)))
     actions.append(RegisterEventHandler(OnProcessExit(on_exit=outcome.on_exit)))
     actions.append(RegisterEventHandler(OnShutdown(on_shutdown=outcome.on_shutdown)))

@@ -7,16 +7,15 @@
 """
 What ``vepd evaluate``, ``vepd study`` and ``vepd run`` print for a VEPD result.
 
-Not a subcommand (the leading ``_``): ``format_tables`` is Tables I and II as text with what
-they mean, ``print_result`` the one way a command prints a result (JSON or the tables on stdout,
-its warnings on stderr).
+Not a subcommand (the leading ``_``): ``print_result`` is the one way a command prints a result
+(JSON or the tables on stdout, its warnings on stderr); ``format_tables`` (``report.text``, where
+evaluator_node reads it too) is Tables I and II as text with what they mean.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import textwrap
 
 
 def print_result(res: dict, as_json: bool) -> None:
@@ -26,61 +25,12 @@ def print_result(res: dict, as_json: bool) -> None:
         print(f'warning: {w}', file=sys.stderr)
 
 
-def _plain(text: str) -> str:
-    """Markdown emphasis dropped for the terminal (code backticks kept)."""
-    return text.replace('**', '')
-
-
 def format_tables(res: dict, width: int = 99) -> str:
     """
-    Format Tables I and II as text, then what they mean.
+    Return Tables I and II as text: ``report.text.format_tables``.
 
-    Tables I and II as text, then what they mean (``report.explain``: the reference, the closest
-    model and whether its interval is separated from the next, warnings on K and excluded runs, how
-    to read VEPD).
+    Imported when called: ``report`` loads numpy, which ``vepd --help`` must not.
     """
-    from vepd_ros.report.explain import explanation_lines, fmt, fmt_interval, fmt_rank
-    from vepd_ros.report.tables import side_name
+    from vepd_ros.report.text import format_tables as tables
 
-    lines = [
-        f'VEPD against {res["root"] if "root" in res else "the reference"} — velocity: '
-        f'{res["velocity"]}, '
-        f'preprocessing: {res["preprocessing"]["description"]}',
-        f'combined over {", ".join(res["combined_scenarios"]) or "—"}'
-        + (
-            f' (excluded: {", ".join(res["excluded_from_combined"])})'
-            if res['excluded_from_combined']
-            else ''
-        ),
-        '',
-        'Table I',
-        f'{"model":<18}{"W1":>9}{"W2":>9}{"VEPD":>9}   95% interval       rank',
-    ]
-    for m, e in res['models'].items():
-        ci_s = fmt_interval(e.get('ci95'), missing='—')
-        lines.append(
-            f'{e["display_name"]:<18}{fmt(e["W1"]):>9}{fmt(e["W2"]):>9}'
-            f'{fmt(e["VEPD"]):>9}   {ci_s:<18} {fmt_rank(e["rank"])}'
-        )
-    sc = res['scenarios']
-    lines += [
-        '',
-        'Table II (VEPD, rank per scenario)',
-        f'{"model":<18}' + ''.join(f'{s:>16}' for s in sc),
-    ]
-    for m, e in res['models'].items():
-        cells = []
-        for s in sc:
-            p = e['per_scenario'].get(s)
-            cells.append(f'{fmt(p["VEPD"])} ({fmt_rank(p.get("rank"))})' if p else '—')
-        lines.append(f'{e["display_name"]:<18}' + ''.join(f'{c:>16}' for c in cells))
-    k = res['k']
-    lines += ['', 'W1 in m/s, W2 unitless, VEPD = (W1 + W2)/2; lower is better.']
-    counts = '; '.join(
-        f'{side_name(res, s)}: ' + ', '.join(f'{a} {n}' for a, n in v.items())
-        for s, v in k.items()
-    )
-    lines += textwrap.wrap(f'runs: {counts}', width, subsequent_indent='      ')
-    for text in explanation_lines(res):
-        lines += [''] + textwrap.wrap(_plain(text), width, break_on_hyphens=False)
-    return '\n'.join(lines)
+    return tables(res, width)

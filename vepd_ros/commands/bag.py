@@ -42,9 +42,10 @@ EXAMPLE = """example (robot_localization's Husky bag, truth = wheel odometry; it
 imu_link needs the mounting):
   vepd bag ../shared/data/robot_localization_tests/test1.bag --profile custom --topic gps=/fix \\
       --topic imu=/imu/data --topic truth=/husky_velocity_controller/odom \\
-      --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" --out out --scenario
-husky A run with no estimate or no finite speed error is an error (exit 2) naming the cause;
-nothing is written."""
+      --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" \\
+      --scenario husky --out out
+A run with no estimate or no finite speed error is an error (exit 2) naming the cause; nothing
+is written."""
 
 
 def register(sub):

@@ -19,9 +19,8 @@ import argparse
 import sys
 
 GPS_EXAMPLE = """example (a standstill stretch of robot_localization's Husky bag):
-  vepd calibrate gps ../shared/data/robot_localization_tests/test1.bag --topic /fix --segment 0 20
-  \\
-      --model ch_rw --out gps_noise.yaml"""
+  vepd calibrate gps ../shared/data/robot_localization_tests/test1.bag --topic /fix \\
+      --segment 0 20 --model ch_rw --out gps_noise.yaml"""
 
 IMU_EXAMPLE = """example (x-io handheld log; the longest still stretch is found automatically):
   vepd calibrate imu ../shared/data/real/xio_imu_handheld/sensor_data.csv --out imu_noise.yaml

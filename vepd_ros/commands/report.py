@@ -29,7 +29,7 @@ The bootstrap seed defaults to the runs' study seed (0 when they name none): the
 DIR may also be the output of `vepd tune` (its result.json and trials.csv): the tune report
 (convergence, parameter importance, the trials around the optimum, the fresh-seed confirmation)
 is written into DIR/report; --out, --overwrite and --quiet apply, the evaluation options do not.
-  vepd tune ... --out tune1 && vepd report tune1
+  vepd report tune1                          # tune1 written by `vepd tune --out tune1`
 """
 
 

@@ -60,8 +60,14 @@ no wall budget applies."""
 EXAMPLES = """examples:
   vepd run sim_judge k:=2 models:=ch_gauss,ch_rw scenarios:=circle duration_s:=8 output_dir:=sj
   vepd run sim_judge --help          # sim_judge's arguments, with descriptions and defaults
-  vepd run bag_replay bag:=test1.bag output_dir:=/tmp/vepd_bag --json
-  ROS_DOMAIN_ID=7 vepd run sim_judge k:=2 models:=ch_rw   # on a domain you chose
+  ROS_DOMAIN_ID=7 vepd run sim_judge k:=2 models:=ch_rw scenarios:=straight duration_s:=5 \\
+      output_dir:=sj7                # on a domain you chose
+  # robot_localization's Husky bag: its topics, wheel-odometry truth, the IMU's mounting
+  vepd run bag_replay bag:=../shared/data/robot_localization_tests/test1.bag rate:=4.0 \\
+      gps_topic:=/fix imu_topic:=/imu/data truth_topic:=/husky_velocity_controller/odom \\
+      truth_type:=nav_msgs/msg/Odometry \\
+      static_tf:='base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327' \\
+      output_dir:=/tmp/vepd_bag --json
 """
 
 

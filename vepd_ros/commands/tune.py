@@ -25,12 +25,18 @@ from vepd_ros.commands._args import (
 )
 
 EPILOG = """\
-Example (fit Ch:RW+AirSim's walk and HDOP to a directory of real runs, 100 trials, 2 workers):
+Example (fit Ch:RW+AirSim's walk and HDOP to reference runs, 100 trials, 2 workers; here the
+reference is a study's simulated RTK side, ref/Real/ — a directory of your vehicle's runs in the
+batch layout goes the same way):
+  vepd study --models ch_rw+airsim --scenarios straight,circle,sine --runs 10 --duration 30 \\
+             --reference rtk --seed 1 --quiet --out ref
   vepd tune --model ch_rw+airsim \\
             --params rw_sigma,rw_max_velocity,hdop_final=0.1:3:log,hdop_tau_s=0.1:30:log \\
-            --reference myruns --scenarios straight,circle,sine --runs 10 --duration 30 \\
+            --reference ref --scenarios straight,circle,sine --runs 10 --duration 30 \\
             --trials 100 --workers 2 --out tune1
-  vepd study ... --gps-config tuned=tune1/best_params.yaml   # the tuned model beside the others
+  vepd study --models ch_rw+airsim --gps-config tuned=tune1/best_params.yaml \\
+             --scenarios straight,circle,sine --runs 10 --duration 30 --reference ref --seed 2 \\
+             --quiet --out check1                # the tuned model beside the untuned one
   (a tuned IMU, or a pair: add --imu-config tune1/best_params.yaml)
 
 A NAME without a range is tuned over [d/10, 10 d] (log) around the model's default d, clipped to

@@ -962,20 +962,39 @@ class TopicWatchdog:
     """
     Report, by name, an input that has not shown up in time.
 
-    Reports, by name, an input that has not shown up ``timeout_s`` wall-clock seconds after the
-    node started: ``no message on <topic> after N s`` (or ``no publisher on ...`` for
-    ``what='publisher'``), warned again every ``repeat_s`` while it stays missing; the timer stops
-    once everything watched has shown up. Wall-clock on purpose: on sim time a missing truth topic
-    usually means a missing ``/clock`` too, and the node clock would never get to the timeout.
+    Reports, by name, an input that has not shown up ``timeout_s`` seconds after the graph
+    started: ``no message on <topic> after N s`` (or ``no publisher on ...`` for
+    ``what='publisher'``), warned again every ``repeat_s`` (wall) while it stays missing; the timer
+    stops once everything watched has shown up.
+
+    When the graph starts: a node on wall time (``use_sim_time`` false) counts from its own start.
+    A node on sim time counts ``timeout_s`` of *sim time* from its first ``/clock``: before that
+    the graph is still coming up (truth_node holds /clock until every subscriber is there, and
+    says so), which on a loaded machine takes longer than any fixed wait, and a node whose clock
+    stands still cannot be missing data. The one thing such a node reports before its first
+    /clock is that nothing publishes /clock at all, ``startup_s`` wall seconds after its start
+    (``no publisher on /clock after N s``). The check itself runs on a wall-clock (steady)
+    timer, so it runs whether or not /clock comes.
     """
 
     def __init__(
-        self, node: Node, timeout_s: float, repeat_s: float = 30.0, period_s: float = 1.0
+        self,
+        node: Node,
+        timeout_s: float,
+        repeat_s: float = 30.0,
+        period_s: float = 1.0,
+        startup_s: float = 30.0,
     ):
         self._node, self.timeout_s, self.repeat_s = node, float(timeout_s), float(repeat_s)
+        self.startup_s = max(float(startup_s), self.timeout_s)
         self._clock = _steady_clock()
         self._t0 = self._clock.now().nanoseconds
+        self._sim = bool(
+            node.has_parameter('use_sim_time') and node.get_parameter('use_sim_time').value
+        )
+        self._sim_t0 = None  # sim time (ns) of the first /clock this node saw
         self._watched: list[list] = []  # [topic, ok(), what, last warning (ns) or None]
+        self._clock_warned = None  # last 'no publisher on /clock' warning (ns)
         self.reported: list[str] = []  # every warning given (tests, diagnostics)
         self.timer = node.create_timer(period_s, self.check, clock=self._clock)
 
@@ -987,33 +1006,68 @@ class TopicWatchdog:
         """
         self._watched.append([topic, ok, what, None])
 
+    def _since_start_ns(self) -> int | None:
+        """Return the inputs' time so far (ns: wall, or sim since the first /clock), or None."""
+        if not self._sim:
+            return self._clock.now().nanoseconds - self._t0
+        now = self._node.get_clock().now().nanoseconds
+        if now <= 0:
+            return None  # no /clock yet: the graph has not started
+        if self._sim_t0 is None:
+            self._sim_t0 = now
+        return now - self._sim_t0
+
+    def _no_clock(self) -> str | None:
+        """Return the warning for a node on sim time that nothing publishes /clock for, or None."""
+        if self._sim_t0 is not None or not self._sim:
+            return None
+        if self._clock.now().nanoseconds - self._t0 < self.startup_s * NS:
+            return None
+        if self._node.count_publishers('/clock') > 0:
+            return None  # the clock's owner is there, holding it (it says why)
+        return f'no publisher on /clock after {self.startup_s:g} s'
+
+    def _text(self, topic: str, what: str) -> str:
+        return f'no {what} on {topic} after {self.timeout_s:g} s' + (
+            ' of sim time' if self._sim else ''
+        )
+
     def missing(self) -> list[str]:
         """
         List the watched inputs still missing after the timeout.
 
         ``no message on <topic> after N s`` for every watched input still missing after the
-        timeout.
+        timeout (``... s of sim time`` on sim time); ``no publisher on /clock ...`` while a node on
+        sim time has no clock to count with.
         """
-        if self._clock.now().nanoseconds - self._t0 < self.timeout_s * NS:
+        since = self._since_start_ns()
+        if since is None:
+            return [t for t in [self._no_clock()] if t]
+        if since < self.timeout_s * NS:
             return []
-        return [
-            f'no {what} on {topic} after {self.timeout_s:g} s'
-            for topic, ok, what, _ in self._watched
-            if not ok()
-        ]
+        return [self._text(topic, what) for topic, ok, what, _ in self._watched if not ok()]
 
     def check(self) -> None:
         if self._watched and all(w[1]() for w in self._watched):
             self.timer.cancel()  # everything has shown up: nothing left to watch
             return
         now = self._clock.now().nanoseconds
-        if now - self._t0 < self.timeout_s * NS:
+        since = self._since_start_ns()
+        if since is None:
+            text = self._no_clock()
+            last = self._clock_warned
+            if text and (last is None or now - last >= self.repeat_s * NS):
+                self._clock_warned = now
+                self.reported.append(text)
+                self._node.get_logger().warning(text)
+            return
+        if since < self.timeout_s * NS:
             return
         for w in self._watched:
             topic, ok, what, last = w
             if ok() or (last is not None and now - last < self.repeat_s * NS):
                 continue
             w[3] = now
-            text = f'no {what} on {topic} after {self.timeout_s:g} s'
+            text = self._text(topic, what)
             self.reported.append(text)
             self._node.get_logger().warning(text)

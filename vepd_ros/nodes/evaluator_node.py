@@ -18,6 +18,12 @@ as JSON (the ``vepd evaluate --json`` shape, latched), and writes ``result.json`
 ``output_dir``. With ``rolling`` (live use) it re-evaluates on each new run over the last ``k``
 runs of each batch. If no publisher of ``/vepd/runs`` (no recorder) has appeared after
 ``topic_timeout_s``, it says so.
+
+With ``exit_when_done`` (the end of a ``ros2 launch``) it prints the result as ``vepd run`` does
+(Tables I and II, excluded runs, what they mean: ``report.text.format_tables``) and where it was
+written, then exits 0; stopped before it has a result (the launch shut down for another reason),
+it says which batches were short (the launch then exits 1: ``launch_support``). Runs that cannot
+be scored make it exit 1.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.metrics.vepd import MAX_N_BOOT
 from vepd_ros.nodes.base import declare_params, DropCounter, EVENT_QOS, run_node, TopicWatchdog
 from vepd_ros.params import Param, ParameterError
+from vepd_ros.report.text import format_tables
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
@@ -207,7 +214,13 @@ class EvaluatorNode(Node):
         atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
         self.pub.publish(String(data=json.dumps(res)))
         line = ', '.join(f'{m["display_name"]} {m["VEPD"]:.4f}' for m in res['models'].values())
-        self.get_logger().info(f'VEPD ({self.evaluations}): {line}')
+        if self.p['rolling']:
+            self.get_logger().info(
+                f'VEPD over the last {self.p["k"]} runs of each batch '
+                f'(evaluation {self.evaluations}): {line}'
+            )
+        else:
+            self.get_logger().info(f'VEPD: {line} → {out / "result.json"}')
         for ex in res.get('excluded_runs') or []:
             self.get_logger().warning(
                 f'run excluded: {ex.get("path")} ({ex.get("label")}, {ex.get("scenario")}): '
@@ -234,6 +247,7 @@ class EvaluatorNode(Node):
             except Exception as exc:  # noqa: BLE001
                 self.get_logger().warning(f'report not written: {exc}')
         if self.p['exit_when_done'] and self._exit_timer is None:
+            self._print_result(res, out)
             # a moment for DDS to deliver the latched result to subscribers that are already
             # matched
             import rclpy
@@ -246,6 +260,54 @@ class EvaluatorNode(Node):
                 clock=Clock(clock_type=ClockType.STEADY_TIME),
             )
         return res
+
+    def _print_result(self, res: dict, out: Path) -> None:
+        """
+        Print the result as ``vepd run`` does, and where it went: the end of a launch.
+
+        On stdout (launch shows it under the node's name): Tables I and II with the excluded
+        runs and what they mean (``format_tables``, the one text form), each warning, then the
+        paths of result.json and the report.
+        """
+        text = [format_tables(res), *(f'warning: {w}' for w in res.get('warnings') or [])]
+        report = out / 'report' / 'report.html'
+        text.append(
+            f'VEPD result: {out.resolve() / "result.json"}'
+            + (f'; report: {report.resolve()}' if report.is_file() else '')
+            + (f'; runs: {out.resolve()}/' if not self.stored_sides else '')
+        )
+        print('\n'.join(text), flush=True)
+
+    def missing_batches(self) -> list[str]:
+        """
+        Say which batches hold fewer than ``k`` runs (what a result still waits for).
+
+        ``<side> <scenario>: n of k runs`` for each batch short of ``k``; the labels and scenarios
+        waited for as in ``_selected``.
+        """
+        k = self.p['k']
+        scenarios = self.scenarios or sorted(
+            {canonical_scenario(s) for s in self.batches.get(REFERENCE, {})}
+        )
+        labels = self.expected or [s for s in self.batches if s != REFERENCE]
+        short = []
+        for side in [REFERENCE] + labels:
+            by_sc = {canonical_scenario(s): len(r) for s, r in self.batches.get(side, {}).items()}
+            for sc in scenarios or ['(any scenario)']:
+                if by_sc.get(sc, 0) < k:
+                    short.append(f'{side} {sc}: {by_sc.get(sc, 0)} of {k} runs')
+        if not labels:
+            short.append('no simulated batch announced')
+        return short
+
+    def destroy_node(self):
+        if self.p['exit_when_done'] and self._exit_timer is None:
+            # stopped before a result: say what was missing (the launch names why it stopped)
+            self.get_logger().error(
+                f'stopped before a result ({self.runs_received} run events received); '
+                f'short: {"; ".join(self.missing_batches()) or "none"}'
+            )
+        return super().destroy_node()
 
     def _publish_failure(self, out: Path, why: str, core: EvaluatorCore) -> dict:
         res = {

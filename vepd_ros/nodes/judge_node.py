@@ -66,6 +66,8 @@ _TYPES = {
 
 
 _TF_WARNED = False  # the missing-tf2_msgs warning was given in this process
+TF_CHECK_EVERY = 350
+"""Without tf2_msgs, /tf's subscribers are counted every this many estimates (10 s at 35 Hz)."""
 
 
 class JudgeNode(Node):
@@ -111,6 +113,7 @@ class JudgeNode(Node):
         # depth: a recorder on a busy machine may take a burst late; reliable keep-last must not
         # overwrite it
         self.pub = self.create_publisher(Odometry, 'odometry/filtered', QoSProfile(depth=100))
+        self._tf_unavailable = False  # publish_tf without tf2_msgs (``_tf_publisher``)
         self.pub_tf = self._tf_publisher() if self.params.publish_tf else None
         self._subs = []
         for s in self.params.sensors:
@@ -151,25 +154,32 @@ class JudgeNode(Node):
 
         ``publish_tf`` (robot_localization's, default true): world_frame -> base_link_frame_output
         on /tf, as ekf_node broadcasts it. The message type is tf2_msgs/TFMessage, which a ROS 2
-        install has and the pip runtime does not: there the judge says so once and publishes no
-        transform.
+        install has and the pip runtime does not (no tf2_msgs wheel exists): there the judge
+        publishes no transform, and says so only once something subscribes to /tf
+        (``_tf_wanted``) — none of the suite's nodes does, so a graph that needs no TF prints
+        nothing about it.
         """
-        global _TF_WARNED
         try:
             from tf2_msgs.msg import TFMessage
         except ImportError:
-            # once per process: vepd run composes one judge per chain, and one line says it for all
-            log = self.get_logger().debug if _TF_WARNED else self.get_logger().warning
-            _TF_WARNED = True
-            log(
-                'publish_tf is true but tf2_msgs is not installed here (the pip runtime has no '
-                'tf2): no '
-                f'{self.params.world_frame} -> {self.params.base_link_frame_output} transform on '
-                f'/tf. Install '
-                'ros-$ROS_DISTRO-tf2-msgs, or set publish_tf: false.'
-            )
+            self._tf_unavailable = True
             return None
         return self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
+
+    def _tf_wanted(self) -> None:
+        """Warn (once per process) when /tf has a subscriber that this judge cannot serve."""
+        global _TF_WARNED
+        if self.count_subscribers('/tf') == 0:
+            return
+        self._tf_unavailable = False  # checked no more
+        if not _TF_WARNED:
+            _TF_WARNED = True
+            self.get_logger().warning(
+                'publish_tf is true and /tf has a subscriber, but tf2_msgs is not installed here '
+                f'(the pip runtime has no tf2): no {self.params.world_frame} -> '
+                f'{self.params.base_link_frame_output} transform on /tf. Install '
+                'ros-$ROS_DISTRO-tf2-msgs, or set publish_tf: false.'
+            )
 
     def _publish_tf(self, odom: Odometry) -> None:
         from geometry_msgs.msg import TransformStamped
@@ -248,6 +258,8 @@ class JudgeNode(Node):
         self.pub.publish(odom)
         if self.pub_tf is not None:
             self._publish_tf(odom)
+        elif self._tf_unavailable and self.published % TF_CHECK_EVERY == 0:
+            self._tf_wanted()
         self.published += 1
 
     def to_odometry(self, stamp_ns: int, x: np.ndarray, P: np.ndarray) -> Odometry:
