@@ -10,8 +10,8 @@ A ``ros2 launch`` of sim_judge ends with its result printed, or non-zero naming 
 Under the real tooling (../shared/ros2_tooling, test/ros2_tooling.py): a launch that ends with a
 result prints Tables I and II as ``vepd run`` does and where result.json went, exit 0; a launch
 that ends without one (here a node of the graph dies: SIGKILL, as an out-of-memory kill would)
-exits 1 and its last error names the cause (``launch_support.LaunchFailed``), not 0 after a shutdown
-that leaves no result.
+exits 1 and its last error names the cause (``launch_support.LaunchFailed``), not 0 after a
+shutdown that leaves no result.
 """
 
 from __future__ import annotations
