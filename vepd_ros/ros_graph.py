@@ -551,7 +551,10 @@ def _evaluator(a: dict, t: dict, **params) -> NodeSpec:
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     sim_time = a['use_sim_time'] or a['time_scale'] != 1.0
     t = {'use_sim_time': sim_time}
-    models = [m.strip() for m in a['models'].split(',')]
+    from vepd_ros.runs.safety import safe_component
+
+    # a label becomes a namespace and a folder: refused here, naming the argument, not by rcl
+    models = [safe_component('models', m.strip()) for m in a['models'].split(',')]
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
     n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)

@@ -254,7 +254,7 @@ def run(args) -> int:
     if args.side == 'sim' and not args.label:
         raise ValueError('--side sim needs --label (runs go to Sim/<label>/)')
     label = args.label if args.side == 'sim' else 'real'
-    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir, safe_component
+    from vepd_ros.runs.safety import check_output_dir, output_dir, safe_component
 
     names = [('--label', label), ('--scenario', args.scenario)]
     if args.scenarios:
@@ -359,27 +359,28 @@ def run(args) -> int:
                 f'samples over [{_span(rec.gt_t)}] s: they must overlap by a sample '
                 f'or more)'
             )
-    prepare_output_dir(
+    with output_dir(
         out,
         command='bag',
         overwrite=args.overwrite,
-        replaces=[str(folder.relative_to(out))] if args.overwrite else [],
-    )
-    writer = BatchWriter(out, args.side, label if args.side == 'sim' else None)
-    for r in runs:
-        path = writer.write(r.record, r.scenario, r.meta, j=r.meta['j'])
-        if not args.quiet:
-            rec = r.record
-            print(
-                f'vepd bag: {path}  {r.meta["segment"]["duration_s"]:.1f} s, {len(rec.se_t)} '
-                f'estimates, '
-                f'{len(rec.gt_t)} truth ({r.meta["truth_type"]}); {_rmse_text(rec)}'
-            )
+        replaces=[folder.relative_to(out).as_posix()] if args.overwrite else [],
+    ) as stage:
+        writer = BatchWriter(stage, args.side, label if args.side == 'sim' else None)
+        for r in runs:
+            path = out / writer.write(r.record, r.scenario, r.meta, j=r.meta['j']).relative_to(
+                stage)
+            if not args.quiet:
+                rec = r.record
+                print(
+                    f'vepd bag: {path}  {r.meta["segment"]["duration_s"]:.1f} s, '
+                    f'{len(rec.se_t)} estimates, '
+                    f'{len(rec.gt_t)} truth ({r.meta["truth_type"]}); {_rmse_text(rec)}'
+                )
     wall = time.perf_counter() - t_wall
     print(
         f'vepd bag: {len(runs)} run(s) from {len(args.bags)} bag(s), {bag_seconds:.1f} s of data '
         f'in {wall:.2f} s '
-        f'({bag_seconds / wall if wall > 0 else float("inf"):.0f}x real time) -> {writer.folder}',
+        f'({bag_seconds / wall if wall > 0 else float("inf"):.0f}x real time) -> {folder}',
         file=sys.stderr,
     )
     return 0

@@ -76,9 +76,11 @@ def register(sub):
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.explain import coverage_lines, evaluate_dir
-    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
+    from vepd_ros.runs.safety import check_output_dir, output_dir
 
     scen = [s for s in (args.scenarios or '').split(',') if s]
     if args.out:  # refused before the evaluation, not after it (contract C3)
@@ -98,13 +100,14 @@ def run(args) -> int:
     if args.out:
         from vepd_ros.report.tables import write_result
 
-        out = prepare_output_dir(
+        with output_dir(
             args.out,
             command='evaluate',
             overwrite=args.overwrite,
             replaces=['result.json', 'table1.csv', 'table2.csv', 'runs.csv'],
-        )
-        paths = write_result(res, out)
+        ) as stage:
+            paths = {k: Path(args.out) / Path(v).name
+                     for k, v in write_result(res, stage).items()}
         if not args.runs:
             res.pop('runs', None)
             res.pop('display_names', None)

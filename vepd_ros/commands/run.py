@@ -32,6 +32,7 @@ import importlib
 import json
 import math
 import os
+from pathlib import Path
 import sys
 import textwrap
 import time
@@ -118,6 +119,11 @@ def register(sub):
     p.add_argument(
         '--list', action='store_true', help='print the nodes and their --ros-args, then exit'
     )
+    p.add_argument(
+        '--overwrite', action='store_true',
+        help='replace an output_dir that holds something else than an earlier run of this graph '
+        '(a study, real runs): its Real/, Sim/, result.json and report/ are replaced, the rest '
+        'kept; without it such a directory is refused')
     p.add_argument(
         '--quiet',
         action='store_true',
@@ -208,6 +214,28 @@ def run(args) -> int:
         for n in nodes:
             print(f'{n.package}/{n.executable}  ' + ' '.join([*n.arguments, *n.ros_args()]))
         return 0
+    out = values.get('output_dir')
+    if not out or not any(n.role in ('recorder', 'evaluator') for n in nodes):
+        return _run_graph(args, nodes, None)
+    from vepd_ros.runs.safety import Discard, output_dir
+
+    # the graph writes a new output beside OUT, swapped in whole when the result is complete
+    # (exit 0); an earlier output (a study, real runs, a previous graph) stays as it was until then
+    with output_dir(out, command=f'run {args.graph}', overwrite=getattr(args, 'overwrite', False),
+                    replaces=GRAPH_OUTPUT) as stage:
+        code = _run_graph(args, build_graph(args.graph, {**values, 'output_dir': str(stage)}),
+                          (stage, Path(out)))
+        if code != 0:
+            raise Discard(code)
+    return code
+
+
+GRAPH_OUTPUT = ('Real', 'Sim', 'result.json', 'report')
+"""What a graph's recorders and evaluator write in output_dir (replaced by a new run)."""
+
+
+def _run_graph(args, nodes, where) -> int:
+    """Run the graph's nodes; ``where``: (staging dir they write into, the output it becomes)."""
     quiet = getattr(args, 'quiet', False)
     opts = {
         'stall_s': getattr(args, 'stall_timeout', STALL_S),
@@ -241,8 +269,9 @@ def run(args) -> int:
         print(json.dumps(result, indent=1))
     elif 'models' not in result:
         for r in result.get('runs', []):
+            shown = where[1] / Path(r['path']).relative_to(where[0]) if where else r['path']
             print(
-                f'{r["path"]}: speed RMSE E {r["E"]:.4f} m/s, spectral-flatness difference S '
+                f'{shown}: speed RMSE E {r["E"]:.4f} m/s, spectral-flatness difference S '
                 f'{r["S"]:.4f} '
                 f'({r["se_len"]} estimate / {r["gt_len"]} truth samples)'
             )
@@ -251,7 +280,7 @@ def run(args) -> int:
         from vepd_ros.commands._output import format_tables
 
         print(format_tables(result))
-    out = _output_dir(nodes)
+    out = where[1] if where else None
     if out:
         _say(
             f'vepd run {args.graph}: runs'
@@ -276,10 +305,6 @@ def _result_topic() -> str:
     from vepd_ros.streams import TOPIC_RESULT
 
     return TOPIC_RESULT
-
-
-def _output_dir(nodes) -> str | None:
-    return next((n.parameters[0].get('output_dir') for n in nodes if n.role == 'evaluator'), None)
 
 
 def _nan(x) -> bool:

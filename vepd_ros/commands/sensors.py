@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from vepd_ros.commands._args import seed_type
+from vepd_ros.commands._args import add_overwrite_file_option, seed_type, writes_out_file
 
 SIMULATE_EXAMPLE = """example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
@@ -124,11 +124,13 @@ def register(sub):
                         help='which IMU sensor when the file has several (default the first)')
         fr.add_argument('--out', default=None,
                         help='write the parameters YAML here (default: print only)')
+        add_overwrite_file_option(fr)
         fr.set_defaults(func=from_config, config_format=fmt)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
 
 
 def simulate(args) -> int:
+    from pathlib import Path
     import sys
 
     from vepd_ros.params_file import node_section as read_node_params
@@ -137,7 +139,7 @@ def simulate(args) -> int:
     from vepd_ros.models.imu import imu_model_params, make_imu_model
     from vepd_ros.models.sensors import simulate_sensors, write_csvs
     from vepd_ros.params import parse_assignments
-    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
+    from vepd_ros.runs.safety import check_memory_plan, check_output_dir, output_dir
     from vepd_ros.truth import generate
 
     # refused before the simulation, not after it (contract C3): a user's own truth.csv is kept
@@ -185,6 +187,10 @@ def simulate(args) -> int:
 
                 raise ParameterError(k, params[k], f'a parameter of {who}')
             params.pop(k)
+    # truth on its 1 kHz grid and the sensor streams, before anything is allocated
+    check_memory_plan(args.duration * 8.0 * (1000 * 20 + args.imu_rate * 20 + args.gps_rate * 40),
+                      f'--duration {args.duration:g} x --imu-rate {args.imu_rate:g} x --gps-rate '
+                      f'{args.gps_rate:g}')
     traj = generate(args.scenario, args.duration, seed=args.seed)
     run = simulate_sensors(
         traj,
@@ -194,13 +200,13 @@ def simulate(args) -> int:
         imu_rate_hz=args.imu_rate,
         datum=datum,
     )
-    prepare_output_dir(
+    with output_dir(
         args.out,
         command='sensors simulate',
         overwrite=args.overwrite,
         replaces=[f'{k}.csv' for k in SIMULATE_FILES],
-    )
-    paths = write_csvs(run, args.out)
+    ) as stage:
+        paths = {k: Path(args.out) / Path(v).name for k, v in write_csvs(run, stage).items()}
     g = run.gps
     print(
         f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS '
@@ -261,6 +267,7 @@ def _pick(sensors, kind: str, name: str | None, path):
                          + (', '.join(repr(c.name) for c in of_kind) or 'there is none'))
 
 
+@writes_out_file('sensors from-config')
 def from_config(args) -> int:
     """Read a simulator's sensor configuration; print the models; write their parameters YAML."""
     import sys

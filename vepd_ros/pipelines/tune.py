@@ -465,14 +465,16 @@ def make_storage(url: str):
         from pathlib import Path
 
         url = 'sqlite:///' + str(Path(url).resolve())
+    # an in-memory SQLite database lives in one connection: the heartbeat thread's own connection
+    # would see an empty database (tracebacks from the thread); no other worker can share it, so
+    # there is no trial of a dead worker to find
+    memory = url.rstrip('/') in ('sqlite:', 'sqlite:/') or ':memory:' in url or 'mode=memory' in url
+    beat = {} if memory else {'heartbeat_interval': HEARTBEAT_INTERVAL_S,
+                              'grace_period': 2 * HEARTBEAT_INTERVAL_S}
     try:
         with warnings.catch_warnings():  # the heartbeat is 'experimental' in Optuna 5 (a warning)
             warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(
-                url,
-                heartbeat_interval=HEARTBEAT_INTERVAL_S,
-                grace_period=2 * HEARTBEAT_INTERVAL_S,
-            )
+            return optuna.storages.RDBStorage(url, **beat)
     except (ImportError, sqlalchemy.exc.SQLAlchemyError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
