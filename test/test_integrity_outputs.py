@@ -34,8 +34,8 @@ from vepd_ros.runs.recorder import RecorderCore
 from vepd_ros.runs.safety import (
     check_output_dir,
     MARKER_NAME,
-    OutputDirError,
     output_dir,
+    OutputDirError,
     safe_component,
 )
 from vepd_ros.testing.synthetic_runs import synthetic_run

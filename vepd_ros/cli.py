@@ -117,7 +117,8 @@ def _run(argv) -> int:
 def _kept() -> str:
     from vepd_ros.runs.safety import ENDED
 
-    return '; '.join(ENDED) if ENDED else 'no output directory or file was written'
+    return ('; '.join(ENDED) if ENDED
+            else 'nothing was written (an earlier output is as it was)')
 
 
 def _save_traceback(name: str) -> str:

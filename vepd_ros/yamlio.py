@@ -35,8 +35,9 @@ import stat
 
 import yaml
 
-MAX_BYTES = 16 * 1024 * 1024
-"""Largest YAML file read (configuration files are a few KB)."""
+MAX_BYTES = 4 * 1024 * 1024
+"""Largest YAML file read (configuration files are a few KB): bounds a load to ~8 CPU s
+(benchmarks/bench_yamlio.py: ~2 CPU s per MB with libyaml, ~6 with the pure-Python loader)."""
 MAX_NODES = 1_000_000
 """Largest document, counted in nodes with every alias expanded."""
 MAX_DEPTH = 200

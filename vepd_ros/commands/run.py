@@ -221,12 +221,25 @@ def run(args) -> int:
 
     # the graph writes a new output beside OUT, swapped in whole when the result is complete
     # (exit 0); an earlier output (a study, real runs, a previous graph) stays as it was until then
+    stopped = None
     with output_dir(out, command=f'run {args.graph}', overwrite=getattr(args, 'overwrite', False),
                     replaces=GRAPH_OUTPUT) as stage:
-        code = _run_graph(args, build_graph(args.graph, {**values, 'output_dir': str(stage)}),
-                          (stage, Path(out)))
+        try:
+            code = _run_graph(args, build_graph(args.graph, {**values, 'output_dir': str(stage)}),
+                              (stage, Path(out)))
+        except KeyboardInterrupt as exc:
+            # live_eval runs until Ctrl-C: what it evaluated so far is its output; any other
+            # graph stopped early has no complete result and leaves OUT as it was
+            if args.graph != 'live_eval' or not (stage / 'result.json').is_file():
+                raise
+            stopped, code = exc, 0
         if code != 0:
             raise Discard(code)
+    if stopped is not None:
+        from vepd_ros.runs.safety import ENDED
+
+        ENDED.append(f'{out}: the live evaluation so far kept')
+        raise stopped
     return code
 
 
@@ -433,9 +446,13 @@ def _init_on_domain(domain: Domain, box: dict):
     from vepd_ros.nodes.guard import other_participants
 
     for attempt in range(3):
-        rclpy.init(
-            args=[], domain_id=domain.domain_id
-        )  # not sys.argv: its name:=value words are graph arguments
+        from rclpy.signals import SignalHandlerOptions
+
+        rclpy.init(  # not sys.argv: its name:=value words are graph arguments
+            args=[], domain_id=domain.domain_id,
+            # SIGINT/SIGTERM stay vepd's (cli.main): the run unwinds and says what it kept
+            signal_handler_options=SignalHandlerOptions.NO,
+        )
         listener = rclpy.create_node('vepd_run')
         if domain.lease is None or attempt == 2:
             break
@@ -644,7 +661,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
                     finished_at = time.monotonic()  # the bag is over: let the last messages settle
                 if finished_at is not None and time.monotonic() - finished_at > 2.0:
                     break
-        except (KeyboardInterrupt, ExternalShutdownException):
+        except ExternalShutdownException:
             pass
     finally:
         if monitor is not None:
@@ -799,8 +816,6 @@ def _run_processes(nodes, opts: dict, domain: Domain):
             if any(p.poll() not in (None, 0) for p in procs):
                 bad = [n.executable for n, p in zip(nodes, procs) if p.poll() not in (None, 0)]
                 raise RunError(f'node(s) exited with an error: {", ".join(bad)}')
-    except KeyboardInterrupt:
-        pass
     finally:
         if monitor is not None:
             monitor.close()

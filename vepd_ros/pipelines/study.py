@@ -452,7 +452,7 @@ RUN_BYTES_PER_S = 50_000
 1 kHz grid shared by the labels, sensor streams, judge state): measured ~0.16 MB/s per run (2 runs
 of 500 s in one chunk: 322 MB above the interpreter's own)."""
 RECORD_BYTES_PER_S = 1_500
-"""What one finished run (estimate and truth speed and components) holds per second in the study."""
+"""What one finished run (estimate and truth speed and components) holds per second."""
 
 
 def memory_plan(n_runs: int, duration_s: float, workers: int | None) -> float:
@@ -642,7 +642,8 @@ def run_study(
             'imu_model': imu_model,
         }
         res['root'] = str(out)
-        # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
+        # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may
+        # itself hold
         # simulated runs
         res['reference_model'] = core.provenance()['reference_model']
         saved = {k: v for k, v in res.items() if k not in ('runs', 'display_names')}

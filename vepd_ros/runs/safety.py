@@ -33,7 +33,8 @@ Safety of what a command writes and reads: names that become paths, output direc
 
 ``load_json(path, what=...)``
     A JSON file read into the expected type, or a ``RunFileError`` naming the file: unreadable, a
-    special file or FIFO (refused before any read), larger than ``MAX_JSON_BYTES``, not UTF-8, not JSON, nested too deep (a ``RecursionError`` in the parser), wrong top-level type.
+    special file or FIFO (refused before any read), larger than ``MAX_JSON_BYTES``, not UTF-8,
+    not JSON, nested too deep (a ``RecursionError`` in the parser), wrong top-level type.
 
 Error messages quote values with ``vepd_ros.yamlio.quote`` (cut to ~80 characters).
 """
@@ -157,7 +158,7 @@ def set_overwrite_flag(command: str, flag: str) -> None:
 
 
 def _target(path) -> Path:
-    """The output directory's absolute path, its parent's symlinks resolved (it is renamed)."""
+    """Return the output directory's absolute path, its parent's symlinks resolved (renamed)."""
     p = Path(os.path.abspath(path))
     if p.parent == p:
         raise OutputDirError(f'{path}: the root directory cannot be an output directory')
@@ -365,8 +366,10 @@ def output_dir(
         finally:
             if not done:
                 shutil.rmtree(stage, ignore_errors=True)
-                ENDED.append(f'{target}: left as it was' if existed
-                             else f'{target}: not created')
+                kept = f'{target}: left as it was' if existed else f'{target}: not created'
+                if existed and live:
+                    kept += f' (its {", ".join(sorted(live))} keeps what this run added)'
+                ENDED.append(kept)
 
 
 @contextmanager
