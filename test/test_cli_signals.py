@@ -38,7 +38,7 @@ def _tree(root: Path) -> dict:
 
 @pytest.fixture(scope='module')
 def earlier(tmp_path_factory):
-    """Return a finished study: the earlier output every interrupted re-run must leave as it was."""
+    """Return a finished study: the earlier output an interrupted re-run must leave as it was."""
     out = tmp_path_factory.mktemp('sig') / 'out'
     assert vepd(STUDY + ['--out', str(out)]) == 0
     return out

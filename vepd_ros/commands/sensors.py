@@ -191,21 +191,21 @@ def simulate(args) -> int:
     check_memory_plan(args.duration * 8.0 * (1000 * 20 + args.imu_rate * 20 + args.gps_rate * 40),
                       f'--duration {args.duration:g} x --imu-rate {args.imu_rate:g} x --gps-rate '
                       f'{args.gps_rate:g}')
-    traj = generate(args.scenario, args.duration, seed=args.seed)
-    run = simulate_sensors(
-        traj,
-        make_gps_model(gps_name, args.seed, **gp),
-        make_imu_model(imu_name, args.seed, **ip),
-        gps_rate_hz=args.gps_rate,
-        imu_rate_hz=args.imu_rate,
-        datum=datum,
-    )
-    with output_dir(
+    with output_dir(  # decided and locked before the simulation, written whole after it
         args.out,
         command='sensors simulate',
         overwrite=args.overwrite,
         replaces=[f'{k}.csv' for k in SIMULATE_FILES],
     ) as stage:
+        traj = generate(args.scenario, args.duration, seed=args.seed)
+        run = simulate_sensors(
+            traj,
+            make_gps_model(gps_name, args.seed, **gp),
+            make_imu_model(imu_name, args.seed, **ip),
+            gps_rate_hz=args.gps_rate,
+            imu_rate_hz=args.imu_rate,
+            datum=datum,
+        )
         paths = {k: Path(args.out) / Path(v).name for k, v in write_csvs(run, stage).items()}
     g = run.gps
     print(

@@ -131,7 +131,7 @@ def run(args) -> int:
 
     from vepd_ros.pipelines import tune as core
     from vepd_ros.pipelines.study import memory_plan
-    from vepd_ros.runs.safety import check_memory_plan, output_dir
+    from vepd_ros.runs.safety import check_memory_plan, mark_output, output_dir
 
     axes = core.parse_param_specs(args.params, args.model)
     core.check_sampler(args.sampler, args.pareto)  # before the reference is simulated
@@ -161,14 +161,17 @@ def run(args) -> int:
                else None)
     if storage is not None:
         core.check_study(storage, name, args.pareto)
-    live = _storage_inside(storage, out)
+    live = ['study.db'] if storage is None else _storage_inside(storage, out)
+    info = {'model': args.model, 'params': args.params}
     with output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES, live=live,
-                    info={'model': args.model, 'params': args.params}) as stage:
-        if storage is None:  # a new study: its storage is part of the new output
-            storage = core.make_storage(stage / 'study.db')
-            where = core.redact_url('sqlite:///' + str(out.resolve() / 'study.db'))
-        else:
-            where = core.redact_url(storage.url)
+                    info=info) as stage:
+        if storage is None:
+            # a new study: its storage lives in OUT from the first trial (marked as a tune that
+            # has not finished), so a killed tune is continued by the same command; the results
+            # are swapped in beside it at the end
+            mark_output(out, 'tune', state='running', **info)
+            storage = core.make_storage(out / 'study.db')
+        where = core.redact_url(storage.url)
         return _tune_into(args, stage, out, core, axes, objective, storage, where, name)
 
 

@@ -367,8 +367,11 @@ def output_dir(
             if not done:
                 shutil.rmtree(stage, ignore_errors=True)
                 kept = f'{target}: left as it was' if existed else f'{target}: not created'
-                if existed and live:
-                    kept += f' (its {", ".join(sorted(live))} keeps what this run added)'
+                held = [n for n in sorted(live) if os.path.lexists(target / n)]
+                if held:  # updated in place: what this run added stays (tune's trials)
+                    kept = (f'{target}: results left as they were' if existed else
+                            f'{target}: no results written') + \
+                        f'; its {", ".join(held)} keeps what this run added'
                 ENDED.append(kept)
 
 
@@ -424,11 +427,22 @@ def claim_graph_output(path) -> None:
 
 def mark_graph_output(path, state: str) -> None:
     """Write the marker of a graph's output_dir: ``state`` 'running' or 'complete'."""
+    mark_output(path, GRAPH_COMMAND, state=state)
+
+
+def mark_output(path, command: str, **info) -> None:
+    """
+    Create directory ``path`` if needed and write its marker (an output written in place).
+
+    For what lives in the output while a command runs — a graph's runs under ros2 launch, a new
+    tune's study storage (so an interrupted tune is continued by the same command) — never for
+    the results, which ``output_dir`` swaps in whole.
+    """
     from vepd_ros.runs.atomic import atomic_write_text
 
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
-    mark = {'format': MARKER_FORMAT, 'command': GRAPH_COMMAND, 'state': state}
+    mark = {'format': MARKER_FORMAT, 'command': command, **info}
     atomic_write_text(p / MARKER_NAME, json.dumps(mark, indent=1, sort_keys=True) + '\n')
 
 
