@@ -196,14 +196,6 @@ def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bo
         if _C:
             _check_depth(text, where)
         loader = _Loader(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f', line {mark.line + 1}' if mark is not None else ''
-        problem = str(exc.problem or exc.context or 'invalid YAML')[:200]
-        raise ValueError(f'{where}{line}: not valid {what} YAML ({problem})') from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f'{where}: not valid {what} YAML ({str(exc)[:200]})') from None
-    try:
         try:
             node = loader.get_single_node()
             if node is not None:

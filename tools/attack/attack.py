@@ -2208,7 +2208,7 @@ def build_cases():
     import outputs
 
     outputs.register(case, argparse.Namespace(VEPD=VEPD, FIX=FIX, REPO=REPO, limits=limits,
-                                              NMEA=NMEA))
+                                              NMEA=NMEA, run_cmd=run_cmd))
 
 
 def chk_dropped(b):

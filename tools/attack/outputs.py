@@ -18,6 +18,7 @@ big YAML/JSON, deep XML, flag products too large for memory, model names holding
 Each multi-step case is a ``special`` callable ``(case, sandbox, out) -> (class, why)``.
 """
 
+from contextlib import contextmanager
 import hashlib
 import json
 import os
@@ -68,17 +69,9 @@ def _env():
 
 
 def _run(argv, cwd, timeout=240):
-    t0 = time.time()
-    p = subprocess.Popen([E.VEPD] + argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, errors='replace', preexec_fn=E.limits, env=_env())
-    try:
-        o, e = p.communicate(timeout=timeout)
-        hang = False
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        o, e = p.communicate()
-        hang = True
-    return p.returncode, o, e, hang, time.time() - t0
+    """Run vepd as attack.py's single cases do (its run_cmd: limits, environment, timeout)."""
+    r = E.run_cmd(argv, cwd, timeout)
+    return r.returncode, r.stdout, r.stderr, r.hang, r.secs
 
 
 def _start(argv, cwd, errfile):
@@ -135,15 +128,21 @@ def _first(spec, sb, out):
     return None
 
 
+def _again(spec, sb, out, argv_of):
+    """Make the earlier output, then run ``argv_of(out)`` into it: (first files, rc, stderr)."""
+    bad = _first(spec, sb, out)
+    if bad:
+        return bad, None, None
+    first = _files(out)
+    rc, o, e, hang, _ = _run(argv_of(out), sb / 'cwd', spec.timeout)
+    return (('HANG', 'the re-run'), None, None) if hang else (first, rc, e)
+
+
 def rerun_same(spec):
     def go(c, sb, out):
-        bad = _first(spec, sb, out)
-        if bad:
-            return bad
-        first = _files(out)
-        rc, o, e, hang, _ = _run(spec.good(out), sb / 'cwd', spec.timeout)
-        if hang:
-            return 'HANG', 're-run'
+        first, rc, e = _again(spec, sb, out, spec.good)
+        if e is None:
+            return first
         if _tb(e):
             return 'TRACEBACK', e.strip().splitlines()[-1][:150]
         if rc != 0:
@@ -165,13 +164,9 @@ def rerun_same(spec):
 
 def rerun_refused(spec):
     def go(c, sb, out):
-        bad = _first(spec, sb, out)
-        if bad:
-            return bad
-        first = _files(out)
-        rc, o, e, hang, _ = _run(spec.refused(out), sb / 'cwd', spec.timeout)
-        if hang:
-            return 'HANG', 'refused re-run'
+        first, rc, e = _again(spec, sb, out, spec.refused)
+        if e is None:
+            return first
         if _files(out) != first:
             return 'DATA LOSS', f'a refused re-run (exit {rc}) changed the earlier output'
         if _tb(e):
@@ -182,24 +177,35 @@ def rerun_refused(spec):
     return go
 
 
+@contextmanager
+def _slow_writer(spec, sb, out, name):
+    """Make the earlier output, start the slow run into it; yield (first files, process, err)."""
+    bad = _first(spec, sb, out)
+    if bad:
+        yield bad, None, None
+        return
+    first = _files(out)
+    errf = sb / f'{name}.err'
+    p = _start(spec.slow(out), sb / 'cwd', errf)
+    try:
+        busy = _wait_busy(p, out, after=spec.busy_after) and p.poll() is None
+        yield first, (p if busy else None), errf
+    finally:
+        _stop(p)
+
+
 def rerun_killed(spec, sig):
     def go(c, sb, out):
-        bad = _first(spec, sb, out)
-        if bad:
-            return bad
-        first = _files(out)
-        errf = sb / 'killed.err'
-        p = _start(spec.slow(out), sb / 'cwd', errf)
-        try:
-            if not _wait_busy(p, out, after=spec.busy_after) or p.poll() is not None:
-                return 'HARNESS', f'the slow run ended before the signal (exit {p.returncode})'
+        with _slow_writer(spec, sb, out, 'killed') as (first, p, errf):
+            if errf is None:
+                return first
+            if p is None:
+                return 'HARNESS', 'the slow run ended before the signal'
             os.kill(p.pid, sig)  # the command only (a terminal's Ctrl-C is tried by the tests)
             try:
                 p.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 return 'HANG', f'{sig.name}: still running 90 s after the signal'
-        finally:
-            _stop(p)
         err = errf.read_text(errors='replace')
         if _files(out) != first:
             return 'DATA LOSS', f'{sig.name} mid-run changed the earlier output'
@@ -223,15 +229,11 @@ def rerun_killed(spec, sig):
 
 def concurrent(spec):
     def go(c, sb, out):
-        bad = _first(spec, sb, out)
-        if bad:
-            return bad
-        first = _files(out)
-        errf = sb / 'first.err'
-        p = _start(spec.slow(out), sb / 'cwd', errf)
-        try:
-            if not _wait_busy(p, out, after=spec.busy_after):
-                return 'HARNESS', f'the slow writer ended early (exit {p.returncode})'
+        with _slow_writer(spec, sb, out, 'first') as (first, p, errf):
+            if errf is None:
+                return first
+            if p is None:
+                return 'HARNESS', 'the slow writer ended early'
             rc, o, e, hang, _ = _run(spec.good(out), sb / 'cwd', spec.timeout)
             during = _files(out)
             if p.poll() is not None:
@@ -241,8 +243,6 @@ def concurrent(spec):
                 p.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 return 'HANG', 'the first writer did not end on SIGTERM'
-        finally:
-            _stop(p)
         if during != first or _files(out) != first:
             return 'DATA LOSS', f'a second writer (exit {rc}) changed the output'
         if hang:
