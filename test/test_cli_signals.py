@@ -146,3 +146,27 @@ def test_flag_product_beyond_memory_is_refused_before_writing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert '--runs 1000 x --duration 19000' in err and 'GiB' in err
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_extending_a_tune_keeps_its_results_until_the_new_ones_are_complete(tmp_path):
+    out = tmp_path / 'tune'
+    tune = ['tune', '--model', 'ch_rw', '--params', 'rw_sigma', '--reference', 'rtk',
+            '--scenarios', 'circle', '--runs', '2', '--duration', '3', '--no-landscape',
+            '--quiet', '--out', str(out)]
+    assert vepd(tune + ['--trials', '2']) == 0
+    results = {k: v for k, v in _tree(out).items() if k != 'study.db'}
+    with subprocess.Popen([str(VEPD), *tune, '--trials', '500'], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True) as p:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(
+                'vepd-stage' in q.name for q in tmp_path.iterdir()):
+            time.sleep(0.05)
+        time.sleep(3.0)  # trials are running
+        assert p.poll() is None
+        assert {k: v for k, v in _tree(out).items() if k != 'study.db'} == results
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=120)[1]
+    assert p.returncode == 143 and 'Traceback' not in err
+    assert 'study.db keeps what this run added' in err.strip().splitlines()[-1]
+    assert {k: v for k, v in _tree(out).items() if k != 'study.db'} == results

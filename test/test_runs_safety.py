@@ -268,3 +268,12 @@ def test_graph_output_claim(tmp_path):
     with pytest.raises(ParameterError, match='no graph wrote'):
         claim_graph_output(real)
     assert _tree(study) == before and (real / MARKER_NAME).exists() is False
+
+
+def test_deep_xml_refused_naming_the_file(tmp_path):
+    from vepd_ros.io.simconfig import read_sdf
+
+    f = tmp_path / 'deep.sdf'
+    f.write_text('<?xml version="1.0"?>' + '<a>' * 50_000 + '</a>' * 50_000)
+    with pytest.raises(ValueError, match=f'{f}: line 1: elements nested deeper'):
+        read_sdf(f)
