@@ -327,6 +327,8 @@ def output_dir(
         parts = Path(name).parts
         if not parts or Path(name).is_absolute() or '..' in parts:
             raise ValueError(f'output_dir: {name!r} is not inside {target}')
+    # decided before anything (a lock file, a missing parent) is made; decided again under the lock
+    check_output_dir(target, command=command, overwrite=overwrite, accepts=accepts)
     with _locked(target, command):
         _recover(target)
         check_output_dir(target, command=command, overwrite=overwrite, accepts=accepts)
