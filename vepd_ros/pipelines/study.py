@@ -570,7 +570,8 @@ def run_study(
         out,
         command='study',
         overwrite=overwrite,
-        replaces=['Sim', 'result.json', 'table1.csv', 'table2.csv', 'runs.csv']
+        # report/ (vepd report's default) describes the previous study: it goes with it
+        replaces=['Sim', 'result.json', 'table1.csv', 'table2.csv', 'runs.csv', 'report']
         + ([] if ref_inside else ['Real']),
         info={'plan': {'runs': int(runs), 'models': [*models, *configured], 'scenarios': scen}},
     ) as stage:
