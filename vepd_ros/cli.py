@@ -76,9 +76,9 @@ def main(argv=None) -> int:
     whole or not at all: ``runs.safety.output_dir``) and exit 130/143; an unexpected exception
     ends with one line naming it and the file holding its traceback (exit 1).
     """
-    from vepd_ros.runs.safety import ENDED
-
-    ENDED.clear()
+    safety = sys.modules.get('vepd_ros.runs.safety')  # not imported for --help (no numpy)
+    if safety is not None:
+        safety.ENDED.clear()
     before = {}
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -115,9 +115,9 @@ def _run(argv) -> int:
 
 
 def _kept() -> str:
-    from vepd_ros.runs.safety import ENDED
-
-    return ('; '.join(ENDED) if ENDED
+    safety = sys.modules.get('vepd_ros.runs.safety')
+    ended = safety.ENDED if safety is not None else []
+    return ('; '.join(ended) if ended
             else 'nothing was written (an earlier output is as it was)')
 
 

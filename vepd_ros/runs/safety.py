@@ -181,7 +181,12 @@ def _locked(target: Path, command: str):
     hold locks on two different files of one name.
     """
     lock = _lock_path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputDirError(
+            f'{target}: cannot create the directory it goes in ({exc.strerror}: '
+            f'{exc.filename})') from None
     while True:
         fd = os.open(lock, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o644)
         try:
