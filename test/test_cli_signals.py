@@ -170,3 +170,14 @@ def test_extending_a_tune_keeps_its_results_until_the_new_ones_are_complete(tmp_
     assert p.returncode == 143 and 'Traceback' not in err
     assert 'study.db keeps what this run added' in err.strip().splitlines()[-1]
     assert {k: v for k, v in _tree(out).items() if k != 'study.db'} == results
+
+
+def test_graph_output_dir_on_a_study_is_refused_before_the_graph_starts(earlier, capsys):
+    before = _tree(earlier)
+    for argv in (['run', 'sim_judge', 'k:=2', 'models:=ch_rw', f'output_dir:={earlier}'],
+                 ['demo', '--out', str(earlier)]):
+        assert vepd(argv) == 2
+        err = capsys.readouterr().err
+        assert str(earlier) in err and "'vepd study'" in err and '--overwrite' in err
+        assert 'Traceback' not in err and 'DDS domain' not in err
+    assert _tree(earlier) == before
