@@ -56,6 +56,11 @@ def _files(root: Path) -> dict:
     return out
 
 
+def _kept(spec, out: Path) -> dict:
+    """The output's files but those the command updates in place by design (``Spec.live``)."""
+    return {k: v for k, v in _files(out).items() if k not in spec.live}
+
+
 def _leftovers(out: Path) -> list:
     """Staging directories and locks of writers that are gone, beside out."""
     return [p.name for p in out.parent.iterdir()
@@ -110,7 +115,7 @@ class Spec:
     """One command under attack: how to make a good, a slow and a refused run into OUT."""
 
     def __init__(self, name, good, slow=None, refused=None, kind='dir', setup=None,
-                 timeout=300, classes=None, busy_after=None, appends=False):
+                 timeout=300, classes=None, busy_after=None, appends=False, live=()):
         self.name, self.good, self.slow, self.refused = name, good, slow, refused
         self.kind, self.setup, self.timeout = kind, setup, timeout
         self.classes = classes
@@ -118,6 +123,8 @@ class Spec:
         # starts writing has no staging directory to wait for)
         self.busy_after = busy_after
         self.appends = appends  # a re-run adds to the output (vepd bag numbers after it)
+        # updated in place by design (tune's study storage: a killed run's trials stay in it)
+        self.live = live
 
 
 def _first(spec, sb, out):
@@ -133,7 +140,7 @@ def _again(spec, sb, out, argv_of):
     bad = _first(spec, sb, out)
     if bad:
         return bad, None, None
-    first = _files(out)
+    first = _kept(spec, out)
     rc, o, e, hang, _ = _run(argv_of(out), sb / 'cwd', spec.timeout)
     return (('HANG', 'the re-run'), None, None) if hang else (first, rc, e)
 
@@ -147,7 +154,7 @@ def rerun_same(spec):
             return 'TRACEBACK', e.strip().splitlines()[-1][:150]
         if rc != 0:
             return 'WRONG EXIT', f're-run into its own output: exit {rc}: {e.strip()[-150:]}'
-        now = _files(out)
+        now = _kept(spec, out)
         if spec.appends:
             changed = [k for k in first if now.get(k) != first[k] and k != '.vepd-output.json'
                        and not k.endswith('index.json')]
@@ -167,7 +174,7 @@ def rerun_refused(spec):
         first, rc, e = _again(spec, sb, out, spec.refused)
         if e is None:
             return first
-        if _files(out) != first:
+        if _kept(spec, out) != first:
             return 'DATA LOSS', f'a refused re-run (exit {rc}) changed the earlier output'
         if _tb(e):
             return 'TRACEBACK', e.strip().splitlines()[-1][:150]
@@ -184,7 +191,7 @@ def _slow_writer(spec, sb, out, name):
     if bad:
         yield bad, None, None
         return
-    first = _files(out)
+    first = _kept(spec, out)
     errf = sb / f'{name}.err'
     p = _start(spec.slow(out), sb / 'cwd', errf)
     try:
@@ -207,7 +214,7 @@ def rerun_killed(spec, sig):
             except subprocess.TimeoutExpired:
                 return 'HANG', f'{sig.name}: still running 90 s after the signal'
         err = errf.read_text(errors='replace')
-        if _files(out) != first:
+        if _kept(spec, out) != first:
             return 'DATA LOSS', f'{sig.name} mid-run changed the earlier output'
         if _tb(err):
             return 'TRACEBACK', err.strip().splitlines()[-1][:150]
@@ -235,7 +242,7 @@ def concurrent(spec):
             if p is None:
                 return 'HARNESS', 'the slow writer ended early'
             rc, o, e, hang, _ = _run(spec.good(out), sb / 'cwd', spec.timeout)
-            during = _files(out)
+            during = _kept(spec, out)
             if p.poll() is not None:
                 if rc == 2 and str(p.pid) in e and not _tb(e):
                     # refused naming it: the first still held the lock when the second tried
@@ -247,7 +254,7 @@ def concurrent(spec):
                 p.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 return 'HANG', 'the first writer did not end on SIGTERM'
-        if during != first or _files(out) != first:
+        if during != first or _kept(spec, out) != first:
             return 'DATA LOSS', f'a second writer (exit {rc}) changed the output'
         if hang:
             return 'HANG', 'second writer'
@@ -266,9 +273,9 @@ def foreign_dir(spec):
         (out / 'Real').mkdir(parents=True)
         for f in sorted((E.FIX / 'study' / 'Real').glob('*'))[:4]:
             shutil.copy2(f, out / 'Real' / f.name)
-        first = _files(out)
+        first = _kept(spec, out)
         rc, o, e, hang, _ = _run(spec.good(out), sb / 'cwd', spec.timeout)
-        if _files(out) != first:
+        if _kept(spec, out) != first:
             return 'DATA LOSS', f'a directory of real runs as the output was written (exit {rc})'
         if hang:
             return 'HANG', ''
@@ -363,7 +370,8 @@ def specs():
                         '--out', str(o)]),
         Spec('tune', lambda o: tune + [str(o), '--trials', '2'],
              lambda o: tune + [str(o), '--trials', '300'],
-             lambda o: tune + [str(o), '--trials', '2', '--sampler', 'cmaes', '--pareto']),
+             lambda o: tune + [str(o), '--trials', '2', '--sampler', 'cmaes', '--pareto'],
+             live=('study.db',)),
         Spec('run', lambda o: graph + ['duration_s:=4', f'output_dir:={o}'],
              lambda o: graph + ['duration_s:=200', f'output_dir:={o}'],
              lambda o: graph + ['duration_s:=4', 'models:=a/b', f'output_dir:={o}']),
