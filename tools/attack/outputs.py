@@ -340,7 +340,7 @@ def specs():
     tune = ['tune', '--model', 'ch_rw', '--params', 'rw_sigma', '--reference', 'rtk',
             '--scenarios', 'circle', '--runs', '2', '--duration', '3', '--no-landscape',
             '--quiet', '--out']
-    graph = ['run', 'sim_judge', 'k:=2', 'models:=ch_rw', 'scenarios:=circle', '--quiet']
+    graph = ['run', 'sim_judge', 'k:=2', 'models:=ch_rw', 'scenarios:=circle']
     bag = ['bag', str(fix / 'bags/good_art'), '--profile', 'art', '--quiet', '--scenario',
            'circle']
     return [
@@ -372,9 +372,9 @@ def specs():
              lambda o: tune + [str(o), '--trials', '300'],
              lambda o: tune + [str(o), '--trials', '2', '--sampler', 'cmaes', '--pareto'],
              live=('study.db',)),
-        Spec('run', lambda o: graph + ['duration_s:=4', f'output_dir:={o}'],
-             lambda o: graph + ['duration_s:=200', f'output_dir:={o}'],
-             lambda o: graph + ['duration_s:=4', 'models:=a/b', f'output_dir:={o}']),
+        Spec('run', lambda o: graph + ['duration_s:=4', f'output_dir:={o}', '--quiet'],
+             lambda o: graph + ['duration_s:=200', f'output_dir:={o}', '--quiet'],
+             lambda o: graph + ['duration_s:=4', 'models:=a/b', f'output_dir:={o}', '--quiet']),
         Spec('demo', lambda o: ['demo', '--quiet', '--out', str(o)],
              lambda o: ['demo', '--quiet', '--out', str(o)],
              classes=('foreign', 'sigint')),
