@@ -181,3 +181,21 @@ def test_graph_output_dir_on_a_study_is_refused_before_the_graph_starts(earlier,
         assert str(earlier) in err and "'vepd study'" in err and '--overwrite' in err
         assert 'Traceback' not in err and 'DDS domain' not in err
     assert _tree(earlier) == before
+
+
+def test_a_defect_raised_while_a_signal_unwinds_is_still_the_signal(monkeypatch, capsys,
+                                                                     tmp_path):
+    import vepd_ros.commands.evaluate as ev
+    from vepd_ros.cli import Stopped
+
+    def interrupted(args):
+        try:
+            raise Stopped(signal.SIGTERM)
+        finally:
+            assert False, 'a library clean-up that fails'  # noqa: B011
+
+    monkeypatch.setattr(ev, 'run', interrupted)
+    assert vepd(['evaluate', str(tmp_path)]) == 143
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ['vepd evaluate: stopped by SIGTERM; nothing was written (an earlier output is '
+                   'as it was)']

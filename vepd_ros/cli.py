@@ -97,9 +97,7 @@ def _run(argv) -> int:
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except KeyboardInterrupt as exc:
-        signum = getattr(exc, 'signum', signal.SIGINT)
-        print(f'{name}: stopped by {signal.Signals(signum).name}; {_kept()}', file=sys.stderr)
-        return 128 + int(signum)
+        return _stopped(name, exc)
     except BrokenPipeError:
         # The reader went away (`vepd evaluate ROOT --json | head`): stop quietly, as a command
         # killed by SIGPIPE would. Python's recipe (docs of the signal module, "Note on SIGPIPE"):
@@ -108,10 +106,35 @@ def _run(argv) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except Exception as exc:  # a defect: one line, the traceback in a file
+        cause = _interrupt_in(exc)
+        if cause is not None:  # a library's clean-up failed while the signal unwound it
+            return _stopped(name, cause)
         log = _save_traceback(name)
         print(f'{name}: unexpected error {type(exc).__name__}: {quote(str(exc), 200)} '
               f'(a defect of vepd; traceback in {log})', file=sys.stderr)
         return 1
+
+
+def _stopped(name: str, exc: KeyboardInterrupt) -> int:
+    signum = getattr(exc, 'signum', signal.SIGINT)
+    print(f'{name}: stopped by {signal.Signals(signum).name}; {_kept()}', file=sys.stderr)
+    return 128 + int(signum)
+
+
+def _interrupt_in(exc: BaseException):
+    """
+    Return the SIGINT/SIGTERM an exception was raised while handling, or None.
+
+    Optuna's trial bookkeeping, for one, can fail with its own assertion when the interrupt lands
+    in it: the signal is still what ended the command.
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        exc = exc.__context__
+    return None
 
 
 def _kept() -> str:
