@@ -57,7 +57,7 @@ def _files(root: Path) -> dict:
 
 
 def _kept(spec, out: Path) -> dict:
-    """The output's files but those the command updates in place by design (``Spec.live``)."""
+    """Return the output's files but those the command updates in place (``Spec.live``)."""
     return {k: v for k, v in _files(out).items() if k not in spec.live}
 
 
