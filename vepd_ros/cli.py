@@ -61,11 +61,16 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+_SIGNALLED: list = []
+"""The signal this command received: whatever ends it from then on is that signal's end."""
+
+
 def _stop(signum, frame):
     # a second signal while the first unwinds would cut the clean-up short: ignored from here
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, signal.SIG_IGN)
-    raise Stopped(signum)
+    _SIGNALLED.append(Stopped(signum))
+    raise _SIGNALLED[-1]
 
 
 def main(argv=None) -> int:
@@ -79,6 +84,7 @@ def main(argv=None) -> int:
     safety = sys.modules.get('vepd_ros.runs.safety')  # not imported for --help (no numpy)
     if safety is not None:
         safety.ENDED.clear()
+    _SIGNALLED.clear()
     before = {}
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -106,7 +112,7 @@ def _run(argv) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except Exception as exc:  # a defect: one line, the traceback in a file
-        cause = _interrupt_in(exc)
+        cause = _interrupt_in(exc) or (_SIGNALLED[-1] if _SIGNALLED else None)
         if cause is not None:  # a library's clean-up failed while the signal unwound it
             return _stopped(name, cause)
         log = _save_traceback(name)
