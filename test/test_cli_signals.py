@@ -183,8 +183,8 @@ def test_graph_output_dir_on_a_study_is_refused_before_the_graph_starts(earlier,
     assert _tree(earlier) == before
 
 
-def test_a_defect_raised_while_a_signal_unwinds_is_still_the_signal(monkeypatch, capsys,
-                                                                     tmp_path):
+def test_a_defect_raised_while_a_signal_unwinds_is_still_the_signal(
+        monkeypatch, capsys, tmp_path):
     import vepd_ros.commands.evaluate as ev
     from vepd_ros.cli import Stopped
 
