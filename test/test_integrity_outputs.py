@@ -34,8 +34,8 @@ from vepd_ros.runs.recorder import RecorderCore
 from vepd_ros.runs.safety import (
     check_output_dir,
     MARKER_NAME,
+    output_dir,
     OutputDirError,
-    prepare_output_dir,
     safe_component,
 )
 from vepd_ros.testing.synthetic_runs import synthetic_run
@@ -115,22 +115,27 @@ def test_output_dir_policy(tmp_path):
     f = tmp_path / 'file'
     f.write_text('x')
     with pytest.raises(OutputDirError, match='not a directory'):
-        prepare_output_dir(f, command='study', overwrite=True)
+        with output_dir(f, command='study', overwrite=True):
+            pass
     # a previous output of the same command is accepted; of another command it is not
-    out = prepare_output_dir(tmp_path / 'new' / 'out', command='study', replaces=['Sim'])
-    (out / 'Sim').mkdir()
-    (out / 'Sim' / 'old.csv').write_text('1')
-    (out / 'other.txt').write_text('2')
-    prepare_output_dir(out, command='study', replaces=['Sim'])
+    out = tmp_path / 'new' / 'out'
+    with output_dir(out, command='study', replaces=['Sim']) as stage:
+        (stage / 'Sim').mkdir()
+        (stage / 'Sim' / 'old.csv').write_text('1')
+        (stage / 'other.txt').write_text('2')
+    with output_dir(out, command='study', replaces=['Sim']) as stage:
+        assert not (stage / 'Sim').exists()
     assert not (out / 'Sim').exists()
     assert (out / 'other.txt').read_text() == '2'  # only what it owns
     with pytest.raises(OutputDirError, match='vepd study'):
         check_output_dir(out, command='bag')
     # --overwrite: the owned entries replaced, the user's other files untouched
-    prepare_output_dir(user, command='study', overwrite=True, replaces=['Sim', 'result.json'])
+    with output_dir(user, command='study', overwrite=True, replaces=['Sim', 'result.json']):
+        pass
     assert (user / 'notes.txt').read_text() == 'keep me' and (user / MARKER_NAME).is_file()
     with pytest.raises(ValueError, match='not inside'):
-        prepare_output_dir(out, command='study', replaces=['../mine'])
+        with output_dir(out, command='study', replaces=['../mine']):
+            pass
 
 
 def test_study_refuses_a_user_directory_and_replaces_its_own_output(tmp_path, capsys):
@@ -287,7 +292,8 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
         workers = []
         while time.monotonic() < deadline and proc.poll() is None:  # the first chunk is on disk
             workers = list(parent.children(recursive=True))
-            if len(workers) >= 2 and list(out.rglob('*.csv')):
+            # the study is built beside OUT (safety.output_dir) and swapped in when complete
+            if len(workers) >= 2 and list(tmp_path.glob('.out.vepd-stage-*/**/*.csv')):
                 break
             time.sleep(0.02)
         assert proc.poll() is None, 'the study finished before it could be killed; make it longer'
@@ -295,13 +301,14 @@ def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
         assert workers, 'no worker processes seen'
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        snap = _snapshot(out)  # what exists when the study is gone
+        snap = _snapshot(tmp_path)  # what exists when the study is gone
         # an orphaned worker would finish its chunk (and write it) before it noticed
         gone, alive = psutil.wait_procs(workers, timeout=60)
         assert not alive, f'workers survived their parent: {[p.pid for p in alive]}'
         time.sleep(0.5)  # settle: any late writer would show
-        assert _snapshot(out) == snap, 'files were written after the study was killed'
-        assert list(out.rglob('*.csv'))  # (the kill landed mid-study)
+        assert _snapshot(tmp_path) == snap, 'files were written after the study was killed'
+        assert list(tmp_path.glob('.out.vepd-stage-*/**/*.csv'))  # (the kill landed mid-study)
+        assert not out.exists()  # a killed study leaves no output, only its staging directory
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -25,7 +25,7 @@ from vepd_ros.cli import main as vepd
 from vepd_ros.metrics.evaluator import coverage_exclusion, evaluate_root, EvaluatorCore
 from vepd_ros.runs.format import read_run, RunFileError, RunRecord, write_run
 from vepd_ros.runs.layout import MAX_RUN_INDEX, missing_indices, scan_batch_dir
-from vepd_ros.runs.safety import prepare_output_dir
+from vepd_ros.runs.safety import output_dir
 from vepd_ros.testing.synthetic_runs import synthetic_run, write_authors_csv, write_synthetic_root
 
 
@@ -206,14 +206,15 @@ def test_model_folder_named_real_is_refused(root, capsys, name):
 
 
 def test_interrupted_study_is_flagged(root, capsys):
-    prepare_output_dir(
+    with output_dir(
         root,
         command='study',
         overwrite=True,
         info={
             'plan': {'runs': 3, 'models': ['ch_rw', 'airsim'], 'scenarios': ['straight', 'circle']}
         },
-    )
+    ):
+        pass
     for side in ('Real', 'Sim/ch_rw'):
         (root / side / 'circle_3.csv').unlink()
     rc, out, err = _evaluate(root, capsys, '--json')

@@ -17,10 +17,13 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
 
 from vepd_ros import __version__, commands
 from vepd_ros.params import ParameterError
+from vepd_ros.yamlio import quote
 
 EPILOG = """\
 Example (the offline study at the paper's size, then its report; about 10 s):
@@ -50,11 +53,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM, raised where the command is so it unwinds (outputs left as they were)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_SIGNALLED: list = []
+"""The signal this command received: whatever ends it from then on is that signal's end."""
+
+
+def _stop(signum, frame):
+    # a second signal while the first unwinds would cut the clean-up short: ignored from here
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_IGN)
+    _SIGNALLED.append(Stopped(signum))
+    raise _SIGNALLED[-1]
+
+
 def main(argv=None) -> int:
+    """
+    Run ``vepd``; THE one place a command ends.
+
+    SIGINT/SIGTERM end with one line saying what was kept (every output directory is written
+    whole or not at all: ``runs.safety.output_dir``) and exit 130/143; an unexpected exception
+    ends with one line naming it and the file holding its traceback (exit 1).
+    """
+    safety = sys.modules.get('vepd_ros.runs.safety')  # not imported for --help (no numpy)
+    if safety is not None:
+        safety.ENDED.clear()
+    _SIGNALLED.clear()
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            before[s] = signal.signal(s, _stop)
+    try:
+        return _run(argv)
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)
+
+
+def _run(argv) -> int:
+    name = 'vepd' + (f' {argv[0]}' if argv else f' {sys.argv[1]}' if len(sys.argv) > 1 else '')
     try:
         code = _main(argv)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
+    except KeyboardInterrupt as exc:
+        return _stopped(name, exc)
     except BrokenPipeError:
         # The reader went away (`vepd evaluate ROOT --json | head`): stop quietly, as a command
         # killed by SIGPIPE would. Python's recipe (docs of the signal module, "Note on SIGPIPE"):
@@ -62,6 +111,59 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except Exception as exc:  # a defect: one line, the traceback in a file
+        cause = _interrupt_in(exc) or (_SIGNALLED[-1] if _SIGNALLED else None)
+        if cause is not None:  # a library's clean-up failed while the signal unwound it
+            return _stopped(name, cause)
+        log = _save_traceback(name)
+        print(f'{name}: unexpected error {type(exc).__name__}: {quote(str(exc), 200)} '
+              f'(a defect of vepd; traceback in {log})', file=sys.stderr)
+        return 1
+
+
+def _stopped(name: str, exc: KeyboardInterrupt) -> int:
+    signum = getattr(exc, 'signum', signal.SIGINT)
+    print(f'{name}: stopped by {signal.Signals(signum).name}; {_kept()}', file=sys.stderr)
+    return 128 + int(signum)
+
+
+def _interrupt_in(exc: BaseException):
+    """
+    Return the SIGINT/SIGTERM an exception was raised while handling, or None.
+
+    Optuna's trial bookkeeping, for one, can fail with its own assertion when the interrupt lands
+    in it: the signal is still what ended the command.
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        exc = exc.__context__
+    return None
+
+
+def _kept() -> str:
+    safety = sys.modules.get('vepd_ros.runs.safety')
+    ended = safety.ENDED if safety is not None else []
+    return ('; '.join(ended) if ended
+            else 'nothing was written (an earlier output is as it was)')
+
+
+def _save_traceback(name: str) -> str:
+    """Write the traceback being handled to a file; return its path."""
+    import tempfile
+    import traceback
+
+    text = f'{name} (argv {sys.argv!r})\n' + traceback.format_exc()
+    try:
+        fd, path = tempfile.mkstemp(prefix='vepd-traceback-', suffix='.txt')
+        with os.fdopen(fd, 'w') as f:
+            f.write(text)
+        return path
+    except OSError:
+        sys.stderr.write(text)
+        return 'stderr above'
 
 
 def _main(argv=None) -> int:

@@ -616,7 +616,10 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     # machine's scheduling decided which samples a tick saw (issue 23).
     sim_time = a['use_sim_time'] or a['use_truth_node'] or a['time_scale'] != 1.0
     t = {'use_sim_time': sim_time}
-    models = [m.strip() for m in a['models'].split(',')]
+    from vepd_ros.runs.safety import safe_component
+
+    # a label becomes a namespace and a folder: refused here, naming the argument, not by rcl
+    models = [safe_component('models', m.strip()) for m in a['models'].split(',')]
     configured, imu_file = _configured(a)
     for label in configured:
         if label in models or label == REFERENCE_LABEL:

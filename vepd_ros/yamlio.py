@@ -28,22 +28,29 @@ input.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 import re
+import stat
 
 import yaml
 
-MAX_BYTES = 16 * 1024 * 1024
-"""Largest YAML file read (configuration files are a few KB)."""
+MAX_BYTES = 4 * 1024 * 1024
+"""Largest YAML file read (configuration files are a few KB): bounds a load to ~8 CPU s
+(benchmarks/bench_yamlio.py: ~2 CPU s per MB with libyaml, ~6 with the pure-Python loader)."""
 MAX_NODES = 1_000_000
 """Largest document, counted in nodes with every alias expanded."""
 MAX_DEPTH = 200
 """Deepest nesting of sequences and mappings."""
 MAX_QUOTE = 80
 
-# the pure-Python loader: libyaml's composer recurses in C and overflows the stack on deeply nested
-# flow collections (a segfault), where Python's raises RecursionError (refused below)
-_Base = yaml.SafeLoader
+# libyaml (CSafeLoader: C scanner, parser and composer, ~4x faster than the pure-Python loader,
+# whose ~100 us per value made a 0.7 MB file take over a minute on a busy machine). Its composer
+# recurses in C and would overflow the stack on deeply nested collections (a segfault), so the
+# nesting is measured first on libyaml's event stream (iterative) and refused beyond MAX_DEPTH.
+# Without libyaml, the pure-Python loader (its recursion ends in RecursionError, refused below).
+_Base = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+_C = _Base is not yaml.SafeLoader
 
 _INT_12 = re.compile(r'^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$')
 _FLOAT_12 = re.compile(
@@ -166,10 +173,29 @@ def _type_name(t) -> str:
     }.get(t, t.__name__)
 
 
+def _check_depth(text: str, where: str) -> None:
+    """Refuse nesting beyond MAX_DEPTH before libyaml's recursive composer sees the text."""
+    depth = 0
+    opens = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    closes = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    for ev in yaml.parse(text, Loader=_Base):
+        if isinstance(ev, opens):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(
+                    f'{where}: nested deeper than {MAX_DEPTH} levels (line '
+                    f'{ev.start_mark.line + 1}); refused'
+                )
+        elif isinstance(ev, closes):
+            depth -= 1
+
+
 def parse_yaml(text: str, *, where: str, what: str, expect=dict, allow_empty: bool = False):
     """``load_yaml`` on text already read (``where`` names its origin in messages)."""
-    loader = _Loader(text)
     try:
+        if _C:
+            _check_depth(text, where)
+        loader = _Loader(text)
         try:
             node = loader.get_single_node()
             if node is not None:
@@ -210,18 +236,7 @@ def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
     """
     p = Path(path)
     where = str(p)
-    if not p.is_file():
-        if p.exists():
-            raise ValueError(
-                f'{where}: expected a {what} YAML file, got a directory or special file'
-            )
-        raise FileNotFoundError(f'{where}: no such {what} file')
-    size = p.stat().st_size
-    if size > MAX_BYTES:
-        raise ValueError(
-            f'{where}: {size} bytes, more than the {MAX_BYTES} a {what} YAML file may have'
-        )
-    data = p.read_bytes()
+    data = read_input(p, what=f'{what} YAML file', max_bytes=MAX_BYTES)
     if b'\x00' in data:
         raise ValueError(f'{where}: binary content (NUL bytes), expected a {what} YAML text file')
     try:
@@ -234,6 +249,53 @@ def load_yaml(path, *, what: str, expect=dict, allow_empty: bool = False):
             f'{exc.start}); expected a {what} YAML file'
         ) from None
     return parse_yaml(text, where=where, what=what, expect=expect, allow_empty=allow_empty)
+
+
+def read_input(path, *, what: str, max_bytes: int, error=ValueError,
+               prefix: bool = False) -> bytes:
+    """
+    Return the bytes of the input file ``path``: THE opening of a file a command reads whole.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO, a device or a socket
+    is refused before a byte is read (a FIFO would block forever, /dev/zero never end); a file
+    larger than ``max_bytes`` is refused after reading at most ``max_bytes`` + 1 bytes (with
+    ``prefix``: its first ``max_bytes`` bytes are returned, to tell a format by its head).
+    ``FileNotFoundError`` when it does not exist; ``error`` (a ValueError subclass) naming the
+    file and ``what`` otherwise.
+    """
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, 'O_NOCTTY', 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f'{p}: no such {what}') from None
+    except OSError as exc:
+        raise error(f'{p}: cannot read the {what} ({exc.strerror})') from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ('a directory' if stat.S_ISDIR(st.st_mode) else
+                    'a FIFO' if stat.S_ISFIFO(st.st_mode) else 'a special file')
+            raise error(f'{p}: {kind}; expected a {what} (a regular file)')
+        if st.st_size > max_bytes and not prefix:
+            raise error(f'{p}: {st.st_size} bytes, more than the {max_bytes} a {what} may have')
+        os.set_blocking(fd, True)
+        chunks, n = [], 0
+        while n <= max_bytes:
+            b = os.read(fd, min(1 << 20, max_bytes + 1 - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        data = b''.join(chunks)
+        if n > max_bytes:
+            if prefix:
+                return data[:max_bytes]
+            raise error(f'{p}: more than the {max_bytes} bytes a {what} may have')
+        return data
+    except OSError as exc:
+        raise error(f'{p}: cannot read the {what} ({exc.strerror})') from None
+    finally:
+        os.close(fd)
 
 
 def yaml_value(v) -> str:
@@ -260,6 +322,7 @@ def yaml_value(v) -> str:
 
 __all__ = [
     'load_yaml',
+    'read_input',
     'parse_yaml',
     'quote',
     'yaml_value',

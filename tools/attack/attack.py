@@ -7,11 +7,13 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Attack harness for vepd_ros issue 17 (integrity under bad input).
+Attack harness for vepd_ros issues 17 and 24 (integrity under bad input).
 
     python3 tools/attack/attack.py --repo . --out /tmp/attack [--only REGEX] [--list]
 
-(after make venv; ~7 min)
+(after make venv; ~7 min for issue 17's cases, the multi-step cases of issue 24 — area 'i24',
+tools/attack/outputs.py: re-runs, refused and killed re-runs, concurrent writers, signals, special
+files, big and deep inputs, flag products, '/' in names, on every command — take longer)
 
 Generates bad inputs in OUT/fix and OUT/cases/<case>/, runs REPO/.venv/bin/vepd sequentially with a
 timeout and an address-space limit, and classifies each case:
@@ -31,6 +33,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -69,6 +72,9 @@ def snap(root: Path) -> dict:
         for f in fn + [d for d in dn if os.path.islink(os.path.join(dp, d))]:
             p = os.path.join(dp, f)
             try:
+                if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO or device input: never opened
+                    out[p] = 'special'
+                    continue
                 with open(p, 'rb') as fh:
                     out[p] = hashlib.sha1(fh.read()).hexdigest()
             except OSError:
@@ -2197,6 +2203,12 @@ def build_cases():
                 hints=(hint,),
                 timeout=40,
             )
+    # ---- issue 24: outputs replaced only whole, signals, concurrency, bounded inputs
+    sys.path.insert(0, str(HERE))
+    import outputs
+
+    outputs.register(case, argparse.Namespace(VEPD=VEPD, FIX=FIX, REPO=REPO, limits=limits,
+                                              NMEA=NMEA, run_cmd=run_cmd))
 
 
 def chk_dropped(b):
@@ -2496,7 +2508,14 @@ def main():
             continue
         tmp_before = set(os.listdir('/tmp'))
         before = snap(sb)
-        if c['special'] == 'killed_study':
+        if callable(c['special']):  # a multi-step case (tools/attack/outputs.py)
+            try:
+                cls, why = c['special'](c, sb, out)
+            except Exception as e:  # noqa: BLE001 - the harness's own failure, reported
+                cls, why = 'HARNESS', f'{type(e).__name__}: {e}'[:200]
+            argv = [c['name'], '(multi-step: tools/attack/outputs.py)']
+            rc, secs, stderr = None, time.time() - t0, ''
+        elif c['special'] == 'killed_study':
             cls, why = special_killed_study(c, sb, out)
             argv = ['study', '...', '--out', str(out), '(SIGKILL parent after 5 run files)']
             rc, secs, stderr = None, time.time() - t0, ''
@@ -2541,7 +2560,7 @@ def main():
         f'{len(results)} cases against {REPO}: '
         + ', '.join(f'{k} {v}' for k, v in sorted(cnt.items()))
     ]
-    for area in ('h1', 'h2', 'other'):
+    for area in ('h1', 'h2', 'other', 'i24'):
         bad = [r for r in results if r['area'] == area and r['cls'] != 'OK']
         lines.append(f'\n== {area}: {len(bad)} non-OK')
         for r in bad:

@@ -57,6 +57,36 @@ def n_boot_type(text: str) -> int:
     return int_range(0, MAX_N_BOOT, 'a number of resamples')(text)
 
 
+def add_overwrite_file_option(p) -> None:
+    """``--overwrite``: the explicit choice to replace an existing ``--out`` FILE."""
+    p.add_argument('--overwrite', action='store_true',
+                   help='replace the --out file when it exists (else refused, exit 2)')
+
+
+def writes_out_file(command: str):
+    """
+    Decorate a command that writes the FILE ``args.out`` (when given).
+
+    The command runs holding the file's lock, after the decision that it may be written
+    (``runs.safety.output_file``: new, or ``--overwrite``), so a refusal comes before any input
+    is read.
+    """
+    import functools
+
+    def wrap(func):
+        @functools.wraps(func)
+        def run(args):
+            from vepd_ros.runs.safety import output_file
+
+            with output_file(getattr(args, 'out', None), command=command,
+                             overwrite=getattr(args, 'overwrite', False)):
+                return func(args)
+
+        return run
+
+    return wrap
+
+
 def add_velocity_option(p) -> None:
     """Add ``--velocity``: the velocity signal E and S are computed on."""
     p.add_argument(

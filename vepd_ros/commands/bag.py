@@ -255,7 +255,7 @@ def run(args) -> int:
     if args.side == 'sim' and not args.label:
         raise ValueError('--side sim needs --label (runs go to Sim/<label>/)')
     label = args.label if args.side == 'sim' else 'real'
-    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir, safe_component
+    from vepd_ros.runs.safety import output_dir, safe_component
 
     names = [('--label', label), ('--scenario', args.scenario)]
     if args.scenarios:
@@ -267,7 +267,6 @@ def run(args) -> int:
             f'--label {label!r}: a model label cannot name the reference side '
             f"('real', any case, with or without '_results'); use --side real"
         )
-    check_output_dir(args.out, command='bag', overwrite=args.overwrite)
     ekf = navsat = None
     if args.estimate == 'judge':
         from vepd_ros.params_file import config_file  # the study's defaults
@@ -288,99 +287,97 @@ def run(args) -> int:
         [s.strip() for s in args.scenarios.split(',')] if args.scenarios else None,
     )
     out = Path(args.out)
-    # j numbering continues after what is on disk (read-only look; the writer is created after
-    # computing)
-    existing = {}
-    folder = out / 'Real' if args.side == 'real' else out / 'Sim' / label
-    if folder.is_dir() and not args.overwrite:
-        from vepd_ros.runs.layout import RUN_FILE_RE
+    folder = Path('Real') if args.side == 'real' else Path('Sim') / label
+    # decided and locked here, before any bag is read; the new output (the runs on disk and
+    # these) is swapped in whole once every run is written
+    with output_dir(out, command='bag', overwrite=args.overwrite,
+                    replaces=[folder.as_posix()] if args.overwrite else []) as stage:
+        # j numbering continues after what is on disk
+        existing = {}
+        if (out / folder).is_dir() and not args.overwrite:
+            from vepd_ros.runs.layout import RUN_FILE_RE
 
-        for f in folder.glob('*.csv'):
-            m = RUN_FILE_RE.match(f.name)
-            if m:
-                existing[m['scenario']] = max(existing.get(m['scenario'], 0), int(m['j']))
-    j_next = {s: j + 1 for s, j in existing.items()}
-    from vepd_ros.progress import progress_bar
+            for f in (out / folder).glob('*.csv'):
+                m = RUN_FILE_RE.match(f.name)
+                if m:
+                    existing[m['scenario']] = max(existing.get(m['scenario'], 0), int(m['j']))
+        j_next = {s: j + 1 for s, j in existing.items()}
+        from vepd_ros.progress import progress_bar
 
-    runs, bag_seconds = [], 0.0
-    bar = progress_bar(total=len(args.bags), desc='vepd bag', unit='bag', quiet=args.quiet)
-    for bag in args.bags:
-        streams = read_bag_streams(
-            bag,
-            profile,
-            need_sensors=args.estimate == 'judge',
-            need_odom=args.estimate == 'recorded',
-            truth_options=truth_options,
-        )
-        segs = segments_for(streams, spec, args.scenario)
-        bag_seconds += (streams.end_ns - streams.start_ns) / 1e9
-        meta = {
-            'side': args.side,
-            'label': label,
-            'profile': profile.name,
-            'static_tf': list(args.static_tf),
-            'ekf_config': str(ekf) if ekf else None,
-            'navsat_config': str(navsat) if navsat else None,
-            'judge': 'builtin' if args.estimate == 'judge' else 'recorded',
-            'gravity_frame': args.gravity_frame,
-            'study_seed': args.seed,
-        }
-        new = make_runs(
-            streams,
-            segs,
-            estimate=args.estimate,
-            ekf_config=ekf,
-            navsat_config=navsat,
-            static_tf=args.static_tf,
-            gravity_frame=args.gravity_frame,
-            replace=replace,
-            seed=args.seed,
-            label=label,
-            j_start=j_next,
-            sim_rates={'imu': args.sim_imu_rate, 'gps': args.sim_gps_rate},
-            meta=meta,
-        )
-        for r in new:
-            j_next[r.scenario] = r.meta['j'] + 1
-        runs += new
-        bar.update(1)
-    bar.close()
-    for r in runs:  # names from a ranges file: checked before any write
-        safe_component('scenario', r.scenario)
-    # a run without a finite score is an error, found before writing
-    for r in runs:
-        rmse = speed_rmse(r.record)
-        if not math.isfinite(rmse):
-            rec = r.record
-            raise ValueError(
-                f'{r.meta["bag"]} ({r.scenario} #{r.meta["j"]}): no speed error can '
-                f'be computed '
-                f'({len(rec.se_t)} estimates over [{_span(rec.se_t)}] s, '
-                f'{len(rec.gt_t)} truth '
-                f'samples over [{_span(rec.gt_t)}] s: they must overlap by a sample '
-                f'or more)'
+        runs, bag_seconds = [], 0.0
+        bar = progress_bar(total=len(args.bags), desc='vepd bag', unit='bag', quiet=args.quiet)
+        for bag in args.bags:
+            streams = read_bag_streams(
+                bag,
+                profile,
+                need_sensors=args.estimate == 'judge',
+                need_odom=args.estimate == 'recorded',
+                truth_options=truth_options,
             )
-    prepare_output_dir(
-        out,
-        command='bag',
-        overwrite=args.overwrite,
-        replaces=[str(folder.relative_to(out))] if args.overwrite else [],
-    )
-    writer = BatchWriter(out, args.side, label if args.side == 'sim' else None)
-    for r in runs:
-        path = writer.write(r.record, r.scenario, r.meta, j=r.meta['j'])
-        if not args.quiet:
-            rec = r.record
-            print(
-                f'vepd bag: {path}  {r.meta["segment"]["duration_s"]:.1f} s, {len(rec.se_t)} '
-                f'estimates, '
-                f'{len(rec.gt_t)} truth ({r.meta["truth_type"]}); {_rmse_text(rec)}'
+            segs = segments_for(streams, spec, args.scenario)
+            bag_seconds += (streams.end_ns - streams.start_ns) / 1e9
+            meta = {
+                'side': args.side,
+                'label': label,
+                'profile': profile.name,
+                'static_tf': list(args.static_tf),
+                'ekf_config': str(ekf) if ekf else None,
+                'navsat_config': str(navsat) if navsat else None,
+                'judge': 'builtin' if args.estimate == 'judge' else 'recorded',
+                'gravity_frame': args.gravity_frame,
+                'study_seed': args.seed,
+            }
+            new = make_runs(
+                streams,
+                segs,
+                estimate=args.estimate,
+                ekf_config=ekf,
+                navsat_config=navsat,
+                static_tf=args.static_tf,
+                gravity_frame=args.gravity_frame,
+                replace=replace,
+                seed=args.seed,
+                label=label,
+                j_start=j_next,
+                sim_rates={'imu': args.sim_imu_rate, 'gps': args.sim_gps_rate},
+                meta=meta,
             )
+            for r in new:
+                j_next[r.scenario] = r.meta['j'] + 1
+            runs += new
+            bar.update(1)
+        bar.close()
+        for r in runs:  # names from a ranges file: checked before any write
+            safe_component('scenario', r.scenario)
+        # a run without a finite score is an error, found before writing
+        for r in runs:
+            rmse = speed_rmse(r.record)
+            if not math.isfinite(rmse):
+                rec = r.record
+                raise ValueError(
+                    f'{r.meta["bag"]} ({r.scenario} #{r.meta["j"]}): no speed error can '
+                    f'be computed '
+                    f'({len(rec.se_t)} estimates over [{_span(rec.se_t)}] s, '
+                    f'{len(rec.gt_t)} truth '
+                    f'samples over [{_span(rec.gt_t)}] s: they must overlap by a sample '
+                    f'or more)'
+                )
+        writer = BatchWriter(stage, args.side, label if args.side == 'sim' else None)
+        for r in runs:
+            path = out / writer.write(r.record, r.scenario, r.meta, j=r.meta['j']).relative_to(
+                stage)
+            if not args.quiet:
+                rec = r.record
+                print(
+                    f'vepd bag: {path}  {r.meta["segment"]["duration_s"]:.1f} s, '
+                    f'{len(rec.se_t)} estimates, '
+                    f'{len(rec.gt_t)} truth ({r.meta["truth_type"]}); {_rmse_text(rec)}'
+                )
     wall = time.perf_counter() - t_wall
     print(
         f'vepd bag: {len(runs)} run(s) from {len(args.bags)} bag(s), {bag_seconds:.1f} s of data '
         f'in {wall:.2f} s '
-        f'({bag_seconds / wall if wall > 0 else float("inf"):.0f}x real time) -> {writer.folder}',
+        f'({bag_seconds / wall if wall > 0 else float("inf"):.0f}x real time) -> {out / folder}',
         file=sys.stderr,
     )
     return 0

@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vepd_ros.commands._args import add_overwrite_file_option, writes_out_file
+
 GPS_EXAMPLE = """example (a standstill stretch of robot_localization's Husky bag):
   vepd calibrate gps ../shared/data/robot_localization_tests/test1.bag --topic /fix \\
       --segment 0 20 --model ch_rw --out gps_noise.yaml"""
@@ -63,6 +65,7 @@ def register(sub):
         help='standstill stretch in s from the first fix (default: the whole log)',
     )
     g.add_argument('--out', default=None, help='write the gps_noise_node parameters YAML here')
+    add_overwrite_file_option(g)
     g.add_argument(
         '--json', action='store_true', help='print the whole fit as JSON instead of a table'
     )
@@ -84,6 +87,7 @@ def register(sub):
         help='static segment in s from the start (default: the longest still stretch)',
     )
     i.add_argument('--out', default=None, help='write the imu_noise_node parameters YAML here')
+    add_overwrite_file_option(i)
     i.add_argument(
         '--json', action='store_true', help='print the whole fit as JSON instead of a table'
     )
@@ -128,6 +132,7 @@ _UNITS = {
 }
 
 
+@writes_out_file('calibrate gps')
 def gps(args) -> int:
     import json
 
@@ -180,6 +185,7 @@ def gps(args) -> int:
     return 0
 
 
+@writes_out_file('calibrate imu')
 def imu(args) -> int:
     import json
 

@@ -60,6 +60,9 @@ def register(sub):
         '--out', default='demo_out', help='output directory (runs, result.json, report/)'
     )
     p.add_argument('--json', action='store_true', help='print the result as JSON')
+    p.add_argument('--overwrite', action='store_true',
+                   help='replace an --out that holds something else than an earlier demo or '
+                   'sim_judge run (without it, refused)')
     add_watch_options(p)
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=run)
@@ -87,6 +90,7 @@ def run(args) -> int:
         domain_id=args.domain_id,
         stall_timeout=args.stall_timeout,
         help=False,
+        overwrite=args.overwrite,
     )
     rc = run_cmd.run(ns)
     if rc == 0 and not args.json:

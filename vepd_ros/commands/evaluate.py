@@ -76,38 +76,38 @@ def register(sub):
 
 
 def run(args) -> int:
+    import contextlib
+    from pathlib import Path
+
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report.explain import coverage_lines, evaluate_dir
-    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
+    from vepd_ros.runs.safety import output_dir
 
     scen = [s for s in (args.scenarios or '').split(',') if s]
-    if args.out:  # refused before the evaluation, not after it (contract C3)
-        check_output_dir(args.out, command='evaluate', overwrite=args.overwrite)
-    res = evaluate_dir(
-        args.root,
-        seed=args.seed,
-        velocity=args.velocity,
-        preprocessing=args.preprocessing,
-        n_boot=args.n_boot,
-        scenarios=scen,
-        k=args.k,
-        include_runs=args.runs or bool(args.out),
-        progress=progress_enabled(args.json),
-        min_coverage=args.min_coverage,
-    )
-    if args.out:
-        from vepd_ros.report.tables import write_result
-
-        out = prepare_output_dir(
-            args.out,
-            command='evaluate',
-            overwrite=args.overwrite,
-            replaces=['result.json', 'table1.csv', 'table2.csv', 'runs.csv'],
+    # --out is decided and locked before the evaluation (contract C3), written whole after it
+    with (output_dir(args.out, command='evaluate', overwrite=args.overwrite,
+                     replaces=['result.json', 'table1.csv', 'table2.csv', 'runs.csv'])
+          if args.out else contextlib.nullcontext()) as stage:
+        res = evaluate_dir(
+            args.root,
+            seed=args.seed,
+            velocity=args.velocity,
+            preprocessing=args.preprocessing,
+            n_boot=args.n_boot,
+            scenarios=scen,
+            k=args.k,
+            include_runs=args.runs or bool(args.out),
+            progress=progress_enabled(args.json),
+            min_coverage=args.min_coverage,
         )
-        paths = write_result(res, out)
-        if not args.runs:
-            res.pop('runs', None)
-            res.pop('display_names', None)
+        if args.out:
+            from vepd_ros.report.tables import write_result
+
+            paths = {k: Path(args.out) / Path(v).name
+                     for k, v in write_result(res, stage).items()}
+            if not args.runs:
+                res.pop('runs', None)
+                res.pop('display_names', None)
     print_result(res, args.json)
     if args.json:  # the tables' text (stdout) lists them otherwise
         for line in coverage_lines(res):

@@ -25,7 +25,9 @@ from vepd_ros.commands._args import (
     add_gravity_frame_option,
     add_judge_option,
     add_navsat_config_option,
+    add_overwrite_file_option,
     add_static_tf_option,
+    writes_out_file,
 )
 
 REPLAY_EXAMPLE = """example (robot_localization's Husky bag; its IMU frame imu_link needs the
@@ -85,6 +87,7 @@ def add_replay_arguments(p) -> None:
     p.add_argument(
         '--out', required=True, metavar='CSV', help='output CSV (/odometry/filtered stream)'
     )
+    add_overwrite_file_option(p)
     add_static_tf_option(p)
     p.add_argument(
         '--remap', action='append', default=[], metavar='FROM:=TO', help='rename a bag topic'
@@ -100,6 +103,7 @@ def add_replay_arguments(p) -> None:
     add_judge_option(p)
 
 
+@writes_out_file('judge replay')
 def run_replay(args) -> int:
     from vepd_ros.pipelines.replay import run_replay as impl
 

@@ -67,12 +67,16 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+REPORT_ENTRIES = ('report.md', 'report.html', 'result.json', '*.csv', 'fig*.png')
+"""What a study report writes in its folder (replaced when it is written again)."""
+
+
 def run(args) -> int:
     from pathlib import Path
 
     from vepd_ros.progress import progress_enabled
     from vepd_ros.report import build_report
-    from vepd_ros.runs.safety import prepare_output_dir
+    from vepd_ros.runs.safety import output_dir
     from vepd_ros.yamlio import quote
 
     from vepd_ros.report.tune import is_tune_dir
@@ -88,23 +92,24 @@ def run(args) -> int:
             if not sc or not j.isdigit():
                 raise ValueError(f'--overlay expects SCENARIO:J (e.g. circle:3), got {quote(o)}')
             overlays.append((sc, int(j)))
-    out_dir = prepare_output_dir(
-        Path(args.out) if args.out else Path(args.dir) / 'report',
-        command='report',
-        overwrite=args.overwrite,
-    )
-    out = build_report(
-        args.dir,
-        out_dir,
-        overlays,
-        args.velocity,
-        args.preprocessing,
-        args.n_boot,
-        args.seed,
-        [s for s in (args.scenarios or '').split(',') if s],
-        args.k,
-        progress=progress_enabled(args.quiet),
-    )
+    final = Path(args.out) if args.out else Path(args.dir) / 'report'
+    with output_dir(final, command='report', overwrite=args.overwrite,
+                    replaces=REPORT_ENTRIES) as stage:
+        out = build_report(
+            args.dir,
+            stage,
+            overlays,
+            args.velocity,
+            args.preprocessing,
+            args.n_boot,
+            args.seed,
+            [s for s in (args.scenarios or '').split(',') if s],
+            args.k,
+            progress=progress_enabled(args.quiet),
+        )
+    for k in ('markdown', 'html', 'json'):  # the names the output has once swapped in
+        out[k] = final / Path(out[k]).name
+    out['csv'] = {n: final / Path(v).name for n, v in out['csv'].items()}
     csvs = ', '.join(p.name for p in out['csv'].values())
     print(
         f'report: {out["html"]}\n        {out["markdown"]}\n'

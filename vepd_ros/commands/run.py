@@ -32,6 +32,7 @@ import importlib
 import json
 import math
 import os
+from pathlib import Path
 import sys
 import textwrap
 import time
@@ -125,6 +126,11 @@ def register(sub):
         '--list', action='store_true', help='print the nodes and their --ros-args, then exit'
     )
     p.add_argument(
+        '--overwrite', action='store_true',
+        help='replace an output_dir that holds something else than an earlier run of this graph '
+        '(a study, real runs): its Real/, Sim/, result.json and report/ are replaced, the rest '
+        'kept; without it such a directory is refused')
+    p.add_argument(
         '--quiet',
         action='store_true',
         help='no progress bar; only warnings and errors from the nodes (in-process)',
@@ -214,6 +220,41 @@ def run(args) -> int:
         for n in nodes:
             print(f'{n.package}/{n.executable}  ' + ' '.join([*n.arguments, *n.ros_args()]))
         return 0
+    out = values.get('output_dir')
+    if not out or not any(n.role in ('recorder', 'evaluator') for n in nodes):
+        return _run_graph(args, nodes, None)
+    from vepd_ros.runs.safety import Discard, output_dir
+
+    # the graph writes a new output beside OUT, swapped in whole when the result is complete
+    # (exit 0); an earlier output (a study, real runs, a previous graph) stays as it was until then
+    stopped = None
+    with output_dir(out, command=f'run {args.graph}', overwrite=getattr(args, 'overwrite', False),
+                    replaces=GRAPH_OUTPUT) as stage:
+        try:
+            code = _run_graph(args, build_graph(args.graph, {**values, 'output_dir': str(stage)}),
+                              (stage, Path(out)))
+        except KeyboardInterrupt as exc:
+            # live_eval runs until Ctrl-C: what it evaluated so far is its output; any other
+            # graph stopped early has no complete result and leaves OUT as it was
+            if args.graph != 'live_eval' or not (stage / 'result.json').is_file():
+                raise
+            stopped, code = exc, 0
+        if code != 0:
+            raise Discard(code)
+    if stopped is not None:
+        from vepd_ros.runs.safety import ENDED
+
+        ENDED.append(f'{out}: the live evaluation so far kept')
+        raise stopped
+    return code
+
+
+GRAPH_OUTPUT = ('Real', 'Sim', 'result.json', 'report')
+"""What a graph's recorders and evaluator write in output_dir (replaced by a new run)."""
+
+
+def _run_graph(args, nodes, where) -> int:
+    """Run the graph's nodes; ``where``: (staging dir they write into, the output it becomes)."""
     quiet = getattr(args, 'quiet', False)
     opts = {
         'stall_s': getattr(args, 'stall_timeout', STALL_S),
@@ -247,8 +288,9 @@ def run(args) -> int:
         print(json.dumps(result, indent=1))
     elif 'models' not in result:
         for r in result.get('runs', []):
+            shown = where[1] / Path(r['path']).relative_to(where[0]) if where else r['path']
             print(
-                f'{r["path"]}: speed RMSE E {r["E"]:.4f} m/s, spectral-flatness difference S '
+                f'{shown}: speed RMSE E {r["E"]:.4f} m/s, spectral-flatness difference S '
                 f'{r["S"]:.4f} '
                 f'({r["se_len"]} estimate / {r["gt_len"]} truth samples)'
             )
@@ -257,7 +299,7 @@ def run(args) -> int:
         from vepd_ros.commands._output import format_tables
 
         print(format_tables(result))
-    out = _output_dir(nodes)
+    out = where[1] if where else None
     if out:
         _say(
             f'vepd run {args.graph}: runs'
@@ -282,10 +324,6 @@ def _result_topic() -> str:
     from vepd_ros.streams import TOPIC_RESULT
 
     return TOPIC_RESULT
-
-
-def _output_dir(nodes) -> str | None:
-    return next((n.parameters[0].get('output_dir') for n in nodes if n.role == 'evaluator'), None)
 
 
 def _nan(x) -> bool:
@@ -414,9 +452,13 @@ def _init_on_domain(domain: Domain, box: dict):
     from vepd_ros.nodes.guard import other_participants
 
     for attempt in range(3):
-        rclpy.init(
-            args=[], domain_id=domain.domain_id
-        )  # not sys.argv: its name:=value words are graph arguments
+        from rclpy.signals import SignalHandlerOptions
+
+        rclpy.init(  # not sys.argv: its name:=value words are graph arguments
+            args=[], domain_id=domain.domain_id,
+            # SIGINT/SIGTERM stay vepd's (cli.main): the run unwinds and says what it kept
+            signal_handler_options=SignalHandlerOptions.NO,
+        )
         listener = rclpy.create_node('vepd_run')
         if domain.lease is None or attempt == 2:
             break
@@ -648,7 +690,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
                     finished_at = time.monotonic()  # the bag is over: let the last messages settle
                 if finished_at is not None and time.monotonic() - finished_at > 2.0:
                     break
-        except (KeyboardInterrupt, ExternalShutdownException):
+        except ExternalShutdownException:
             pass
     finally:
         if monitor is not None:
@@ -814,8 +856,6 @@ def _run_processes(nodes, opts: dict, domain: Domain):
             if any(p.poll() not in (None, 0) for p in procs):
                 bad = [n.executable for n, p in zip(nodes, procs) if p.poll() not in (None, 0)]
                 raise RunError(f'node(s) exited with an error: {", ".join(bad)}')
-    except KeyboardInterrupt:
-        pass
     finally:
         if monitor is not None:
             monitor.close()

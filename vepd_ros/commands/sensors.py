@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from vepd_ros.commands._args import seed_type
+from vepd_ros.commands._args import add_overwrite_file_option, seed_type, writes_out_file
 
 SIMULATE_EXAMPLE = """example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
@@ -128,11 +128,13 @@ def register(sub):
                         help='which IMU sensor when the file has several (default the first)')
         fr.add_argument('--out', default=None,
                         help='write the parameters YAML here (default: print only)')
+        add_overwrite_file_option(fr)
         fr.set_defaults(func=from_config, config_format=fmt)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
 
 
 def simulate(args) -> int:
+    from pathlib import Path
     import sys
 
     from vepd_ros.io.simconfig import load_sensor_file
@@ -140,7 +142,7 @@ def simulate(args) -> int:
     from vepd_ros.models.sensors import simulate_sensors, write_csvs
     from vepd_ros.models.spec import NODE_PARAMS, sensor_spec, split_specs
     from vepd_ros.params import parse_assignments
-    from vepd_ros.runs.safety import check_output_dir, prepare_output_dir
+    from vepd_ros.runs.safety import check_memory_plan, check_output_dir, output_dir
     from vepd_ros.truth import generate
 
     # refused before the simulation, not after it (contract C3): a user's own truth.csv is kept
@@ -174,22 +176,27 @@ def simulate(args) -> int:
 
     datum = tuple(args.datum) if args.datum else tuple(
         gps.node_params.get('datum', DEFAULT_DATUM))
-    traj = generate(args.scenario, args.duration, seed=args.seed)
-    run = simulate_sensors(
-        traj,
-        gps.make_model(args.seed),
-        imu.make_model(args.seed),
-        gps_rate_hz=rate('gps', args.gps_rate),
-        imu_rate_hz=rate('imu', args.imu_rate),
-        datum=datum,
-    )
-    prepare_output_dir(
+    gps_rate_hz, imu_rate_hz = rate('gps', args.gps_rate), rate('imu', args.imu_rate)
+    # truth on its 1 kHz grid and the sensor streams, before anything is allocated
+    check_memory_plan(args.duration * 8.0 * (1000 * 20 + imu_rate_hz * 20 + gps_rate_hz * 40),
+                      f'--duration {args.duration:g} x --imu-rate {imu_rate_hz:g} x --gps-rate '
+                      f'{gps_rate_hz:g}')
+    with output_dir(  # decided and locked before the simulation, written whole after it
         args.out,
         command='sensors simulate',
         overwrite=args.overwrite,
         replaces=[f'{k}.csv' for k in SIMULATE_FILES],
-    )
-    paths = write_csvs(run, args.out)
+    ) as stage:
+        traj = generate(args.scenario, args.duration, seed=args.seed)
+        run = simulate_sensors(
+            traj,
+            gps.make_model(args.seed),
+            imu.make_model(args.seed),
+            gps_rate_hz=gps_rate_hz,
+            imu_rate_hz=imu_rate_hz,
+            datum=datum,
+        )
+        paths = {k: Path(args.out) / Path(v).name for k, v in write_csvs(run, stage).items()}
     g = run.gps
     print(
         f'vepd sensors simulate: {args.scenario} {args.duration:g} s seed {args.seed}; GPS '
@@ -250,6 +257,7 @@ def _pick(sensors, kind: str, name: str | None, path):
                          + (', '.join(repr(c.name) for c in of_kind) or 'there is none'))
 
 
+@writes_out_file('sensors from-config')
 def from_config(args) -> int:
     """Read a simulator's sensor configuration; print the models; write their parameters YAML."""
     import sys

@@ -141,6 +141,7 @@ def run(args) -> int:
 
     configured = _configured_models(args.gps_config)
     imu = _imu(args)
+    csvs: dict = {}
     res = run_study(
         [m for m in args.models.split(',') if m],
         [s for s in args.scenarios.split(',') if s],
@@ -157,16 +158,17 @@ def run(args) -> int:
         overwrite=args.overwrite,
         include_runs=True,
         configured=configured,
+        # runs.csv from every run's E and S as the study scored them (not re-read from disk),
+        # written into the new output before it is swapped in
+        finish=lambda stage, r: csvs.update(write_tables_csv(r, stage)),
     )
     res['bootstrap']['seed_source'] = "the runs' study seed"
-    # runs.csv from every run's E and S as the study scored them (not re-read from disk)
-    csvs = write_tables_csv(res, args.out)
     res.pop('runs')
     res.pop('display_names')
     print_result(res, args.json)
     print(
         f'wrote {Path(args.out) / "result.json"}, '
-        + ', '.join(str(p) for p in csvs.values())
+        + ', '.join(str(Path(args.out) / Path(p).name) for p in csvs.values())
         + f'\nnext: vepd report {args.out}',
         file=sys.stderr,
     )

@@ -131,16 +131,17 @@ def register(sub):
 def run(args) -> int:
     from pathlib import Path
 
-    from vepd_ros.models.calibration import node_params_yaml, write_params_file
-    from vepd_ros.models.spec import split_specs
     from vepd_ros.pipelines import tune as core
-    from vepd_ros.progress import progress_bar
-    from vepd_ros.report.tune import write_tune_report
-    from vepd_ros.runs.atomic import atomic_write_text
-    from vepd_ros.runs.safety import prepare_output_dir
+    from vepd_ros.pipelines.study import memory_plan
+    from vepd_ros.runs.safety import check_memory_plan, mark_output, output_dir
 
     axes = core.parse_param_specs(args.params, args.model)
     core.check_sampler(args.sampler, args.pareto)  # before the reference is simulated
+    scen = [s for s in args.scenarios.split(',') if s]
+    # the reference and one trial's runs, held together (before anything is simulated)
+    check_memory_plan(memory_plan(2 * len(scen) * args.runs, args.duration, args.workers),
+                      f'--runs {args.runs} x --duration {args.duration:g} x {len(scen)} '
+                      'scenarios')
     objective = core.Objective(
         args.model,
         args.reference,
@@ -162,10 +163,47 @@ def run(args) -> int:
                else None)
     if storage is not None:
         core.check_study(storage, name, args.pareto)
-    prepare_output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES,
-                       info={'model': args.model, 'params': args.params})
-    storage = storage or core.make_storage(db)
-    where = core.redact_url(storage.url)
+    live = ['study.db'] if storage is None else _storage_inside(storage, out)
+    info = {'model': args.model, 'params': args.params}
+    with output_dir(out, command='tune', overwrite=args.overwrite, replaces=REPLACES, live=live,
+                    info=info) as stage:
+        if storage is None:
+            # a new study: its storage lives in OUT from the first trial (marked as a tune that
+            # has not finished), so a killed tune is continued by the same command; the results
+            # are swapped in beside it at the end
+            mark_output(out, 'tune', state='running', **info)
+            storage = core.make_storage(out / 'study.db')
+        where = core.redact_url(storage.url)
+        return _tune_into(args, stage, out, core, axes, objective, storage, where, name)
+
+
+def _storage_inside(storage, out) -> list[str]:
+    """
+    Return the names in OUT of a SQLite storage file kept there (updated in place, ``live``).
+
+    OUT/study.db of a previous tune, or a --storage file inside OUT: its trials are added while
+    the tune runs, so the new output takes that file, not a copy made at the start.
+    """
+    from pathlib import Path
+
+    url = getattr(storage, 'url', '') or ''
+    if not url.startswith('sqlite:///'):
+        return []
+    f = Path(url[len('sqlite:///'):])
+    try:
+        return [f.resolve().relative_to(out.resolve()).as_posix()]
+    except ValueError:
+        return []
+
+
+def _tune_into(args, stage, out, core, axes, objective, storage, where, name) -> int:
+    """Run the trials and write the tune's output into ``stage`` (swapped in as OUT)."""
+    from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.models.spec import split_specs
+    from vepd_ros.progress import progress_bar
+    from vepd_ros.report.tune import write_tune_report
+    from vepd_ros.runs.atomic import atomic_write_text
+
     t0 = time.perf_counter()
     n_here = 0
     with progress_bar(total=args.trials, desc='tune', unit='trial',
@@ -209,13 +247,13 @@ def run(args) -> int:
     edge = core.on_range_edge(axes, best.params)
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
-    atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')
+    atomic_write_text(stage / 'trials.csv', '\n'.join(lines) + '\n')
     per_sensor = dict(zip(('gps', 'imu'), split_specs(objective.gps_model,
                                                       objective.imu_model, values)))
     chosen = ("the Pareto front's point with the least VEPD" if args.pareto
               else 'the least VEPD')
     write_params_file(
-        out / 'best_params.yaml',
+        stage / 'best_params.yaml',
         f'# vepd tune --model {args.model} --reference {args.reference}\n'
         f'# {chosen} of study {name!r}: trial {best.number}, VEPD {best_vepd:.6g} '
         f'(seed {args.seed}); on fresh seeds {confirm["best"]["VEPD"]:.6g}\n',
@@ -259,7 +297,7 @@ def run(args) -> int:
             {'number': t.number, 'W1': t.values[0], 'W2': t.values[1],
              'VEPD': core.trial_vepd(t), 'params': core.model_params(args.model, axes, t.params)}
             for t in core.pareto_front(study)]
-    atomic_write_text(out / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
+    atomic_write_text(stage / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
     else:
@@ -283,8 +321,9 @@ def run(args) -> int:
           file=sys.stderr)
     # the page: the landscape grid is the study's own objective on the study's seeds
     page = write_tune_report(
-        out, objective=None if args.no_landscape else (
+        stage, objective=None if args.no_landscape else (
             lambda v: objective(core.model_params(args.model, axes, v))),
-        progress=not (args.quiet or args.json))
+        progress=not (args.quiet or args.json), shown_as=out)
+    page = out / page.relative_to(stage)
     print(f'report: {page}', file=sys.stderr)
     return 0

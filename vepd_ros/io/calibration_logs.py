@@ -36,9 +36,12 @@ BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
 def _kind(path: Path) -> str:
     if path.is_dir() or path.suffix in BAG_SUFFIXES:
         return 'bag'
+    from vepd_ros.yamlio import read_input
+
+    # a FIFO or device is refused here, before any read
+    head = read_input(path, what='calibration log', max_bytes=4096, prefix=True)
     if path.suffix.lower() == '.csv':
         return 'csv'
-    head = path.read_bytes()[:4096]
     if b'\xb5b' in head:
         return 'ubx'
     if head.lstrip().startswith(b'$') or b'$GPGGA' in head or b'$GNGGA' in head:

@@ -120,13 +120,16 @@ class _Element:
 
 def _parse_xml(path: Path) -> _Element:
     """Parse XML into elements that know their line; entity declarations are refused."""
-    data = path.read_bytes()
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ValueError(f'{path}: larger than {MAX_CONFIG_BYTES} bytes; refused')
+    from vepd_ros.yamlio import MAX_DEPTH, read_input
+
+    data = read_input(path, what='simulator XML file', max_bytes=MAX_CONFIG_BYTES)
     parser = expat.ParserCreate()
     stack: list[_Element] = [_Element('#document', {}, 0)]
 
     def start(tag, attrs):
+        if len(stack) > MAX_DEPTH:  # the tree is walked recursively (_walk)
+            raise ValueError(f'{path}: line {parser.CurrentLineNumber}: elements nested deeper '
+                             f'than {MAX_DEPTH} levels; refused')
         el = _Element(tag, attrs, parser.CurrentLineNumber, path=str(path))
         stack[-1].children.append(el)
         stack.append(el)
@@ -360,10 +363,13 @@ KEY_TOKEN = re.compile(r'[A-Za-z_][\w.]*')
 
 def _key_line(path: Path, keys: list[str]) -> int | None:
     """Return the line of the last of ``keys`` found in order in a YAML/JSON file's text."""
+    from vepd_ros.yamlio import read_input
+
     try:
-        lines = path.read_text(encoding='utf-8', errors='replace').splitlines()
-    except OSError:
+        data = read_input(path, what='configuration', max_bytes=MAX_CONFIG_BYTES)
+    except (OSError, ValueError):
         return None
+    lines = data.decode('utf-8', errors='replace').splitlines()
     found, start = None, 0
     for key in keys:
         pattern = re.compile(r'(^|[\s{,"\'])' + re.escape(key) + r'["\']?\s*:')
@@ -594,12 +600,11 @@ def load_sensor_file(path, kind: str, _chain: tuple = ()) -> SensorConfig:
     imu_noise_node section (what ``vepd sensors from-*`` and ``vepd calibrate`` write), a MATLAB
     YAML (``gpsSensor``/``imuSensor``) or a CARLA attribute file: the first sensor of that kind.
     """
-    from vepd_ros.yamlio import load_yaml
+    from vepd_ros.yamlio import load_yaml, read_input
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f'{path}: no such file')
-    head = path.read_bytes()[:256].lstrip()
+    head = read_input(path, what='sensor configuration file',
+                      max_bytes=MAX_CONFIG_BYTES)[:256].lstrip()
     if path.suffix.lower() in XML_SUFFIXES or head.startswith(b'<'):
         sensors = read_sdf(path)
     else:

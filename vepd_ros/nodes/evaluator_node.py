@@ -41,6 +41,7 @@ from vepd_ros.report.text import format_tables
 from vepd_ros.runs.atomic import atomic_write_text
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
+from vepd_ros.runs.safety import claim_graph_output, mark_graph_output
 from vepd_ros.streams import TOPIC_RESULT, TOPIC_RUNS
 
 EVALUATOR_PARAMS = [
@@ -83,6 +84,7 @@ class EvaluatorNode(Node):
     def __init__(self, **kwargs):
         super().__init__('evaluator', **kwargs)
         self.p = p = declare_params(self, EVALUATOR_PARAMS)
+        claim_graph_output(p['output_dir'])  # before anything is written (exit 2 when refused)
         self.drops = DropCounter(self)
         self.batches: dict[str, dict[str, dict[int, Path]]] = {}  # side → scenario → j → csv
         self.stored_sides: set[str] = set()
@@ -246,6 +248,8 @@ class EvaluatorNode(Node):
             # the result stands; the report is a by-product
             except Exception as exc:  # noqa: BLE001
                 self.get_logger().warning(f'report not written: {exc}')
+        if not self.p['rolling'] and res.get('complete'):
+            mark_graph_output(out, 'complete')  # a later launch into it is refused
         if self.p['exit_when_done'] and self._exit_timer is None:
             self._print_result(res, out)
             # a moment for DDS to deliver the latched result to subscribers that are already

@@ -52,6 +52,7 @@ from vepd_ros.nodes.base import (
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.ros_graph import truth_type_hint
 from vepd_ros.runs.recorder import RecorderCore
+from vepd_ros.runs.safety import claim_graph_output
 from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_RUNS
 
 RUNS_TOPIC = TOPIC_RUNS
@@ -163,6 +164,7 @@ class RecorderNode(Node):
     def __init__(self, **kwargs):
         super().__init__('recorder', **kwargs)
         self.p = p = declare_params(self, RECORDER_PARAMS)
+        claim_graph_output(p['output_dir'])  # before anything is written (exit 2 when refused)
         try:
             truth_cls = message_class(p['truth_type'])
         except (ImportError, AttributeError) as exc:

@@ -31,13 +31,16 @@ Steps, each its own function so fronts and tests can use them separately:
   (``simulate_and_judge``); the main process lists each chunk in the batch indexes and evaluates
   with ``EvaluatorCore``; result.json in OUT. ``vepd evaluate OUT`` re-computes it from the files.
 
-Output directory (``safety.prepare_output_dir``, command ``study``): OUT must be new, empty, or a
+Output directory (``safety.output_dir``, command ``study``): OUT must be new, empty, or a
 previous ``vepd study`` output (its marker ``.vepd-output.json``); a re-run into a previous output
-REPLACES it — its ``Sim/``, ``result.json`` and (unless the reference is read from inside OUT)
-``Real/`` are removed first, no resume. Anything else is refused unless ``overwrite``. The marker
-records the plan (runs, models, scenarios) so ``vepd evaluate OUT`` flags an interrupted study's
-short batches. Worker processes die with the study (``PR_SET_PDEATHSIG`` on Linux, and a check that
-the parent is alive before each write).
+REPLACES it whole — the new study is built beside OUT and swapped in when complete (its ``Sim/``,
+``result.json``, the tables and, unless the reference is read from inside OUT, ``Real/`` are the
+new ones; no resume), so a refused, failed or interrupted study leaves OUT as it was. Anything
+else is refused unless ``overwrite``. ``finish(stage, res)``, if given, writes more files into the
+new output before it is swapped in (``vepd study``'s tables). The marker records the plan (runs,
+models, scenarios) so ``vepd evaluate OUT`` flags an interrupted study's short batches. Worker
+processes die with the study (``PR_SET_PDEATHSIG`` on Linux, and a check that the parent is alive
+before each write).
 
 The reference ("real" side) is either a directory of real runs (``<REF>/Real/`` or a folder of
 ``<scenario>_<j>.csv``; copied into ``OUT/Real`` so OUT is self-contained) or a GPS model name
@@ -355,6 +358,10 @@ def _worker_init(parent_pid: int) -> None:
         import ctypes
         import signal
 
+        # Ctrl-C reaches the whole process group: the study (the parent) ends cleanly and
+        # terminates the pool (SIGTERM, whose default kills quietly); no worker traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -452,6 +459,22 @@ def simulate_and_judge(
             bar.close()
 
 
+RUN_BYTES_PER_S = 50_000
+"""A lower bound of what one run in a worker's chunk holds per simulated second (truth on its
+1 kHz grid shared by the labels, sensor streams, judge state): measured ~0.16 MB/s per run (2 runs
+of 500 s in one chunk: 322 MB above the interpreter's own)."""
+RECORD_BYTES_PER_S = 1_500
+"""What one finished run (estimate and truth speed and components) holds per second."""
+
+
+def memory_plan(n_runs: int, duration_s: float, workers: int | None) -> float:
+    """Bytes a study of ``n_runs`` runs of ``duration_s`` holds at its peak (a lower bound)."""
+    workers = max(1, workers or os.cpu_count() or 1)
+    chunk = min(CHUNK_RUNS, n_runs)
+    busy = min(workers, -(-n_runs // chunk))
+    return (busy * chunk * RUN_BYTES_PER_S + n_runs * RECORD_BYTES_PER_S) * duration_s
+
+
 MAX_RUNS = 1000
 """Most runs per model and scenario a study makes (the paper: 10). Every run's record stays in
 memory until the evaluation, so K is bounded rather than left to fail with a MemoryError."""
@@ -494,6 +517,7 @@ def run_study(
     overwrite: bool = False,
     include_runs: bool = False,
     configured: Mapping | None = None,
+    finish=None,
 ) -> dict:
     """
     Run the whole study; return the evaluation result (also written to OUT/result.json).
@@ -506,7 +530,7 @@ def run_study(
     (``io.simconfig.load_sensor_file``); Sim/<label>/ has their runs.
     """
     from vepd_ros.models.gps import GPS_MODELS
-    from vepd_ros.runs.safety import prepare_output_dir
+    from vepd_ros.runs.safety import check_memory_plan, output_dir
     from vepd_ros.truth import canonical_scenario
 
     if not 2 <= runs <= MAX_RUNS:
@@ -536,6 +560,10 @@ def run_study(
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     ref_dir = reference_dir(reference)
+    sides = len(models) + len(configured) + (ref_dir is None)
+    check_memory_plan(memory_plan(sides * len(scen) * runs, duration_s, workers),
+                      f'--runs {runs} x --duration {duration_s:g} x {sides} models (with the '
+                      f'reference) x {len(scen)} scenarios')
     jobs = []
     if ref_dir is None:
         if reference not in GPS_MODELS:
@@ -548,82 +576,86 @@ def run_study(
         ref_dir.resolve(),
         *ref_dir.resolve().parents,
     )
-    prepare_output_dir(
+    with output_dir(
         out,
         command='study',
         overwrite=overwrite,
-        replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
+        # report/ (vepd report's default) describes the previous study: it goes with it
+        replaces=['Sim', 'result.json', 'table1.csv', 'table2.csv', 'runs.csv', 'report']
+        + ([] if ref_inside else ['Real']),
         info={'plan': {'runs': int(runs), 'models': [*models, *configured], 'scenarios': scen}},
-    )
-    jobs += [(m, gps_of[m], s) for m in models for s in scen]
-    jobs += [(label, gps_of[label], s) for label in configured for s in scen]
-    if ref_dir is not None:
-        batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
-        core.warnings += warns
-        dest = out / 'Real'
-        dest.mkdir(exist_ok=True)
-        for sc, lst in batch.runs.items():
-            for _, p in lst:
-                if p.resolve() != (dest / p.name).resolve():
-                    shutil.copy2(p, dest / p.name)
-                    if sidecar_path(p).is_file():
-                        shutil.copy2(sidecar_path(p), dest / sidecar_path(p).name)
-            core.add_records(REFERENCE, sc, [read_run(dest / p.name) for _, p in lst])
-    writers: dict[str, BatchWriter] = {}
-    for side, _, _ in jobs:
-        if side != REFERENCE:
-            core.add_model(side, display_name(side))
-        if side not in writers:
-            writers[side] = BatchWriter(
-                out,
-                'real' if side == REFERENCE else 'sim',
-                None if side == REFERENCE else side,
-                fsync=fsync,
-            )
-    specs = [(side, gps, sc, j) for side, gps, sc in jobs for j in range(1, runs + 1)]
-    outputs = [writers[side].run_file(sc, j) for side, _, sc, j in specs]
-    collected: dict[tuple[str, str], list[RunRecord]] = {}
-    for recs in simulate_and_judge(
-        specs,
-        imu,
-        duration_s,
-        seed,
-        judge,
-        ekf_yaml,
-        navsat_yaml,
-        workers=workers,
-        progress=progress,
-        outputs=outputs,
-        fsync=fsync,
-    ):
-        written: dict[str, list[RunRecord]] = {}
-        for r in recs:  # written by the worker; listed here, once per chunk
-            side, sc = r.meta['label'], r.meta['scenario']
-            written.setdefault(side, []).append(r)
-            collected.setdefault((side, sc), []).append(r)
-        for side, rs in written.items():
-            writers[side].add_to_index(rs)
-    for (side, sc), recs in collected.items():
-        core.add_records(side, sc, sorted(recs, key=lambda r: r.meta['j']))
-    res = core.result(include_runs=include_runs)
-    res['study'] = {
-        'models': list(models),
-        **({'configured': {k: {'model': gps_of[k].model, 'params': gps_of[k].params}
-                           for k in configured}}
-           if configured else {}),
-        'scenarios': scen,
-        'runs': runs,
-        'duration_s': duration_s,
-        'reference': str(reference),
-        'judge': judge,
-        'seed': seed,
-        'imu_model': imu.model,
-    }
-    res['root'] = str(out)
-    # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
-    # simulated runs
-    res['reference_model'] = core.provenance()['reference_model']
-    saved = {k: v for k, v in res.items() if k not in ('runs', 'display_names')}
-    text = json.dumps(saved, indent=1, allow_nan=False) + '\n'  # a result is finite (metrics)
-    atomic_write_text(out / 'result.json', text, fsync)
-    return res
+    ) as stage:
+        jobs += [(m, gps_of[m], s) for m in models for s in scen]
+        jobs += [(label, gps_of[label], s) for label in configured for s in scen]
+        if ref_dir is not None:
+            batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
+            core.warnings += warns
+            dest = stage / 'Real'
+            dest.mkdir(exist_ok=True)
+            for sc, lst in batch.runs.items():
+                for _, p in lst:
+                    if p.resolve() != (dest / p.name).resolve():
+                        shutil.copy2(p, dest / p.name)
+                        if sidecar_path(p).is_file():
+                            shutil.copy2(sidecar_path(p), dest / sidecar_path(p).name)
+                core.add_records(REFERENCE, sc, [read_run(dest / p.name) for _, p in lst])
+        writers: dict[str, BatchWriter] = {}
+        for side, _, _ in jobs:
+            if side != REFERENCE:
+                core.add_model(side, display_name(side))
+            if side not in writers:
+                writers[side] = BatchWriter(
+                    out,
+                    'real' if side == REFERENCE else 'sim',
+                    None if side == REFERENCE else side,
+                    fsync=fsync,
+                )
+        specs = [(side, gps, sc, j) for side, gps, sc in jobs for j in range(1, runs + 1)]
+        outputs = [writers[side].run_file(sc, j) for side, _, sc, j in specs]
+        collected: dict[tuple[str, str], list[RunRecord]] = {}
+        for recs in simulate_and_judge(
+            specs,
+            imu,
+            duration_s,
+            seed,
+            judge,
+            ekf_yaml,
+            navsat_yaml,
+            workers=workers,
+            progress=progress,
+            outputs=outputs,
+            fsync=fsync,
+        ):
+            written: dict[str, list[RunRecord]] = {}
+            for r in recs:  # written by the worker; listed here, once per chunk
+                side, sc = r.meta['label'], r.meta['scenario']
+                written.setdefault(side, []).append(r)
+                collected.setdefault((side, sc), []).append(r)
+            for side, rs in written.items():
+                writers[side].add_to_index(rs)
+        for (side, sc), recs in collected.items():
+            core.add_records(side, sc, sorted(recs, key=lambda r: r.meta['j']))
+        res = core.result(include_runs=include_runs)
+        res['study'] = {
+            'models': list(models),
+            **({'configured': {k: {'model': gps_of[k].model, 'params': gps_of[k].params}
+                               for k in configured}}
+               if configured else {}),
+            'scenarios': scen,
+            'runs': runs,
+            'duration_s': duration_s,
+            'reference': str(reference),
+            'judge': judge,
+            'seed': seed,
+            'imu_model': imu.model,
+        }
+        res['root'] = str(out)
+        # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
+        # simulated runs
+        res['reference_model'] = core.provenance()['reference_model']
+        saved = {k: v for k, v in res.items() if k not in ('runs', 'display_names')}
+        text = json.dumps(saved, indent=1, allow_nan=False) + '\n'  # a result is finite (metrics)
+        atomic_write_text(stage / 'result.json', text, fsync)
+        if finish is not None:
+            finish(stage, res)
+        return res

@@ -444,14 +444,17 @@ def make_storage(url: str):
         from pathlib import Path
 
         url = 'sqlite:///' + str(Path(url).resolve())
+    # an in-memory SQLite database lives in one connection: the heartbeat thread's own connection
+    # would see an empty database (tracebacks from the thread); no other worker can share it, so
+    # there is no trial of a dead worker to find
+    memory = (url.rstrip('/') in ('sqlite:', 'sqlite:/') or ':memory:' in url
+              or 'mode=memory' in url)
+    beat = {} if memory else {'heartbeat_interval': HEARTBEAT_INTERVAL_S,
+                              'grace_period': 2 * HEARTBEAT_INTERVAL_S}
     try:
         with warnings.catch_warnings():  # the heartbeat is 'experimental' in Optuna 5 (a warning)
             warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(
-                url,
-                heartbeat_interval=HEARTBEAT_INTERVAL_S,
-                grace_period=2 * HEARTBEAT_INTERVAL_S,
-            )
+            return optuna.storages.RDBStorage(url, **beat)
     except (ImportError, sqlalchemy.exc.SQLAlchemyError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
@@ -518,6 +521,7 @@ def open_study(storage, study_name: str, model: str, axes: Sequence[TuneAxis], s
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    _quiet_interrupted_trials()
     if isinstance(storage, str):
         storage = make_storage(storage)
     check_sampler(sampler, pareto)
@@ -568,6 +572,39 @@ def _trial_function(objective, model: str, axes: Sequence[TuneAxis], pareto: boo
         return (num(entry['W1']), num(entry['W2'])) if pareto else num(entry['VEPD'])
 
     return run
+
+
+class _InterruptedTrialFilter:
+    """
+    Drop Optuna's report of a trial ended by SIGINT/SIGTERM (its traceback and 'failed' line).
+
+    The trial is marked FAIL and the interrupt goes on to ``vepd``'s clean end, whose one line
+    says what was kept; Optuna's warning would print the traceback of the interrupt.
+    """
+
+    def __init__(self):
+        self.trial = None
+
+    def filter(self, record) -> bool:  # noqa: A003 - the logging.Filter protocol
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, KeyboardInterrupt):
+            self.trial = getattr(record, 'msg', '')
+            return False
+        if self.trial is not None and 'failed with value None' in str(record.msg):
+            self.trial = None
+            return False
+        return True
+
+
+_FILTER = _InterruptedTrialFilter()
+
+
+def _quiet_interrupted_trials() -> None:
+    import logging
+
+    log = logging.getLogger('optuna.study._optimize')
+    if _FILTER not in log.filters:
+        log.addFilter(_FILTER)
 
 
 def _optimize(study, run, trials: int, quota: int | None = None, on_trial=None) -> None:

@@ -661,12 +661,15 @@ def _warnings(res: dict, trials: list[Trial]) -> list[str]:
 
 
 def write_tune_report(tune_dir, out_dir=None, *, objective: Callable[[dict], float] | None = None,
-                      overwrite: bool = False, progress: bool = False) -> Path:
+                      overwrite: bool = False, progress: bool = False,
+                      shown_as=None) -> Path:
     """
     Write the tune report of TUNE_DIR (result.json, trials.csv) and return its report.html.
 
-    ``out_dir``: default TUNE_DIR/report (``prepare_output_dir``: a previous report there is
-    replaced, any other non-empty folder refused unless ``overwrite``). ``objective``: a callable
+    ``out_dir``: default TUNE_DIR/report (``safety.output_dir``: a previous report there is
+    replaced whole, any other non-empty folder refused unless ``overwrite``). ``shown_as``: the
+    name the page gives TUNE_DIR (default TUNE_DIR; ``vepd tune`` writes into its new output
+    before it is swapped in). ``objective``: a callable
     {axis name: value} -> VEPD (the names of result.json's ``axes``, trials.csv's columns) — the
     study's own objective on the study's seeds; with it the landscape is a grid, without it the
     trials' points. ``progress``: draw a bar while the grid is evaluated. Writes report.md,
@@ -674,7 +677,7 @@ def write_tune_report(tune_dir, out_dir=None, *, objective: Callable[[dict], flo
     before the folder is touched. Raises ValueError/FileNotFoundError naming the file and field.
     """
     from vepd_ros.runs.atomic import atomic_write_text
-    from vepd_ros.runs.safety import prepare_output_dir
+    from vepd_ros.runs.safety import output_dir
 
     tune_dir = Path(tune_dir)
     res, axes = read_result(tune_dir)
@@ -692,22 +695,23 @@ def write_tune_report(tune_dir, out_dir=None, *, objective: Callable[[dict], flo
     if objective is not None:
         n = LANDSCAPE_POINTS if len(shown) == 2 else 2 * LANDSCAPE_POINTS - 1
         values, z, failed = evaluate_landscape(objective, dict(best.params), shown, n, progress)
-    out = prepare_output_dir(Path(out_dir) if out_dir else tune_dir / 'report',
-                             command='report', overwrite=overwrite, replaces=REPORT_FILES)
-    _convergence_figure(trials, number, out / FIG_CONVERGENCE)
-    if imp:
-        _importance_figure(axes, imp, out / FIG_IMPORTANCE)
-        atomic_write_text(out / 'importance.csv', _csv_text(
-            ['parameter', 'importance'], [[a.name, imp[a.name]] for a in ranked(axes, imp)]))
-    _landscape_figure(shown, values, z, trials, axes, best, out / FIG_LANDSCAPE)
-    if z is not None:
-        atomic_write_text(out / 'landscape.csv', _csv_text(
-            [a.name for a in shown] + ['vepd'],
-            [[float(v[i]) for v, i in zip(values, idx)]
-             + [float(z[idx]) if math.isfinite(z[idx]) else None] for idx in np.ndindex(z.shape)]))
-    blocks = _blocks(tune_dir, res, axes, trials, best, imp, imp_notes, shown,
-                     (values, z, failed), _warnings(res, trials))
-    title = f'Tune report — {res["model"]}'
-    atomic_write_text(out / 'report.md', _markdown(blocks))
-    atomic_write_text(out / 'report.html', _html(blocks, title))
-    return out / 'report.html'
+    final = Path(out_dir) if out_dir else tune_dir / 'report'
+    with output_dir(final, command='report', overwrite=overwrite, replaces=REPORT_FILES) as out:
+        _convergence_figure(trials, number, out / FIG_CONVERGENCE)
+        if imp:
+            _importance_figure(axes, imp, out / FIG_IMPORTANCE)
+            atomic_write_text(out / 'importance.csv', _csv_text(
+                ['parameter', 'importance'], [[a.name, imp[a.name]] for a in ranked(axes, imp)]))
+        _landscape_figure(shown, values, z, trials, axes, best, out / FIG_LANDSCAPE)
+        if z is not None:
+            atomic_write_text(out / 'landscape.csv', _csv_text(
+                [a.name for a in shown] + ['vepd'],
+                [[float(v[i]) for v, i in zip(values, idx)]
+                 + [float(z[idx]) if math.isfinite(z[idx]) else None]
+                 for idx in np.ndindex(z.shape)]))
+        blocks = _blocks(shown_as or tune_dir, res, axes, trials, best, imp, imp_notes, shown,
+                         (values, z, failed), _warnings(res, trials))
+        title = f'Tune report — {res["model"]}'
+        atomic_write_text(out / 'report.md', _markdown(blocks))
+        atomic_write_text(out / 'report.html', _html(blocks, title))
+    return final / 'report.html'

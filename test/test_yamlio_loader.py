@@ -1,0 +1,61 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+yamlio on libyaml (issue 24): the same documents as the pure-Python loader, bounded nesting.
+
+The loader moved to PyYAML's CSafeLoader (C scanner/parser/composer) for speed
+(benchmarks/bench_yamlio.py prints the ratio); these tests hold its results to the pure-Python
+loader's on the YAML 1.2 number rules and its refusals (depth, aliases, tags) to the same.
+"""
+
+import pytest
+from vepd_ros import yamlio
+import yaml
+
+DOCS = [
+    'a: 1_0\nb: 1:30\nc: 1e-3\nd: 1.0e12\ne: 0x1f\nf: 0o17\ng: .inf\nh: -.Inf\ni: yes\nj: 010\n',
+    'k: [1, 2.5, -3, +4, .5, 5., ~, null, "1", \'x\']\nl: {m: {n: [true, False, on, off]}}\n',
+    'p: &a [1, 2]\nq: *a\nr: !!str 12\ns: 2001-12-14\nt: "\\u00e9"\n',
+    '- 1\n- - 2\n  - 3\n- {x: 1e5, y: 1E+5, z: -1.5e-5}\n',
+]
+
+
+class _Pure(yaml.SafeLoader):
+    """The pure-Python loader with yamlio's resolvers and constructors."""
+
+
+_Pure.yaml_implicit_resolvers = yamlio._Loader.yaml_implicit_resolvers
+_Pure.yaml_constructors = yamlio._Loader.yaml_constructors
+
+
+@pytest.mark.parametrize('text', DOCS)
+def test_same_values_as_the_pure_python_loader(text):
+    got = yamlio.parse_yaml(text, where='t', what='test', expect=None)
+    want = yaml.load(text, Loader=_Pure)
+    assert repr(got) == repr(want)
+
+
+def test_uses_libyaml_when_present():
+    assert yamlio._C == bool(getattr(yaml, '__with_libyaml__', False))
+
+
+@pytest.mark.parametrize('text', ['[' * 100_000, '{a: ' * 5000 + '1' + '}' * 5000,
+                                  '- ' * 300 + '1', 'a:\n' + ''.join(
+                                      '  ' * i + f'k{i}:\n' for i in range(1, 400))])
+def test_deep_nesting_refused_naming_the_source(text):
+    with pytest.raises(ValueError, match=r'^where\b.*(nested|not valid)'):
+        yamlio.parse_yaml(text, where='where', what='test', expect=None)
+
+
+def test_alias_bomb_and_python_tags_refused():
+    bomb = 'a: &a ["x","x","x","x","x","x","x","x","x","x"]\n' + ''.join(
+        f'{chr(98 + i)}: &{chr(98 + i)} [' + ','.join(['*' + chr(97 + i)] * 10) + ']\n'
+        for i in range(6))
+    with pytest.raises(ValueError, match='expands to more than'):
+        yamlio.parse_yaml(bomb, where='w', what='test')
+    with pytest.raises(ValueError, match='w, line 1: not valid'):
+        yamlio.parse_yaml('a: !!python/object/apply:os.system ["x"]', where='w', what='test')
