@@ -76,11 +76,12 @@ class RlJudge:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=timeout_s)
+            out = proc.communicate(timeout=timeout_s)[0]  # waits, reads the rest, closes the pipe
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            proc.communicate()
             raise AssertionError(f'{proc.args[0]} did not stop within {timeout_s} s of SIGINT')
+        proc.output = out or ''  # what the process printed after the test last read it
         return proc.returncode
 
 
