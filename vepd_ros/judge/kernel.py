@@ -24,6 +24,7 @@ import numpy as np
 STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
+REJECTED_OVERFLOW = 'innovation distance overflows (rejected, as upstream without a gate)'
 
 FLOAT_RUNS_MAX = 16
 """Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
@@ -33,6 +34,17 @@ box: 16–18 runs, with or without the yaw control of config/ekf.yaml (K = 16: 6
 
 _TWO_PI = 2.0 * math.pi
 _GATE_MARGIN = 1.0 + 1e-9
+NU_HUGE = 1e100
+"""Without a gate (thr² = inf) robot_localization still rejects a measurement whose νᵀS⁻¹ν
+overflows to inf (``inf >= inf``): the distance is computed when some |ν| exceeds this. Below
+it νᵀS⁻¹ν ≤ ‖ν‖²/λmin(S) can overflow only if S's smallest eigenvalue is below ~1e-108."""
+
+
+def _huge(nu) -> bool:
+    """Whether some innovation entry is beyond ``NU_HUGE`` (the no-gate overflow check)."""
+    if type(nu) is np.ndarray:
+        return bool(nu.max() > NU_HUGE or nu.min() < -NU_HUGE)
+    return max(nu) > NU_HUGE or min(nu) < -NU_HUGE
 _ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
 _ONES15 = np.ones(STATE_SIZE)
 _dot = np.dot
@@ -460,8 +472,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
         )
         w0, w1, w2 = a * n0 + b * n1 + c * n2, d * n0 + e * n1 + f * n2, g * n0 + h * n1 + i * n2
-        if thr2 != math.inf and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
-            return None
+        if (thr2 != math.inf or _huge(nu)) and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
+            return None if thr2 != math.inf else REJECTED_OVERFLOW
         Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
     else:
         if m == 1:
@@ -481,13 +493,16 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
                 Si = np.linalg.inv(S)
             except np.linalg.LinAlgError:
                 return REFUSED_SINGULAR
-            if thr2 != math.inf and float(np.dot(np.dot(nu, Si), nu)) >= thr2:
-                return None
+            if thr2 != math.inf or _huge(nu):
+                with np.errstate(over='ignore', invalid='ignore'):  # νᵀS⁻¹ν may overflow
+                    d2 = float(np.dot(np.dot(nu, Si), nu))
+                if d2 >= thr2:
+                    return None if thr2 != math.inf else REJECTED_OVERFLOW
             Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
         if m < 3:
             w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
-            if thr2 != math.inf and sum(nu[k] * w[k] for k in range(m)) >= thr2:
-                return None
+            if (thr2 != math.inf or _huge(nu)) and sum(nu[k] * w[k] for k in range(m)) >= thr2:
+                return None if thr2 != math.inf else REJECTED_OVERFLOW
             Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
     if HP is None:
         HP = P[sel]
@@ -537,9 +552,11 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                     except np.linalg.LinAlgError:
                         singular[r] = True
             w = np.matmul(Si, nu[:, :, None])[:, :, 0]
-            if thr2 != math.inf:
+            if thr2 != math.inf or _huge(nu):
                 d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
                 accepted = ~(d2 >= thr2)
+                if thr2 == math.inf and not accepted.all():
+                    refused[REJECTED_OVERFLOW] = int((~accepted).sum())
         else:
             SiT, det = _inverse_small(S)  # (m², K)
             singular = None if det.all() else det == 0.0  # NaN is truthy: not singular
@@ -548,12 +565,14 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
             wT = t[:, 0]
             for j in range(1, m):
                 wT = wT + t[:, j]
-            if thr2 != math.inf:
+            if thr2 != math.inf or _huge(nu):
                 t = nuT * wT
                 d2 = t[0]
                 for j in range(1, m):
                     d2 = d2 + t[j]
                 accepted = ~(d2 >= thr2)
+                if thr2 == math.inf and not accepted.all():
+                    refused[REJECTED_OVERFLOW] = int((~accepted).sum())
         if singular is not None and singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
             accepted = ~singular if accepted is None else accepted & ~singular

@@ -48,20 +48,17 @@ _EYE3.setflags(write=False)
 _ZERO3.setflags(write=False)
 TWO_D_VARIANCE = 1e-6
 MASK_EPS = 1e-6
-MAX_ABS_VALUE = 1e9
-"""Largest |value| of a flagged measurement entry (m, rad, m/s, rad/s, m/s²; UTM northings are
-~1e7): a sample beyond it is dropped and counted (its square would overflow the filter's
-products)."""
-MAX_ABS_COVARIANCE = 1e30
-"""Largest |entry| of a measurement covariance; beyond it (or NaN/Inf) the sample is dropped and
-counted."""
-QUAT_MIN_NORM2 = 1e-12
-"""A quaternion with squared norm below this (but not all-zero, which is identity upstream) or not
-finite has no orientation: its orientation part (and gravity removal by it) is dropped and
-counted."""
+QUAT_RENORMALISE = 0.01
+"""An orientation whose norm is off 1 by more than this is normalised first (tf2 ``normalize``:
+q·(1/‖q‖)), as robot_localization does; an all-zero pose orientation is identity, an all-zero
+quaternion read for gravity removal becomes NaN (upstream normalises it, 0·(1/0)). A quaternion that
+is not finite gives a NaN rotation: its entries are ignored by the core (counted), as upstream's are.
+Finite values and covariances of any size go through, as in robot_localization (see
+docs/judge.md, "Deliberate differences")."""
 _IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
-_TRUE1 = np.ones(1, bool)
-_TRUE1.setflags(write=False)
+_NAN_Q = np.full(4, math.nan)
+_IDENTITY_Q.setflags(write=False)
+_NAN_Q.setflags(write=False)
 
 
 @dataclass
@@ -244,6 +241,45 @@ def _nonfinite_counted(method):
     return wrapped
 
 
+def tf2_quaternion(q, zero_is_identity: bool = True):
+    """
+    Return quaternions (..., 4) x y z w as robot_localization reads a message's orientation.
+
+    preparePose: an all-zero quaternion is identity (``zero_is_identity``); otherwise it is
+    normalised, q·(1/‖q‖), when ‖q‖ is off 1 by more than ``QUAT_RENORMALISE`` -- a tiny but
+    non-zero one included; one with a non-finite entry, or an all-zero one read for gravity removal
+    (``zero_is_identity=False``: prepareAcceleration normalises it, 0·(1/0)), comes out NaN, and so
+    does the rotation and every entry made from it (the core ignores them, as upstream's does).
+    A quaternion within the 0.01 is returned unchanged (tf2's matrix scales by 2/‖q‖² anyway).
+    """
+    q = np.asarray(q, float)
+    if q.size == 4:  # one message: the same operations on Python floats
+        x, y, z, w = q.ravel().tolist()
+        if x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0:
+            out = _IDENTITY_Q if zero_is_identity else _NAN_Q
+        else:
+            n = math.sqrt(x * x + y * y + z * z + w * w)  # NaN, inf or 0 pass through
+            if abs(n - 1.0) <= QUAT_RENORMALISE:
+                return q
+            if not 0.0 < n < math.inf:  # NaN, or 0·(1/0) / x·(1/inf) = 0 (a NaN matrix)
+                out = _NAN_Q
+            else:
+                inv = 1.0 / n
+                out = np.array([x * inv, y * inv, z * inv, w * inv])
+        return out.reshape(q.shape)
+    with np.errstate(over='ignore', invalid='ignore', divide='ignore'):
+        zero = (q == 0.0).all(axis=-1)
+        n = np.sqrt(np.sum(q * q, axis=-1))
+        off = ~(np.abs(n - 1.0) <= QUAT_RENORMALISE)  # NaN norms too
+        if off.any():
+            q = np.where(off[..., None], q * (1.0 / n)[..., None], q)
+            bad = off & ~((n > 0.0) & (n < math.inf))
+            q = np.where(bad[..., None], math.nan, q)
+    if zero_is_identity and zero.any():
+        q = np.where(zero[..., None], _IDENTITY_Q, q)
+    return q
+
+
 class MeasurementBuilder:
     """Per-sensor preparation state (guards, relative/differential memory) for one filter."""
 
@@ -273,35 +309,6 @@ class MeasurementBuilder:
     def _drop(self, reason: str, n: int = 1):
         if n:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
-
-    def _checked_quat(self, q, topic: str, valid=None):
-        """
-        (q with unusable quaternions replaced by identity, usable mask over N).
-
-        Unusable: a component not finite, or a squared norm below ``QUAT_MIN_NORM2`` or overflowing
-        (tf2 would divide by it); all-zero is identity (upstream). Counted once per message (over a
-        batch: unusable in any run) where ``valid`` (messages that carry an orientation) is set.
-        """
-        q = np.asarray(q, float)
-        if q.size == 4:  # one message: the same test on Python floats
-            x, y, z, w = q.ravel().tolist()
-            n2 = x * x + y * y + z * z + w * w  # overflows to inf, NaN stays NaN (no exception)
-            if QUAT_MIN_NORM2 <= n2 < math.inf or (
-                x == 0.0 and y == 0.0 and z == 0.0 and w == 0.0
-            ):
-                return q, _TRUE1
-        with np.errstate(over='ignore', invalid='ignore'):
-            n2 = np.sum(q * q, axis=-1)
-        ok = (n2 >= QUAT_MIN_NORM2) & (n2 < math.inf) & np.isfinite(q).all(axis=-1)
-        ok |= (q == 0.0).all(axis=-1)
-        if ok.all():
-            return q, np.ones(q.shape[-2], bool)
-        ok_n = ok.reshape(-1, ok.shape[-1]).all(axis=0)
-        counted = ~ok_n if valid is None else (~ok_n & valid)
-        self._drop(
-            f'{topic}: orientation quaternion not finite or of near-zero norm', int(counted.sum())
-        )
-        return np.where(ok_n[..., None], q, _IDENTITY_Q), ok_n
 
     def _state(self, topic: str) -> _SubState:
         return self._subs.setdefault(topic, _SubState())
@@ -443,11 +450,11 @@ class MeasurementBuilder:
         frame = frame_id or p.base_link_frame
         out = []
         has_orientation = ~_cov_unset(ocov)
-        q, q_ok = self._checked_quat(q, s.topic, has_orientation)
+        q_raw, q = q, tf2_quaternion(q)
         Rq = quat_matrix(q)  # shared by the orientation and the gravity removal
         st = self._sub(s, 'pose')
         if st is not None:
-            keep = self._guard(st.name, stamps, has_orientation & q_ok)
+            keep = self._guard(st.name, stamps, has_orientation)
             if keep.any():
                 cov6 = np.zeros(ocov.shape[:-2] + (6, 6))
                 cov6[..., 3:, 3:] = ocov
@@ -480,19 +487,15 @@ class MeasurementBuilder:
                     out.append(ser)
         st = self._sub(s, 'acceleration')
         if st is not None:
-            accept = ~_cov_unset(acov)
-            if s.remove_gravitational_acceleration and not q_ok.all():
-                # gravity is removed with the message's orientation: without a usable one, no
-                # acceleration
-                lost = accept & has_orientation & ~q_ok
-                self._drop(
-                    f'{st.name}: no usable orientation to remove gravity with', int(lost.sum())
-                )
-                accept &= ~lost
-            keep = self._guard(st.name, stamps, accept)
+            keep = self._guard(st.name, stamps, ~_cov_unset(acov))
             if keep.any():
+                Rg = Rq
+                if s.remove_gravitational_acceleration and (q_raw == 0.0).all(axis=-1).any():
+                    # prepareAcceleration normalises the message's quaternion itself: all-zero
+                    # gives NaN (its entries are then ignored), not preparePose's identity
+                    Rg = quat_matrix(tf2_quaternion(q_raw, zero_is_identity=False))
                 ser = self._accel_core(
-                    s, st, stamps, keep, a, acov, Rq, has_orientation, frame, arrivals
+                    s, st, stamps, keep, a, acov, Rg, has_orientation, frame, arrivals
                 )
                 if ser is not None:
                     out.append(ser)
@@ -548,8 +551,8 @@ class MeasurementBuilder:
         st = self._sub(s, 'pose')
         if st is None:
             return []
-        q, q_ok = self._checked_quat(q, st.name)
-        keep = self._guard(st.name, stamps, q_ok)
+        q = tf2_quaternion(q)
+        keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
         if not keep.any():
             return []
         ser = self._pose_core(
@@ -685,39 +688,31 @@ class MeasurementBuilder:
         """
         Return the mask of the samples to drop, counting them.
 
-        Mask over ``sel`` of the samples to drop (counted; None when there are none): a
-        covariance entry not finite or beyond ``MAX_ABS_COVARIANCE``, or a finite flagged value
-        beyond ``MAX_ABS_VALUE`` (in any run of a batch). Non-finite flagged values are upstream's
-        "ignore this entry": kept (the core skips them) but counted, so no NaN passes unseen.
+        Mask over ``sel`` of the samples to drop (counted; None when there are none): a flagged
+        covariance entry that is not finite (in any run of a batch) -- robot_localization fuses it
+        and its state becomes NaN for good. Non-finite flagged values are upstream's "ignore this
+        entry": kept (the core skips them) but counted, so no NaN passes unseen. Finite values
+        and covariances of any size are fused, as upstream fuses them.
         """
         zf = z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx]
-        # the common case in four reductions, no |·| copy of a batch's Rsub (NaN fails every
-        # comparison: the full check below)
-        if (
-            not Rsub.size
-            or (Rsub.max() <= MAX_ABS_COVARIANCE and Rsub.min() >= -MAX_ABS_COVARIANCE)
-        ) and (not zf.size or (zf.max() <= MAX_ABS_VALUE and zf.min() >= -MAX_ABS_VALUE)):
+        # the common case in two reductions (a sum is finite only when every term is)
+        if (not Rsub.size or math.isfinite(Rsub.sum())) and (
+            not zf.size or math.isfinite(zf.sum())
+        ):
             return None
-        zf = np.abs(zf)
-        bad_r = ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE).all(axis=(-2, -1))
-        finite = zf < math.inf
-        bad_z = (finite & (zf > MAX_ABS_VALUE)).any(axis=-1)
-        nonfinite = ~finite.all(axis=-1)
+        bad_r = ~np.isfinite(Rsub).all(axis=(-2, -1))
+        nonfinite = ~np.isfinite(zf).all(axis=-1)
         if bad_r.ndim > 1:
             bad_r = bad_r.reshape(-1, sel.size).any(axis=0)
-            bad_z = bad_z.reshape(-1, sel.size).any(axis=0)
             nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
         if nonfinite.any():
             self._drop(
                 f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum())
             )
-        if not (bad_r.any() or bad_z.any()):
+        if not bad_r.any():
             return None
-        self._drop(
-            f'{topic}: covariance not finite or beyond {MAX_ABS_COVARIANCE:g}', int(bad_r.sum())
-        )
-        self._drop(f'{topic}: value beyond {MAX_ABS_VALUE:g}', int((bad_z & ~bad_r).sum()))
-        return bad_r | bad_z
+        self._drop(f'{topic}: covariance not finite', int(bad_r.sum()))
+        return bad_r
 
     def _pose_plan(
         self, st: SubTopic, target, pose_frame, source_frame, imu: bool
@@ -808,7 +803,8 @@ class MeasurementBuilder:
         z = np.zeros(pos.shape[:-1] + (STATE_SIZE,))
         if differential:
             return self._differential(
-                s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub
+                s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub,
+                source_frame,
             )
         if Rsrc is not None:  # pose · T_src
             pos = pos + np.einsum('...ij,j->...i', Rm, tsrc)
@@ -828,7 +824,8 @@ class MeasurementBuilder:
         return self._finish(st, stamps, keep, z, cov_rot, 0, flags, arrivals)
 
     def _differential(
-        self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub
+        self, s, st, stamps, keep, pos, Rm, cov, cov_rot, r6, Rt, flags, arrivals, sub,
+        source_frame,
     ):
         """
         Turn consecutive poses into a twist (differential mode).
@@ -845,21 +842,17 @@ class MeasurementBuilder:
             t = int(stamps[i])
             if sub.prev is not None:
                 Rp, pp, cp, tp = sub.prev
-                dt = (t - tp) * 1e-9  # header dt to the previous accepted message
-                if dt <= 0.0:  # same stamp: no rate (upstream divides by 0)
-                    self._drop(f"{st.name}: differential pose with the previous message's stamp")
-                    sub.prev = (
-                        Rm[..., i, :, :].copy(),
-                        pos[..., i, :].copy(),
-                        cov[..., i, :, :].copy(),
-                        t,
-                    )
-                    continue
+                # upstream's dt: toSec(header stamp) − toSec(last message time), the first as
+                # sec + nanosec·1e-9, the second as ns·1e-9 (both doubles: at epoch stamps this
+                # differs from (t − tp)·1e-9 by up to ~1e-7 s); a zero dt divides by zero there
+                # too, giving inf/NaN rates whose entries the core ignores
+                dt = (float(t // NS) + float(t % NS) * 1e-9) - float(tp) * 1e-9
                 Rpt = np.swapaxes(Rp, -1, -2)
                 dR = Rt @ (Rpt @ Rm[..., i, :, :])
                 dp = (Rpt @ (pos[..., i, :] - pp)[..., None])[..., 0] @ Rt.T
-                vel[..., i, 0:3] = dp / dt
-                vel[..., i, 3:6] = _rpy(dR) / dt
+                with np.errstate(divide='ignore', invalid='ignore'):
+                    vel[..., i, 0:3] = dp / dt
+                    vel[..., i, 3:6] = _rpy(dR) / dt
                 tcov[..., i, :, :] = (cov_rot[..., i, :, :] + r6 @ cp @ r6.T) * dt
                 out_keep[i] = True
             sub.prev = (
@@ -872,8 +865,8 @@ class MeasurementBuilder:
         twist_flags[6:12] = flags[0:6]
         if not out_keep.any():
             return None
-        # the twist goes through prepareTwist with frame = source frame (base_link): identity
-        # rotation
+        # the twist goes through prepareTwist with frame = the pose's source frame (base_link, or
+        # the child frame with pose_use_child_frame; an IMU's is base_link)
         tw_st = SubTopic(st.name, 'twist', tuple(twist_flags), st.rejection_threshold)
         return self._twist_core(
             tw_st,
@@ -882,7 +875,7 @@ class MeasurementBuilder:
             vel[..., 0:3],
             vel[..., 3:6],
             tcov,
-            self.params.base_link_frame,
+            source_frame or self.params.base_link_frame,
             arrivals,
             topic=st.name,
         )
