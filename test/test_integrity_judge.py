@@ -135,7 +135,7 @@ def test_zero_quaternion_is_identity_as_upstream():
 
 
 def test_huge_finite_covariance_is_fused_as_upstream():
-    """A finite covariance of any size is fused (near-zero gain), as robot_localization fuses it."""
+    """Fuse a finite covariance of any size (near-zero gain), as robot_localization fuses it."""
     msgs = _stream()
     msgs[20][1].pose.covariance[0] = 1e300
     f, out = _run(msgs)

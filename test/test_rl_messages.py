@@ -22,7 +22,6 @@ maxima are printed (``-s``) and stated in docs/judge.md.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from rl_node_replay import (
     builtin_ekf,

@@ -45,6 +45,8 @@ def _huge(nu) -> bool:
     if type(nu) is np.ndarray:
         return bool(nu.max() > NU_HUGE or nu.min() < -NU_HUGE)
     return max(nu) > NU_HUGE or min(nu) < -NU_HUGE
+
+
 _ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
 _ONES15 = np.ones(STATE_SIZE)
 _dot = np.dot

@@ -51,10 +51,10 @@ MASK_EPS = 1e-6
 QUAT_RENORMALISE = 0.01
 """An orientation whose norm is off 1 by more than this is normalised first (tf2 ``normalize``:
 q·(1/‖q‖)), as robot_localization does; an all-zero pose orientation is identity, an all-zero
-quaternion read for gravity removal becomes NaN (upstream normalises it, 0·(1/0)). A quaternion that
-is not finite gives a NaN rotation: its entries are ignored by the core (counted), as upstream's are.
-Finite values and covariances of any size go through, as in robot_localization (see
-docs/judge.md, "Deliberate differences")."""
+quaternion read for gravity removal becomes NaN (upstream normalises it, 0·(1/0)). A quaternion
+that is not finite gives a NaN rotation: its entries are ignored by the core (counted), as
+upstream's are. Finite values and covariances of any size go through, as in robot_localization
+(docs/judge.md, "Deliberate differences")."""
 _IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
 _NAN_Q = np.full(4, math.nan)
 _IDENTITY_Q.setflags(write=False)
