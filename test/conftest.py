@@ -20,6 +20,7 @@ os.environ.setdefault('MPLBACKEND', 'Agg')
 os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)  # the venv the package is installed in
 os.environ.pop('RMW_IMPLEMENTATION', None)
 
+from rl_judge import rl_judge  # noqa: E402, F401 - the fixture: robot_localization built here
 from ros_helpers import DomainLease  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
