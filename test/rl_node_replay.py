@@ -119,24 +119,7 @@ class _Harness:
             )
             for t, typ in outputs.items()
         ]
-        self.tf_pub = None
-        if tf_static:
-            from geometry_msgs.msg import TransformStamped
-            from tf2_msgs.msg import TFMessage
-
-            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                                 reliability=ReliabilityPolicy.RELIABLE)
-            self.tf_pub = self.node.create_publisher(TFMessage, '/tf_static', latched)
-            msg = TFMessage()
-            for parent, child, t, q in tf_static:
-                ts = TransformStamped()
-                ts.header.frame_id, ts.child_frame_id = parent, child
-                ts.transform.translation.x, ts.transform.translation.y, \
-                    ts.transform.translation.z = (float(v) for v in t)
-                r = ts.transform.rotation
-                r.x, r.y, r.z, r.w = (float(v) for v in q)
-                msg.transforms.append(ts)
-            self.tf_pub.publish(msg)
+        self.n_tf = len(tf_static)  # static_transform_publisher processes (RealNode.tf)
 
     def spin_for(self, seconds: float):
         end = time.monotonic() + seconds
@@ -157,8 +140,8 @@ class _Harness:
         ok = all(p.get_subscription_count() >= 1 for p in self.pubs.values())
         if self.clock_pub is not None:
             ok = ok and self.clock_pub.get_subscription_count() >= 1
-        if self.tf_pub is not None:
-            ok = ok and self.tf_pub.get_subscription_count() >= 1
+        if self.n_tf:  # every static_transform_publisher is up
+            ok = ok and self.node.count_publishers('/tf_static') >= self.n_tf
         return ok and all(s.get_publisher_count() >= 1 for s in self.subs)
 
     def clock(self, t_ns: int):
@@ -172,26 +155,43 @@ class _Harness:
 
 
 class RealNode:
-    """A robot_localization executable started with a parameter file; stopped with SIGINT."""
+    """
+    A robot_localization executable started with a parameter file; stopped with SIGINT.
 
-    def __init__(self, exe: str, node_name: str, params: dict, env: dict, remaps=()):
+    ``tf_static`` (parent, child, translation, quaternion) entries are published by tf2_ros'
+    ``static_transform_publisher`` (``tf_exe``, built with the nodes), one process each, on
+    /tf_static as on a vehicle: the test process has no tf2_msgs.
+    """
+
+    def __init__(self, exe: str, node_name: str, params: dict, env: dict, remaps=(),
+                 tf_static=(), tf_exe: str = ''):
         self.params_path = _params_file(node_name, params)
         self.log_path = self.params_path[:-5] + '.log'
+        self._log = open(self.log_path, 'w')
+        self.tf = []
+        for parent, child, t, q in tf_static:
+            args = [tf_exe]
+            for name, v in zip(('x', 'y', 'z', 'qx', 'qy', 'qz', 'qw'), (*t, *q)):
+                args += [f'--{name}', repr(float(v))]
+            args += ['--frame-id', parent, '--child-frame-id', child]
+            self.tf.append(subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL))
         args = [exe, '--ros-args', '-r', f'__node:={node_name}',
                 '--params-file', self.params_path]
         for a, b in remaps:
             args += ['-r', f'{a}:={b}']
-        self._log = open(self.log_path, 'w')
         self.proc = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
 
     def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+        for p in (self.proc, *self.tf):
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in (self.proc, *self.tf):
             try:
-                self.proc.wait(10)
+                p.wait(10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                p.kill()
+                p.wait()
         self._log.close()
         text = Path(self.log_path).read_text(errors='replace')
         for p in (self.params_path, self.log_path):
@@ -223,7 +223,8 @@ def builtin_ekf(params: dict, events, ticks, transforms=None):
 
 
 def replay_ekf(ctx, exe, env, params: dict, events, ticks, expected: dict, tf_static=(),
-               settle_s: float = 0.004, quiet_s: float = 0.02, timeout_s: float = 3.0):
+               tf_exe: str = '', settle_s: float = 0.01, quiet_s: float = 0.03,
+               timeout_s: float = 3.0):
     """
     Drive the real ekf_node through ``ticks``.
 
@@ -238,12 +239,12 @@ def replay_ekf(ctx, exe, env, params: dict, events, ticks, expected: dict, tf_st
     for e in events:
         types.setdefault(e.topic, type(e.msg))
     h = _Harness(ctx, types, {'odometry/filtered': Odometry}, tf_static)
-    real = RealNode(exe, 'ekf_filter_node', node_params, env)
+    real = RealNode(exe, 'ekf_filter_node', node_params, env, tf_static=tf_static, tf_exe=tf_exe)
     res = ReplayResult()
     try:
         if not h.spin_until(lambda: h.matched(None), 30.0):
             raise RuntimeError('ekf_node did not come up (no matching publisher/subscriber)')
-        h.spin_for(0.3)  # /tf_static reaches its listener; the timer exists
+        h.spin_for(0.5)  # /tf_static reaches the node's listener; its timer exists
         evs = sorted(events, key=lambda e: e.arrival_ns)
         i = 0
         out = h.received['odometry/filtered']
@@ -648,49 +649,34 @@ def fix_msg(t_ns, frame, lat, lon, alt, cov=(0.0,) * 9, status=0):
     return m
 
 
-def _tf_msg(odom):
-    from geometry_msgs.msg import TransformStamped
-    from tf2_msgs.msg import TFMessage
-
-    ts = TransformStamped()
-    ts.header = odom.header
-    ts.child_frame_id = odom.child_frame_id
-    p, q = odom.pose.pose.position, odom.pose.pose.orientation
-    tr = ts.transform.translation
-    tr.x, tr.y, tr.z = p.x, p.y, p.z
-    ts.transform.rotation = q
-    return TFMessage(transforms=[ts])
-
-
-def replay_navsat(ctx, exe, env, params: dict, steps, tf_static=(), step_s: float = 0.2):
+def replay_navsat(ctx, exe, env, params: dict, steps, tf_static=(), tf_exe: str = '',
+                  step_s: float = 0.2):
     """
     Drive the real navsat_transform_node through ``steps`` (lists of (topic, msg)).
 
-    Its timer is a wall timer: each step publishes its messages (an odometry message also as the
-    odom→base_link TF the EKF would broadcast) and waits ``step_s``, several timer periods, so
-    that each step's outputs are settled before the next step.
+    Its timer is a wall timer: each step publishes its messages and waits ``step_s``, several
+    timer periods, so that each step's outputs are settled before the next step. The
+    world→base_link rotation navsat looks up for the lever arm is a static transform here (the
+    EKF's broadcast in a graph): the cases keep the odometry's orientation equal to it.
     """
     from nav_msgs.msg import Odometry
     from sensor_msgs.msg import Imu, NavSatFix
-    from tf2_msgs.msg import TFMessage
 
-    inputs = {'gps/fix': NavSatFix, 'odometry/filtered': Odometry, '/tf': TFMessage}
+    inputs = {'gps/fix': NavSatFix, 'odometry/filtered': Odometry}
     if not params.get('use_odometry_yaw') and not params.get('wait_for_datum'):
         inputs['imu'] = Imu
     h = _Harness(ctx, inputs, {'odometry/gps': Odometry, 'gps/filtered': NavSatFix}, tf_static,
                  clock=False)
-    real = RealNode(exe, 'navsat_transform', params, env)
+    real = RealNode(exe, 'navsat_transform', params, env, tf_static=tf_static, tf_exe=tf_exe)
     res = ReplayResult()
     try:
         if not h.spin_until(lambda: h.matched(None), 30.0):
             raise RuntimeError('navsat_transform_node did not come up')
-        h.spin_for(0.3)
+        h.spin_for(0.5)
         for k, step in enumerate(steps):
             h.current = k
             for topic, msg in step:
                 h.pubs[topic].publish(msg)
-                if topic == 'odometry/filtered':
-                    h.pubs['/tf'].publish(_tf_msg(msg))
             h.spin_for(step_s)
         h.current = len(steps)
         h.spin_for(step_s)

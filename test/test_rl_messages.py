@@ -54,7 +54,8 @@ def _run_case(rl_judge, domain_id, ros_ctx, params, events, tf_static=()):
     outs, f = builtin_ekf(params, events, ticks, _transforms(tf_static))
     expected = {t: stamp for t, stamp, _, _ in outs}
     real = replay_ekf(ros_ctx, str(rl_judge.executable('ekf_node')), rl_judge.env(domain_id),
-                      params, events, ticks, expected, tf_static)
+                      params, events, ticks, expected, tf_static,
+                      str(rl_judge.executable('static_transform_publisher')))
     dev = compare_ekf(real, outs)
     print(f'\n{dev}  dropped={f.dropped}')
     assert not real.missing, f'no output at ticks {real.missing[:5]}...\n{real.log[-3000:]}'

@@ -47,23 +47,26 @@ def _q(yaw, roll=0.0, pitch=0.0):
 FIX_COV = [1.0, 0.1, 0.0, 0.1, 2.0, 0.0, 0.0, 0.0, 4.0]
 
 
+YAW = 0.4  # the odometry's yaw, constant: navsat's world→base_link lookup is a static TF here
+
+
 def _steps(lat0, lon0, fix_frame='gps', n=5, imu=True, child='base_link'):
     """
     Return the steps of a drive: odometry, IMU, then odometry and fixes alternately.
 
-    Each fix is stamped as the odometry before it, whose pose the odom→base_link TF also carries.
+    Each fix is stamped as the odometry before it. The odometry's orientation stays that of the
+    static odom→base_link transform (``WORLD_BASE``) navsat looks up for its lever arm.
     """
     steps = []
     pose_cov = list(np.diag([0.5, 0.6, 0.7, 0.01, 0.02, 0.03]).ravel())
     steps.append([('odometry/filtered',
-                   odom_msg(T0, 'odom', child, (1.0, 2.0, 0.1), _q(0.4), pose_cov))])
+                   odom_msg(T0, 'odom', child, (1.0, 2.0, 0.1), _q(YAW), pose_cov))])
     if imu:
         steps.append([('imu', imu_msg(T0 + 10**7, 'imu_link', _q(1.0, 0.02, -0.01)))])
     for k in range(n):
         t = T0 + (k + 1) * 10**8
-        yaw = 0.4 + 0.1 * k
         steps.append([('odometry/filtered', odom_msg(
-            t, 'odom', child, (1.0 + 0.8 * k, 2.0 + 0.3 * k, 0.1), _q(yaw), pose_cov))])
+            t, 'odom', child, (1.0 + 0.8 * k, 2.0 + 0.3 * k, 0.1), _q(YAW), pose_cov))])
         steps.append([('gps/fix', fix_msg(t, fix_frame, lat0 + 7e-6 * k, lon0 + 1e-5 * k,
                                           520.0 + 0.1 * k, FIX_COV))])
     return steps
@@ -71,17 +74,18 @@ def _steps(lat0, lon0, fix_frame='gps', n=5, imu=True, child='base_link'):
 
 LEVER = ('base_link', 'gps', (0.5, 0.2, 1.0), (0.0, 0.0, 0.0, 1.0))
 IMU_MOUNT = ('base_link', 'imu_link', (0.0, 0.0, 0.0), _q(0.3))
+WORLD_BASE = ('odom', 'base_link', (0.0, 0.0, 0.0), _q(YAW))
 CASES = {
     # datum, UTM zone 32N, declination + yaw offset + convergence, lever arm, IMU mounted yawed
     'lever_arm': ({'magnetic_declination_radians': 0.05, 'yaw_offset': 0.1},
-                  _steps(48.1, 11.5), (LEVER, IMU_MOUNT)),
+                  _steps(48.1, 11.5), (LEVER, IMU_MOUNT, WORLD_BASE)),
     # southern hemisphere, zero_altitude, the EKF's own yaw, the fix in base_link
     'south_zero_alt_odometry_yaw': ({'zero_altitude': True, 'use_odometry_yaw': True},
-                                    _steps(-33.9, 151.2, 'base_link', imu=False), ()),
+                                    _steps(-33.9, 151.2, 'base_link', imu=False), (WORLD_BASE,)),
     # Norway's exception zone 32V
-    'norway_zone': ({}, _steps(60.5, 5.5), (LEVER, IMU_MOUNT)),
+    'norway_zone': ({}, _steps(60.5, 5.5), (LEVER, IMU_MOUNT, WORLD_BASE)),
     # the fix frame has no transform to base_link (the sim graph's 'gps' frame)
-    'no_gps_transform': ({}, _steps(48.1, 11.5), (IMU_MOUNT,)),
+    'no_gps_transform': ({}, _steps(48.1, 11.5), (IMU_MOUNT, WORLD_BASE)),
 }
 
 
@@ -118,7 +122,8 @@ def test_navsat_against_the_real_node(rl_judge, domain_id, ros_ctx, case):
     params = {'frequency': 30.0, 'publish_filtered_gps': True, **extra}
     built, nav = builtin_navsat(params, steps, tf_static)
     real = replay_navsat(ros_ctx, str(rl_judge.executable('navsat_transform_node')),
-                         rl_judge.env(domain_id), params, steps, tf_static)
+                         rl_judge.env(domain_id), params, steps, tf_static,
+                         str(rl_judge.executable('static_transform_publisher')))
     dev = _compare(real, built)
     print(f'\n{case}: {dev} dropped={nav.dropped}')
     for topic, n_real, n_built in dev['n']:
