@@ -87,12 +87,11 @@ def _params_file(node_name: str, params: dict) -> str:
 
 
 class _Harness:
-    """rclpy side: publishers of the inputs, /clock and /tf_static; subscribers of the outputs."""
+    """rclpy side: publishers of the inputs and /clock; subscribers of the outputs."""
 
     def __init__(self, ctx, inputs: dict, outputs: dict, tf_static=(), clock=True):
         import rclpy
         from rclpy.qos import (
-            DurabilityPolicy,
             QoSProfile,
             ReliabilityPolicy,
             HistoryPolicy,
@@ -720,3 +719,84 @@ def builtin_navsat(params: dict, steps, tf_static=(), ticks_per_step: int = 3):
             if filt is not None and filt['valid'][0]:
                 out['gps/filtered'].append((k, filt))
     return out, nav
+
+
+# ---------------------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    """
+    Print the deviations of named cases (the numbers docs/judge.md states).
+
+    ``python test/rl_node_replay.py ekf s1 s2 frames imu_lever inputs differential`` and
+    ``python test/rl_node_replay.py navsat lever_arm ...``; ``VEPD_JUDGE_TREE=DIR`` takes the
+    built-in judge from another checkout (before/after a change), the real nodes from this one's
+    ``make rl`` build.
+    """
+    import argparse
+    import importlib.util
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument('node', choices=('ekf', 'navsat'))
+    ap.add_argument('cases', nargs='+')
+    a = ap.parse_args(argv)
+    repo = Path(__file__).resolve().parents[1]
+    tree = os.environ.get('VEPD_JUDGE_TREE')
+    sys.path.insert(0, tree or str(repo))
+    path = repo / 'vepd_ros' / 'rl_install.py'
+    spec = importlib.util.spec_from_file_location('rl_install', path)
+    rl_install = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rl_install)
+    import rclpy
+    from ros_helpers import DomainLease, ros_env
+
+    root = rl_install.build_root(Path(sys.prefix))
+    prefix = rl_install.install_prefix(root)
+    exe = {n: str(next((prefix / 'lib').glob(f'*/{n}')))
+           for n in ('ekf_node', 'navsat_transform_node', 'static_transform_publisher')}
+    lease = DomainLease()
+    try:
+        env = rl_install.rl_environment(base=ros_env(lease.domain_id), root=root)
+        ctx = rclpy.context.Context()
+        rclpy.init(context=ctx, domain_id=lease.domain_id)
+        try:
+            for case in a.cases:
+                print(case, _main_case(a.node, case, ctx, exe, env, repo), flush=True)
+        finally:
+            ctx.try_shutdown()
+    finally:
+        lease.release()
+    return 0
+
+
+def _main_case(node, case, ctx, exe, env, repo):
+    if node == 'navsat':
+        import test_rl_navsat as tn
+
+        extra, steps, tf_static = tn.CASES[case]
+        params = {'frequency': 30.0, 'publish_filtered_gps': True, **extra}
+        built, nav = builtin_navsat(params, steps, tf_static)
+        real = replay_navsat(ctx, exe['navsat_transform_node'], env, params, steps, tf_static,
+                             exe['static_transform_publisher'])
+        return tn._compare(real, built), nav.dropped
+    from vepd_ros.judge.config import load_ekf_params
+    from vepd_ros.judge.transforms import StaticTransforms
+
+    if case in ('s1', 's2'):
+        d = {'s1': 's1_circle2d_odom_imu_gps', 's2': 's2_gps_zero_cov_imu_3d'}[case]
+        params, events = golden_case(repo.parent / 'shared' / 'data' / 'rl_golden' / d, 6.0)
+        tf_static = []
+    else:
+        params, events, tf_static = synthetic_case(case)
+    tf = StaticTransforms()
+    for parent, child, t, q in tf_static:
+        tf.add(parent, child, t, quaternion=q)
+    ticks = ekf_ticks(load_ekf_params(params).period_ns, events)
+    outs, f = builtin_ekf(params, events, ticks, tf)
+    real = replay_ekf(ctx, exe['ekf_node'], env, params, events, ticks,
+                      {t: st for t, st, _, _ in outs}, tf_static,
+                      exe['static_transform_publisher'])
+    return compare_ekf(real, outs), f.dropped, 'missing ticks: %d' % len(real.missing)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
