@@ -198,6 +198,16 @@ class RealNode:
         return text
 
 
+def _finish(res: ReplayResult, real: RealNode, h: _Harness) -> None:
+    """Stop the node (its log into ``res``) and the harness; hand over what was received."""
+    res.log = real.stop()
+    h.close()
+    res.outputs = {
+        k: [Published(tk, stamp_ns(m.header.stamp), m) for tk, m in v]
+        for k, v in h.received.items()
+    }
+
+
 def ekf_ticks(period_ns: int, events, tail_ticks: int = 3) -> np.ndarray:
     """Return ticks k·period from the one before the first arrival to ``tail_ticks`` after."""
     first = min(e.arrival_ns for e in events) // period_ns * period_ns
@@ -270,12 +280,7 @@ def replay_ekf(ctx, exe, env, params: dict, events, ticks, expected: dict, tf_st
                 res.missing.append(t)
         h.spin_for(quiet_s)
     finally:
-        res.log = real.stop()
-        h.close()
-    res.outputs = {
-        k: [Published(tk, stamp_ns(m.header.stamp), m) for tk, m in v]
-        for k, v in h.received.items()
-    }
+        _finish(res, real, h)
     return res
 
 
@@ -680,12 +685,7 @@ def replay_navsat(ctx, exe, env, params: dict, steps, tf_static=(), tf_exe: str 
         h.current = len(steps)
         h.spin_for(step_s)
     finally:
-        res.log = real.stop()
-        h.close()
-    res.outputs = {
-        k: [Published(tk, stamp_ns(m.header.stamp), m) for tk, m in v]
-        for k, v in h.received.items()
-    }
+        _finish(res, real, h)
     return res
 
 
