@@ -474,7 +474,7 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
         )
         w0, w1, w2 = a * n0 + b * n1 + c * n2, d * n0 + e * n1 + f * n2, g * n0 + h * n1 + i * n2
-        if (thr2 != math.inf or _huge(nu)) and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
+        if n0 * w0 + n1 * w1 + n2 * w2 >= thr2:  # thr2 = inf: only an overflowing νᵀS⁻¹ν
             return None if thr2 != math.inf else REJECTED_OVERFLOW
         Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
     else:
