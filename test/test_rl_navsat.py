@@ -84,8 +84,6 @@ CASES = {
                                     _steps(-33.9, 151.2, 'base_link', imu=False), (WORLD_BASE,)),
     # Norway's exception zone 32V
     'norway_zone': ({}, _steps(60.5, 5.5), (LEVER, IMU_MOUNT, WORLD_BASE)),
-    # the fix frame has no transform to base_link (the sim graph's 'gps' frame)
-    'no_gps_transform': ({}, _steps(48.1, 11.5), (IMU_MOUNT, WORLD_BASE)),
 }
 
 
@@ -132,3 +130,28 @@ def test_navsat_against_the_real_node(rl_judge, domain_id, ros_ctx, case):
     assert dev['pos'] <= ATOL_M and dev['alt'] <= ATOL_M and dev['deg'] <= ATOL_DEG, dev
     assert dev['cov'] <= RTOL_COV, dev
     assert math.isfinite(dev['pos'])
+
+
+def test_real_navsat_without_a_transform_to_the_fix_frame_publishes_the_origin(
+        rl_judge, domain_id, ros_ctx):
+    """
+    Show what robot_localization does when base_link → the fix's frame cannot be looked up.
+
+    Read in navsat_transform.cpp (getRobotOriginWorldPose): the robot pose starts as identity and
+    is set only when both lookups succeed, so without base_link → 'gps' odometry/gps is published
+    at (0, 0, 0) — the sim graph's situation (the fix frame 'gps', no such transform; the issue's
+    "cannot find base_link → gps ten times a second"). The built-in navsat instead takes the fix
+    position without a lever arm (docs/judge.md, difference 11): this test pins the real node's
+    side of that difference.
+    """
+    steps = _steps(48.1, 11.5)
+    params = {'frequency': 30.0, 'publish_filtered_gps': True}
+    real = replay_navsat(ros_ctx, str(rl_judge.executable('navsat_transform_node')),
+                         rl_judge.env(domain_id), params, steps, (IMU_MOUNT, WORLD_BASE),
+                         str(rl_judge.executable('static_transform_publisher')))
+    out = real.outputs['odometry/gps']
+    assert out, real.log[-3000:]
+    pos = np.array([[m.msg.pose.pose.position.x, m.msg.pose.pose.position.y,
+                     m.msg.pose.pose.position.z] for m in out])
+    print(f'\nodometry/gps positions without base_link→gps: {pos.tolist()}')
+    assert (pos == 0.0).all(), pos
