@@ -27,7 +27,7 @@ unexport RMW_IMPLEMENTATION ROS_LOCALHOST_ONLY
 # `make rl` builds against the venv's wheels (tools/rl_build/build.py; cached outside the clone).
 RL_SOURCES := $(CURDIR)/../shared/ros2_sources
 
-.PHONY: venv rl test demo bench lint clean
+.PHONY: venv rl rl-golden test demo bench lint clean
 
 venv: $(STAMP)
 
@@ -82,6 +82,12 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -c "from catkin_pkg.package import parse_package; p=parse_package('package.xml'); p.validate(); print(p.name, p.get_build_type())"
+
+# The filter-core golden driver: upstream ekf.cpp / ukf.cpp / filter_base.cpp unmodified from
+# ../shared/ros2_sources, built with g++ and Eigen, cached under $${XDG_CACHE_HOME:-~/.cache}/vepd_ros
+# (tools/rl_golden/rl_golden.py runs it). Skipped with the reason without ../shared, g++ or Eigen.
+rl-golden:
+	@rc=0; bash tools/rl_golden/build.sh || rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 77 ]; then exit $$rc; fi
 
 clean:
 	rm -rf $(VENV) .ros_log build *.egg-info .pytest_cache

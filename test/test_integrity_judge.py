@@ -82,12 +82,14 @@ CASES = {
         lambda m: m.angular_velocity_covariance.__setitem__(0, math.inf),
         'covariance',
     ),
-    # νᵀS⁻¹ν overflows: rejected as upstream rejects it (inf >= inf), and counted
+    # upstream fuses any finite value; these its gate rejects (d² overflows DBL_MAX² = inf)
     'accel 1e300': (21, lambda m: setattr(m.linear_acceleration, 'x', 1e300), 'overflows'),
     'gyro 1e300': (21, lambda m: setattr(m.angular_velocity, 'z', 1e300), 'overflows'),
     'gyro Inf': (21, lambda m: setattr(m.angular_velocity, 'z', math.inf), 'non-finite'),
     'odom position 1e300': (
-        20, lambda m: setattr(m.pose.pose.position, 'x', 1e300), 'overflows'
+        20,
+        lambda m: setattr(m.pose.pose.position, 'x', 1e300),
+        'overflows',
     ),
     'odom covariance NaN': (
         20,
@@ -112,6 +114,17 @@ def test_bad_message_dropped_and_counted_single_message_path(case):
     assert any(reason in k for k in f.dropped), f.dropped
 
 
+def test_huge_finite_covariance_is_fused_as_upstream():
+    """A finite covariance of 1e300 is robot_localization's to fuse: counted, and kept."""
+    msgs = copy.deepcopy(_stream())
+    msgs[20][1].pose.covariance[0] = 1e300
+    f, out = _run(msgs)
+    assert list(f.dropped) == [
+        'odom0_pose: covariance beyond 1e+30 (kept: robot_localization takes it)'
+    ]
+    assert np.isfinite(out.x).all() and np.isfinite(out.P).all()
+
+
 def test_valid_stream_counts_nothing_and_is_unchanged():
     f, out = _run(_stream())
     assert f.dropped == {}
@@ -132,14 +145,6 @@ def test_zero_quaternion_is_identity_as_upstream():
     f, out = _run(msgs)
     assert f.dropped == {'imu0_acceleration: non-finite values (entries ignored)': 1}
     assert np.isfinite(out.x).all()
-
-
-def test_huge_finite_covariance_is_fused_as_upstream():
-    """Fuse a finite covariance of any size (near-zero gain), as robot_localization fuses it."""
-    msgs = _stream()
-    msgs[20][1].pose.covariance[0] = 1e300
-    f, out = _run(msgs)
-    assert f.dropped == {} and np.isfinite(out.x).all() and np.isfinite(out.P).all()
 
 
 def test_batch_path_tiny_quaternion_ignored_and_counted():

@@ -65,8 +65,6 @@ CSV_CASES = {
     'underscore number': (lambda ls: _set_cell(ls, 4, 2, '1_0'), 'not a number'),
     'arabic digits': (lambda ls: _set_cell(ls, 4, 2, '\u0661'), 'not a number'),
     '1e308': (lambda ls: _set_cell(ls, 4, 2, '1e308'), 'beyond the bound'),
-    'inf': (lambda ls: _set_cell(ls, 4, 3, 'inf'), 'not finite'),
-    'nan': (lambda ls: _set_cell(ls, 4, 2, 'NaN'), 'not finite'),
     'epoch stamps': (
         lambda ls: (
             [ls[0]] + [_set_cell([ln], 0, 0, repr(1.7e9 + i))[0] for i, ln in enumerate(ls[1:])]
@@ -86,6 +84,24 @@ def test_bad_run_csv_is_exit_2_naming_file_and_column(root, capsys, case):
     rc, _, err = _evaluate(root, capsys)
     assert rc == 2 and str(bad) in err and what in err, err
     assert len(err) < 1000  # never the whole bad input
+
+
+NON_FINITE_CASES = {
+    'inf': lambda ls: _set_cell(ls, 4, 3, 'inf'),
+    'nan': lambda ls: _set_cell(ls, 4, 2, 'NaN'),
+}
+
+
+@pytest.mark.parametrize('case', sorted(NON_FINITE_CASES))
+def test_run_csv_with_non_finite_values_is_excluded_naming_file_and_column(root, capsys, case):
+    """A well-formed run holding nan/inf is not scored: excluded with its reason (issue 24)."""
+    bad = root / 'Sim' / 'ch_rw' / 'circle_2.csv'
+    _rewrite_csv(bad, NON_FINITE_CASES[case])
+    rc, out, err = _evaluate(root, capsys, '--json')
+    res = json.loads(out)
+    (ex,) = res['excluded_runs']
+    assert rc == 4 and ex['path'] == str(bad) and 'not finite' in ex['reason'], err
+    assert res['k']['ch_rw']['circle'] == 2
 
 
 SIDECAR_CASES = {

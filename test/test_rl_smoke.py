@@ -65,6 +65,25 @@ def _odometry(node, x: float):
     return msg
 
 
+def _listener(ros_ctx, executor, name: str, topic: str):
+    """Return (node, received): a node on the test's context keeping every Odometry on topic."""
+    from nav_msgs.msg import Odometry
+    from rclpy.node import Node
+
+    node = Node(name, context=ros_ctx)
+    executor.add_node(node)
+    received = []
+    node.create_subscription(Odometry, topic, received.append, 50)
+    return node, received
+
+
+def _await(executor, proc, done, what: str, timeout_s: float = 90.0) -> None:
+    """Spin until done() holds; fail naming `what` if it does not or the process exits."""
+    got = spin_until(executor, done, timeout_s=timeout_s)
+    assert proc.poll() is None, f'{proc.args[0]} exited with {proc.returncode}:\n{_output(proc)}'
+    assert got, f'{what} within {timeout_s} s'
+
+
 def _output(proc) -> str:
     try:
         return proc.communicate(timeout=5)[0] or ''
@@ -76,15 +95,11 @@ def test_ekf_node_filters_imu_and_odometry_and_stops_on_sigint(
     rl_judge, ros_ctx, executor, domain_id
 ):
     from nav_msgs.msg import Odometry
-    from rclpy.node import Node
     from sensor_msgs.msg import Imu
 
     proc = rl_judge.start('ekf_node', '--ros-args', '-r', '__node:=ekf_filter_node',
                           '--params-file', str(rl_judge.config('ekf.yaml')), domain_id=domain_id)
-    node = Node('rl_smoke_feeder', context=ros_ctx)
-    executor.add_node(node)
-    filtered = []
-    node.create_subscription(Odometry, '/odometry/filtered', filtered.append, 50)
+    node, filtered = _listener(ros_ctx, executor, 'rl_smoke_feeder', '/odometry/filtered')
     imu_pub = node.create_publisher(Imu, '/imu/data', 50)
     odom_pub = node.create_publisher(Odometry, '/odometry/gps', 10)
     t0 = node.get_clock().now()
@@ -99,13 +114,13 @@ def test_ekf_node_filters_imu_and_odometry_and_stops_on_sigint(
 
     node.create_timer(0.01, tick)
     try:
-        got = spin_until(executor, lambda: len(filtered) >= 100, timeout_s=90.0)
-        assert proc.poll() is None, f'ekf_node exited with {proc.returncode}:\n{_output(proc)}'
-        assert got, f'{len(filtered)} /odometry/filtered messages in 90 s'
+        _await(executor, proc, lambda: len(filtered) >= 100, '100 /odometry/filtered messages')
         last = filtered[-1]
         assert (last.header.frame_id, last.child_frame_id) == ('odom', 'base_link')
-        # Differential odometry: consecutive positions 0.1 s apart become a 1 m/s body velocity.
-        # The loaded machine's timer jitter spreads the rate; the filter follows it within 30 %.
+        # odom0_differential: consecutive positions become body velocities. Each position and
+        # its stamp come from one clock reading, so every differential velocity is 1 m/s however
+        # late the timer fires; a smoke bound (the comparisons with the built-in judge are
+        # elsewhere): the estimate within 30 % of it once 100 estimates are out.
         assert math.isfinite(last.twist.twist.linear.x)
         assert abs(last.twist.twist.linear.x - SPEED) < 0.3 * SPEED, last.twist.twist.linear
     finally:
@@ -116,7 +131,6 @@ def test_ekf_node_filters_imu_and_odometry_and_stops_on_sigint(
 
 def test_navsat_transform_publishes_odometry_gps(rl_judge, ros_ctx, executor, domain_id):
     from nav_msgs.msg import Odometry
-    from rclpy.node import Node
     from sensor_msgs.msg import NavSatFix, NavSatStatus
 
     tf = rl_judge.start('static_transform_publisher', '--x', '0.2', '--frame-id', 'base_link',
@@ -124,10 +138,7 @@ def test_navsat_transform_publishes_odometry_gps(rl_judge, ros_ctx, executor, do
     proc = rl_judge.start('navsat_transform_node', '--ros-args', '-r', '__node:=navsat_transform',
                           '--params-file', str(rl_judge.config('navsat.yaml')),
                           domain_id=domain_id)
-    node = Node('rl_smoke_gps', context=ros_ctx)
-    executor.add_node(node)
-    gps_odom = []
-    node.create_subscription(Odometry, '/odometry/gps', gps_odom.append, 10)
+    node, gps_odom = _listener(ros_ctx, executor, 'rl_smoke_gps', '/odometry/gps')
     fix_pub = node.create_publisher(NavSatFix, '/gps/fix', 10)
     odom_pub = node.create_publisher(Odometry, '/odometry/filtered', 10)
 
@@ -144,9 +155,7 @@ def test_navsat_transform_publishes_odometry_gps(rl_judge, ros_ctx, executor, do
 
     node.create_timer(0.1, tick)
     try:
-        got = spin_until(executor, lambda: len(gps_odom) >= 5, timeout_s=90.0)
-        assert proc.poll() is None, f'navsat_transform_node exited:\n{_output(proc)}'
-        assert got, f'{len(gps_odom)} odometry/gps messages in 90 s'
+        _await(executor, proc, lambda: len(gps_odom) >= 5, '5 odometry/gps messages')
         last = gps_odom[-1]
         assert last.header.frame_id == 'odom'
         # The datum is the first fix: later fixes at the same place map near the origin (the
@@ -167,8 +176,6 @@ def test_the_build_runs_from_another_venv_path(rl_judge, ros_ctx, executor, doma
     holds this venv's files under another path (symlinks: what the loader and the ament index
     see is the other path), and the environment names only it: ekf_node joins the graph.
     """
-    from rclpy.node import Node
-
     other = tmp_path / 'other-venv'
     site = rl_install.site_packages(other)
     site.parent.mkdir(parents=True)
@@ -183,13 +190,10 @@ def test_the_build_runs_from_another_venv_path(rl_judge, ros_ctx, executor, doma
     proc = subprocess.Popen([str(rl_judge.executable('ekf_node')), '--ros-args', '-r',
                              '__node:=ekf_from_other_venv'], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    node = Node('rl_smoke_probe', context=ros_ctx)
-    executor.add_node(node)
+    node, _ = _listener(ros_ctx, executor, 'rl_smoke_probe', '/odometry/filtered')
     try:
-        seen = spin_until(executor, lambda: 'ekf_from_other_venv' in node.get_node_names(),
-                          timeout_s=60.0)
-        assert proc.poll() is None, f'ekf_node exited with {proc.returncode}:\n{_output(proc)}'
-        assert seen, 'ekf_node did not join the graph within 60 s'
+        _await(executor, proc, lambda: 'ekf_from_other_venv' in node.get_node_names(),
+               'ekf_node in the graph')
     finally:
         rc = rl_judge.stop(proc)
         node.destroy_node()

@@ -511,8 +511,8 @@ def test_bag_replay_launch_static_tf_scores_as_vepd_bag(domain_id, tmp_path):
     assert_runs_equal_vepd_bag(out, offline)
 
 
-def _vepd_processes_on_domain(domain_id: int) -> list[str]:
-    """Return the command lines of vepd_ros processes still running on ``domain_id`` (orphans)."""
+def _vepd_processes_on_domain(domain_id: int, names=('vepd_ros',)) -> list[str]:
+    """Return the command lines of processes left on ``domain_id`` naming one of ``names``."""
     found = []
     for proc in Path('/proc').iterdir():
         try:
@@ -520,7 +520,7 @@ def _vepd_processes_on_domain(domain_id: int) -> list[str]:
             cmd = (proc / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
         except OSError:
             continue  # gone, or not ours to read
-        if f'ROS_DOMAIN_ID={domain_id}'.encode() in env and 'vepd_ros' in cmd:
+        if f'ROS_DOMAIN_ID={domain_id}'.encode() in env and any(n in cmd for n in names):
             found.append(cmd)
     return found
 

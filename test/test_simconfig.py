@@ -121,8 +121,8 @@ def test_classic_urdf_and_hector_plugin(tmp_path):
 
 
 @pytest.mark.parametrize('bad, expected', [
-    ('<stddev>abc</stddev>', 'line 9: <stddev>: expected a finite number'),
-    ('<stddev>nan</stddev>', 'line 9: <stddev>: expected a finite number'),
+    ('<stddev>abc</stddev>', 'line 9: <stddev>: expected a finite decimal number'),
+    ('<stddev>nan</stddev>', 'line 9: <stddev>: expected a finite decimal number'),
     ('<sigma>1</sigma>', 'line 9: <noise><sigma>: unknown element'),
 ])
 def test_malformed_sdf_names_the_element_and_line(tmp_path, bad, expected):
@@ -197,7 +197,7 @@ def test_cli_bad_file_is_exit_2_without_traceback(tmp_path):
     bad = _write(tmp_path, 'bad.sdf', GZ_SDF.replace('<stddev>0.4</stddev>', '<stddev>x</stddev>'))
     res = _vepd('sensors', 'from-sdf', bad)
     assert res.returncode == 2 and 'Traceback' not in res.stderr
-    assert 'line 10: <stddev>: expected a finite number' in res.stderr
+    assert 'line 10: <stddev>: expected a finite decimal number' in res.stderr
 
 
 MATLAB_IMU_YAML = """\
@@ -342,3 +342,103 @@ def test_study_takes_a_simulator_configuration_directly(tmp_path):
                 tmp_path / 'x')
     assert bad.returncode == 2 and 'none.sdf: no such file' in bad.stderr
     assert not (tmp_path / 'x').exists()
+
+
+# -- held to the nodes' rules (issue 24): numbers as the format defines them, duplicates refused,
+# values within the bounds the nodes enforce, nothing that makes the output non-finite
+
+
+def _sdf(tmp_path, horizontal='2e-6', vertical='<stddev>0.4</stddev>', rate='5'):
+    text = GZ_SDF.replace('<stddev>2e-6</stddev>', f'<stddev>{horizontal}</stddev>') \
+        .replace('<stddev>0.4</stddev>', vertical).replace('<update_rate>5<',
+                                                           f'<update_rate>{rate}<')
+    path = tmp_path / 'robot.sdf'
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize('text', ['0_4', '0x1p-2', 'nan', 'inf', '1e308e', '４'])
+def test_sdf_numbers_are_xml_decimals_not_python_floats(tmp_path, text):
+    with pytest.raises(ValueError, match=r'robot\.sdf: line \d+: <stddev>: expected a finite '
+                                         r'decimal'):
+        read_sdf(_sdf(tmp_path, horizontal=text))
+
+
+def test_carla_string_numbers_are_decimals(tmp_path):
+    path = tmp_path / 'c.json'
+    path.write_text(json.dumps({'sensor.other.gnss': {'noise_alt_stddev': '0_4'}}))
+    with pytest.raises(ValueError, match='noise_alt_stddev: expected a finite decimal'):
+        read_carla(path)
+    path.write_text(json.dumps({'sensor.other.gnss': {'noise_alt_stddev': '0.4',
+                                                      'sensor_tick': '1_0'}}))
+    with pytest.raises(ValueError, match='sensor_tick'):
+        read_carla(path)
+
+
+def test_yaml_numbers_follow_yaml_1_2(tmp_path):
+    path = tmp_path / 'm.yaml'
+    path.write_text('gpsSensor:\n  HorizontalPositionAccuracy: 1_0\n')
+    with pytest.raises(ValueError, match='HorizontalPositionAccuracy'):
+        read_matlab(path)
+
+
+def test_duplicated_sdf_elements_are_refused_naming_both_lines(tmp_path):
+    dup = _sdf(tmp_path, vertical='<stddev>0.4</stddev>\n<stddev>0.9</stddev>')
+    with pytest.raises(ValueError, match=r'line \d+: <noise><stddev> given twice \(also line '):
+        read_sdf(dup)
+    path = tmp_path / 'two.sdf'
+    path.write_text(GZ_SDF.replace('<update_rate>5</update_rate>',
+                                   '<update_rate>5</update_rate><update_rate>50</update_rate>'))
+    with pytest.raises(ValueError, match='<update_rate> given twice'):
+        read_sdf(path)
+
+
+def test_values_that_would_make_the_output_non_finite_are_refused_naming_the_field(tmp_path):
+    # an SDF stddev of 1e308: every fix would be NaN; refused at load with the parameter named
+    with pytest.raises(ValueError, match=r'robot\.sdf: line \d+: navsat: parameter '
+                                         r"'position_sensing.vertical.stddev': got 1e\+308"):
+        read_sdf(_sdf(tmp_path, vertical='<stddev>1e308</stddev>'))
+    path = tmp_path / 'c.json'
+    path.write_text(json.dumps({'sensor.other.gnss': {'noise_alt_stddev': '1e300'}}))
+    with pytest.raises(ValueError, match='noise_alt_stddev'):
+        read_carla(path)
+
+
+@pytest.mark.parametrize('rate, field', [('-5', '<update_rate>'), ('1e9', '<update_rate>')])
+def test_rates_within_the_nodes_bounds(tmp_path, rate, field):
+    with pytest.raises(ValueError, match=f'{field}: the rate .* outside what gps_noise_node runs'):
+        read_sdf(_sdf(tmp_path, rate=rate))
+
+
+def test_update_rate_zero_is_every_step_the_node_default_with_a_warning(tmp_path):
+    (gps, _) = read_sdf(_sdf(tmp_path, rate='0'))
+    assert gps.rate_hz is None and any('update_rate' in w for w in gps.warnings)
+    path = tmp_path / 'c.json'
+    path.write_text(json.dumps({'sensor.other.gnss': {'sensor_tick': '-0.1'}}))
+    with pytest.raises(ValueError, match='sensor_tick'):
+        read_carla(path)
+
+
+def test_node_parameters_file_is_read_as_the_node_reads_it(tmp_path):
+    from vepd_ros.io.simconfig import load_sensor_file
+
+    path = tmp_path / 'p.yaml'
+    path.write_text('gps_noise_node:\n  ros__parameters:\n    model: ch_gauss\n'
+                    '    topic_timeout_s: 3.0\n    rate_hz: 5.0\n'
+                    '    gauss_sigma_m: [0.5, 0.5, 1.0]\n')
+    cfg = load_sensor_file(path, 'gps')
+    assert cfg.spec.node_params == {'topic_timeout_s': 3.0} and cfg.rate_hz == 5.0
+    assert cfg.params == {'gauss_sigma_m': [0.5, 0.5, 1.0]}
+    path.write_text(path.read_text().replace('gauss_sigma_m', 'gauss_sigm_m'))
+    with pytest.raises(ValueError, match="'gauss_sigm_m'.*gauss_sigma_m"):
+        load_sensor_file(path, 'gps')
+    # config_file inside a section: the simulator file gives the model; a loop is refused
+    sdf = _sdf(tmp_path)
+    path.write_text(f'gps_noise_node:\n  ros__parameters:\n    config_file: {sdf}\n'
+                    f'    position_sensing.vertical.stddev: 0.7\n')
+    cfg = load_sensor_file(path, 'gps')
+    assert cfg.model == 'gz_navsat' and cfg.params['position_sensing.vertical.stddev'] == 0.7
+    assert cfg.params['position_sensing.horizontal.stddev'] == 2e-6
+    path.write_text(f'gps_noise_node:\n  ros__parameters:\n    config_file: {path}\n')
+    with pytest.raises(ValueError, match='loop'):
+        load_sensor_file(path, 'gps')

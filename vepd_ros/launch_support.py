@@ -24,6 +24,11 @@ What launch adds, because every node is its own process here:
   next step only once every message published so far has been taken: the step order of ``vepd
   run``, so the results are the same. A machine too slow for ``time_scale`` makes the run take
   longer; it does not lose or reorder messages.
+- a launch that cannot give its result ends non-zero, naming why: a process that exits with a
+  non-zero status before the launch is shutting down (a judge chain that cannot start: its
+  supervisor exits 1 naming the process, e.g. ``ekf_node exited with status 127``), or a shutdown
+  before the evaluator's result that is not Ctrl-C (``LaunchFailed``: launch logs it and ``ros2
+  launch`` exits 1).
 - bag_replay: ``ros2 bag play --clock`` where rosbag2 is installed, else the package's
   ``bag_player_node``; the single run is written once the input has been quiet for a few seconds
   (the bag ended).
@@ -32,6 +37,7 @@ What launch adds, because every node is its own process here:
 from __future__ import annotations
 
 import importlib.util
+import re
 
 from launch import LaunchDescription
 from launch.actions import (
@@ -41,7 +47,7 @@ from launch.actions import (
     OpaqueFunction,
     RegisterEventHandler,
 )
-from launch.event_handlers import OnProcessExit
+from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -83,18 +89,60 @@ def _launch_parameters(graph: str, n, nodes: list) -> list:
     return params
 
 
-def _shutdown_on_failure(event, context):
-    """Shut the launch down when a process exits with a non-zero status (``OnProcessExit``)."""
-    if event.returncode:
-        return [
-            EmitEvent(
-                event=Shutdown(
-                    reason=f'{event.action.process_details["name"]} exited with status '
-                           f'{event.returncode}'
-                )
-            )
-        ]
-    return None
+_LOG_PREFIX = re.compile(r'^\[ERROR\] \[[0-9.]+\] \[[^\]]*\]: ')
+
+
+class LaunchFailed(RuntimeError):
+    """
+    Why a launch ends without its result; raised in a launch event handler.
+
+    launch catches an exception raised by an event handler, logs it ("Caught exception in launch
+    ...: <the message>"), shuts the launch down and makes ``ros2 launch`` exit 1 (Humble and
+    Jazzy alike): the one way a launch file has to end with a non-zero status.
+    """
+
+
+class _Outcome:
+    """What the handlers of one launch saw: the last error line of each process, a failure."""
+
+    def __init__(self, needs_result: bool):
+        self.needs_result = needs_result  # a non-rolling evaluator: the launch exists for it
+        self.result = False  # the evaluator exited 0 (its result is published and written)
+        self.failed = ''
+        self.last_error: dict[str, str] = {}
+
+    def on_stderr(self, event) -> None:
+        """Keep each process's last logged error line: the cause named when it fails."""
+        name = event.action.process_details['name']
+        for line in event.text.decode(errors='replace').splitlines():
+            if 'ERROR' in line or 'error' in line:
+                # without the logger's '[ERROR] [stamp] [node]: ' prefix
+                self.last_error[name] = _LOG_PREFIX.sub('', line.strip())[-400:]
+
+    def on_exit(self, event, context):
+        """Fail the launch when a process exits non-zero before the launch is shutting down."""
+        if not event.returncode or context.is_shutdown:
+            return None  # (during shutdown a stopped node's status is not a failure)
+        name = event.action.process_details['name']
+        cause = self.last_error.get(name)
+        self.failed = f'{name} exited with status {event.returncode}' + (
+            f' ({cause})' if cause else ''
+        )
+        raise LaunchFailed(f'{self.failed}: the launch ends without a result')
+
+    def on_evaluator_exit(self, event, context):
+        """End the launch once the evaluator has published its result and exited 0."""
+        if event.returncode == 0:
+            self.result = True
+            return [EmitEvent(event=Shutdown(reason='the evaluator has published its result'))]
+        return None  # on_exit reports the failure
+
+    def on_shutdown(self, event, context):
+        """Fail a launch that shuts down before its evaluator's result (not on Ctrl-C), named."""
+        if self.needs_result and not self.result and not self.failed and not event.due_to_sigint:
+            self.failed = f'shut down before the evaluator published a result ({event.reason})'
+            raise LaunchFailed(f'the launch ends without a result: {self.failed}')
+        return None
 
 
 def _actions(context, graph: str):
@@ -135,18 +183,17 @@ def _actions(context, graph: str):
         actions.append(action)
         if n.role == 'evaluator':
             evaluator = action
-    # A node that fails (a stranger on the domain, bad input at start) ends the launch instead of
-    # leaving the rest of the graph waiting for data that will never come.
-    actions.append(RegisterEventHandler(OnProcessExit(on_exit=_shutdown_on_failure)))
-    if evaluator is not None and graph != 'live_eval':
+    # A node that fails (a stranger on the domain, bad input at start, a judge chain that cannot
+    # start) ends the launch with a non-zero status naming it, instead of leaving the rest of the
+    # graph waiting for data that will never come; so does a launch that ends without a result.
+    outcome = _Outcome(needs_result=evaluator is not None and graph != 'live_eval')
+    actions.append(RegisterEventHandler(OnProcessIO(on_stderr=outcome.on_stderr)))
+    actions.append(RegisterEventHandler(OnProcessExit(on_exit=outcome.on_exit)))
+    actions.append(RegisterEventHandler(OnShutdown(on_shutdown=outcome.on_shutdown)))
+    if outcome.needs_result:
         actions.append(
             RegisterEventHandler(
-                OnProcessExit(
-                    target_action=evaluator,
-                    on_exit=[
-                        EmitEvent(event=Shutdown(reason='the evaluator has published its result'))
-                    ],
-                )
+                OnProcessExit(target_action=evaluator, on_exit=outcome.on_evaluator_exit)
             )
         )
     return actions

@@ -228,6 +228,19 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             "IMU model of every chain (the paper's experiments: ch_drift_paper)",
         ),
         Param(
+            'gps_config',
+            '',
+            "configured GPS models under test, as vepd study --gps-config: '[LABEL=]FILE' "
+            "items separated by ',' (a simulator's own file or a gps_noise_node parameters "
+            "YAML); each is one more chain, labelled by the file's name unless LABEL is given",
+        ),
+        Param(
+            'imu_config',
+            '',
+            'the IMU of every chain from a file, as vepd study --imu-config (its model and '
+            'parameters, in place of imu_model)',
+        ),
+        Param(
             'reference',
             'rtk',
             "real side: a sensor preset run through the graph (e.g. 'rtk'), or a directory "
@@ -352,6 +365,14 @@ def _judge_nodes(a: dict, namespace: str, judge: str, extra: dict) -> list[NodeS
         # filter.
         ekf_params.pop('reset_on_run_events', None)
         navsat_params.pop('reset_on_run_events', None)
+    speedup = a.get('time_scale', a.get('rate', 1.0))  # sim (or bag) seconds per wall second
+    if judge == 'robot_localization' and speedup != 1.0:
+        # navsat_transform_node's timer is a wall timer (create_wall_timer, unlike ekf_node's,
+        # which follows the node's clock): on /clock running ``speedup`` times faster it would
+        # tick at frequency / speedup per sim second and drop fixes (it keeps only the latest).
+        # Scaled, it ticks at least ``frequency`` times per sim second, as the built-in navsat
+        # does on sim time (more often when the lockstep runs slower than ``speedup``).
+        navsat_params['frequency'] = float(navsat_params.get('frequency', 10.0)) * speedup
     package, ekf_exe, navsat_exe = (
         ('robot_localization', 'ekf_node', 'navsat_transform_node')
         if judge == 'robot_localization'
@@ -377,8 +398,10 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
 
     The processes are the ones ``_judge_nodes`` describes (same parameters and remappings), without
     ``reset_on_run_events``: each is new at its run's start. The chain is up once its nodes
-    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe gps/fix (navsat) and
-    odometry/gps (ekf), names relative to the chain's namespace.
+    publish odometry/filtered (ekf) and odometry/gps (navsat) and subscribe every topic they read:
+    gps/fix and odometry/filtered (navsat), the ekf's sensor topics (odometry/gps, imu/data), names
+    relative to the chain's namespace (robot_localization's nodes do not report on /vepd/progress,
+    so this is all that tells their inputs are there before the run's data flows).
     """
     chain = _judge_nodes(a, namespace, judge, {**extra, 'reset_on_run_events': False})
     return NodeSpec(
@@ -391,7 +414,12 @@ def _per_run_judge(a: dict, namespace: str, judge: str, extra: dict) -> NodeSpec
                 'use_sim_time': extra.get('use_sim_time', False),
                 'chain': encode_chain(chain),
                 'ready_publishers': ['odometry/filtered', 'odometry/gps'],
-                'ready_subscribers': ['gps/fix', 'odometry/gps'],
+                'ready_subscribers': [_own(TOPIC_GPS_FIX), 'odometry/filtered']
+                + sorted(  # the ekf's sensor topics (odometry/gps, imu/data with config/ekf.yaml)
+                    v
+                    for k, v in chain[1].parameters[0].items()
+                    if _SENSOR_KEY.fullmatch(k) and isinstance(v, str)
+                ),
             }
         ],
         role='judge_supervisor',
@@ -548,13 +576,50 @@ def _evaluator(a: dict, t: dict, **params) -> NodeSpec:
     )
 
 
+def _configured(a: dict) -> tuple[dict, dict | None]:
+    """
+    Read ``gps_config`` and ``imu_config`` as vepd study does; bad files are named errors.
+
+    Returns label → (absolute file, GPS model) and the IMU's (absolute file, model) or None:
+    each file is checked here (``io.simconfig``, the one builder) before any node starts, and
+    handed to its noise node as ``config_file``, which builds the same ``SensorSpec`` from it.
+    """
+    from vepd_ros.io.simconfig import configured_sensors, load_sensor_file
+
+    gps = {}
+    items = [x.strip() for x in a['gps_config'].split(',') if x.strip()]
+    try:
+        for label, (path, cfg) in configured_sensors(items, 'gps_config').items():
+            gps[label] = (str(path.resolve()), cfg.model)
+    except (OSError, ValueError) as exc:
+        raise ParameterError('gps_config', a['gps_config'], f'readable GPS sensor '
+                             f'configurations ({exc})') from None
+    imu = None
+    if a['imu_config']:
+        if a['reference_imu_model']:
+            raise ParameterError('reference_imu_model', a['reference_imu_model'],
+                                 'empty when imu_config gives every chain its IMU')
+        try:
+            cfg = load_sensor_file(a['imu_config'], 'imu')
+        except (OSError, ValueError) as exc:
+            raise ParameterError('imu_config', a['imu_config'], f'a readable IMU sensor '
+                                 f'configuration ({exc})') from None
+        imu = (str(Path(a['imu_config']).resolve()), cfg.model)
+    return gps, imu
+
+
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
     sim_time = a['use_sim_time'] or a['time_scale'] != 1.0
     t = {'use_sim_time': sim_time}
     models = [m.strip() for m in a['models'].split(',')]
+    configured, imu_file = _configured(a)
+    for label in configured:
+        if label in models or label == REFERENCE_LABEL:
+            raise ParameterError('gps_config', a['gps_config'], f'labels other than the '
+                                 f'models and {REFERENCE_LABEL!r} ({label!r} given twice)')
     scenarios = ','.join(s.strip() for s in a['scenarios'].split(','))
     nodes: list[NodeSpec] = []
-    n_chains = len(models) + (0 if Path(a['reference']).is_dir() else 1)
+    n_chains = len(models) + len(configured) + (0 if Path(a['reference']).is_dir() else 1)
     per_run = a['use_truth_node'] and (a['judge_per_run'] or judge == 'robot_localization')
     if a['use_truth_node']:
         nodes.append(
@@ -599,16 +664,23 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
         ]
     )
     chains += [(m, m, a['imu_model'], 'sim') for m in models]
+    chains += [(label, model, a['imu_model'], 'sim') for label, (_, model) in configured.items()]
+    imu_of = {} if imu_file is None else {'config_file': imu_file[0], 'model': imu_file[1]}
     for label, gps_model, imu_model, side in chains:
         ns = label_namespace(label)
         noise = {**t, 'seed': a['seed'], 'label': label}
+        gps_of = {'config_file': configured[label][0]} if label in configured else {}
         nodes += [
             NodeSpec(
                 PACKAGE,
                 'gps_noise_node',
                 'gps_noise',
                 ns,
-                [{**noise, 'model': gps_model}],
+                # the simulated antenna is where the truth is, at the base_link origin: its fixes
+                # say so, and navsat_transform (which looks base_link -> the fix's frame up on TF
+                # at every fix and logs an error when it cannot) removes no lever arm, as with a
+                # 'gps' frame nobody publishes, without the error ten times a second
+                [{**noise, 'model': gps_model, 'frame_id': 'base_link', **gps_of}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GPS_FIX, _own(TOPIC_GPS_FIX)),
@@ -620,7 +692,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 'imu_noise_node',
                 'imu_noise',
                 ns,
-                [{**noise, 'model': imu_model}],
+                [{**noise, 'model': imu_model, **imu_of}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GROUND_TRUTH_IMU, a['truth_imu_topic']),
@@ -663,7 +735,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             a,
             t,
             reference_dir=a['reference'] if reference_is_dir else '',
-            expected_labels=','.join(models),
+            expected_labels=','.join([*models, *configured]),
             scenarios=scenarios,
             seed=a['seed'],  # the study seed seeds the interval, as in vepd study
         )

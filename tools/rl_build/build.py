@@ -345,6 +345,8 @@ def build(args) -> Path:
             shutil.rmtree(area, ignore_errors=True)
             if isinstance(exc, BuildError) and exc.log is not None:
                 raise BuildError(f'{exc}; log: {failed / exc.log}') from None
+            if not isinstance(exc, BuildError):
+                log(f'interrupted ({type(exc).__name__}): {area} removed, logs in {failed}')
             raise
         log(f'built in {time.monotonic() - t_all:.0f} s')
         record(venv, root)

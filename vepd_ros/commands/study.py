@@ -104,30 +104,23 @@ def register(sub):
 
 
 def _configured_models(items) -> dict:
-    """Return label → (GPS model, parameters) of every ``--gps-config [LABEL=]FILE``."""
-    from pathlib import Path
-
-    from vepd_ros.io.simconfig import load_sensor_file
-    from vepd_ros.runs.safety import safe_component
+    """Return label → GPS ``SensorSpec`` of every ``--gps-config [LABEL=]FILE``."""
+    from vepd_ros.io.simconfig import configured_sensors
 
     out = {}
-    for item in items:
-        label, _, path = item.rpartition('=') if '=' in item and not Path(item).exists() \
-            else ('', '', item)
-        cfg = load_sensor_file(path, 'gps')
-        label = safe_component('--gps-config label', label or Path(path).stem)
-        if label in out:
-            raise ValueError(f'--gps-config {item}: label {label!r} given twice')
-        out[label] = (cfg.model, cfg.params)
+    for label, (_, cfg) in configured_sensors(items).items():
+        out[label] = cfg.spec
         for w in cfg.warnings:
             print(f'warning: {w}', file=sys.stderr)
     return out
 
 
-def _imu(args) -> tuple[str, dict | None]:
-    """Return the study's IMU model and parameters: ``--imu-config FILE``, or ``--imu``."""
+def _imu(args):
+    """Return the study's IMU ``SensorSpec``: ``--imu-config FILE``, or the model ``--imu``."""
+    from vepd_ros.models.spec import sensor_spec
+
     if args.imu_config is None:
-        return args.imu or 'ch_drift_paper', None
+        return sensor_spec('imu', model=args.imu or 'ch_drift_paper', source='--imu')
     if args.imu is not None:
         raise ValueError('--imu and --imu-config: give one (the file names its own IMU model)')
     from vepd_ros.io.simconfig import load_sensor_file
@@ -135,7 +128,7 @@ def _imu(args) -> tuple[str, dict | None]:
     cfg = load_sensor_file(args.imu_config, 'imu')
     for w in cfg.warnings:
         print(f'warning: {w}', file=sys.stderr)
-    return cfg.model, cfg.params
+    return cfg.spec
 
 
 def run(args) -> int:
@@ -147,7 +140,7 @@ def run(args) -> int:
     from vepd_ros.report.tables import write_tables_csv
 
     configured = _configured_models(args.gps_config)
-    imu_model, imu_params = _imu(args)
+    imu = _imu(args)
     res = run_study(
         [m for m in args.models.split(',') if m],
         [s for s in args.scenarios.split(',') if s],
@@ -157,8 +150,7 @@ def run(args) -> int:
         args.out,
         judge=args.judge,
         seed=args.seed,
-        imu_model=imu_model,
-        imu_params=imu_params,
+        imu_model=imu,
         velocity=args.velocity,
         n_boot=args.n_boot,
         progress=progress_enabled(args.quiet or args.json),

@@ -122,14 +122,11 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-NODE_OF_SENSOR = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
-"""The node whose section of best_params.yaml holds a tuned sensor's parameters."""
-
-
 def run(args) -> int:
     from pathlib import Path
 
     from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.models.spec import split_specs
     from vepd_ros.pipelines import tune as core
     from vepd_ros.progress import progress_bar
     from vepd_ros.report.tune import write_tune_report
@@ -207,9 +204,8 @@ def run(args) -> int:
     header, rows = core.trials_rows(study, axes)
     lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
     atomic_write_text(out / 'trials.csv', '\n'.join(lines) + '\n')
-    gps_params, imu_params = core.split_params(objective.gps_model, objective.imu_model, values)
-    per_sensor = {'gps': (objective.gps_model, gps_params),
-                  'imu': (objective.imu_model, imu_params)}
+    per_sensor = dict(zip(('gps', 'imu'), split_specs(objective.gps_model,
+                                                      objective.imu_model, values)))
     chosen = ("the Pareto front's point with the least VEPD" if args.pareto
               else 'the least VEPD')
     write_params_file(
@@ -217,7 +213,8 @@ def run(args) -> int:
         f'# vepd tune --model {args.model} --reference {args.reference}\n'
         f'# {chosen} of study {name!r}: trial {best.number}, VEPD {best_vepd:.6g} '
         f'(seed {args.seed}); on fresh seeds {confirm["best"]["VEPD"]:.6g}\n',
-        ''.join(node_params_yaml(NODE_OF_SENSOR[s], *per_sensor[s]) for s in objective.tuned),
+        ''.join(node_params_yaml(per_sensor[s].node, per_sensor[s].model, per_sensor[s].params)
+                for s in objective.tuned),
     )
     done = core.completed(study)
     n_done = len(done)

@@ -37,21 +37,62 @@ import re
 from xml.parsers import expat
 
 from vepd_ros.models import simulators as sim
+from vepd_ros.models.spec import NODE_OF_KIND, sensor_spec, SensorSpec
+from vepd_ros.params import ParameterError
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 
-@dataclass
+@dataclass(frozen=True)
 class SensorConfig:
-    """One sensor read from a simulator's configuration: the vepd_ros model it maps to."""
+    """
+    One sensor read from a simulator's configuration: its checked ``SensorSpec`` and where it is.
 
-    kind: str  # 'gps' or 'imu'
-    model: str  # a GPS_MODELS / IMU_MODELS name
-    params: dict
+    ``spec`` is built by ``models.spec.sensor_spec`` (the one builder every front uses): the
+    model's and the node's declarations, their bounds, the rate bounds the nodes enforce.
+    """
+
+    spec: SensorSpec
     name: str  # the sensor's name in the file
     line: int  # line of the sensor's element (0 where the format has none)
-    rate_hz: float | None = None
-    warnings: list = field(default_factory=list)
+    warnings: tuple = ()
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def model(self) -> str:
+        return self.spec.model
+
+    @property
+    def params(self) -> dict:
+        return self.spec.params
+
+    @property
+    def rate_hz(self) -> float | None:
+        return self.spec.rate_hz
+
+
+def _config(path, kind: str, model: str | None, params: dict, name: str, line: int,
+            rate_hz: float | None = None, warnings=(),
+            rate_field: str = 'rate_hz') -> SensorConfig:
+    """
+    Build a ``SensorConfig``: the values checked by ``sensor_spec``, errors naming the file.
+
+    An unknown parameter, a value outside its declaration (a σ that would overflow the model's
+    output, a rate the node refuses) is a ValueError naming the file, the line (when the format
+    has lines) and the sensor.
+    """
+    try:
+        spec = sensor_spec(kind, params, model=model, rate_hz=rate_hz, source=str(path))
+    except ParameterError as exc:
+        where = f'line {line}: ' if line else ''
+        if exc.name == 'rate_hz' and rate_field != 'rate_hz':
+            exc = (f'{rate_field}: the rate {exc.value!r} Hz is outside what '
+                   f'{NODE_OF_KIND[kind]} runs ({exc.expected})')
+        raise ValueError(f'{path}: {where}{name or kind}: {exc}') from None
+    return SensorConfig(spec, name, line, tuple(warnings))
 
 
 @dataclass
@@ -61,9 +102,20 @@ class _Element:
     line: int
     children: list = field(default_factory=list)
     text: str = ''
+    path: str = ''
 
     def child(self, tag):
-        return next((c for c in self.children if c.tag == tag), None)
+        """
+        Return the one child ``tag`` (None when absent); a duplicated one is refused.
+
+        SDF gives each of these elements once; which of two a simulator would read is not
+        something a user should have to know, so the file is refused naming both lines.
+        """
+        found = [c for c in self.children if c.tag == tag]
+        if len(found) > 1:
+            raise ValueError(f'{self.path}: line {found[1].line}: <{self.tag}><{tag}> given '
+                             f'twice (also line {found[0].line}): give it once')
+        return found[0] if found else None
 
 
 def _parse_xml(path: Path) -> _Element:
@@ -75,7 +127,7 @@ def _parse_xml(path: Path) -> _Element:
     stack: list[_Element] = [_Element('#document', {}, 0)]
 
     def start(tag, attrs):
-        el = _Element(tag, attrs, parser.CurrentLineNumber)
+        el = _Element(tag, attrs, parser.CurrentLineNumber, path=str(path))
         stack[-1].children.append(el)
         stack.append(el)
 
@@ -103,15 +155,28 @@ def _walk(el: _Element):
         yield from _walk(c)
 
 
+DECIMAL = re.compile(r'[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')
+"""A number as an XML Schema double or a C ``strtod`` decimal writes it: no ``_`` (Python's
+``float`` reads ``0_4`` as 4), no hex, no ``inf``/``nan`` (refused as not finite anyway)."""
+
+
+def decimal(text: str) -> float | None:
+    """Return the finite number ``text`` spells as a plain decimal, else None."""
+    text = text.strip()
+    if not DECIMAL.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
 def _number(path, el: _Element, count: int = 1):
-    """Return the float (or list of ``count`` floats) in an element's text."""
-    parts = el.text.split()
-    try:
-        values = [float(v) for v in parts]
-    except ValueError:
+    """Return the float (or list of ``count`` floats) in an element's text (``DECIMAL``)."""
+    values = [decimal(v) for v in el.text.split()]
+    if None in values:
         values = []
     if len(values) != count or not all(math.isfinite(v) for v in values):
-        want = 'a finite number' if count == 1 else f'{count} finite numbers'
+        want = ('a finite decimal number' if count == 1 else f'{count} finite decimal numbers') \
+            + " (digits, '.', an exponent: no '_', hex, inf or nan)"
         raise ValueError(f'{path}: line {el.line}: <{el.tag}>: expected {want}, '
                          f'got {el.text.strip()[:40]!r}')
     return values[0] if count == 1 else values
@@ -131,16 +196,24 @@ def _noise_block(path, noise: _Element | None) -> dict:
                          'gaussian_quantized and none are Gazebo noise models vepd_ros runs')
     for c in noise.children:
         if c.tag in values:
-            values[c.tag] = _number(path, c)
+            values[c.tag] = _number(path, noise.child(c.tag))  # a duplicate: refused
         elif c.tag != 'type':
             raise ValueError(f'{path}: line {c.line}: <noise><{c.tag}>: unknown element '
                              f'(expected {", ".join(sim.GZ_NOISE_ELEMENTS)})')
     return values
 
 
-def _rate(path, sensor: _Element) -> float | None:
+def _rate(path, sensor: _Element, warnings: list) -> float | None:
+    """Return ``<update_rate>`` (None when absent; 0, Gazebo's "every step", with a warning)."""
     el = sensor.child('update_rate')
-    return _number(path, el) if el is not None else None
+    if el is None:
+        return None
+    rate = _number(path, el)
+    if rate == 0:
+        warnings.append(f'{path}: line {el.line}: <update_rate> 0 (every simulation step): '
+                        "the node's default rate is used")
+        return None
+    return rate
 
 
 def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
@@ -161,8 +234,9 @@ def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
             f'{path}: line {sensor.line}: horizontal position stddev {sigma:g} is applied by '
             f'Gazebo in DEGREES (≈ {sigma * 111_000:.3g} m), although the SDF documentation '
             'says metres (gz-sensors #325)')
-    return SensorConfig('gps', 'gz_navsat', params, sensor.attrs.get('name', ''), sensor.line,
-                        _rate(path, sensor), warnings)
+    rate = _rate(path, sensor, warnings)
+    return _config(path, 'gps', 'gz_navsat', params, sensor.attrs.get('name', ''), sensor.line,
+                   rate, warnings, '<update_rate>')
 
 
 def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
@@ -187,8 +261,10 @@ def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
                 per_axis.append(_noise_block(path, None))
         for k in sim.GZ_NOISE_ELEMENTS:
             params[f'{quantity}.{k}'] = [b[k] for b in per_axis]
-    return SensorConfig('imu', 'gz_imu', params, sensor.attrs.get('name', ''), sensor.line,
-                        _rate(path, sensor))
+    warnings: list = []
+    rate = _rate(path, sensor, warnings)
+    return _config(path, 'imu', 'gz_imu', params, sensor.attrs.get('name', ''), sensor.line,
+                   rate, warnings, '<update_rate>')
 
 
 HECTOR_VECTOR_ELEMENTS = ('offset', 'drift', 'driftFrequency', 'gaussianNoise', 'velocityOffset',
@@ -199,6 +275,7 @@ def _hector_gps(path, plugin: _Element) -> SensorConfig:
     params = {}
     for c in plugin.children:
         if c.tag in HECTOR_VECTOR_ELEMENTS:
+            c = plugin.child(c.tag)  # a duplicate: refused
             params[c.tag] = _number(path, c, 3) if len(c.text.split()) == 3 \
                 else [_number(path, c)] * 3
     warnings = []
@@ -215,8 +292,8 @@ def _hector_gps(path, plugin: _Element) -> SensorConfig:
         warnings.append(f'{path}: line {service.line}: <service> {service.text.strip()}: '
                         'vepd_ros publishes SERVICE_GPS (1)')
     rate = plugin.child('updateRate')
-    return SensorConfig('gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
-                        _number(path, rate) if rate is not None else None, warnings)
+    return _config(path, 'gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
+                   _number(path, rate) if rate is not None else None, warnings, '<updateRate>')
 
 
 def read_sdf(path) -> list[SensorConfig]:
@@ -251,25 +328,31 @@ def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
     params = {}
     for key, value in attrs.items():
         if key in known:
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                number = math.nan
-            if isinstance(value, bool) or not math.isfinite(number):
-                raise ValueError(f'{path}: {name}: {key}: expected a finite number, got {value!r}')
+            number = _carla_number(value)
+            if number is None:
+                raise ValueError(f'{path}: {name}: {key}: expected a finite decimal number '
+                                 f"(no '_', hex, inf or nan), got {value!r}"[:300])
             params[key] = number
         elif key.startswith('noise_') and key not in CARLA_IGNORED:
             raise ValueError(f'{path}: {name}: {key}: not a {blueprint} attribute '
                              f'(known: {", ".join(sorted(known))})')
     tick = attrs.get('sensor_tick')
     rate = None
-    if tick not in (None, '', 0, '0', '0.0'):
-        try:
-            rate = 1.0 / float(tick)
-        except (TypeError, ValueError, ZeroDivisionError):
-            raise ValueError(f'{path}: {name}: sensor_tick: expected seconds, got {tick!r}') \
-                from None
-    return SensorConfig(kind, model, params, name, 0, rate)
+    if tick not in (None, ''):
+        seconds = _carla_number(tick)
+        if seconds is None or seconds < 0:
+            raise ValueError(f'{path}: {name}: sensor_tick: expected seconds >= 0, got {tick!r}')
+        rate = 1.0 / seconds if seconds > 0 else None   # 0: every simulation step
+    return _config(path, kind, model, params, name, 0, rate, (), 'sensor_tick (1/rate)')
+
+
+def _carla_number(value) -> float | None:
+    """Return an attribute's finite number: a YAML/JSON number or a string as CARLA writes it."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    return decimal(value) if isinstance(value, str) else None
 
 
 KEY_TOKEN = re.compile(r'[A-Za-z_][\w.]*')
@@ -428,8 +511,6 @@ def _matlab_imu_sensor(path, sensor: str, props: dict) -> tuple[dict, list]:
 
 def _matlab_imu(path, imu: dict) -> SensorConfig:
     """Return the imuSensor mapping (SampleRate, Accelerometer, Gyroscope, ...) as matlab_imu."""
-    from vepd_ros.params import ParameterError, validate_params
-
     params, warnings = {}, []
     for key, value in imu.items():
         if key == 'SampleRate':
@@ -455,18 +536,13 @@ def _matlab_imu(path, imu: dict) -> SensorConfig:
             raise ValueError(f'{path}: imuSensor.{key}: not an imuSensor property vepd_ros '
                              'reads (SampleRate, Accelerometer, Gyroscope, Temperature, '
                              + ', '.join(sorted(MATLAB_IMU_IGNORED)) + ')')
-    try:
-        validate_params(sim.MATLAB_IMU_PARAMS, params)
-    except ParameterError as exc:
-        raise ValueError(f'{path}: imuSensor: {exc}') from None
-    return SensorConfig('imu', 'matlab_imu', params, 'imuSensor', 0,
-                        params.get('SampleRate', 100.0), warnings)
+    return _config(path, 'imu', 'matlab_imu', params, 'imuSensor', 0,
+                   params.get('SampleRate', 100.0), warnings, 'SampleRate')
 
 
 @_with_key_lines
 def read_matlab(path) -> list[SensorConfig]:
     """Return the gpsSensor and imuSensor of a MATLAB parameters YAML (module docstring)."""
-    from vepd_ros.params import validate_params
     from vepd_ros.yamlio import load_yaml
 
     path = Path(path)
@@ -486,9 +562,10 @@ def read_matlab(path) -> list[SensorConfig]:
         if ignored:
             raise ValueError(f'{path}: gpsSensor: {ignored[0]}: not a gpsSensor position-noise '
                              f'property (known: {", ".join(sorted(known))}, SampleRate)')
-        validate_params(sim.MATLAB_GPS_PARAMS, params)
-        out.append(SensorConfig('gps', 'matlab_gps', params, 'gpsSensor', 0,
-                                float(rate) if rate is not None else None))
+        if rate is not None:
+            (rate,) = _matlab_numbers(path, 'gpsSensor.SampleRate', rate, 1)
+        out.append(_config(path, 'gps', 'matlab_gps', params, 'gpsSensor', 0, rate, (),
+                           'SampleRate'))
     imu = data.get('imuSensor')
     if 'imuSensor' in data and not isinstance(imu, dict):
         raise ValueError(f'{path}: imuSensor: expected a mapping of imuSensor properties')
@@ -503,10 +580,13 @@ READERS = {'sdf': read_sdf, 'carla': read_carla, 'matlab': read_matlab}
 
 
 XML_SUFFIXES = ('.sdf', '.urdf', '.xacro', '.world', '.xml')
-NODE_OF_KIND = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
 
 
-def load_sensor_file(path, kind: str) -> SensorConfig:
+MAX_CONFIG_CHAIN = 4
+"""Most parameters files one ``config_file`` may lead through to a simulator's file."""
+
+
+def load_sensor_file(path, kind: str, _chain: tuple = ()) -> SensorConfig:
     """
     Return the ``kind`` ('gps' or 'imu') sensor of any configuration file a user keeps.
 
@@ -526,7 +606,7 @@ def load_sensor_file(path, kind: str) -> SensorConfig:
         data = load_yaml(path, what='sensor configuration')
         node = NODE_OF_KIND[kind]
         if isinstance(data, dict) and any(k in data for k in (node, '/' + node, '/**')):
-            sensors = [_node_params_sensor(path, kind)]
+            sensors = [_node_params_sensor(path, kind, _chain)]
         elif isinstance(data, dict) and ({'gpsSensor', 'imuSensor'} & set(data)):
             sensors = read_matlab(path)
         else:
@@ -538,17 +618,49 @@ def load_sensor_file(path, kind: str) -> SensorConfig:
     raise ValueError(f'{path}: no {kind.upper()} sensor in it (found: {found})')
 
 
-def _node_params_sensor(path: Path, kind: str) -> SensorConfig:
-    """Read a noise node's section of a ROS 2 parameters YAML as a SensorConfig."""
-    from vepd_ros.params_file import node_section
-    from vepd_ros.models.gps import gps_model_params
-    from vepd_ros.models.imu import imu_model_params
+def _node_params_sensor(path: Path, kind: str, chain: tuple) -> SensorConfig:
+    """
+    Read a noise node's section of a ROS 2 parameters YAML as the node reads it.
 
-    section = node_section(path, NODE_OF_KIND[kind])
-    model = section.get('model')
-    if not isinstance(model, str):
-        raise ValueError(f'{path}: {NODE_OF_KIND[kind]}: no model parameter')
-    names = {q.name for q in (gps_model_params if kind == 'gps' else imu_model_params)(model)}
-    rate = section.get('rate_hz')
-    return SensorConfig(kind, model, {k: v for k, v in section.items() if k in names},
-                        NODE_OF_KIND[kind], 0, float(rate) if rate else None)
+    Every key is checked as the node checks it (``sensor_spec``): a model parameter, a node
+    parameter (kept, e.g. ``topic_timeout_s``), or an error naming it and the valid ones. A
+    ``config_file`` in the section gives the model and the defaults, as in the node.
+    """
+    from vepd_ros.params_file import node_section
+
+    section = dict(node_section(path, NODE_OF_KIND[kind]))
+    name = NODE_OF_KIND[kind]
+    if section.get('config_file'):
+        inner = Path(str(section['config_file']))
+        inner = inner if inner.is_absolute() else path.parent / inner
+        chain = (*chain, path.resolve())
+        if inner.resolve() in chain or len(chain) > MAX_CONFIG_CHAIN:
+            raise ValueError(f'{path}: {name}: config_file {inner}: a loop or more than '
+                             f'{MAX_CONFIG_CHAIN} parameters files deep')
+        base = load_sensor_file(inner, kind, chain)
+        section = {**base.params, **{k: v for k, v in section.items() if k != 'model'},
+                   'model': base.model}
+        if base.rate_hz is not None and 'rate_hz' not in section:
+            section['rate_hz'] = base.rate_hz
+    return _config(path, kind, None, section, name, 0)
+
+
+def configured_sensors(items, what: str = '--gps-config', kind: str = 'gps') -> dict:
+    """
+    Return label → ``SensorConfig`` of ``[LABEL=]FILE`` items (``vepd study --gps-config``).
+
+    The label defaults to the file's name; it becomes a path component (``safe_component``) and
+    must be unique. The one reading of configured models the study and the sim_judge graph share.
+    """
+    from vepd_ros.runs.safety import safe_component
+
+    out = {}
+    for item in items:
+        label, _, path = item.rpartition('=') if '=' in item and not Path(item).exists() \
+            else ('', '', item)
+        cfg = load_sensor_file(path, kind)
+        label = safe_component(f'{what} label', label or Path(path).stem)
+        if label in out:
+            raise ValueError(f'{what} {item}: label {label!r} given twice')
+        out[label] = (Path(path), cfg)
+    return out

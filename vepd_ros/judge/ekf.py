@@ -180,6 +180,9 @@ class Ekf:
         self._ws = kernel.Workspace(self.K)  # predict/correct work buffers, early-gate hints
         # reason -> count of refused updates (RosFilter shares its builder's)
         self.drops: dict = {}
+        # given a value or covariance beyond kernel.OVERFLOW_RISK (which robot_localization takes):
+        # numpy's overflow warnings off, non-finite predictions refused as updates are
+        self.wild = False
         self.reset()
 
     def reset(self) -> None:
@@ -196,9 +199,22 @@ class Ekf:
 
         ``control``: the controlled axes of ``kernel.control_change`` (None: no control).
         """
-        self.x, self.P = kernel.predict(
-            self.x, self.P, dt, self.Q, self._ws, self.dynamic_process_noise, control
-        )
+        if not self.wild:
+            self.x, self.P = kernel.predict(
+                self.x, self.P, dt, self.Q, self._ws, self.dynamic_process_noise, control
+            )
+            return
+        x0, P0 = self.x.copy(), self.P.copy()
+        with np.errstate(all='ignore'):
+            x, P = kernel.predict(
+                self.x, self.P, dt, self.Q, self._ws, self.dynamic_process_noise, control
+            )
+            bad = ~np.isfinite(x.sum(axis=1) + P.sum(axis=(1, 2)))
+        if bad.any():  # upstream's state would not be finite: keep x and P, count it
+            self._refuse('the prediction would not be finite', int(bad.sum()))
+            x, P = x.copy(), P.copy()
+            x[bad], P[bad] = x0[bad], P0[bad]
+        self.x, self.P = x, P
 
     # ------------------------------------------------------------------ correction
     def correct(self, z, R, update_vector, threshold: float = math.inf):
@@ -233,7 +249,14 @@ class Ekf:
             accepted[rows] = self.correct_subset(s, z[rows][:, s.idx], Rs, thr2, rows=rows)
         return accepted
 
-    def correct_subset(
+    def correct_subset(self, *args, **kwargs):
+        """``_correct_subset`` (with numpy's overflow warnings off once ``wild``)."""
+        if not self.wild:
+            return self._correct_subset(*args, **kwargs)
+        with np.errstate(all='ignore'):
+            return self._correct_subset(*args, **kwargs)
+
+    def _correct_subset(
         self, s: IndexSet, zs, Rs, thr2: float = math.inf, rows=None, clamped: bool = False
     ):
         """
@@ -281,11 +304,19 @@ class Ekf:
         R diagonal (``gate_bound_variances``) or None. A singular S or a non-finite result is
         refused and counted.
         """
-        res = kernel.correct_one(self.x, self.P[0], s, zs, Rs, thr2, rdiag, self._ws.gate_first)
+        if not self.wild:
+            res = kernel.correct_one(
+                self.x, self.P[0], s, zs, Rs, thr2, rdiag, self._ws.gate_first
+            )
+        else:
+            with np.errstate(all='ignore'):
+                res = kernel.correct_one(
+                    self.x, self.P[0], s, zs, Rs, thr2, rdiag, self._ws.gate_first
+                )
         if type(res) is tuple:
             self.x, self.P = res[0], res[1][None]
             return True
-        if res is not None:  # refused: singular S or a non-finite result
+        if res is not None:  # refused: singular S, a non-finite result or an overflowing d²
             self._refuse(res)
         return False
 
@@ -314,6 +345,8 @@ class Ekf:
         Returns per-run status (K,) of STATUS_INITIALISED / STATUS_FUSED / STATUS_REJECTED.
         """
         t_ns = int(t_ns)
+        if not self.wild:
+            self.wild = kernel.overflow_risk(z, R)
         if not self.initialized:
             self.initialise(t_ns, z, R, update_vector)
             return np.full(self.K, STATUS_INITIALISED, np.int8)

@@ -33,6 +33,7 @@ import math
 from typing import Callable
 
 import numpy as np
+from vepd_ros.judge import kernel
 from vepd_ros.judge.config import EkfParams
 from vepd_ros.judge.ekf import (
     clamp_variances,
@@ -268,6 +269,8 @@ class _Steps:
         """Append a series' shared facts; return (its index set, its thr²)."""
         st = index_set(s.update_vector)
         t2 = s.threshold**2 if math.isfinite(s.threshold) else math.inf
+        if not self.ekf.wild:
+            self.ekf.wild = kernel.overflow_risk(s.z, s.Rsub)
         self.series.append(s)
         self.sets.append(st)
         self.thr2.append(t2)
@@ -463,6 +466,7 @@ class _ScalarSteps(_Steps):
             and queue
             and queue[0][0] == t
             and ekf.initialized
+            and _fusable_values(zs)
         ):
             # same-stamp parts popped back to back (e.g. the IMU triple): one joint update
             group = [(j, i, zs)]
@@ -473,6 +477,7 @@ class _ScalarSteps(_Steps):
                 and fusable[queue[0][2]]
                 and queue[0][4] is not None
                 and used.isdisjoint(sets[queue[0][2]].idx_list)
+                and _fusable_values(queue[0][4])
             ):
                 _, _, j2, i2, zs2, _ = pop(queue)
                 group.append((j2, i2, zs2))
@@ -501,6 +506,20 @@ class _ScalarSteps(_Steps):
             )
         if on_update is not None:
             on_update(j, t, status.copy(), now)
+
+
+_Z_FUSE_MAX = 0.5 * kernel.OVERFLOW_RISK
+
+
+def _fusable_values(zs) -> bool:
+    """
+    Return whether a part's values allow a joint update.
+
+    No entry beyond ``_Z_FUSE_MAX``: with |ν| beyond ``kernel.OVERFLOW_RISK`` upstream's default
+    gate may reject that part (its d² overflows), and only that part, so it is updated on its own
+    (exact unless the state itself is beyond 5e99).
+    """
+    return not zs or (max(zs) <= _Z_FUSE_MAX and min(zs) >= -_Z_FUSE_MAX)
 
 
 class _Fuser:

@@ -108,14 +108,17 @@ def build_series(params, directory: Path) -> list:
     """
     Build the MeasurementSeries of a scenario's raw CSV files.
 
-    raw_<sensor>.csv files → MeasurementSeries in delivery order (messages sorted by arrival).
+    raw_<sensor>.csv (or .csv.gz) files → MeasurementSeries in delivery order (messages sorted by
+    arrival).
     """
     b = MeasurementBuilder(params)
     series = []
     for s in params.sensors:
         path = directory / f'raw_{s.name}.csv'
         if not path.exists():
-            continue
+            path = path.with_name(path.name + '.gz')  # gzipped (test/data keeps them small)
+            if not path.exists():
+                continue
         d = read_csv(path)
         for c in ('seq', 'arrival_ns', 'stamp_ns'):
             if c not in d:

@@ -24,7 +24,22 @@ import numpy as np
 STATE_SIZE = 15
 REFUSED_SINGULAR = 'singular innovation covariance'
 REFUSED_NOT_FINITE = 'the state would not be finite'
-REJECTED_OVERFLOW = 'innovation distance overflows (rejected, as upstream without a gate)'
+REFUSED_OVERFLOW = "Mahalanobis distance overflows (rejected, as by upstream's default gate)"
+OVERFLOW_RISK = 1e100
+"""Magnitude beyond which the filter's products may overflow. (1) Without a rejection threshold
+upstream still gates, at DBL_MAX² = inf: d² = νᵀS⁻¹ν ≥ inf rejects when d² overflows. The judge
+skips the distance without a threshold, except when an innovation entry exceeds this (d² can
+overflow only then, short of an S⁻¹ beyond 1e100): that update is rejected as upstream rejects
+it, and counted under ``REFUSED_OVERFLOW``. (2) A filter given a value or covariance beyond it
+(``overflow_risk``) runs with numpy's overflow warnings off and refuses non-finite results
+(``Ekf.wild``)."""
+
+
+def overflow_risk(z, R) -> bool:
+    """Whether a measurement has a value or covariance entry beyond ``OVERFLOW_RISK``."""
+    with np.errstate(invalid='ignore'):
+        return bool((np.abs(z) > OVERFLOW_RISK).any() or (np.abs(R) > OVERFLOW_RISK).any())
+
 
 FLOAT_RUNS_MAX = 16
 """Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
@@ -34,19 +49,6 @@ box: 16–18 runs, with or without the yaw control of config/ekf.yaml (K = 16: 6
 
 _TWO_PI = 2.0 * math.pi
 _GATE_MARGIN = 1.0 + 1e-9
-NU_HUGE = 1e100
-"""Without a gate (thr² = inf) robot_localization still rejects a measurement whose νᵀS⁻¹ν
-overflows to inf (``inf >= inf``): the distance is computed when some |ν| exceeds this. Below
-it νᵀS⁻¹ν ≤ ‖ν‖²/λmin(S) can overflow only if S's smallest eigenvalue is below ~1e-108."""
-
-
-def _huge(nu) -> bool:
-    """Whether some innovation entry is beyond ``NU_HUGE`` (the no-gate overflow check)."""
-    if type(nu) is np.ndarray:
-        return bool(nu.max() > NU_HUGE or nu.min() < -NU_HUGE)
-    return max(nu) > NU_HUGE or min(nu) < -NU_HUGE
-
-
 _ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
 _ONES15 = np.ones(STATE_SIZE)
 _dot = np.dot
@@ -388,7 +390,8 @@ def correct(x, P, s, zs, Rs, thr2: float = math.inf, ws: Workspace | None = None
     H selects the entries of ``s`` (an ``ekf.IndexSet``); zs (K, m) finite; Rs (K, m, m) or
     (m, m), already clamped; thr2 = thr² (inf: no gate). ν = z − x[idx] (angles wrapped),
     S = P[idx, idx] + R, S⁻¹ by adjugate (m ≤ 3) or LAPACK (m > 3), w = S⁻¹ν; the Mahalanobis
-    gate νᵀw ≥ thr² rejects the measurement; [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
+    gate νᵀw ≥ thr² rejects the measurement (without a threshold: an overflowing νᵀw, see
+    ``OVERFLOW_RISK``); [G | x⁺ − x] = P Hᵀ [S⁻¹ | w], angles wrapped,
     Joseph form P⁺ = M − (M Hᵀ − G R) Gᵀ with M = P − G·H P. A singular S or a non-finite x⁺/P⁺
     is refused (counted under its reason); rejected and refused runs keep x and P bit for bit.
     K = 1 runs the float form (``rdiag``: its early gate, see ``correct_one``).
@@ -447,12 +450,26 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
         nu = [zs[k] - xl[i] for k, i in enumerate(idx)]
     for k in s.ang_list:
         nu[k] = _wrap_float(nu[k])
+    # |ν| beyond OVERFLOW_RISK: d² may overflow (upstream's default gate then rejects); the
+    # arithmetic from here runs with numpy's overflow warnings off, the result checked as always
+    big = max(nu) > OVERFLOW_RISK or min(nu) < -OVERFLOW_RISK
+    huge = big and thr2 == math.inf
     if early:  # then every entry
         for k, i in enumerate(idx):
             q = nu[k] * nu[k]
             if q >= t * (P.item(i, i) + rdiag[k]) and q != math.inf:
                 hints[id(s)] = k
                 return None
+    if big:
+        with np.errstate(over='ignore', invalid='ignore', divide='ignore'):
+            return _update_one(x, P, s, zs, Rs, thr2, nu, huge)
+    return _update_one(x, P, s, zs, Rs, thr2, nu, huge)
+
+
+def _update_one(x, P, s, zs, Rs, thr2, nu, huge):
+    """``correct_one`` from the innovation ν (list) on: S, its inverse, gate, gain, Joseph form."""
+    idx = s.idx_list
+    m = len(idx)
     sel = s.sel
     if isinstance(sel, slice):
         HP = P[sel]  # H P  (m, 15), a view
@@ -474,8 +491,8 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
             C * inv, (b * g - a * h) * inv, (a * e - b * d) * inv,
         )
         w0, w1, w2 = a * n0 + b * n1 + c * n2, d * n0 + e * n1 + f * n2, g * n0 + h * n1 + i * n2
-        if n0 * w0 + n1 * w1 + n2 * w2 >= thr2:  # thr2 = inf: only an overflowing νᵀS⁻¹ν
-            return None if thr2 != math.inf else REJECTED_OVERFLOW
+        if (thr2 != math.inf or huge) and n0 * w0 + n1 * w1 + n2 * w2 >= thr2:
+            return REFUSED_OVERFLOW if huge else None
         Siw = ((a, b, c, w0), (d, e, f, w1), (g, h, i, w2))  # [S⁻¹ | S⁻¹ν]
     else:
         if m == 1:
@@ -495,16 +512,13 @@ def correct_one(x, P, s, zs, Rs, thr2: float = math.inf, rdiag=None, hints=None)
                 Si = np.linalg.inv(S)
             except np.linalg.LinAlgError:
                 return REFUSED_SINGULAR
-            if thr2 != math.inf or _huge(nu):
-                with np.errstate(over='ignore', invalid='ignore'):  # νᵀS⁻¹ν may overflow
-                    d2 = float(np.dot(np.dot(nu, Si), nu))
-                if d2 >= thr2:
-                    return None if thr2 != math.inf else REJECTED_OVERFLOW
+            if (thr2 != math.inf or huge) and float(np.dot(np.dot(nu, Si), nu)) >= thr2:
+                return REFUSED_OVERFLOW if huge else None
             Siw = np.concatenate((Si, (Si @ nu)[:, None]), axis=1)
         if m < 3:
             w = [sum(row[j] * nu[j] for j in range(m)) for row in Si]
-            if (thr2 != math.inf or _huge(nu)) and sum(nu[k] * w[k] for k in range(m)) >= thr2:
-                return None if thr2 != math.inf else REJECTED_OVERFLOW
+            if (thr2 != math.inf or huge) and sum(nu[k] * w[k] for k in range(m)) >= thr2:
+                return REFUSED_OVERFLOW if huge else None
             Siw = [tuple(row) + (wk,) for row, wk in zip(Si, w)]
     if HP is None:
         HP = P[sel]
@@ -540,6 +554,8 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
         a = slice(s.ang_list[0], s.ang_list[-1] + 1)
         nu[:, a] = wrap(nu[:, a])
     accepted = None  # all runs, until the gate or a singular S says otherwise
+    # upstream's default gate (thr² = inf) rejects an overflowing d²: computed only then
+    gate = thr2 != math.inf or bool((np.abs(nu) > OVERFLOW_RISK).any())
     with np.errstate(all='ignore'):
         if m > 3:  # LAPACK's inverse; νᵀS⁻¹ν as (νᵀS⁻¹)ν, the products K = 1 makes
             try:
@@ -554,11 +570,9 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
                     except np.linalg.LinAlgError:
                         singular[r] = True
             w = np.matmul(Si, nu[:, :, None])[:, :, 0]
-            if thr2 != math.inf or _huge(nu):
+            if gate:
                 d2 = np.matmul(np.matmul(nu[:, None, :], Si), nu[:, :, None])[:, 0, 0]
                 accepted = ~(d2 >= thr2)
-                if thr2 == math.inf and not accepted.all():
-                    refused[REJECTED_OVERFLOW] = int((~accepted).sum())
         else:
             SiT, det = _inverse_small(S)  # (m², K)
             singular = None if det.all() else det == 0.0  # NaN is truthy: not singular
@@ -567,14 +581,14 @@ def _correct_columns(x, P, s, zs, Rs, thr2):
             wT = t[:, 0]
             for j in range(1, m):
                 wT = wT + t[:, j]
-            if thr2 != math.inf or _huge(nu):
+            if gate:
                 t = nuT * wT
                 d2 = t[0]
                 for j in range(1, m):
                     d2 = d2 + t[j]
                 accepted = ~(d2 >= thr2)
-                if thr2 == math.inf and not accepted.all():
-                    refused[REJECTED_OVERFLOW] = int((~accepted).sum())
+        if gate and thr2 == math.inf and not accepted.all():
+            refused[REFUSED_OVERFLOW] = int((~accepted).sum())
         if singular is not None and singular.any():
             refused[REFUSED_SINGULAR] = int(singular.sum())
             accepted = ~singular if accepted is None else accepted & ~singular

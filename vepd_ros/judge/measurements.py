@@ -55,6 +55,13 @@ quaternion read for gravity removal becomes NaN (upstream normalises it, 0·(1/0
 that is not finite gives a NaN rotation: its entries are ignored by the core (counted), as
 upstream's are. Finite values and covariances of any size go through, as in robot_localization
 (docs/judge.md, "Deliberate differences")."""
+MAX_ABS_VALUE = 1e9
+"""A flagged finite value beyond this (m, rad, m/s, rad/s, m/s²; UTM northings are ~1e7) is
+counted, and kept: robot_localization fuses any finite value, or its gate rejects it
+(``kernel.OVERFLOW_RISK``), and the judge does the same with it (issue 23)."""
+MAX_ABS_COVARIANCE = 1e30
+"""A finite covariance entry beyond this is counted, and kept (upstream fuses it). Only a
+non-finite covariance entry (on finite values) drops a sample: upstream's state would turn NaN."""
 _IDENTITY_Q = np.array([0.0, 0.0, 0.0, 1.0])
 _NAN_Q = np.full(4, math.nan)
 _IDENTITY_Q.setflags(write=False)
@@ -688,27 +695,44 @@ class MeasurementBuilder:
         """
         Return the mask of the samples to drop, counting them.
 
-        Mask over ``sel`` of the samples to drop (counted; None when there are none): a flagged
-        covariance entry that is not finite (in any run of a batch) -- robot_localization fuses it
-        and its state becomes NaN for good. Non-finite flagged values are upstream's "ignore this
-        entry": kept (the core skips them) but counted, so no NaN passes unseen. Finite values
-        and covariances of any size are fused, as upstream fuses them.
+        Mask over ``sel`` of the samples to drop (counted; None when there are none): a
+        covariance entry not finite on the row and column of finite values (in any run of a
+        batch), on which robot_localization's state turns NaN. Non-finite flagged values are
+        upstream's "ignore this entry" (their row and column of R go with them): kept (the core
+        skips them) but counted, so no NaN passes unseen. Finite values beyond ``MAX_ABS_VALUE``
+        and covariance entries beyond ``MAX_ABS_COVARIANCE`` are counted and kept: they are
+        robot_localization's to fuse or gate (issue 23).
         """
         zf = z[..., idx] if sel.size == z.shape[-2] else z[..., sel, :][..., idx]
-        # the common case in two reductions (a sum is finite only when every term is)
-        if (not Rsub.size or math.isfinite(Rsub.sum())) and (
-            not zf.size or math.isfinite(zf.sum())
-        ):
+        # the common case in four reductions (NaN fails every comparison: the full check below)
+        if (
+            not Rsub.size
+            or (Rsub.max() <= MAX_ABS_COVARIANCE and Rsub.min() >= -MAX_ABS_COVARIANCE)
+        ) and (not zf.size or (zf.max() <= MAX_ABS_VALUE and zf.min() >= -MAX_ABS_VALUE)):
             return None
-        bad_r = ~np.isfinite(Rsub).all(axis=(-2, -1))
-        nonfinite = ~np.isfinite(zf).all(axis=-1)
-        if bad_r.ndim > 1:
-            bad_r = bad_r.reshape(-1, sel.size).any(axis=0)
-            nonfinite = nonfinite.reshape(-1, sel.size).any(axis=0)
-        if nonfinite.any():
-            self._drop(
-                f'{topic}: non-finite values (entries ignored)', int((nonfinite & ~bad_r).sum())
-            )
+        finite = np.isfinite(zf)
+        used = finite[..., :, None] & finite[..., None, :]
+        fin_r = np.isfinite(Rsub)
+        bad_r = ~(fin_r | ~used).all(axis=(-2, -1))
+        big_r = (fin_r & ~(np.abs(Rsub) <= MAX_ABS_COVARIANCE)).any(axis=(-2, -1))
+        big_z = (finite & ~(np.abs(zf) <= MAX_ABS_VALUE)).any(axis=-1)
+        nonfinite = ~finite.all(axis=-1)
+        masks = [bad_r, big_r, big_z, nonfinite]
+        for n, mk in enumerate(masks):
+            if mk.ndim > 1:
+                masks[n] = mk.reshape(-1, sel.size).any(axis=0)
+        bad_r, big_r, big_z, nonfinite = masks
+        kept = ~bad_r
+        self._drop(f'{topic}: non-finite values (entries ignored)', int((nonfinite & kept).sum()))
+        self._drop(
+            f'{topic}: value beyond {MAX_ABS_VALUE:g} (kept: robot_localization takes it)',
+            int((big_z & kept).sum()),
+        )
+        self._drop(
+            f'{topic}: covariance beyond {MAX_ABS_COVARIANCE:g} (kept: robot_localization '
+            'takes it)',
+            int((big_r & kept).sum()),
+        )
         if not bad_r.any():
             return None
         self._drop(f'{topic}: covariance not finite', int(bad_r.sum()))

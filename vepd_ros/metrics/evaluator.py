@@ -63,7 +63,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from vepd_ros.metrics.core import batch_metrics, get_preprocessing, run_metrics, RunDataError
 from vepd_ros.metrics.vepd import bootstrap_vepd, bootstrap_vepd_groups, MAX_N_BOOT, rank, vepd
-from vepd_ros.runs.format import read_run, RunRecord, VELOCITY_KINDS
+from vepd_ros.runs.format import NonFiniteRunError, read_run, RunRecord, VELOCITY_KINDS
 from vepd_ros.runs.layout import (
     canonical_scenario,
     is_reference_label,
@@ -144,6 +144,35 @@ def coverage_exclusion(
                 f'{stream}: a gap of {gap:g} s > {limit:g} s ({GAP_PERIODS} '
                 f'periods at {rate:g} Hz, at least {GAP_FLOOR_S:g} s)'
             )
+    return '; '.join(reasons) or None
+
+
+NON_FINITE_SENSORS = 'non_finite_sensor_values'
+"""Sidecar field: {sensor: count} of non-finite values a run's simulated sensors produced (set only
+when there are some, ``pipelines.study.run_records``)."""
+
+
+def non_finite_exclusion(rec: RunRecord) -> str | None:
+    """
+    Why a run is excluded for non-finite values, or None (kept).
+
+    A NaN or infinite estimate or truth value (stamps included) would make E and S NaN or, worse,
+    finite and wrong after resampling; a run whose sensors produced non-finite values (sidecar
+    ``NON_FINITE_SENSORS``) was judged on inputs the judge partly dropped. Either is excluded
+    with its reason, as a short run is (``coverage_exclusion``).
+    """
+    reasons = []
+    for stream, arrays in (('estimates', (rec.se_t, rec.se_v, rec.se_vx, rec.se_vy)),
+                           ('truth', (rec.gt_t, rec.gt_v, rec.gt_vx, rec.gt_vy))):
+        bad = sum(int(np.count_nonzero(~np.isfinite(np.asarray(a, float))))
+                  for a in arrays if a is not None)
+        if bad:
+            reasons.append(f'{stream}: {bad} non-finite values')
+    sensors = rec.meta.get(NON_FINITE_SENSORS) if isinstance(rec.meta, dict) else None
+    if sensors:
+        counts = sensors if isinstance(sensors, dict) else {'sensors': sensors}
+        reasons.append('sensor output not finite (' + ', '.join(
+            f'{k}: {v!r:.20} values' for k, v in counts.items()) + ')')
     return '; '.join(reasons) or None
 
 
@@ -274,12 +303,15 @@ class EvaluatorCore:
 
     def _exclude(self, side: str, scenario: str, rec: RunRecord) -> bool:
         self._note_provenance(side, rec.meta)
-        reason = coverage_exclusion(
-            rec.meta,
-            self.min_coverage,
-            rec.name,
-            rows={'estimates': len(rec.se_t), 'truth': len(rec.gt_t)},
-        )
+        reason = '; '.join(r for r in (
+            coverage_exclusion(
+                rec.meta,
+                self.min_coverage,
+                rec.name,
+                rows={'estimates': len(rec.se_t), 'truth': len(rec.gt_t)},
+            ),
+            non_finite_exclusion(rec),
+        ) if r)
         if reason:
             self.excluded.append(
                 {'path': rec.name, 'label': side, 'scenario': scenario, 'reason': reason}
@@ -663,7 +695,13 @@ def evaluate_root(
             if side != REFERENCE:
                 core.add_model(side, b.display_name)
             for sc, runs in b.runs.items():
-                recs = [read_run(p) for _, p in runs]
+                recs = []
+                for _, p in runs:
+                    try:
+                        recs.append(read_run(p))
+                    except NonFiniteRunError as exc:  # excluded with its reason, not scored
+                        core.excluded.append({'path': str(p), 'label': side, 'scenario': sc,
+                                              'reason': str(exc)})
                 try:
                     core.add_records(side, sc, recs)
                 except RunDataError as exc:

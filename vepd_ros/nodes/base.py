@@ -32,88 +32,38 @@ SENSOR_QOS = qos_profile_sensor_data
 TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 """Ground-truth inputs of noise nodes: reliable, deep enough for a burst of accelerated truth."""
 
-TRUTH_STREAM_PARAMS = [
-    Param(
-        'max_gap_s',
-        1.0,
-        'truth gaps longer than this are not interpolated across (s)',
-        low=0.0,
-        low_open=True,
-    ),
-    Param(
-        'topic_timeout_s',
-        10.0,
-        'report a truth topic that has delivered nothing after this long (s, wall clock)',
-        low=0.0,
-        low_open=True,
-    ),
-]
-"""Parameters every node that resamples a truth stream shares (the noise nodes)."""
 
-
-def noise_chain_params(kind: str, model: str, rate_hz: float, max_rate_hz: float) -> list[Param]:
+def node_spec(node: Node, kind: str, p: dict):
     """
-    Return the parameters both noise nodes declare.
+    Declare a noise node's model parameters and return its checked ``SensorSpec``.
 
-    model, seed, label, rate_hz: what the GPS and the IMU noise node (``kind`` 'gps' / 'imu') both
-    declare.
+    ``p``: the node's own parameters (already declared). With ``config_file`` set, the file's
+    ``kind`` sensor (``io.simconfig.load_sensor_file``, the builder every front uses) names the
+    model and its values become the declarations' defaults, so a parameter set on the command
+    line or in a parameters file still wins. A parameter given to the node that neither it nor
+    its model declares (``gauss_sigm_m``) is a ``ParameterError`` naming it and the valid ones,
+    as ``vepd study`` and ``vepd sensors simulate`` refuse it.
     """
-    return [
-        Param('model', model, f'{kind.upper()} noise model (vepd sensors models)'),
-        Param(
-            'seed',
-            0,
-            "seed of the model's random streams (the study seed when label is set)",
-            low=0,
-        ),
-        Param(
-            'label',
-            '',
-            'label of this chain in a study: when set, the model restarts at every run start '
-            f'announced on {TOPIC_RUN_EVENTS}, seeded with seeding.derive_seed(seed, "{kind}", '
-            f'label, scenario, run) '
-            'as the offline study does',
-        ),
-        Param(
-            'config_file',
-            '',
-            'a simulator configuration (SDF/URDF, CARLA JSON/YAML, MATLAB YAML) or a parameters '
-            f'YAML: its {kind.upper()} sensor gives the model and the defaults of its parameters',
-        ),
-        # 1e-3 Hz: the slowest clock models.sensors.period_ns accepts (the judge's frequency range)
-        Param(
-            'rate_hz',
-            rate_hz,
-            'output rate (Hz), ticks k/rate_hz in the truth time base',
-            low=1e-3,
-            high=max_rate_hz,
-        ),
-    ]
+    from vepd_ros.models import spec as _spec
 
+    if p['config_file']:
+        from vepd_ros.io.simconfig import load_sensor_file
 
-def model_params_from(p: dict, kind: str, params_of: Callable) -> list[Param]:
-    """
-    Return the model parameter declarations of a noise node, defaults from ``config_file``.
-
-    With ``config_file`` set, the file's ``kind`` sensor names the model (``p['model']`` is
-    replaced) and its values become the declarations' defaults, so a parameter set on the command
-    line or in a parameters file still wins. A file that cannot be read is an error naming
-    ``config_file``.
-    """
-    if not p['config_file']:
-        return params_of(p['model'])
-    from dataclasses import replace
-
-    from vepd_ros.io.simconfig import load_sensor_file
-
-    try:
-        cfg = load_sensor_file(p['config_file'], kind)
-    except (OSError, ValueError) as exc:
-        raise ParameterError('config_file', p['config_file'], f'a readable sensor '
-                             f'configuration ({exc})') from None
-    p['model'] = cfg.model
-    return [replace(q, default=cfg.params[q.name]) if q.name in cfg.params else q
-            for q in params_of(cfg.model)]
+        try:
+            base = load_sensor_file(p['config_file'], kind).spec
+        except (OSError, ValueError) as exc:
+            raise ParameterError('config_file', p['config_file'], f'a readable sensor '
+                                 f'configuration ({exc})') from None
+        p['model'] = base.model
+    else:
+        base = _spec.sensor_spec(kind, model=p['model'])
+    declared = [q for q in base.declarations() if q.name != 'rate_hz']
+    mp = declare_params(node, declared)
+    for name, value in node._parameter_overrides.items():
+        if not node.has_parameter(name) and not name.startswith('qos_overrides.'):
+            raise _spec.unknown_parameter(kind, base.model, name, value.value)
+    return _spec.sensor_spec(kind, mp, model=base.model, rate_hz=p['rate_hz'],
+                             source=node.get_fully_qualified_name())
 
 
 EVENT_QOS = QoSProfile(

@@ -30,16 +30,15 @@ from nav_msgs.msg import Odometry
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import NavSatFix, NavSatStatus
-from vepd_ros.models.geodesy import check_datum, DEFAULT_DATUM, enu_to_geodetic
-from vepd_ros.models.gps import gps_model_params, make_gps_model, parse_gps_model
+from vepd_ros.models.geodesy import enu_to_geodetic
 from vepd_ros.models.sensors import TruthResampler
+from vepd_ros.models.spec import GPS_NODE_PARAMS
 from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
-    model_params_from,
     MODEL_PARAMS_NOTE,
-    noise_chain_params,
+    node_spec,
     ns_to_stamp,
     run_node,
     RunEvents,
@@ -47,39 +46,8 @@ from vepd_ros.nodes.base import (
     stamp_to_ns,
     TopicWatchdog,
     TRUTH_QOS,
-    TRUTH_STREAM_PARAMS,
 )
-from vepd_ros.params import Param
 from vepd_ros.streams import NS, TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
-
-
-def _datum_ok(v) -> bool:
-    try:
-        check_datum(v)
-        return True
-    except ValueError:
-        return False
-
-
-GPS_NODE_PARAMS = [
-    *noise_chain_params('gps', 'ch_rw', 10.0, 1000.0),
-    Param(
-        'datum',
-        list(DEFAULT_DATUM),
-        'ENU origin [lat_deg, lon_deg, alt_m] (WGS-84)',
-        check=_datum_ok,
-        check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]',
-    ),
-    Param('frame_id', 'gps', 'frame_id of /gps/fix'),
-    Param(
-        'max_range_m',
-        100000.0,
-        'truth farther than this from the datum is dropped (m)',
-        low=0.0,
-        low_open=True,
-    ),
-    *TRUTH_STREAM_PARAMS,
-]
 
 
 class GpsNoiseNode(Node):
@@ -87,11 +55,10 @@ class GpsNoiseNode(Node):
     def __init__(self, **kwargs):
         super().__init__('gps_noise_node', **kwargs)
         self.p = p = declare_params(self, GPS_NODE_PARAMS)
-        specs = model_params_from(p, 'gps', gps_model_params)
-        parse_gps_model(p['model'])
-        self.mp = declare_params(self, specs)
+        self.spec = node_spec(self, 'gps', p)  # unknown or bad parameters: refused, named
+        self.mp = self.spec.params
         self.datum = tuple(float(v) for v in p['datum'])
-        self.model = make_gps_model(p['model'], p['seed'], **self.mp)
+        self.model = self.spec.make_model(p['seed'])
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
         self.drops = DropCounter(self)
         self.pending = []  # (publish_ns, msg) held for latency
@@ -131,7 +98,7 @@ class GpsNoiseNode(Node):
 
         A new run of a study: a fresh model with the run's own seed and a fresh sensor clock.
         """
-        self.model = make_gps_model(self.p['model'], event['seed'], **self.mp)
+        self.model = self.spec.make_model(event['seed'])
         self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
         self.pending = []
         self.get_logger().info(

@@ -30,15 +30,14 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import Imu
 from vepd_ros.frames import GRAVITY_MPS2, rotation_matrix_from_quaternion
-from vepd_ros.models.imu import imu_model_params, make_imu_model
 from vepd_ros.models.sensors import TruthResampler
+from vepd_ros.models.spec import IMU_NODE_PARAMS
 from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
-    model_params_from,
     MODEL_PARAMS_NOTE,
-    noise_chain_params,
+    node_spec,
     ns_to_stamp,
     run_node,
     RunEvents,
@@ -46,22 +45,8 @@ from vepd_ros.nodes.base import (
     stamp_to_ns,
     TopicWatchdog,
     TRUTH_QOS,
-    TRUTH_STREAM_PARAMS,
 )
-from vepd_ros.params import Param
 from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU
-
-IMU_NODE_PARAMS = [
-    *noise_chain_params('imu', 'ch_drift_paper', 100.0, 2000.0),
-    Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
-    Param(
-        'truth_source',
-        'auto',
-        'auto (Imu truth, else derived from odometry), imu or odometry',
-        choices=['auto', 'imu', 'odometry'],
-    ),
-    *TRUTH_STREAM_PARAMS,
-]
 
 
 class ImuNoiseNode(Node):
@@ -69,18 +54,9 @@ class ImuNoiseNode(Node):
     def __init__(self, **kwargs):
         super().__init__('imu_noise_node', **kwargs)
         self.p = p = declare_params(self, IMU_NODE_PARAMS)
-        specs = model_params_from(p, 'imu', imu_model_params)  # unknown → ParameterError
+        self.spec = node_spec(self, 'imu', p)  # unknown or bad parameters: refused, named
         name = p['model']
-        self.mp = declare_params(self, [q for q in specs if q.name != 'rate_hz'])
-        self._model_kwargs = {
-            **self.mp,
-            **(
-                {'rate_hz': p['rate_hz']}
-                if any(q.name == 'rate_hz' for q in imu_model_params(name))
-                else {}
-            ),
-        }
-        self.model = make_imu_model(name, p['seed'], **self._model_kwargs)
+        self.model = self.spec.make_model(p['seed'])
         self.resampler = TruthResampler(p['rate_hz'], p['max_gap_s'])
         self.drops = DropCounter(self)
         self.runs = (
@@ -184,7 +160,7 @@ class ImuNoiseNode(Node):
 
         A new run of a study: a fresh model with the run's own seed and a fresh sensor clock.
         """
-        self.model = make_imu_model(self.p['model'], event['seed'], **self._model_kwargs)
+        self.model = self.spec.make_model(event['seed'])
         self.resampler = TruthResampler(self.p['rate_hz'], self.p['max_gap_s'])
         self._odom_prev = None
         self.get_logger().info(

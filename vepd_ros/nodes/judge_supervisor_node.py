@@ -71,7 +71,35 @@ PARAMS = [
         low=0.0,
         low_open=True,
     ),
+    Param(
+        'start_timeout_s',
+        120.0,
+        'wall seconds a started chain has to come up (ready_publishers and ready_subscribers '
+        'matched) before the supervisor gives up and exits with status 1',
+        low=0.0,
+        low_open=True,
+    ),
 ]
+
+
+def exit_status_text(returncode: int) -> str:
+    """
+    Say what a process's exit status means, for the error naming a chain process that ended.
+
+    127 is the dynamic loader's (or a shell's) "not found": a shared library or the executable is
+    missing; a negative status is the signal that ended the process.
+    """
+    if returncode < 0:
+        try:
+            return f'killed by {signal.Signals(-returncode).name}'
+        except ValueError:
+            return f'killed by signal {-returncode}'
+    if returncode == 127:
+        return (
+            'exited with status 127: a shared library or the executable was not found '
+            '(the loader names it above)'
+        )
+    return f'exited with status {returncode}'
 
 
 def _chain_commands(specs: list) -> list[tuple[str, list[str]]]:
@@ -107,6 +135,7 @@ class JudgeSupervisorNode(Node):
         self.procs: list[subprocess.Popen] = []
         self.chains_started = 0
         self._restart_at_ns: int | None = None  # sim time at which the chain is replaced
+        self._started_at = time.monotonic()
         self._runs_sub = None
         self._start_chain()  # pace_hold, reported on /vepd/progress: /clock waits till it is up
         self.create_timer(0.05, self._on_timer, clock=_steady_clock())
@@ -128,6 +157,7 @@ class JudgeSupervisorNode(Node):
         self.procs = [subprocess.Popen(cmd) for _, cmd in self.commands]
         self.chains_started += 1
         self._starting = True
+        self._started_at = time.monotonic()
         self.pace_hold = True  # the first chain too (run 1 differed from vepd run without it)
         # and once released, /clock waits for the chain's own first reports too: before them the
         # pacer does not know its subscriptions, so a step could go out to a judge that has not
@@ -140,6 +170,8 @@ class JudgeSupervisorNode(Node):
         ]
 
     def _stop_chain(self) -> None:
+        if not self.procs:
+            return
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
@@ -150,6 +182,11 @@ class JudgeSupervisorNode(Node):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        # one line per chain: with 'judge chain #N up' it shows one pair at a time, all gone
+        self.get_logger().info(
+            f'judge chain #{self.chains_started} stopped: '
+            + ', '.join(f'{os.path.basename(p.args[0])} {p.returncode}' for p in self.procs)
+        )
         self.procs = []
 
     # -- run events -----------------------------------------------------------------------------
@@ -171,16 +208,33 @@ class JudgeSupervisorNode(Node):
             self._stop_chain()
             self._waiting_gone = True
 
+    def _fail(self, why: str) -> None:
+        """End this node with status 1 naming ``why``: the launch then ends non-zero."""
+        self.get_logger().error(f'judge chain #{self.chains_started}: {why}')
+        self.exit_status = 1
+        self._stop_chain()
+        self.context.try_shutdown()  # run_node returns exit_status: the launch shuts down
+
     def _on_timer(self) -> None:
-        bad = [p for p in self.procs if p.poll() not in (None, 0)]
-        if bad:
-            self.get_logger().error(
-                f'judge chain process exited with status {bad[0].returncode}: {bad[0].args[0]}'
+        # a chain process that ends by itself (whatever its status: robot_localization's nodes
+        # run until stopped) leaves the chain without a judge: the runs would wait for it forever
+        ended = [p for p in self.procs if p.poll() is not None]
+        if ended and self.context.ok():  # (not Ctrl-C reaching the chain and this node at once)
+            p = ended[0]
+            return self._fail(
+                f'process {os.path.basename(p.args[0])} {exit_status_text(p.returncode)} '
+                f'({p.args[0]}); the runs cannot be judged'
             )
-            self.exit_status = 1
-            self._stop_chain()
-            self.context.try_shutdown()  # run_node returns exit_status: the launch shuts down
-            return
+        if self._starting and not getattr(self, '_waiting_gone', False):
+            waited = time.monotonic() - self._started_at
+            if waited > self.p['start_timeout_s'] and not self._chain_up():
+                missing = [t for t in self.ready_pubs if self.count_publishers(t) < 1] + [
+                    t for t in self.ready_subs if self.count_subscribers(t) < 1
+                ]
+                return self._fail(
+                    f'not up after {waited:.0f} s (start_timeout_s): nothing on '
+                    + ', '.join(missing)
+                )
         if getattr(self, '_waiting_gone', False):
             if not self._counts_zero():
                 return

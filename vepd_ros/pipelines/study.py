@@ -56,7 +56,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 from vepd_ros.judge.registry import get_judge
-from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
+from vepd_ros.metrics.evaluator import EvaluatorCore, NON_FINITE_SENSORS, REFERENCE
 from vepd_ros.params_file import config_file
 from vepd_ros.pipelines.judge_step import judge as judge_step, stack_runs
 from vepd_ros.runs.atomic import atomic_write_text
@@ -100,8 +100,8 @@ def truth_samples(
 
 def simulate_run(
     label: str,
-    gps_model: str,
-    imu_model: str,
+    gps_model,
+    imu_model,
     scenario: str,
     j: int,
     duration_s: float,
@@ -116,13 +116,15 @@ def simulate_run(
     """
     Truth and sensor data of run j (1-based) of one label × scenario, seeded by name (``seeding``).
 
-    ``truth``: ``truth_samples`` of this scenario and run, when already computed for another model.
+    ``gps_model``/``imu_model``: a ``SensorSpec`` (``models.spec``) or a model name (its
+    parameters then ``gps_params``/``imu_params``, checked by ``sensor_spec``). ``truth``:
+    ``truth_samples`` of this scenario and run, when already computed for another model.
     """
-    from vepd_ros.models.gps import make_gps_model
-    from vepd_ros.models.imu import make_imu_model
     from vepd_ros.models.sensors import simulate_sensors
     from vepd_ros.truth import canonical_scenario
 
+    gps = as_spec('gps', gps_model, gps_params)
+    imu = as_spec('imu', imu_model, imu_params)
     sc = canonical_scenario(scenario)
     seeds = {
         'truth': derive_seed(seed, 'truth', sc, j),
@@ -133,14 +135,25 @@ def simulate_run(
         truth = truth_samples(sc, j, duration_s, seed, gps_rate_hz, imu_rate_hz, truth_rate_hz)
     s = simulate_sensors(
         None,
-        make_gps_model(gps_model, seeds['gps'], **(gps_params or {})),
-        make_imu_model(imu_model, seeds['imu'], **(imu_params or {})),
+        gps.make_model(seeds['gps']),
+        imu.make_model(seeds['imu']),
         gps_rate_hz=gps_rate_hz,
         imu_rate_hz=imu_rate_hz,
         truth_rate_hz=truth_rate_hz,
         shared=truth,
     )
     return SimulatedRun(scenario, j, label, seeds, s)
+
+
+def as_spec(kind: str, model, params: dict | None = None):
+    """Return ``model`` as a ``SensorSpec``: one already, or a name with ``params`` (checked)."""
+    from vepd_ros.models.spec import sensor_spec, SensorSpec
+
+    if isinstance(model, SensorSpec):
+        if params:
+            raise ValueError(f'{kind}: parameters given beside a SensorSpec; set them in it')
+        return model
+    return sensor_spec(kind, params, model=model)
 
 
 def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]]:
@@ -215,6 +228,9 @@ def run_records(
         t0 = float(s.truth_t_s[0])
         vb = np.asarray(s.truth.velocity_body, float)
         m = dict(meta or {})
+        bad = _non_finite_sensor_values(s)
+        if bad:  # the evaluator excludes the run, naming why (metrics.evaluator)
+            m[NON_FINITE_SENSORS] = bad
         m.update(
             {
                 'seeds': r.seeds,
@@ -234,6 +250,18 @@ def run_records(
             )
         )
     return recs
+
+
+def _non_finite_sensor_values(s) -> dict:
+    """Return {sensor: count} of the non-finite values a simulated run published (none: {})."""
+    keep = s.gps.published
+    counts = {
+        'gps': int(np.count_nonzero(~np.isfinite(s.gps_lla[keep])))
+        + int(np.count_nonzero(~np.isfinite(s.gps.covariance_enu[keep]))),
+        'imu': int(np.count_nonzero(~np.isfinite(s.imu.angular_velocity)))
+        + int(np.count_nonzero(~np.isfinite(s.imu.linear_acceleration))),
+    }
+    return {k: v for k, v in counts.items() if v}
 
 
 def reference_dir(ref) -> Path | None:
@@ -259,23 +287,20 @@ chunks mix labels and scenarios freely; the chunking changes no bit of any run."
 class ChunkPlan:
     """What every chunk of a study shares: the models, the judge and how runs are written."""
 
-    imu_model: str
+    imu: object  # SensorSpec of every side's IMU
     duration_s: float
     seed: int
-    gps_params: dict | None
-    imu_params: dict | None
     judge: str
     ekf_yaml: str
     navsat_yaml: str
     fsync: bool
-    label_params: dict  # label -> its own GPS parameters (configured models)
 
 
 def _simulate_and_judge(args) -> list[RunRecord]:
     """
     One chunk (run in a worker process): (ChunkPlan, specs, outputs) → RunRecords.
 
-    ``specs`` is [(label, gps_model, scenario, j), ...].
+    ``specs`` is [(label, GPS SensorSpec, scenario, j), ...].
     Consecutive runs of the same scenario and j share one truth (``truth_samples``, computed once).
     With ``outputs`` [(csv_path, sidecar fields), ...] the runs are written there too
     (``write_runs``: each file atomic, its data fsynced before the rename, each directory synced
@@ -285,32 +310,21 @@ def _simulate_and_judge(args) -> list[RunRecord]:
     from vepd_ros.truth import canonical_scenario
 
     sims, key, truth = [], None, None
-    for label, gps_model, sc, j in specs:
+    for label, gps, sc, j in specs:
         if (canonical_scenario(sc), j) != key:
             key = (canonical_scenario(sc), j)
             truth = truth_samples(sc, j, plan.duration_s, plan.seed)
         sims.append(
-            simulate_run(
-                label,
-                gps_model,
-                plan.imu_model,
-                sc,
-                j,
-                plan.duration_s,
-                plan.seed,
-                plan.label_params.get(label, plan.gps_params),
-                plan.imu_params,
-                truth=truth,
-            )
+            simulate_run(label, gps, plan.imu, sc, j, plan.duration_s, plan.seed, truth=truth)
         )
     est = judge_batch([r.sensors for r in sims], plan.judge, plan.ekf_yaml, plan.navsat_yaml)
     recs = []
-    for (label, gps_model, _, _), r, e in zip(specs, sims, est):
+    for (label, gps, _, _), r, e in zip(specs, sims, est):
         meta = {
             'side': 'real' if label == REFERENCE else 'sim',
             'label': label,
-            'model': gps_model,
-            'imu_model': plan.imu_model,
+            'model': gps.model,
+            'imu_model': plan.imu.model,
             'judge': plan.judge,
             'study_seed': plan.seed,
             'duration_s': plan.duration_s,
@@ -369,12 +383,10 @@ def truth_order(specs: Sequence[tuple[str, str, str, int]]) -> list[int]:
 
 
 def simulate_and_judge(
-    specs: Sequence[tuple[str, str, str, int]],
-    imu_model: str,
+    specs: Sequence[tuple],
+    imu_model,
     duration_s: float,
     seed: int,
-    gps_params=None,
-    imu_params=None,
     judge: str = 'builtin',
     ekf_yaml=None,
     navsat_yaml=None,
@@ -382,12 +394,12 @@ def simulate_and_judge(
     progress: bool = False,
     outputs=None,
     fsync: bool = True,
-    label_params=None,
 ):
     """
     Simulate and judge every run of ``specs`` in chunks over worker processes.
 
-    Every run of ``specs`` (label, gps_model, scenario, j) simulated and judged, in chunks of
+    Every run of ``specs`` (label, GPS ``SensorSpec`` or model name, scenario, j) simulated and
+    judged with the IMU ``imu_model`` (a ``SensorSpec`` or a name), in chunks of
     ``CHUNK_RUNS`` over ``workers`` processes (default: all cores). Runs are taken in
     ``truth_order`` (the six labels of one scenario and j together: one truth each) and yielded as
     lists of RunRecords in chunk order. ``outputs`` (one (csv_path, sidecar fields) per spec, e.g.
@@ -398,15 +410,15 @@ def simulate_and_judge(
     ekf_yaml = str(ekf_yaml or config_file('ekf.yaml'))
     navsat_yaml = str(navsat_yaml or config_file('navsat.yaml'))
     order = truth_order(specs)
-    specs = [specs[i] for i in order]
+    specs = [(label, as_spec('gps', g), sc, j) for label, g, sc, j in (specs[i] for i in order)]
     outputs = None if outputs is None else [outputs[i] for i in order]
     workers = max(1, workers or os.cpu_count() or 1)
     n_chunks = max(1, -(-len(specs) // CHUNK_RUNS))
     if workers > 1:  # whole rounds: every worker gets as many chunks
         n_chunks = min(len(specs), -(-n_chunks // workers) * workers) or 1
     size = -(-len(specs) // n_chunks)
-    plan = ChunkPlan(imu_model, duration_s, seed, gps_params, imu_params, judge, ekf_yaml,
-                     navsat_yaml, fsync, dict(label_params or {}))
+    plan = ChunkPlan(as_spec('imu', imu_model), duration_s, seed, judge, ekf_yaml, navsat_yaml,
+                     fsync)
     chunks = [
         (plan, specs[i: i + size], None if outputs is None else outputs[i: i + size])
         for i in range(0, len(specs), size)
@@ -449,20 +461,17 @@ MIN_DURATION_S = 1.0
 grid. Shorter runs leave the judge fewer estimates than a run's E and S need."""
 
 
-def _check_models(models, reference, imu_model: str, gps_params, imu_params) -> None:
+def _check_models(gps_specs, imu) -> None:
     """
     Build every model of a study once, in the parent.
 
-    Every model (and its parameters) of a study built once here, in the parent: a bad name or
-    parameter is a ParameterError before OUT is touched or a worker starts, not one raised in every
-    worker.
+    Every model (its spec checked already) of a study built once here, in the parent: a bad
+    name or parameter is a ParameterError before OUT is touched or a worker starts, not one
+    raised in every worker.
     """
-    from vepd_ros.models.gps import GPS_MODELS, make_gps_model
-    from vepd_ros.models.imu import make_imu_model
-
-    make_imu_model(imu_model, 0, **(imu_params or {}))
-    for m in [*models, *([reference] if reference in GPS_MODELS else [])]:
-        make_gps_model(m, 0, **(gps_params or {}))
+    imu.make_model(0)
+    for g in gps_specs:
+        g.make_model(0)
 
 
 def run_study(
@@ -474,19 +483,17 @@ def run_study(
     out_dir,
     judge: str = 'builtin',
     seed: int = 0,
-    imu_model: str = 'ch_drift_paper',
+    imu_model='ch_drift_paper',
     velocity: str = 'speed',
     n_boot: int = 1000,
     ekf_yaml=None,
     navsat_yaml=None,
-    gps_params: dict | None = None,
-    imu_params: dict | None = None,
     progress: bool = False,
     fsync: bool = True,
     workers: int | None = None,
     overwrite: bool = False,
     include_runs: bool = False,
-    configured: Mapping[str, tuple[str, dict]] | None = None,
+    configured: Mapping | None = None,
 ) -> dict:
     """
     Run the whole study; return the evaluation result (also written to OUT/result.json).
@@ -494,8 +501,9 @@ def run_study(
     OUT: see the module doc (refused when it holds anything but a previous study, unless
     ``overwrite``). ``include_runs``: the result returned also carries every run's E and S
     (``runs``, ``display_names``, as ``evaluate_root(include_runs=True)``); result.json never does.
-    ``configured``: more models under test, label → (GPS model, its parameters), e.g. read from a
-    simulator's own configuration (``io.simconfig.load_sensor_file``); Sim/<label>/ has their runs.
+    ``imu_model``: the IMU of every side, a ``SensorSpec`` or a model name. ``configured``: more
+    models under test, label → GPS ``SensorSpec``, e.g. read from a simulator's own configuration
+    (``io.simconfig.load_sensor_file``); Sim/<label>/ has their runs.
     """
     from vepd_ros.models.gps import GPS_MODELS
     from vepd_ros.runs.safety import prepare_output_dir
@@ -515,14 +523,16 @@ def run_study(
     for m in models:
         if m not in GPS_MODELS:
             raise ValueError(f'unknown GPS model {m!r}: expected one of {", ".join(GPS_MODELS)}')
-    _check_models(models, reference, imu_model, gps_params, imu_params)
-    from vepd_ros.models.gps import make_gps_model
-
+    imu = as_spec('imu', imu_model)
+    gps_of = {m: as_spec('gps', m) for m in models}
+    if reference in GPS_MODELS:
+        gps_of[REFERENCE] = as_spec('gps', reference)
     configured = dict(configured or {})
-    for label, (gps_model, params) in configured.items():
+    for label, gps in configured.items():
         if label in models or label == REFERENCE:
             raise ValueError(f'model label {label!r} given twice')
-        make_gps_model(gps_model, 0, **params)
+        gps_of[label] = as_spec('gps', gps)
+    _check_models(gps_of.values(), imu)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     ref_dir = reference_dir(reference)
@@ -533,7 +543,7 @@ def run_study(
                 f'--reference {reference!r}: neither a directory of real runs nor a GPS model '
                 f'({", ".join(GPS_MODELS)})'
             )
-        jobs += [(REFERENCE, reference, s) for s in scen]
+        jobs += [(REFERENCE, gps_of[REFERENCE], s) for s in scen]
     ref_inside = ref_dir is not None and out.resolve() in (
         ref_dir.resolve(),
         *ref_dir.resolve().parents,
@@ -545,8 +555,8 @@ def run_study(
         replaces=['Sim', 'result.json'] + ([] if ref_inside else ['Real']),
         info={'plan': {'runs': int(runs), 'models': [*models, *configured], 'scenarios': scen}},
     )
-    jobs += [(m, m, s) for m in models for s in scen]
-    jobs += [(label, m, s) for label, (m, _) in configured.items() for s in scen]
+    jobs += [(m, gps_of[m], s) for m in models for s in scen]
+    jobs += [(label, gps_of[label], s) for label in configured for s in scen]
     if ref_dir is not None:
         batch, warns = scan_batch_dir(ref_dir, REFERENCE, 'Real')
         core.warnings += warns
@@ -570,16 +580,14 @@ def run_study(
                 None if side == REFERENCE else side,
                 fsync=fsync,
             )
-    specs = [(side, gps_model, sc, j) for side, gps_model, sc in jobs for j in range(1, runs + 1)]
+    specs = [(side, gps, sc, j) for side, gps, sc in jobs for j in range(1, runs + 1)]
     outputs = [writers[side].run_file(sc, j) for side, _, sc, j in specs]
     collected: dict[tuple[str, str], list[RunRecord]] = {}
     for recs in simulate_and_judge(
         specs,
-        imu_model,
+        imu,
         duration_s,
         seed,
-        gps_params,
-        imu_params,
         judge,
         ekf_yaml,
         navsat_yaml,
@@ -587,7 +595,6 @@ def run_study(
         progress=progress,
         outputs=outputs,
         fsync=fsync,
-        label_params={label: params for label, (_, params) in configured.items()},
     ):
         written: dict[str, list[RunRecord]] = {}
         for r in recs:  # written by the worker; listed here, once per chunk
@@ -601,7 +608,8 @@ def run_study(
     res = core.result(include_runs=include_runs)
     res['study'] = {
         'models': list(models),
-        **({'configured': {k: {'model': m, 'params': p} for k, (m, p) in configured.items()}}
+        **({'configured': {k: {'model': gps_of[k].model, 'params': gps_of[k].params}
+                           for k in configured}}
            if configured else {}),
         'scenarios': scen,
         'runs': runs,
@@ -609,7 +617,7 @@ def run_study(
         'reference': str(reference),
         'judge': judge,
         'seed': seed,
-        'imu_model': imu_model,
+        'imu_model': imu.model,
     }
     res['root'] = str(out)
     # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold

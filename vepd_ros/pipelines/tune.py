@@ -51,6 +51,7 @@ from typing import Callable, Sequence
 import warnings
 
 import numpy as np
+from vepd_ros.models.spec import split_specs
 from vepd_ros.params import ParameterError
 
 TUNED_LABEL = 'tuned'
@@ -243,7 +244,7 @@ def model_params(model: str, axes: Sequence[TuneAxis], values: dict) -> dict:
 
     ``values``: axis name → value (Optuna's ``trial.params``); a vector tuned by its name alone
     gets the value on every axis. One flat dict for a pair too: no name is both a GPS and an IMU
-    parameter (``split_params`` parts them).
+    parameter (``models.spec.split_specs`` parts them).
     """
     defaults = _defaults(model)
     out: dict = {}
@@ -260,28 +261,6 @@ def model_params(model: str, axes: Sequence[TuneAxis], values: dict) -> dict:
         else:
             out[a.param] = v
     return out
-
-
-def split_params(gps_model: str, imu_model: str, params: dict | None) -> tuple[dict, dict]:
-    """
-    Return ``(gps_params, imu_params)``: a flat parameter dict parted by the declarations.
-
-    A name neither ``gps_model`` nor ``imu_model`` declares is a ValueError naming it.
-    """
-    from vepd_ros.models.gps import gps_model_params
-    from vepd_ros.models.imu import imu_model_params
-
-    gps_names = {p.name for p in gps_model_params(gps_model)}
-    imu_names = {p.name for p in imu_model_params(imu_model)}
-    gps, imu = {}, {}
-    for k, v in (params or {}).items():
-        if k in gps_names:
-            gps[k] = v
-        elif k in imu_names:
-            imu[k] = v
-        else:
-            raise ValueError(f'parameter {k!r}: declared by neither {gps_model} nor {imu_model}')
-    return gps, imu
 
 
 def start_values(model: str, axes: Sequence[TuneAxis]) -> dict:
@@ -302,7 +281,7 @@ class Objective:
 
     ``model`` as ``resolve_model`` takes it (``imu_model`` / ``gps_model``: the fixed partner).
     The reference runs are read (a directory) or simulated (a GPS model name with the IMU model
-    ``imu_model`` resolves to, ``reference_params`` parted by ``split_params``) once; their E and
+    ``imu_model`` resolves to, ``reference_params`` parted by ``split_specs``) once; their E and
     S are computed once. Each call simulates and judges ``runs`` runs per scenario of the model
     under ``TUNED_LABEL`` (common random numbers) in this process and returns the combined VEPD
     (``EvaluatorCore``; NaN when it cannot be scored). ``ekf_yaml``: the judge's
@@ -330,8 +309,8 @@ class Objective:
     ):
         from vepd_ros.judge.registry import get_judge
         from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
-        from vepd_ros.models.gps import GPS_MODELS, make_gps_model
-        from vepd_ros.models.imu import make_imu_model
+        from vepd_ros.models.gps import GPS_MODELS
+        from vepd_ros.models.spec import sensor_spec
         from vepd_ros.pipelines import study
         from vepd_ros.truth import canonical_scenario
 
@@ -343,8 +322,8 @@ class Objective:
             )
         self.gps_model, self.imu_model, self.tuned = resolve_model(model, gps_model, imu_model)
         get_judge(judge)
-        make_gps_model(self.gps_model, 0)
-        make_imu_model(self.imu_model, 0)
+        sensor_spec('gps', model=self.gps_model).make_model(0)
+        sensor_spec('imu', model=self.imu_model).make_model(0)
         self.model, self.judge = model, judge
         self.known_params = None  # real runs, or another model: no parameters to recover
         self.ekf_yaml = None if ekf_yaml is None else str(ekf_yaml)
@@ -372,10 +351,11 @@ class Objective:
             for sc in self.scenarios:  # the reference's other scenarios are not compared
                 self._ref.add_records(REFERENCE, sc, [read_run(p) for _, p in runs_of[sc]])
         elif reference in GPS_MODELS:
-            ref_gps, ref_imu = split_params(reference, self.imu_model, reference_params)
-            make_gps_model(reference, 0, **ref_gps)
-            make_imu_model(self.imu_model, 0, **ref_imu)
-            self._add_simulated(self._ref, REFERENCE, reference, seed, ref_gps, ref_imu)
+            ref_gps, ref_imu = split_specs(reference, self.imu_model, reference_params,
+                                           source='the reference')
+            ref_gps.make_model(0)
+            ref_imu.make_model(0)
+            self._add_simulated(self._ref, REFERENCE, seed, ref_gps, ref_imu)
             if reference == self.gps_model:  # the tuned model itself, at known parameters
                 self.known_params = {**_defaults(model), **(reference_params or {})}
         else:
@@ -388,16 +368,15 @@ class Objective:
         self.reference = str(reference)
         self.sim_seconds = 0.0  # time spent in the study path (simulate, judge, metrics)
 
-    def _add_simulated(self, core, label, gps_model, seed, gps_params, imu_params) -> None:
+    def _add_simulated(self, core, label, seed, gps, imu) -> None:
         """Simulate and judge ``runs`` runs per scenario of ``label`` and add them to ``core``."""
         from vepd_ros.pipelines import study
 
-        specs = [(label, gps_model, sc, j) for sc in self.scenarios
+        specs = [(label, gps, sc, j) for sc in self.scenarios
                  for j in range(1, self.runs + 1)]
         recs = [r for chunk in study.simulate_and_judge(
-            specs, self.imu_model, self.duration_s, seed, imu_params=imu_params or None,
-            judge=self.judge, ekf_yaml=self.ekf_yaml, workers=1,
-            label_params={label: dict(gps_params)})
+            specs, imu, self.duration_s, seed, judge=self.judge, ekf_yaml=self.ekf_yaml,
+            workers=1)
             for r in chunk]
         for sc in self.scenarios:
             core.add_records(label, sc, sorted(
@@ -409,13 +388,13 @@ class Objective:
 
         t0 = time.perf_counter()
         seed = self.seed if seed is None else seed
-        gps_params, imu_params = split_params(self.gps_model, self.imu_model, params)
+        gps, imu = split_specs(self.gps_model, self.imu_model, params, source='a trial')
         core = EvaluatorCore(k=self.runs, velocity=self.velocity, n_boot=n_boot, seed=seed)
         for sc in self._ref.counts().get(REFERENCE, {}):
             E, S, names = self._ref.values(REFERENCE, sc)
             core.add_values(REFERENCE, sc, E, S, names)
         core.add_model(TUNED_LABEL)
-        self._add_simulated(core, TUNED_LABEL, self.gps_model, seed, gps_params, imu_params)
+        self._add_simulated(core, TUNED_LABEL, seed, gps, imu)
         res = core.result()
         entry = dict(res['models'][TUNED_LABEL])
         entry['warnings'] = list(res['warnings'])  # short batches, excluded runs: flagged

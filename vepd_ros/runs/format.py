@@ -80,6 +80,10 @@ def _fill_empty_cells(text: str) -> str:
     return s[1:-1]
 
 
+class NonFiniteRunError(RunFileError):
+    """A run file holds a NaN or infinite value inside the run: well formed, but not scorable."""
+
+
 @dataclass
 class RunRecord:
     """
@@ -456,7 +460,10 @@ def read_run(path, sidecar: bool | None = None) -> RunRecord:
         part = a[:n]
         if np.any(emp[k][:n]) or not np.all(np.isfinite(part)):
             bad = int(np.flatnonzero(~np.isfinite(part) | emp[k][:n])[0])
-            raise RunFileError(
+            # a value written as nan/inf is a run not to be scored (the evaluator excludes it);
+            # an empty cell inside the run is a malformed file
+            error = RunFileError if np.any(emp[k][:n]) else NonFiniteRunError
+            raise error(
                 f'{path}: column {k} row {bad + 2} is empty or not finite (NaN row inside the run)'
             )
         limit = MAX_ABS_TIME_S if k.endswith('_time') else MAX_ABS_VELOCITY_MPS
