@@ -486,8 +486,8 @@ def synthetic_case(name: str, seconds: float = 5.0, seed: int = 7):
     * ``imu_lever``: the same IMU with a lever arm (t×ω, (t×ω)×ω and upstream's t×α term).
     * ``inputs``: out-of-order stamps (older than the topic's last: dropped; older than the
       filter's last time: corrected without prediction), a zero and a tiny (1e-7) quaternion, a
-      NaN quaternion, a NaN value, huge finite values (1e12 fused, 1e300 overflowing νᵀS⁻¹ν),
-      zero and huge (1e300) finite covariances; two_d_mode on.
+      NaN quaternion, a NaN value, huge finite values (2e9 gated, 1e300 overflowing νᵀS⁻¹ν
+      without a gate), zero and huge (1e300) finite covariances; two_d_mode on.
     * ``differential``: odometry pose differential (x, y, yaw) and relative (odom1), IMU
       orientation differential; two_d_mode off.
     """
@@ -605,6 +605,7 @@ def synthetic_case(name: str, seconds: float = 5.0, seed: int = 7):
             _diag6([0.09, 0.09, 0.25, 0.0, 0.0, 0.0])), 'odom1'))
     if name == 'inputs':
         params['two_d_mode'] = True
+        params['odom1_pose_rejection_threshold'] = 5.0
         _poison_inputs(events)
     if name == 'differential':
         params['imu0_differential'] = True
@@ -632,9 +633,10 @@ def _poison_inputs(events):
     o.x, o.y, o.z, o.w = o.x * 1e-7, o.y * 1e-7, o.z * 1e-7, o.w * 1e-7  # normalised
     imu[40].msg.orientation.w = float('nan')
     imu[50].msg.angular_velocity.z = float('nan')
-    # values: huge finite (fused) and overflowing the distance (rejected)
-    odom[30].msg.twist.twist.linear.x = 1e12
-    gps[12].msg.pose.pose.position.x = 1e300
+    # values: beyond the old 1e9 guard (kept; odom1's gate rejects it, as upstream's does) and
+    # overflowing νᵀS⁻¹ν without a gate (rejected: inf >= inf)
+    gps[12].msg.pose.pose.position.x = 2e9
+    odom[30].msg.twist.twist.linear.x = 1e300
     # covariances: zero (clamped), huge finite (near-zero gain)
     gps[3].msg.pose.covariance = [0.0] * 36
     odom[40].msg.twist.covariance = list(np.diag([1e300] * 6).ravel())
