@@ -172,7 +172,9 @@ def test_a_poisoned_flagged_odometry_value_is_always_counted(i, axis, bad):
             warnings.simplefilter('error')
             f.feed('odom0', msg)
             out = f.tick(t + 1)
-    assert sum(f.dropped.values()) >= 1
+    # a non-finite value is ignored and counted; a finite one of any size is fused or gated as
+    # robot_localization fuses or gates it (here the first pose initialises the filter with it)
+    assert sum(f.dropped.values()) >= (0 if math.isfinite(bad) else 1)
     assert np.isfinite(out.x).all()
 
 
@@ -186,13 +188,13 @@ def test_navsat_fixes_never_raise_and_bad_ones_are_counted(fixes):
         for j, (lat, lon, alt, var) in enumerate(fixes):
             # a NaN position is ignored as upstream does, and counted like any other bad fix
             nan_pos = math.isnan(lat) or math.isnan(lon) or math.isnan(alt)
-            bad = nan_pos or not (
-                abs(lat) <= 90 and abs(lon) <= 180 and abs(alt) <= 1e7 and abs(var) <= 1e30
-            )
+            # dropped where robot_localization fails (latitude beyond ±90° throws, an infinite
+            # longitude has no zone, a non-finite covariance makes the EKF's state NaN)
+            bad = nan_pos or not (abs(lat) <= 90 and abs(lon) < math.inf and abs(var) < math.inf)
             n_bad += bad
             nav.on_fix(10**9 * (j + 1), lat, lon, alt, cov=[var, 0, 0, 0, var, 0, 0, 0, var])
     assert sum(nav.dropped.values()) == n_bad
-    assert np.isfinite(nav.fix_utm).all() and np.isfinite(nav.fix_cov).all()
+    assert np.isfinite(nav.fix_utm[:, :2]).all() and np.isfinite(nav.fix_cov).all()
 
 
 @st.composite

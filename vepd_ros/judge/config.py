@@ -429,7 +429,9 @@ def _sensor(kind: str, n: int, raw: Mapping, used: set, gravity: float) -> Senso
         topic=topic,
         config=tuple(cfg),
         differential=vals.get('_differential', False),
-        relative=vals.get('_relative', False),
+        # both set: robot_localization warns and uses differential mode, relative switched off
+        # (which also decides its gravity removal: ros_filter.cpp loadParams)
+        relative=vals.get('_relative', False) and not vals.get('_differential', False),
         pose_use_child_frame=vals.get('_pose_use_child_frame', False),
         remove_gravitational_acceleration=vals.get('_remove_gravitational_acceleration', False),
         queue_size=vals['_queue_size'],

@@ -63,15 +63,11 @@ from vepd_ros.frames import (
     wrap_angle,
 )
 from vepd_ros.judge.config import MAX_FREQUENCY_HZ, MAX_SENSOR_TIMEOUT_S, MIN_FREQUENCY_HZ
-from vepd_ros.judge.measurements import MAX_ABS_COVARIANCE
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.params import ParameterError
 from vepd_ros.params_file import node_section
 
 STATUS_NO_FIX = -1
-MAX_ABS_ALTITUDE_M = 1e7
-"""Fixes beyond it or ``MAX_ABS_COVARIANCE`` (the judge's one bound on a measurement covariance),
-or not finite, are dropped and counted in ``NavSatCore.dropped``."""
 STATUS_FIX = 0
 STATUS_GBAS_FIX = 2
 COVARIANCE_TYPE_KNOWN = 3
@@ -525,18 +521,21 @@ class NavSatCore:
             )
         good &= status != STATUS_NO_FIX
         cov = np.zeros((self.k, 9)) if cov is None else self._vec(cov, (9,))
-        # out of range or not finite
-        in_range = (
-            (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0) & (np.abs(alt) <= MAX_ABS_ALTITUDE_M)
-        )
-        bad = good & ~in_range
+        # dropped where robot_localization fails: a latitude beyond ±90° (or infinite) makes
+        # GeographicLib throw out of gpsFixCallback (the node dies), an infinite longitude has no
+        # zone, a non-finite covariance turns the EKF's state NaN. Any finite longitude is
+        # wrapped as GeographicLib does; any altitude goes through (an infinite one gives NaN
+        # coordinates, whose entries the EKF ignores, as upstream's do).
+        bad = good & ~((np.abs(lat) <= 90.0) & (np.abs(lon) < math.inf))
         if bad.any():
-            self._drop('fix: latitude/longitude/altitude out of range or infinite', bad)
+            self._drop('fix: latitude beyond ±90° or longitude infinite', bad)
             good &= ~bad
-        bad = good & ~(np.abs(cov) <= MAX_ABS_COVARIANCE).all(axis=-1)
+        bad = good & ~np.isfinite(cov).all(axis=-1)
         if bad.any():
-            self._drop('fix: position_covariance not finite or out of range', bad)
+            self._drop('fix: position_covariance not finite', bad)
             good &= ~bad
+        if good.any() and (np.abs(lon) > 180.0).any():
+            lon = np.where(np.abs(lon) > 180.0, np.remainder(lon + 180.0, 360.0) - 180.0, lon)
         if not good.any():
             return good
         x, y, zone, northp = (

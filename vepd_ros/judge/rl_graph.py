@@ -227,22 +227,12 @@ def imu_gravity_removal(
     import dataclasses
 
     from vepd_ros.frames import quat_matrix
-    from vepd_ros.judge.measurements import QUAT_MIN_NORM2
+    from vepd_ros.judge.measurements import tf2_quaternion
 
     g = params.gravitational_acceleration
-    q = np.asarray(q, float)
-    with np.errstate(over='ignore', invalid='ignore'):
-        n2 = np.sum(q * q, axis=-1)
-    usable = (n2 >= QUAT_MIN_NORM2) & (n2 < np.inf) & np.isfinite(q).all(axis=-1)
-    usable |= (q == 0.0).all(axis=-1)
-    # no orientation to remove gravity with: the acceleration becomes NaN,
-    if not usable.all():
-        # which the message layer ignores
-        q = np.where(usable[..., None], q, [0.0, 0.0, 0.0, 1.0])
-    Rq = quat_matrix(q)  # and counts
-    grav = g * Rq[..., 2, :]  # R_msgᵀ (0,0,g)
-    if not usable.all():
-        grav = np.where(usable[..., None], grav, np.nan)
+    # read as prepareAcceleration reads it (all-zero or non-finite: NaN, which the message layer
+    # ignores and counts)
+    grav = g * quat_matrix(tf2_quaternion(q, zero_is_identity=False))[..., 2, :]  # R_msgᵀ(0,0,g)
     if sensor.relative:
         try:
             Rt, _ = (
