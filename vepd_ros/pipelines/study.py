@@ -605,7 +605,7 @@ def run_study(
                 core.add_model(side, display_name(side))
             if side not in writers:
                 writers[side] = BatchWriter(
-                    out,
+                    stage,
                     'real' if side == REFERENCE else 'sim',
                     None if side == REFERENCE else side,
                     fsync=fsync,
@@ -650,8 +650,8 @@ def run_study(
             'imu_model': imu.model,
         }
         res['root'] = str(out)
-        # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may itself hold
-        # simulated runs
+        # as `vepd evaluate OUT` says, from the records just scored: a --reference DIR may
+        # itself hold simulated runs
         res['reference_model'] = core.provenance()['reference_model']
         saved = {k: v for k, v in res.items() if k not in ('runs', 'display_names')}
         text = json.dumps(saved, indent=1, allow_nan=False) + '\n'  # a result is finite (metrics)
