@@ -679,7 +679,10 @@ def replay_navsat(ctx, exe, env, params: dict, steps, tf_static=(), tf_exe: str 
     try:
         if not h.spin_until(lambda: h.matched(None), 30.0):
             raise RuntimeError('navsat_transform_node did not come up')
-        h.spin_for(0.5)
+        # /tf_static must reach the node's listener before the first output: a lever arm the
+        # node cannot look up yet gives an odometry/gps at the origin (seen once in 3 runs
+        # with 0.5 s under load)
+        h.spin_for(2.0)
         for k, step in enumerate(steps):
             h.current = k
             for topic, msg in step:
