@@ -72,7 +72,7 @@ class RlJudge:
 
     @staticmethod
     def stop(proc: subprocess.Popen, timeout_s: float = 20.0) -> int:
-        """SIGINT the process (what Ctrl-C and launch send); return its exit status."""
+        """SIGINT the process (what Ctrl-C and launch send); return its exit status (`.output`)."""
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
         try:
@@ -81,6 +81,9 @@ class RlJudge:
             proc.kill()
             proc.wait()
             raise AssertionError(f'{proc.args[0]} did not stop within {timeout_s} s of SIGINT')
+        if proc.stdout is not None and not proc.stdout.closed:  # its output, pipe closed
+            proc.output = proc.stdout.read()  # (an open pipe is a ResourceWarning: an error here)
+            proc.stdout.close()
         return proc.returncode
 
 

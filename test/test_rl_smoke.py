@@ -85,6 +85,8 @@ def _await(executor, proc, done, what: str, timeout_s: float = 90.0) -> None:
 
 
 def _output(proc) -> str:
+    if hasattr(proc, 'output'):  # stopped by rl_judge.stop, which read it
+        return proc.output or ''
     try:
         return proc.communicate(timeout=5)[0] or ''
     except subprocess.TimeoutExpired:
