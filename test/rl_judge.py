@@ -72,7 +72,7 @@ class RlJudge:
 
     @staticmethod
     def stop(proc: subprocess.Popen, timeout_s: float = 20.0) -> int:
-        """SIGINT the process (what Ctrl-C and launch send); return its exit status."""
+        """SIGINT the process (what Ctrl-C and launch send); return its exit status (`.output`)."""
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
         try:

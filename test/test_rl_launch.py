@@ -15,6 +15,13 @@
   under Jazzy and ``judge:=auto`` under Humble end by themselves with a result; each chain runs one
   ekf_node + navsat_transform_node pair per run, one at a time, each stopped with status 0; no
   process is left; run 2 starts from rest like run 1 (docs/judge.md's former checklist).
+
+No number of the real judge is compared with ``judge:=builtin`` here: measured on this launch
+(straight, 5 s, seed 3, three real launches; docs/judge.md, "The real judge against the built-in
+judge, measured"), the real judge's per-run E lies above the built-in's on every run (+4 % to
++22 %), its own run-to-run spread is as large (up to 13 %), and 2 of 3 real launches had run 1
+excluded by the start rule. A tolerance from that spread would be one widened to pass, and could
+not fail on a doubled process-noise entry (+2.6 to +3.3 % in E).
 """
 
 from __future__ import annotations
