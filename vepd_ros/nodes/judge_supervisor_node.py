@@ -144,9 +144,11 @@ class JudgeSupervisorNode(Node):
 
     # -- the chain ------------------------------------------------------------------------------
     def _counts_zero(self) -> bool:
-        return all(self.count_publishers(t) == 0 for t in self.ready_pubs) and all(
-            self.count_subscribers(t) == 0 for t in self.ready_subs
-        )
+        # the old pair is gone once its outputs have no publisher: only the pair publishes them,
+        # and each of its processes has one, so its participants (and every endpoint of theirs)
+        # have left discovery. Its inputs are no such test: the chain's recorder also subscribes
+        # odometry/filtered, so waiting for no subscriber there never ends (chain #2 never started)
+        return all(self.count_publishers(t) == 0 for t in self.ready_pubs)
 
     def _chain_up(self) -> bool:
         return all(self.count_publishers(t) >= 1 for t in self.ready_pubs) and all(
