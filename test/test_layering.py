@@ -7,8 +7,8 @@
 """Import direction between the cores: checked on the source, lazy imports included."""
 
 import ast
-import re
 from pathlib import Path
+import re
 
 import pytest
 
