@@ -8,6 +8,7 @@
 
 import ast
 from pathlib import Path
+import re
 
 import pytest
 
@@ -141,3 +142,18 @@ def test_no_import_cycle_between_subpackages():
     for unit, targets in units.items():
         targets.discard(unit)
     assert _cycles(units) == []
+
+
+PRIVATE_RCLPY = re.compile(r'_parameter_overrides|\._parameters\b|\btake_message\b')
+"""rclpy's private API (issue 24): the overrides dict, the parameters dict, a raw take."""
+
+
+def test_no_private_rclpy_api():
+    """The package uses rclpy's public API only; a private attribute may change in any release."""
+    hits = sorted(
+        f'{p.relative_to(PACKAGE.parent)}:{n}: {line.strip()}'
+        for p in PACKAGE.rglob('*.py')
+        for n, line in enumerate(p.read_text(encoding='utf-8').splitlines(), 1)
+        if PRIVATE_RCLPY.search(line)
+    )
+    assert not hits, '\n'.join(hits)

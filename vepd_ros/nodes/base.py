@@ -59,9 +59,12 @@ def node_spec(node: Node, kind: str, p: dict):
         base = _spec.sensor_spec(kind, model=p['model'])
     declared = [q for q in base.declarations() if q.name != 'rate_hz']
     mp = declare_params(node, declared)
-    for name, value in node._parameter_overrides.items():
-        if not node.has_parameter(name) and not name.startswith('qos_overrides.'):
-            raise _spec.unknown_parameter(kind, base.model, name, value.value)
+    # the node is built with automatically_declare_parameters_from_overrides (NODE_KWARGS), so
+    # every parameter it was given is listed; one that no declaration claimed is unknown
+    ours = _declared_by_us(node)
+    for name in node.list_parameters([], 0).names:
+        if name not in ours and name not in RCLPY_PARAMS and not name.startswith('qos_overrides.'):
+            raise _spec.unknown_parameter(kind, base.model, name, node.get_parameter(name).value)
     return _spec.sensor_spec(kind, mp, model=base.model, rate_hz=p['rate_hz'],
                              source=node.get_fully_qualified_name())
 
@@ -77,11 +80,43 @@ latched, so a node that joins late still receives what happened before it was di
 """
 
 
+NODE_KWARGS = {'automatically_declare_parameters_from_overrides': True}
+"""
+Node constructor arguments of the nodes that refuse a parameter they do not declare.
+
+With them every parameter given to the node (--ros-args -p, --params-file) is declared as the
+node is built, so ``node_spec`` finds the undeclared ones with the public ``list_parameters``.
+"""
+
+RCLPY_PARAMS = frozenset({'use_sim_time', 'start_type_description_service'})
+"""Parameters rclpy declares on every node itself: given to a node, they are not unknown."""
+
+
+def _declared_by_us(node: Node) -> set:
+    """Names ``declare_params`` has declared on ``node`` (kept on the node object)."""
+    try:
+        return node.vepd_declared
+    except AttributeError:
+        node.vepd_declared = set()
+        return node.vepd_declared
+
+
 def declare_params(node: Node, specs: Iterable[Param]) -> dict:
-    """Declare every spec on ``node`` (overrides from --ros-args/params files apply), validate."""
+    """
+    Declare every spec on ``node`` (overrides from --ros-args/params files apply), validate.
+
+    A name already declared from the node's overrides (``NODE_KWARGS``) is undeclared and declared
+    again with the spec's default and descriptor: the override still wins, as rclpy keeps it, and
+    the descriptor (description, a float's dynamic typing) is the spec's. A name this function
+    already declared on the node is rclpy's ``ParameterAlreadyDeclaredException``, as before.
+    """
+    ours = _declared_by_us(node)
     values = {}
     for p in specs:
+        if p.name not in ours and node.has_parameter(p.name):
+            node.undeclare_parameter(p.name)
         node.declare_parameter(p.name, p.default, descriptor=_descriptor(p))
+        ours.add(p.name)
         values[p.name] = p.validate(node.get_parameter(p.name).value)
     return values
 

@@ -38,6 +38,7 @@ from vepd_ros.nodes.base import (
     DiagnosticsPublisher,
     DropCounter,
     MODEL_PARAMS_NOTE,
+    NODE_KWARGS,
     node_spec,
     ns_to_stamp,
     run_node,
@@ -53,7 +54,7 @@ from vepd_ros.streams import NS, TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
 class GpsNoiseNode(Node):
 
     def __init__(self, **kwargs):
-        super().__init__('gps_noise_node', **kwargs)
+        super().__init__('gps_noise_node', **{**NODE_KWARGS, **kwargs})
         self.p = p = declare_params(self, GPS_NODE_PARAMS)
         self.spec = node_spec(self, 'gps', p)  # unknown or bad parameters: refused, named
         self.mp = self.spec.params

@@ -37,6 +37,7 @@ from vepd_ros.nodes.base import (
     DiagnosticsPublisher,
     DropCounter,
     MODEL_PARAMS_NOTE,
+    NODE_KWARGS,
     node_spec,
     ns_to_stamp,
     run_node,
@@ -52,7 +53,7 @@ from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_I
 class ImuNoiseNode(Node):
 
     def __init__(self, **kwargs):
-        super().__init__('imu_noise_node', **kwargs)
+        super().__init__('imu_noise_node', **{**NODE_KWARGS, **kwargs})
         self.p = p = declare_params(self, IMU_NODE_PARAMS)
         self.spec = node_spec(self, 'imu', p)  # unknown or bad parameters: refused, named
         name = p['model']
