@@ -629,6 +629,8 @@ def test_k1_controlled_predict_is_the_array_form_bit_for_bit(axes):
         for dt in (0.01, float(rng.uniform(1e-4, 0.3)), 0.01):
             fast.predict(dt)
             _controlled_predict_k1_array_form(ref, dt)
+            # the NaN trial turns both wild (refusing the next step): this compares the arithmetic
+            fast.wild = ref.wild = False
             assert _same_bits(fast.x, ref.x) and _same_bits(fast.P, ref.P)
 
 

@@ -340,7 +340,7 @@ def test_study_takes_a_simulator_configuration_directly(tmp_path):
     assert robot[0] != (outs[0] / 'Sim' / 'mine' / 'circle_1.csv').read_bytes()
     bad = _vepd('study', '--gps-config', tmp_path / 'none.sdf', '--reference', 'rtk', '--out',
                 tmp_path / 'x')
-    assert bad.returncode == 2 and 'none.sdf: no such file' in bad.stderr
+    assert bad.returncode == 2 and 'none.sdf: no such sensor configuration file' in bad.stderr
     assert not (tmp_path / 'x').exists()
 
 

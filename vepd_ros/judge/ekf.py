@@ -203,6 +203,7 @@ class Ekf:
             self.x, self.P = kernel.predict(
                 self.x, self.P, dt, self.Q, self._ws, self.dynamic_process_noise, control
             )
+            self.wild = kernel.state_risk(self.x, self.P)
             return
         x0, P0 = self.x.copy(), self.P.copy()
         with np.errstate(all='ignore'):
@@ -251,8 +252,10 @@ class Ekf:
 
     def correct_subset(self, *args, **kwargs):
         """``_correct_subset`` (with numpy's overflow warnings off once ``wild``)."""
-        if not self.wild:
-            return self._correct_subset(*args, **kwargs)
+        if not self.wild:  # a state grown beyond kernel.STATE_RISK: the next step may overflow
+            acc = self._correct_subset(*args, **kwargs)
+            self.wild = kernel.state_risk(self.x, self.P)
+            return acc
         with np.errstate(all='ignore'):
             return self._correct_subset(*args, **kwargs)
 
@@ -315,6 +318,8 @@ class Ekf:
                 )
         if type(res) is tuple:
             self.x, self.P = res[0], res[1][None]
+            if not self.wild:
+                self.wild = kernel.state_risk(self.x, self.P)
             return True
         if res is not None:  # refused: singular S, a non-finite result or an overflowing d²
             self._refuse(res)

@@ -41,6 +41,24 @@ def overflow_risk(z, R) -> bool:
         return bool((np.abs(z) > OVERFLOW_RISK).any() or (np.abs(R) > OVERFLOW_RISK).any())
 
 
+STATE_RISK = 1e30
+"""State magnitude beyond which the next step's products may overflow. With every x entry and
+P's trace below it (and inputs below ``OVERFLOW_RISK``), one prediction (J ≤ 1e30·dt) or one
+update (G ≤ P·R⁻¹, R ≥ the clamp) stays far below DBL_MAX; beyond it the filter turns ``wild``."""
+
+
+def state_risk(x, P) -> bool:
+    """
+    Whether some run's state has |x_i| or trace P beyond ``STATE_RISK`` (or is not finite).
+
+    One pass: xᵀx + 1ᵀP1 + tr P per run. For symmetric positive semi-definite P, 1ᵀP1 ≥ 0, so
+    the sum bounds tr P ≥ max |P_ij| from above; NaN and Inf propagate.
+    """
+    k = x.shape[0]
+    tot = np.einsum('ki,ki->k', x, x) + P.reshape(k, -1) @ _ONES_EYE225
+    return not bool((tot <= STATE_RISK * STATE_RISK).all())
+
+
 FLOAT_RUNS_MAX = 16
 """Batches up to this many runs evaluate ``transition`` (and control) run by run on floats,
 larger ones on columns (same bits). Measured crossover of the CPU cost per predict on the 2-core
@@ -51,6 +69,7 @@ _TWO_PI = 2.0 * math.pi
 _GATE_MARGIN = 1.0 + 1e-9
 _ONES225 = np.ones(STATE_SIZE * STATE_SIZE)
 _ONES15 = np.ones(STATE_SIZE)
+_ONES_EYE225 = _ONES225 + np.eye(STATE_SIZE).ravel()  # 1ᵀP1 + tr P as one dot
 _dot = np.dot
 _EYE_FLAT = np.eye(STATE_SIZE).ravel()
 # flat positions (row·15 + col) of the Jacobian entries ``transition`` returns, in its order
