@@ -64,7 +64,8 @@ def test_art_config_loads_with_its_control_block():
         and p.world_frame == 'odom'
     )
     odom0 = next(s for s in p.sensors if s.name == 'odom0')
-    assert odom0.differential and odom0.relative and odom0.topic == '/odometry/gps'
+    # both set in the ART file: robot_localization warns and runs differential, relative off
+    assert odom0.differential and not odom0.relative and odom0.topic == '/odometry/gps'
     imu0 = next(s for s in p.sensors if s.name == 'imu0')
     assert (
         imu0.relative

@@ -249,6 +249,17 @@ def run(args) -> int:
     return code
 
 
+def _moved(value, stage: str, final: str):
+    """``value`` (the evaluator's result) with every path under ``stage`` put under ``final``."""
+    if isinstance(value, dict):
+        return {k: _moved(v, stage, final) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved(v, stage, final) for v in value]
+    if isinstance(value, str) and (value == stage or value.startswith(stage + os.sep)):
+        return final + value[len(stage):]
+    return value
+
+
 GRAPH_OUTPUT = ('Real', 'Sim', 'result.json', 'report')
 """What a graph's recorders and evaluator write in output_dir (replaced by a new run)."""
 
@@ -284,11 +295,13 @@ def _run_graph(args, nodes, where) -> int:
             file=sys.stderr,
         )
         return 1
+    if where:  # the paths the user will find: the staging directory becomes OUT on exit 0
+        result = _moved(result, str(where[0]), str(where[1]))
     if args.json:
         print(json.dumps(result, indent=1))
     elif 'models' not in result:
         for r in result.get('runs', []):
-            shown = where[1] / Path(r['path']).relative_to(where[0]) if where else r['path']
+            shown = r['path']
             print(
                 f'{shown}: speed RMSE E {r["E"]:.4f} m/s, spectral-flatness difference S '
                 f'{r["S"]:.4f} '
