@@ -39,6 +39,7 @@ import time
 import pytest
 from ros2_tooling import DISTROS, package_executables_ready, ros2_cmd, ros2_env
 from ros_helpers import DomainLease, ros_env
+from vepd_ros.runs.safety import MARKER_NAME
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -156,8 +157,11 @@ def test_ctrl_c_in_the_middle_exits_0_without_traceback_and_leaves_only_complete
     assert proc.returncode == 0, log[-4000:]
     assert 'Traceback' not in log and 'KeyboardInterrupt' not in log, log[-4000:]
     assert 'exit code' not in log or 'exit code 0' in log, log[-4000:]
+    # no partial file (the output directory's marker, .vepd-output.json, is whole and stays)
     assert not [
-        p for p in out.rglob('*') if p.name.startswith('.') or p.suffix in ('.tmp', '.part')
+        p
+        for p in out.rglob('*')
+        if (p.name.startswith('.') and p.name != MARKER_NAME) or p.suffix in ('.tmp', '.part')
     ]
     for csv in out.rglob('straight_*.csv'):  # every run on disk is whole: it has its sidecar
         meta = json.loads(csv.with_suffix('.json').read_text())

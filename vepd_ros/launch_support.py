@@ -158,8 +158,10 @@ class _Outcome:
         if event.returncode == 0 and res is not None and res.get('complete', True):
             self.result = True
             return [EmitEvent(event=Shutdown(reason='the evaluator has published its result'))]
-        if self.failed or (event.returncode and not context.is_shutdown):
-            return None  # named already, or by on_exit with the process's last error line
+        if self.failed or context.is_shutdown or event.returncode:
+            # named already; by on_exit with the process's last error line; or, shutting down
+            # (Ctrl-C included), by on_shutdown
+            return None
         if res is not None and res.get('error'):
             self.failed = f'the runs could not be scored: {res["error"]} ({path})'
         else:

@@ -21,9 +21,9 @@ SIMULATE_EXAMPLE = """example (30 s circle, the paper's random-walk GPS and drif
 writes sim_out/truth.csv, gps.csv and imu.csv (the numbers the noise nodes would publish)."""
 
 FROM_EXAMPLE = """examples:
-  vepd sensors from-sdf robot.urdf --out sim_sensors.yaml     # Gazebo (Classic or gz) or hector
-  vepd sensors from-carla objects.json --out sim_sensors.yaml # CARLA blueprint attributes
-  vepd sensors from-matlab sensors.yaml --out sim_sensors.yaml # MATLAB gpsSensor/imuSensor
+  vepd sensors from-sdf robot.urdf --out gazebo_sensors.yaml   # Gazebo (Classic or gz) or hector
+  vepd sensors from-carla objects.json --out carla_sensors.yaml # CARLA blueprint attributes
+  vepd sensors from-matlab sensors.yaml --out matlab_sensors.yaml # MATLAB gpsSensor/imuSensor
 prints the model each sensor becomes and writes one ROS 2 parameters file with a gps_noise_node
 and an imu_noise_node section: pass it to the noise nodes (--params-file) or to
 `vepd sensors simulate --gps-params FILE --imu-params FILE`."""
