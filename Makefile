@@ -70,7 +70,7 @@ rl: $(STAMP)
 test: $(STAMP)
 	@if [ -d $(RL_SOURCES) ]; then $(MAKE) --no-print-directory rl; \
 	else echo 'make test: $(RL_SOURCES) not found: the real robot_localization tests will skip'; fi
-	$(PY) -m pytest -n 2 test
+	$(PY) -m pytest -n 2 --durations=25 test
 
 demo: $(STAMP)
 	$(VENV)/bin/vepd demo
