@@ -59,3 +59,24 @@ def test_alias_bomb_and_python_tags_refused():
         yamlio.parse_yaml(bomb, where='w', what='test')
     with pytest.raises(ValueError, match='w, line 1: not valid'):
         yamlio.parse_yaml('a: !!python/object/apply:os.system ["x"]', where='w', what='test')
+
+
+@pytest.mark.parametrize(
+    'text, line, key',
+    [
+        ('gps_noise:\n  ros__parameters:\n    sigma_m: 1.0\n    sigma_m: 2.0\n', 4, 'sigma_m'),
+        ('a: {x: 1, y: 2, x: 3}\n', 1, 'x'),
+        ('a: 1\nb: 2\na: 1\n', 3, 'a'),
+    ],
+)
+def test_a_repeated_key_is_refused_naming_line_and_key(text, line, key):
+    # PyYAML keeps the last silently: a parameter edited in one place and left in another would
+    # run with whichever came last
+    with pytest.raises(ValueError, match=rf"^f.yaml, line {line}: key '{key}' given twice"):
+        yamlio.parse_yaml(text, where='f.yaml', what='test', expect=None)
+
+
+def test_distinct_keys_and_merge_keys_still_load():
+    text = 'base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n"1": a\n1: b\n'
+    assert yamlio.parse_yaml(text, where='f', what='t') == {
+        'base': {'x': 1}, 'other': {'x': 1, 'y': 2}, '1': 'a', 1: 'b'}

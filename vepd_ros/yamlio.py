@@ -135,6 +135,8 @@ def _check_size(node, where: str) -> None:
             else ([c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode) else ())
         )
         if not done:
+            if isinstance(n, yaml.MappingNode):
+                _check_unique_keys(n, where)
             if key in depth_of:  # on the current path already: a recursive alias
                 raise ValueError(f'{where}: a recursive YAML alias (line {n.start_mark.line + 1})')
             depth_of[key] = True
@@ -159,6 +161,26 @@ def _check_size(node, where: str) -> None:
             )
         sizes[key] = (total, depth)
         del depth_of[key]
+
+
+def _check_unique_keys(n, where: str) -> None:
+    """
+    Refuse a mapping that repeats a key.
+
+    YAML 1.2 requires unique keys; PyYAML keeps the last silently, so a parameter given twice
+    (say, a σ edited in one place and left in another) would run with whichever came last.
+    """
+    seen: dict = {}
+    for k, _ in n.value:
+        if not isinstance(k, yaml.ScalarNode) or k.tag == 'tag:yaml.org,2002:merge':
+            continue
+        first = seen.get((k.tag, k.value))
+        if first is not None:
+            raise ValueError(
+                f'{where}, line {k.start_mark.line + 1}: key {quote(k.value)} given twice (first '
+                f'on line {first}); keep one'
+            )
+        seen[(k.tag, k.value)] = k.start_mark.line + 1
 
 
 def _type_name(t) -> str:

@@ -449,6 +449,13 @@ def _big_yaml(name, n_bytes=750_000):
     return setup
 
 
+def _dup_yaml(name):
+    def setup(sb):
+        (sb / 'in' / name).write_text(
+            'gps_noise_node:\n  ros__parameters:\n    model: ch_gauss\n    model: ch_rw\n')
+    return setup
+
+
 def _deep_xml(name, depth=100_000):
     def setup(sb):
         (sb / 'in' / name).write_text('<?xml version="1.0"?>' + '<a>' * depth + '</a>' * depth)
@@ -503,6 +510,9 @@ def _single(case):
         if ext == 'yaml':
             case(f'i24_bigyaml_{site}', H, [a.replace('%s', 'f') for a in argv],
                  setup=_big_yaml('f.yaml'), timeout=60, hints=('f.yaml', 'junk'))
+        if ext == 'yaml':  # a key given twice: PyYAML would keep the last without a word
+            case(f'i24_dupkey_{site}', H, [a.replace('%s', 'f') for a in argv],
+                 setup=_dup_yaml('f.yaml'), timeout=60, hints=('f.yaml', 'twice'))
         if ext == 'sdf':
             case(f'i24_deepxml_{site}', H, [a.replace('%s', 'f') for a in argv],
                  setup=_deep_xml('f.sdf'), timeout=60, hints=('nested', 'f.sdf'))
