@@ -334,6 +334,10 @@ def test_study_takes_a_simulator_configuration_directly(tmp_path):
     assert result['study']['configured']['robot']['model'] == 'gz_navsat'
     assert result['study']['configured']['robot']['params'] == read_sdf(sdf)[0].params
     assert set(result['models']) == {'ch_rw', 'robot', 'mine'}
+    # the file's GPS <update_rate> 5 is said, not applied: every side runs at 10 Hz
+    assert result['study']['configured']['robot']['rate_hz'] == 5.0
+    assert result['study']['configured']['robot']['rate_used_hz'] == 10.0
+    assert any('robot: the configured rate 5 Hz is not used' in w for w in result['warnings'])
     # same seed, same label: the same runs; another label draws other noise
     robot = [(o / 'Sim' / 'robot' / 'circle_1.csv').read_bytes() for o in outs]
     assert robot[0] == robot[1]

@@ -78,13 +78,19 @@ class SimulatedRun:
     sensors: object  # vepd_ros.models.sensors.SensorRun
 
 
+GPS_RATE_HZ = 10.0
+IMU_RATE_HZ = 100.0
+"""The sensor rates of every simulated side of a study: the paper's (NavSatFix 10 Hz, Imu 100 Hz),
+the same for every model so that VEPD compares noise, not sampling."""
+
+
 def truth_samples(
     scenario: str,
     j: int,
     duration_s: float,
     seed: int,
-    gps_rate_hz: float = 10.0,
-    imu_rate_hz: float = 100.0,
+    gps_rate_hz: float = GPS_RATE_HZ,
+    imu_rate_hz: float = IMU_RATE_HZ,
     truth_rate_hz: float = 25.0,
 ):
     """
@@ -111,8 +117,8 @@ def simulate_run(
     seed: int,
     gps_params: dict | None = None,
     imu_params: dict | None = None,
-    gps_rate_hz: float = 10.0,
-    imu_rate_hz: float = 100.0,
+    gps_rate_hz: float = GPS_RATE_HZ,
+    imu_rate_hz: float = IMU_RATE_HZ,
     truth_rate_hz: float = 25.0,
     truth=None,
 ) -> SimulatedRun:
@@ -559,6 +565,16 @@ def run_study(
     _check_models(gps_of.values(), imu)
     out = Path(out_dir)
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
+    # a configured sensor's own rate (an SDF <update_rate>, a params file's rate_hz) is not the
+    # study's: said where the result appears, never applied silently
+    for label, spec, rate in [*((k, gps_of[k], GPS_RATE_HZ) for k in configured),
+                              ('the IMU', imu, IMU_RATE_HZ)]:
+        if spec.rate_hz is not None and spec.rate_hz != rate:
+            core.warnings.append(
+                f'{label}: the configured rate {spec.rate_hz:g} Hz is not used: every model runs '
+                f'at the study\'s {rate:g} Hz (the paper\'s rates; VEPD compares noise, not '
+                f'sampling)'
+            )
     ref_dir = reference_dir(reference)
     sides = len(models) + len(configured) + (ref_dir is None)
     check_memory_plan(memory_plan(sides * len(scen) * runs, duration_s, workers),
@@ -638,7 +654,8 @@ def run_study(
         res = core.result(include_runs=include_runs)
         res['study'] = {
             'models': list(models),
-            **({'configured': {k: {'model': gps_of[k].model, 'params': gps_of[k].params}
+            **({'configured': {k: {'model': gps_of[k].model, 'params': gps_of[k].params,
+                                   'rate_hz': gps_of[k].rate_hz, 'rate_used_hz': GPS_RATE_HZ}
                                for k in configured}}
                if configured else {}),
             'scenarios': scen,
