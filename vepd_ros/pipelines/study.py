@@ -572,8 +572,8 @@ def run_study(
         if spec.rate_hz is not None and spec.rate_hz != rate:
             core.warnings.append(
                 f'{label}: the configured rate {spec.rate_hz:g} Hz is not used: every model runs '
-                f'at the study\'s {rate:g} Hz (the paper\'s rates; VEPD compares noise, not '
-                f'sampling)'
+                f'at {rate:g} Hz, the rate of every side of a study (as in the paper; VEPD '
+                f'compares noise, not sampling)'
             )
     ref_dir = reference_dir(reference)
     sides = len(models) + len(configured) + (ref_dir is None)
