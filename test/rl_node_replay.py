@@ -759,9 +759,10 @@ def chain_inputs(sensors, t0_ticks: int = CHAIN_T0_TICKS, fix_frame: str = 'base
     Return one simulated run (``SimulatedRun.sensors``) as the judge chain's inputs.
 
     The streams are the study's (``pipelines.study.judge_inputs``), shifted by ``t0_ticks`` EKF
-    periods (an IMU sample stamped 0, which the study's judge ignores, left out); the fixes say ``fix_frame`` (the sim graph's gps_noise stamps them base_link, so
-    navsat's lever-arm lookup is base_link → base_link: none). The parameters are
-    config/ekf.yaml's (``ekf_overrides`` replacing some) and config/navsat.yaml's. The two timers' ticks are the built-in graph's
+    periods (an IMU sample stamped 0, which the study's judge ignores, left out); the fixes say
+    ``fix_frame`` (the sim graph's gps_noise stamps them base_link, so navsat's lever-arm lookup
+    is base_link → base_link: none). The parameters are config/ekf.yaml's (``ekf_overrides``
+    replacing some) and config/navsat.yaml's. The two timers' ticks are the built-in graph's
     (``rl_graph.run_graph``): EKF at t0 + k·period, navsat at t0 + delay + k·period, k ≥ 1, up to
     the last arrival.
     """
