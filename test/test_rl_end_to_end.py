@@ -144,6 +144,7 @@ def test_a_study_run_through_the_real_judge_chain_equals_the_built_in_judge(
     nav = r['navsat']
     assert nav['n_real'] == nav['n_builtin'] > 0 and nav['stamps_equal'], (nav, r['navsat_log'])
     assert nav['max_abs_m'] <= ATOL_NAVSAT_M, nav
+    assert nav['datum_step_dropped'] == 1, nav  # replay_chain's one artefact, nothing else
     dev = r['ekf']
     assert dev.n_real == dev.n_builtin > 0 and dev.ticks_equal and dev.stamps_equal, dev
     assert dev.ok(ATOL_VELOCITY, ATOL_POSITION, RTOL_P), dev
