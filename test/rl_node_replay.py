@@ -853,7 +853,7 @@ def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: 
     ``4/nav_frequency`` s. The step that computes the datum is served by two or more timer
     callbacks here, where the graph's schedule has one per tick: the second publishes the datum
     fix, which one callback per tick would not have published (the next tick publishes the next
-    fix instead: the caller checks every tick brings a good fix). That one odometry/gps is
+    fix instead: the caller checks that every tick brings a fix). That one odometry/gps is
     recorded in ``datum_step_dropped`` and not handed to ekf_node.
     """
     from nav_msgs.msg import Odometry
@@ -886,7 +886,7 @@ def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: 
         h.current = int(ci.ekf_ticks[0]) - 1
         h.clock(int(ci.ekf_ticks[0]) - period)  # t0: nothing queued, nothing fires
         h.spin_for(quiet_s)
-        # the timeline: (time, order, kind, item); order: arrivals, navsat tick, EKF tick
+        # the timeline: (time, order, index, item); order: arrivals, navsat tick, EKF tick
         timeline = [(e.arrival_ns, 0, i, e) for i, e in enumerate(ci.events)]
         timeline += [(int(t), 1, 0, None) for t in ci.nav_ticks]
         timeline += [(int(t), 2, 0, None) for t in ci.ekf_ticks]
