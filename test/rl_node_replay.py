@@ -728,6 +728,247 @@ def builtin_navsat(params: dict, steps, tf_static=(), ticks_per_step: int = 3):
 
 
 # ---------------------------------------------------------------------------------------------
+# the judge chain of the graph: NavSatFix + IMU → navsat_transform → odometry/gps → ekf_node
+CHAIN_T0_TICKS = 35_000
+"""The study's runs start at t = 0; the chain replay shifts every time by this many EKF periods
+(≈ 1000 s at 35 Hz): a sim time of 0 is ROS' "no time yet", and a multiple of the period keeps
+the real timer's phase (k·period) on the built-in's schedule (first arrival + k·period)."""
+
+# navsat's topics, remapped so that the harness carries its inputs and outputs (see replay_chain)
+NAV_IN_ODOM, NAV_OUT_ODOM, NAV_OUT_FILTERED = (
+    '/chain/navsat/odometry_filtered', '/chain/navsat/odometry_gps', '/chain/navsat/gps_filtered')
+
+
+@dataclass
+class ChainInputs:
+    """One run's messages and the graph's parameters, for both judges (``chain_inputs``)."""
+
+    ekf_params: dict
+    navsat_params: dict
+    imu: object  # streams.Stream, times shifted by t0_ns, K = 1
+    gps: object
+    events: list  # Event: 'imu' (to ekf_node) and 'fix' (to navsat_transform), by arrival
+    t0_ns: int
+    ekf_ticks: np.ndarray
+    nav_ticks: np.ndarray
+
+
+def chain_inputs(sensors, t0_ticks: int = CHAIN_T0_TICKS, fix_frame: str = 'base_link',
+                 ekf_overrides: dict | None = None):
+    """
+    Return one simulated run (``SimulatedRun.sensors``) as the judge chain's inputs.
+
+    The streams are the study's (``pipelines.study.judge_inputs``), shifted by ``t0_ticks`` EKF
+    periods (an IMU sample stamped 0, which the study's judge ignores, left out); the fixes say
+    ``fix_frame`` (the sim graph's gps_noise stamps them base_link, so navsat's lever-arm lookup
+    is base_link → base_link: none). The parameters are config/ekf.yaml's (``ekf_overrides``
+    replacing some) and config/navsat.yaml's. The two timers' ticks are the built-in graph's
+    (``rl_graph.run_graph``): EKF at t0 + k·period, navsat at t0 + delay + k·period, k ≥ 1, up to
+    the last arrival.
+    """
+    from dataclasses import replace
+
+    from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
+    from vepd_ros.judge.rl_graph import load_judge_params
+    from vepd_ros.params_file import config_file, node_section
+    from vepd_ros.pipelines.study import judge_inputs
+
+    ekf_params = {**node_section(config_file('ekf.yaml'), 'ekf_filter_node'),
+                  **(ekf_overrides or {})}
+    nav_params = node_section(config_file('navsat.yaml'), 'navsat_transform')
+    period = load_judge_params(ekf_params).ekf.period_ns  # use_control: the graph's loader
+    t0 = int(t0_ticks) * period
+    ((_, imu, gps),) = judge_inputs([sensors])
+    # ekf_node ignores a message stamped at or before its last reset (time 0; ros_filter.cpp's
+    # last_set_pose_time_ guard), so the study's judge never used an IMU sample stamped 0:
+    # shifted it would count
+    keep = imu.stamp_ns > 0
+    imu = replace(imu, stamp_ns=imu.stamp_ns[keep] + t0,
+                  fields={k: v[:, keep] for k, v in imu.fields.items()})
+    gps = replace(gps, stamp_ns=gps.stamp_ns + t0, arrival_ns=gps.arrivals_ns + t0,
+                  frame_id=fix_frame)
+    events = []
+    f = {k: v[0] for k, v in imu.fields.items()}
+    for i, st in enumerate(imu.stamp_ns.tolist()):
+        events.append(Event(st, 'imu', imu_msg(
+            st, imu.frame_id, f['orientation'][i], f['angular_velocity'][i],
+            f['linear_acceleration'][i], f['orientation_covariance'][i],
+            f['angular_velocity_covariance'][i], f['linear_acceleration_covariance'][i]), 'imu0'))
+    g = {k: v[0] for k, v in gps.fields.items()}
+    for i, (st, arr) in enumerate(zip(gps.stamp_ns.tolist(), gps.arrival_ns.tolist())):
+        events.append(Event(arr, 'fix', fix_msg(
+            st, fix_frame, g['latitude'][i], g['longitude'][i], g['altitude'][i],
+            g['position_covariance'][i], g['status'][i]), 'fix'))
+    events.sort(key=lambda e: e.arrival_ns)  # stable: IMU before fix at the same instant
+    t_end = max(e.arrival_ns for e in events)
+    ekf_ticks = np.arange(t0 + period, t_end + 1, period, dtype=np.int64)
+    nav = NavSatCore(load_navsat_params(nav_params), k=1)
+    return ChainInputs(ekf_params, nav_params, imu, gps, events, t0, ekf_ticks,
+                       nav.timer_ticks(t0, t_end))
+
+
+def builtin_chain(ci: ChainInputs) -> dict:
+    """Run the built-in judge on the chain's streams: the study's judge step, full covariance."""
+    from vepd_ros.judge.rl_graph import run_judge_batch
+    from vepd_ros.pipelines.judge_step import batch_inputs
+
+    return run_judge_batch(ci.ekf_params, ci.navsat_params, batch_inputs(ci.imu),
+                           batch_inputs(ci.gps), full_covariance=True)
+
+
+@dataclass
+class ChainResult(ReplayResult):
+    navsat_log: str = ''
+    navsat_steps: list = field(default_factory=list)  # (tick, n odometry/gps, n gps/filtered)
+    datum_step_dropped: list = field(default_factory=list)  # odometry/gps stamps (see below)
+
+
+def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: float = 0.01,
+                 quiet_s: float = 0.03, timeout_s: float = 3.0, nav_frequency: float = 20.0):
+    """
+    Drive the real ekf_node and navsat_transform_node as the graph wires them, step by step.
+
+    ``exe``: {'ekf_node', 'navsat_transform_node', 'static_transform_publisher': path}.
+    ``expected``: the ticks at which the built-in judge publishes /odometry/filtered (the harness
+    waits for the real node's output there, ``quiet_s`` elsewhere).
+
+    One timeline, the built-in graph's (``rl_graph`` module docstring): sensor arrivals, then a
+    navsat tick, then an EKF tick at the same instant. ekf_node runs on the stepped sim clock of
+    ``replay_ekf`` (IMU published at arrival, /clock = each tick). navsat_transform_node's inputs
+    and outputs go through the harness (remapped), so that it sees at its tick T exactly what the
+    built-in navsat sees: the fixes that arrived in (previous tick, T] (published in order), then
+    the latest /odometry/filtered of the EKF ticks before T (navsat keeps only the latest of each:
+    its subscriptions are depth 1, ``odomCallback``/``gpsFixCallback`` overwrite). Each
+    odometry/gps it publishes in that step is handed to ekf_node at T (before the next EKF tick).
+
+    navsat's timer is a wall timer (navsat_transform.cpp:220; ``frequency`` is read for nothing
+    else, so the real node gets ``nav_frequency`` to keep the steps short): a step waits until
+    the node has answered. Its callback (``transformCallback``) publishes odometry/gps only when
+    a new fix **and** a new odometry arrived since its last publication (``prepareGpsOdometry``
+    needs ``gps_updated_`` and ``odom_updated_``; ``prepareFilteredGps``, run after it with
+    ``publish_filtered_gps``, clears ``odom_updated_`` and publishes gps/filtered), and computes
+    the datum instead of publishing while the transform is not good. So a step that relayed an
+    odometry, once navsat has had a fix and an odometry, ends with a gps/filtered: the harness
+    waits for it (and for the odometry/gps when a new good fix came); other steps wait
+    ``4/nav_frequency`` s. The step that computes the datum is served by two or more timer
+    callbacks here, where the graph's schedule has one per tick: the second publishes the datum
+    fix, which one callback per tick would not have published (the next tick publishes the next
+    fix instead: the caller checks that every tick brings a fix). That one odometry/gps is
+    recorded in ``datum_step_dropped`` and not handed to ekf_node.
+    """
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import Imu, NavSatFix
+
+    ekf_params = {**ci.ekf_params, 'use_sim_time': True, 'publish_tf': False}
+    imu_topic = ci.ekf_params['imu0']
+    gps_odom_topic = ci.ekf_params['odom0']
+    fix_topic = '/gps/fix'
+    inputs = {imu_topic: Imu, gps_odom_topic: Odometry, fix_topic: NavSatFix,
+              NAV_IN_ODOM: Odometry}
+    outputs = {'odometry/filtered': Odometry, NAV_OUT_ODOM: Odometry,
+               NAV_OUT_FILTERED: NavSatFix}
+    # navsat looks world → base_link up to rotate the antenna offset (zero here: the fixes say
+    # base_link); a static identity stands in for the EKF's broadcast, which only rotates it
+    world_base = (('odom', 'base_link', (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),)
+    h = _Harness(ctx, inputs, outputs, world_base)
+    nav_params = {**ci.navsat_params, 'frequency': float(nav_frequency)}
+    real_nav = RealNode(exe['navsat_transform_node'], 'navsat_transform', nav_params, env,
+                        remaps=(('odometry/filtered', NAV_IN_ODOM), ('odometry/gps', NAV_OUT_ODOM),
+                                ('gps/filtered', NAV_OUT_FILTERED), ('gps/fix', fix_topic)),
+                        tf_static=world_base, tf_exe=exe['static_transform_publisher'])
+    real_ekf = RealNode(exe['ekf_node'], 'ekf_filter_node', ekf_params, env)
+    res = ChainResult()
+    try:
+        if not h.spin_until(lambda: h.matched(None), 30.0):
+            raise RuntimeError('ekf_node / navsat_transform_node did not come up')
+        h.spin_for(0.5)
+        period = int(ci.ekf_ticks[1] - ci.ekf_ticks[0])
+        h.current = int(ci.ekf_ticks[0]) - 1
+        h.clock(int(ci.ekf_ticks[0]) - period)  # t0: nothing queued, nothing fires
+        h.spin_for(quiet_s)
+        # the timeline: (time, order, index, item); order: arrivals, navsat tick, EKF tick
+        timeline = [(e.arrival_ns, 0, i, e) for i, e in enumerate(ci.events)]
+        timeline += [(int(t), 1, 0, None) for t in ci.nav_ticks]
+        timeline += [(int(t), 2, 0, None) for t in ci.ekf_ticks]
+        timeline.sort(key=lambda x: x[:3])
+        ekf_out = h.received['odometry/filtered']
+        nav_odom, nav_filt = h.received[NAV_OUT_ODOM], h.received[NAV_OUT_FILTERED]
+        fixes, relayed, sent_to_ekf = [], 0, False
+        had_fix = had_odom = transform_good = new_fix = False
+        nav_wait = 4.0 / nav_frequency
+        for t, order, _, item in timeline:
+            if order == 0:
+                if item.sensor == 'fix':
+                    fixes.append(item.msg)  # held until navsat's tick
+                else:
+                    h.pubs[imu_topic].publish(item.msg)
+                    sent_to_ekf = True
+                continue
+            if order == 1:  # navsat tick
+                h.current = t
+                for m in fixes:
+                    h.pubs[fix_topic].publish(m)
+                    good = (m.status.status != -1 and all(
+                        math.isfinite(v) for v in (m.latitude, m.longitude, m.altitude)))
+                    had_fix |= good
+                    new_fix |= good
+                fixes = []
+                odom = relayed < len(ekf_out)
+                if odom:
+                    h.pubs[NAV_IN_ODOM].publish(ekf_out[-1][1])
+                    relayed = len(ekf_out)
+                    had_odom = True
+                n_odom, n_filt = len(nav_odom), len(nav_filt)
+                datum_step = not transform_good and odom and had_fix and had_odom
+                if odom and had_fix and had_odom:  # a gps/filtered ends this step
+                    want_odom = new_fix
+                    ok = h.spin_until(lambda: len(nav_filt) > n_filt and (
+                        not want_odom or len(nav_odom) > n_odom), timeout_s)
+                    if not ok:
+                        res.missing.append(('navsat', t))
+                    transform_good = True
+                    if len(nav_odom) > n_odom:
+                        new_fix = False
+                    h.spin_for(0.002)
+                else:
+                    h.spin_for(nav_wait)
+                got = nav_odom[n_odom:]
+                res.navsat_steps.append((t, len(got), len(nav_filt) - n_filt))
+                if datum_step:
+                    res.datum_step_dropped += [stamp_ns(m.header.stamp) for _, m in got]
+                    got = []
+                for _, m in got:
+                    h.pubs[gps_odom_topic].publish(m)
+                    sent_to_ekf = True
+                continue
+            # EKF tick
+            if sent_to_ekf:
+                h.spin_for(settle_s)
+                sent_to_ekf = False
+            h.current = t
+            n0 = len(ekf_out)
+            h.clock(t)
+            if t not in expected:
+                h.spin_for(quiet_s)
+            elif not h.spin_until(lambda: len(ekf_out) > n0,
+                                  timeout_s if len(res.missing) < 3 else quiet_s):
+                res.missing.append(t)
+        h.spin_for(quiet_s)
+    finally:
+        res.navsat_log = real_nav.stop()
+        _finish(res, real_ekf, h)
+    return res
+
+
+def chain_estimate(ci: ChainInputs, outputs) -> tuple:
+    """Return (stamp s from the run start, vx, vy) of ``Published`` odometry, as judge_batch."""
+    st = np.array([p.stamp_ns for p in outputs], np.int64) - ci.t0_ns
+    vx = np.array([p.msg.twist.twist.linear.x for p in outputs])
+    vy = np.array([p.msg.twist.twist.linear.y for p in outputs])
+    return st / 1e9, vx, vy
+
+
+# ---------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     """
     Print the deviations of named cases (the numbers docs/judge.md states).

@@ -119,22 +119,39 @@ def _compare(real, built):
     return dev
 
 
-# Settled (issue 23): in IMU mode the real node stalls after its first output, lever arm or not.
-# navsat_transform.cpp drops its IMU subscription (``imu_sub_.reset()``) in the timer callback
-# that computes the transform; with the rclcpp built by ``make rl`` (29.3) the executor then
-# busy-waits and runs no callback again: no timer, no odometry, no fix (measured: the node alive,
-# 0.99 s CPU over the replay against 0.12 s with use_odometry_yaw; the same stall without a
-# lever arm; with use_odometry_yaw, no IMU subscription, every step published). Not the harness's
-# stepping (nothing is published however long it waits) nor a navsat behaviour to emulate: the
-# outputs before the stall equal the built-in's (9.3e-10 m), and 'lever_arm_odometry_yaw'
-# compares the lever arm in zone 32V at every step. strict: a fixed executor makes them pass.
+# Settled (issue 23): in IMU mode the real node stops after its first output, lever arm or not: an
+# upstream behaviour of the node as built here, not the harness's stepping. navsat_transform.cpp
+# (3.6.0) destroys its IMU subscription inside the timer callback that computes the transform
+# (``imu_sub_.reset()``), and rclcpp 29.3's executor (../shared/ros2_sources) does not survive
+# that: a destroyed entity does not ask for a rebuild (``entities_need_rebuild_`` is set by guard
+# conditions, which creation triggers and destruction does not), so the executor's wait set keeps
+# the expired weak entry; ``storage_rebuild_rcl_wait_set_with_sets`` skips it when it fills the rcl
+# wait set ("flag for pruning", never pruned outside ``collect_entities``), which shifts every
+# later subscription's rcl index one below its rclcpp storage index;
+# ``WaitResult::next_ready_subscription`` maps a ready rcl slot ``ii`` to storage entry ``ii``
+# (the expired one → nullptr: ``get_next_ready_executable``'s loop ends; after it, the wrong
+# subscription), so the subscription(s) after the IMU's in the wait set's order (by handle
+# address) are never taken again: their depth-1 reader stays ready, ``rcl_wait``
+# returns at once (the busy loop: 0.99 s CPU over the replay against 0.12 s with
+# use_odometry_yaw, the node alive; upstream's issue cra-ros-pkg/robot_localization#890 reports
+# navsat_transform above 100 % CPU in IMU mode on Jazzy), and no new fix or odometry reaches the
+# callbacks: nothing more is published however long the harness waits. rclcpp reworked this after
+# 29.3 (ros2/rclcpp#2745, "Executor strong reference fix", Feb 2025; not tried here: a rebuild
+# of rclcpp; the mechanism is read in the sources and fits every measurement, a patched build
+# would confirm it). Not the harness's stepping either: a plain stream (odometry, IMU and a fix
+# every 0.1 s for 3 s, replay_navsat with step_s=0.1) gave 1 odometry/gps in IMU mode and 30 of
+# 30 with use_odometry_yaw. Without an IMU subscription (use_odometry_yaw, the sim graph's
+# configuration) nothing is destroyed: 'lever_arm_odometry_yaw' compares the lever arm in zone
+# 32V at every step, and the outputs before the stall equal the built-in's (9.3e-10 m). strict:
+# a fixed executor makes them pass.
 REAL_NODE_STALLS = {'lever_arm', 'norway_zone'}
 
 
 @pytest.mark.parametrize('case', [
     pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=(
-        'the real navsat_transform_node stalls after imu_sub_.reset() (rclcpp executor '
-        'busy-waits): only its first output is published')))
+        'upstream: navsat_transform_node destroys its IMU subscription in a timer callback; '
+        "rclcpp 29.3's executor then maps ready subscriptions to the expired entry, busy-waits "
+        'and never takes the fixes again: only its first output is published')))
     if c in REAL_NODE_STALLS else c
     for c in sorted(CASES)
 ])

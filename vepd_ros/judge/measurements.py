@@ -76,6 +76,7 @@ class StateTerms:
     accel_lever: np.ndarray | None = None  # t: z[12:15] -= (t × ω_state) × ω_state
     gravity_rot: np.ndarray | None = None  # Rot: z[12:15] -= (R_state·Rot)ᵀ (0,0,g)
     gravity: float = 0.0
+    two_d: bool = False  # two_d_mode: its entries are 0 after the terms (forceTwoD comes last)
 
     def apply(self, z: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Z (..., 15) adjusted with the state x (K, 15) (K broadcast against z's leading axes)."""
@@ -104,6 +105,8 @@ class StateTerms:
                 cp = np.cos(p)
                 row2 = np.stack([-np.sin(p), cp * np.sin(r), cp * np.cos(r)], axis=-1)
             z[..., 12:15] -= self.gravity * (row2 @ self.gravity_rot)
+        if self.two_d:  # upstream's prepareTwist/prepareAcceleration end with forceTwoD
+            z[..., _TWO_D_LIST] = 0.0
         return z
 
 
@@ -663,6 +666,8 @@ class MeasurementBuilder:
         plan = self._finish_plan(tuple(flags), off, cov.shape[-1])
         if self.params.two_d_mode:
             z[..., _TWO_D_LIST] = 0.0
+            if terms is not None:  # terms added at delivery must not undo it (issue 23)
+                terms.two_d = True
         m = plan.m
         sel = keep.nonzero()[0]  # keep: (N,) bool
         lead = (
