@@ -258,11 +258,12 @@ def test_every_help_example_runs_as_printed(page, tmp_path, domain_id, shared_da
     for name, text in USER_FILES.items():
         (tmp_path / name).write_text(CLASSIC_URDF if text == 'CLASSIC_URDF' else text)
     for cmd in EXAMPLES[page]:
-        run = cmd.replace('../shared/', f'{shared_data.parent}/')
-        run = re.sub(r'(?<=\s)config/', f'{REPO}/config/', run)
-        run = run.replace('/tmp/', f'{tmp_path}/').replace(
+        # /tmp/ first: the clone and ../shared may themselves live under /tmp (CI's do)
+        run = cmd.replace('/tmp/', f'{tmp_path}/').replace(
             'ROS_DOMAIN_ID=7 ', f'ROS_DOMAIN_ID={domain_id} '
         )
+        run = run.replace('../shared/', f'{shared_data.parent}/')
+        run = re.sub(r'(?<=\s)config/', f'{REPO}/config/', run)
         for pattern, small in SMALLER:
             run = re.sub(pattern, small, run)
         for made, maker in MAKERS.items():
