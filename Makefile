@@ -27,7 +27,7 @@ unexport RMW_IMPLEMENTATION ROS_LOCALHOST_ONLY
 # `make rl` builds against the venv's wheels (tools/rl_build/build.py; cached outside the clone).
 RL_SOURCES := $(CURDIR)/../shared/ros2_sources
 
-.PHONY: venv rl rl-golden test demo bench lint clean
+.PHONY: venv rl rl-golden rl-if-sources test test-slow demo bench lint clean
 
 venv: $(STAMP)
 
@@ -67,10 +67,18 @@ rl: $(STAMP)
 
 # With ../shared/ros2_sources present the real robot_localization is built (or reused) first, so
 # its tests run; without it they skip with the reason.
-test: $(STAMP)
+# `make test`: every test not marked slow (~4 min on 2 cores). `make test-slow`: the slow real-tool
+# tests (real ros2 launch, the demo under load, every help example, the real robot_localization;
+# ~30 min). CI (.ci/run) runs both.
+test: $(STAMP) rl-if-sources
+	$(PY) -m pytest -n 2 --durations=15 -m 'not slow' test
+
+test-slow: $(STAMP) rl-if-sources
+	$(PY) -m pytest -n 2 --durations=25 -m slow test
+
+rl-if-sources: $(STAMP)
 	@if [ -d $(RL_SOURCES) ]; then $(MAKE) --no-print-directory rl; \
 	else echo 'make test: $(RL_SOURCES) not found: the real robot_localization tests will skip'; fi
-	$(PY) -m pytest -n 2 --durations=25 test
 
 demo: $(STAMP)
 	$(VENV)/bin/vepd demo
