@@ -55,8 +55,14 @@ def state_risk(x, P) -> bool:
     the sum bounds tr P ≥ max |P_ij| from above; NaN and Inf propagate.
     """
     k = x.shape[0]
-    tot = np.einsum('ki,ki->k', x, x) + P.reshape(k, -1) @ _ONES_EYE225
-    return not bool((tot <= STATE_RISK * STATE_RISK).all())
+    if k == 1:  # two dot products (~1 µs; einsum cost ~25 µs at every step)
+        xr = x.ravel()
+        return not _dot(xr, xr) + _dot(P.ravel(), _ONES_EYE225) <= _STATE_RISK2
+    tot = (x * x).sum(axis=1) + P.reshape(k, -1) @ _ONES_EYE225
+    return not bool((tot <= _STATE_RISK2).all())
+
+
+_STATE_RISK2 = STATE_RISK * STATE_RISK
 
 
 FLOAT_RUNS_MAX = 16
