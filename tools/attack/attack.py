@@ -409,8 +409,12 @@ def build_cases():
         'infinity': 'Infinity',
         'plus_nan': '+nan',
     }
+    # a non-finite cell excludes its run, named with column and row, and the result is
+    # incomplete: exit 4 (issue 24, "non-finite never scored"); other bad cells are errors (2)
+    non_finite = {'nan', 'NaN', 'inf', 'ninf', '1e5000', 'infinity', 'plus_nan'}
     for tag, v in bad_vals.items():
         ex = 'either' if tag == 'space' else 'error'
+        rcs = (4,) if tag in non_finite else (2,)
         case(
             f'eval_se_vel_{tag}',
             h1,
@@ -419,6 +423,7 @@ def build_cases():
             setup=csv_mut(R, set_cell(10, 2, v)),
             hints=('circle_1', 'se_vel'),
             check=chk_stdout_json,
+            err_rcs=rcs,
         )
         case(
             f'eval_gt_vel_{tag}',
@@ -428,6 +433,7 @@ def build_cases():
             setup=csv_mut(R, set_cell(10, 3, v)),
             hints=('circle_1', 'gt_vel'),
             check=chk_stdout_json,
+            err_rcs=rcs,
         )
     for tag, v in {
         'nan': 'nan',
@@ -442,6 +448,7 @@ def build_cases():
             EVAL,
             setup=csv_mut(R, set_cell(10, 0, v)),
             hints=('circle_1', 'se_time'),
+            err_rcs=(4,) if tag == 'nan' else (2,),
         )
         case(
             f'eval_gt_time_last_{tag}',
@@ -449,6 +456,7 @@ def build_cases():
             EVAL,
             setup=csv_mut(R, set_cell(150, 1, v)),
             hints=('circle_1', 'gt_time'),
+            err_rcs=(4,) if tag == 'nan' else (2,),
         )
     case(
         'eval_1e308_strict',
@@ -2169,7 +2177,8 @@ def build_cases():
         ('judge_bad', ['judge:=zzz'], 'judge'),
         ('velocity_bad', ['velocity:=up'], 'velocity'),
         ('ekf_missing', ['ekf_config:={in}/nope.yaml'], 'nope.yaml'),
-        ('out_user_dir', ['output_dir:={out}'], 'output_dir'),
+        # (the bag's truth type given: the default, sbg_driver's, is not installed here)
+        ('out_user_dir', ['output_dir:={out}', 'truth_type:=nav_msgs/msg/Odometry'], 'output_dir'),
     ]:
         full = (['bag:={fix}/bags/good'] if tag != 'bag_empty' else []) + args
         setup = (lambda sb: wr(sb / 'a/b/c/out/mine.txt', 'u')) if tag == 'out_user_dir' else None
