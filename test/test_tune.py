@@ -185,33 +185,36 @@ def _imu_objective(model='ch_drift_paper', judge='builtin'):
 @pytest.mark.slow
 def test_imu_noise_is_not_identifiable_from_vepd_under_the_builtin_judge():
     """
-    Tuning an IMU model: its noise parameters leave the VEPD unchanged (measured, not assumed).
+    Tuning an IMU model: its noise parameters move the VEPD less than it can resolve (measured).
 
-    The built-in judge (config/ekf.yaml, the ART configuration) gates IMU accelerations jointly
-    with the two_d az pseudo-measurement (variance 1e-6) at 0.8 σ: every noisy acceleration is
-    rejected, so acc_sigma does not change one bit of the VEPD; the gyro only turns the heading,
-    which the speed the VEPD compares does not see (changes of < 1e-6 of the objective's
-    resolution); so does every other real-valued parameter of the model at 10 × its default. The
-    resolution is the reference's own spread (``reference_floor``: two batches of the reference
-    differ by it); an IMU parameter cannot be recovered from VEPD here, and a tuned IMU's values
-    mean nothing. The GPS σ of the same pair moves the VEPD by many times that
-    resolution: the pair's IMU parameters do reach the simulation (gyro_sigma changes bits).
+    The resolution is the reference's own spread (``reference_floor``: two batches of the reference
+    differ by it). Under the built-in judge (config/ekf.yaml, the ART configuration) the
+    accelerations reach the filter since issue 23's difference 12 (two_d's az = 0 after gravity
+    removal, as ekf_node; before it every acceleration failed the 0.8 σ gate against az = −g and
+    acc_sigma changed no bit): the acceleration parameters (and the rate, which steps the drift) now
+    move the VEPD by up to ~6 % of the resolution (measured 0.058–0.065); the gyro only turns the
+    heading, which the speed the VEPD compares does not see (< 1e-6 of the resolution). So an IMU
+    parameter cannot be recovered from VEPD here. The GPS σ of the same pair moves the VEPD by many
+    times that resolution: the pair's IMU parameters do reach the simulation (gyro_sigma changes
+    bits).
     """
     ob = _imu_objective()
     floor = ob.reference_floor()
     assert floor > 0
     acc = [ob({'acc_sigma': [s, s, 0.01]}) for s in (0.03, 0.3, 3.0)]
-    assert acc[0] == acc[1] == acc[2]  # bit for bit: accelerations never enter the judge
+    assert len(set(acc)) == 3  # accelerations reach the judge...
+    assert max(acc) - min(acc) < 0.2 * floor  # ...inside the resolution (measured 0.058)
     gyro = [ob({'gyro_sigma': [s] * 3}) for s in (0.0, 0.02, 0.2)]
     assert len(set(gyro)) > 1  # the parameter reaches the IMU model...
     assert max(gyro) - min(gyro) < 1e-6 * floor  # ...and the VEPD cannot tell
-    # every real-valued parameter of the model, 10 × its default (or 0.01 for a zero one): the
-    # same (a constant gyro bias, a bias walk, the rate included)
+    # every real-valued parameter of the model, 10 × its default (or 0.01 for a zero one): inside
+    # the resolution (the acceleration terms and the rate within 0.2 of it, the gyro within 1e-6)
     base = ob({})
     for name, (_, p) in core.declarations('ch_drift_paper').items():
         scaled = [10 * x or 0.01 for x in p.default] if isinstance(p.default, list) else (
             10 * p.default or 0.01)
-        assert abs(ob({name: scaled}) - base) < 1e-6 * floor, name
+        moves_accel = name.startswith('acc') or name == 'update_rate_hz'
+        assert abs(ob({name: scaled}) - base) < (0.2 if moves_accel else 1e-6) * floor, name
     pair = core.Objective(
         'ch_gauss,ch_drift_paper', 'ch_gauss', ['circle', 'sine'], 6, 10.0, seed=3,
         reference_params={'gauss_sigma_m': [0.03] * 3})
