@@ -191,12 +191,12 @@ def test_imu_noise_is_not_identifiable_from_vepd_under_the_builtin_judge():
     differ by it). Under the built-in judge (config/ekf.yaml, the ART configuration) the
     accelerations reach the filter since issue 23's difference 12 (two_d's az = 0 after gravity
     removal, as ekf_node; before it every acceleration failed the 0.8 σ gate against az = −g and
-    acc_sigma changed no bit): the acceleration parameters (and the rate, which steps the drift) now
-    move the VEPD by up to ~6 % of the resolution (measured 0.058–0.065); the gyro only turns the
-    heading, which the speed the VEPD compares does not see (< 1e-6 of the resolution). So an IMU
-    parameter cannot be recovered from VEPD here. The GPS σ of the same pair moves the VEPD by many
-    times that resolution: the pair's IMU parameters do reach the simulation (gyro_sigma changes
-    bits).
+    acc_sigma changed no bit): the acceleration parameters (and the rate, which steps the drift)
+    now move the VEPD by up to ~6 % of the resolution (measured 0.058–0.065); the gyro only turns
+    the heading, which the speed the VEPD compares does not see (< 1e-6 of the resolution). So an
+    IMU parameter cannot be recovered from VEPD here. The GPS σ of the same pair moves the VEPD by
+    many times that resolution: the pair's IMU parameters do reach the simulation (gyro_sigma
+    changes bits).
     """
     ob = _imu_objective()
     floor = ob.reference_floor()
