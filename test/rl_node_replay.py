@@ -143,6 +143,13 @@ class _Harness:
             ok = ok and self.node.count_publishers('/tf_static') >= self.n_tf
         return ok and all(s.get_publisher_count() >= 1 for s in self.subs)
 
+    def acked(self, topics, timeout_s: float = 2.0) -> None:
+        """Wait until every subscriber acknowledged what ``topics``' publishers sent."""
+        from rclpy.duration import Duration
+
+        for t in topics:
+            self.pubs[t].wait_for_all_acked(Duration(seconds=timeout_s))
+
     def clock(self, t_ns: int):
         from rosgraph_msgs.msg import Clock
 
@@ -233,7 +240,7 @@ def builtin_ekf(params: dict, events, ticks, transforms=None):
 
 def replay_ekf(ctx, exe, env, params: dict, events, ticks, expected: dict, tf_static=(),
                tf_exe: str = '', settle_s: float = 0.01, quiet_s: float = 0.03,
-               timeout_s: float = 3.0):
+               timeout_s: float = 3.0, tf_wait_s: float = 0.5):
     """
     Drive the real ekf_node through ``ticks``.
 
@@ -253,7 +260,7 @@ def replay_ekf(ctx, exe, env, params: dict, events, ticks, expected: dict, tf_st
     try:
         if not h.spin_until(lambda: h.matched(None), 30.0):
             raise RuntimeError('ekf_node did not come up (no matching publisher/subscriber)')
-        h.spin_for(0.5)  # /tf_static reaches the node's listener; its timer exists
+        h.spin_for(tf_wait_s)  # /tf_static reaches the node's listener; its timer exists
         evs = sorted(events, key=lambda e: e.arrival_ns)
         i = 0
         out = h.received['odometry/filtered']
@@ -264,11 +271,18 @@ def replay_ekf(ctx, exe, env, params: dict, events, ticks, expected: dict, tf_st
         for t in ticks:
             t = int(t)
             sent = False
+            topics = set()
             while i < len(evs) and evs[i].arrival_ns <= t:
                 h.pubs[evs[i].topic].publish(evs[i].msg)
+                topics.add(evs[i].topic)
                 i += 1
                 sent = True
             if sent:
+                # the node's reader holds them (reliable: acknowledged) before the settle; the
+                # settle then only has to cover its executor taking them (rclcpp runs a ready
+                # timer before a ready subscription, so a message still in the reader when the
+                # tick comes would be fused one tick late)
+                h.acked(topics)
                 h.spin_for(settle_s)
             h.current = t
             n0 = len(out)

@@ -53,11 +53,23 @@ def _run_case(rl_judge, domain_id, ros_ctx, params, events, tf_static=()):
     ticks = ekf_ticks(period, events)
     outs, f = builtin_ekf(params, events, ticks, _transforms(tf_static))
     expected = {t: stamp for t, stamp, _, _ in outs}
-    real = replay_ekf(ros_ctx, str(rl_judge.executable('ekf_node')), rl_judge.env(domain_id),
-                      params, events, ticks, expected, tf_static,
-                      str(rl_judge.executable('static_transform_publisher')))
-    dev = compare_ekf(real, outs)
+
+    def replay(settle_s, tf_wait_s):
+        real = replay_ekf(ros_ctx, str(rl_judge.executable('ekf_node')), rl_judge.env(domain_id),
+                          params, events, ticks, expected, tf_static,
+                          str(rl_judge.executable('static_transform_publisher')),
+                          settle_s=settle_s, quiet_s=max(0.03, settle_s), tf_wait_s=tf_wait_s)
+        return real, compare_ekf(real, outs)
+
+    real, dev = replay(0.01, 0.5)
     print(f'\n{dev}  dropped={f.dropped}')
+    if not dev.ok(ATOL_STATE, ATOL_POSITION, RTOL_P):
+        # The stepped schedule is a wall-clock race the harness can lose on a loaded machine
+        # (CI: a tick that overtook a message, or a /tf_static not yet in the node's buffer). A
+        # judge difference does not depend on the pace: the same case, paced 10x slower, decides.
+        print(f'replayed at 10x the settle time after: {dev}\n{real.log[-2000:]}')
+        real, dev = replay(0.1, 3.0)
+        print(f'paced 10x slower: {dev}')
     assert not real.missing, f'no output at ticks {real.missing[:5]}...\n{real.log[-3000:]}'
     return dev, f, real
 
