@@ -119,3 +119,18 @@ def ros2_cmd(*args: str) -> list[str]:
         'import sys; from ros2cli.cli import main; sys.exit(main())',
         *args,
     ]
+
+
+_LAUNCH_EVENTS = ('process has died', 'exit code', 'Caught exception', 'Unknown child',
+                  'Traceback', 'KeyboardInterrupt', 'no VEPD result', 'ERROR')
+
+
+def launch_log_excerpt(log: str, tail_chars: int = 3000) -> str:
+    """
+    Return what explains a launch's outcome: its event lines from the whole log, then its tail.
+
+    A failing launch test's message: the tail alone loses the first failure of a long log (the
+    process that died first, launch's own exception), which is what names the cause.
+    """
+    events = [ln for ln in log.splitlines() if any(k in ln for k in _LAUNCH_EVENTS)][:40]
+    return '\n'.join(['-- event lines --', *events, '-- tail --', log[-tail_chars:]])

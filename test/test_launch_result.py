@@ -24,7 +24,12 @@ import subprocess
 import time
 
 import pytest
-from ros2_tooling import package_executables_ready, ros2_cmd, ros2_env
+from ros2_tooling import (
+    launch_log_excerpt,
+    package_executables_ready,
+    ros2_cmd,
+    ros2_env,
+)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -57,9 +62,9 @@ def test_launch_prints_the_result_tables_and_where_they_went(domain_id, tmp_path
         cmd, env=ros2_env('jazzy', domain_id), capture_output=True, text=True, timeout=300
     )
     log = proc.stdout + proc.stderr
-    assert proc.returncode == 0, log[-4000:]
-    assert 'Table I' in log and 'Ch:RW' in log and 'Table II' in log, log[-4000:]
-    assert f'VEPD result: {(out / "result.json").resolve()}' in log, log[-4000:]
+    assert proc.returncode == 0, launch_log_excerpt(log)
+    assert 'Table I' in log and 'Ch:RW' in log and 'Table II' in log, launch_log_excerpt(log)
+    assert f'VEPD result: {(out / "result.json").resolve()}' in log, launch_log_excerpt(log)
     assert 'VEPD (1)' not in log
 
 
@@ -100,9 +105,13 @@ def test_launch_that_loses_a_node_exits_1_naming_the_cause(domain_id, tmp_path, 
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
     log, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 1, log[-4000:]
+    assert proc.returncode == 1, launch_log_excerpt(log)
     # launch's process name: the executable and its number in the launch
-    assert re.search(r'no VEPD result: gps_noise_node-\d+ exited with status -9', log), log[-4000:]
-    assert 'gps_noise_node' in log.split('no VEPD result', 1)[1].splitlines()[0], log[-4000:]
-    assert 'exited with status -9' in log, log[-4000:]
+    assert (
+        re.search(r'no VEPD result: gps_noise_node-\d+ exited with status -9', log)
+    ), launch_log_excerpt(log)
+    assert (
+        'gps_noise_node' in log.split('no VEPD result', 1)[1].splitlines()[0]
+    ), launch_log_excerpt(log)
+    assert 'exited with status -9' in log, launch_log_excerpt(log)
     assert not (out / 'result.json').exists()
