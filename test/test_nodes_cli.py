@@ -14,6 +14,7 @@ starting; ``/diagnostics`` says ERROR and names the input while a watched input 
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from ros_helpers import console_script, ros_env, spin_until
@@ -213,3 +214,47 @@ def test_judge_supervisor_refuses_a_chain_it_cannot_start(domain_id, chain, expe
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "parameter 'chain'" in proc.stderr and expected in proc.stderr, proc.stderr
     assert 'Traceback' not in proc.stderr
+
+
+_BLOCKED_TEARDOWN = r"""
+import time
+
+import rclpy.service
+from rclpy.node import Node
+from vepd_ros.nodes.base import run_node
+
+# rclpy's Service.destroy made to block as Fast DDS was seen to, in a frame of rclpy's own file
+code = compile('def destroy(self):\n    time.sleep(60)\n', rclpy.service.__file__, 'exec')
+scope = {'time': time}
+exec(code, scope)
+rclpy.service.Service.destroy = scope['destroy']
+
+
+def factory():
+    node = Node('blocked_teardown')
+    node.create_timer(0.05, lambda: print('up', flush=True))
+    return node
+
+
+run_node(factory)
+"""
+
+
+@pytest.mark.ros
+def test_node_whose_rclpy_teardown_blocks_exits_with_its_status_naming_where(domain_id):
+    """A Ctrl-C'd node whose rclpy teardown hangs ends by itself (0, one line), not by SIGKILL."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, '-c', _BLOCKED_TEARDOWN], env=ros_env(domain_id),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout.readline().strip() == 'up'
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert 'rclpy teardown blocked 3 s in destroy' in out and 'service.py' in out, out
+    assert 'Traceback' not in out, out

@@ -244,6 +244,18 @@ def node_help(
 SHUTDOWN_STACKS_AFTER_S = 4.0
 """A node still shutting down after this long prints its threads' stacks (launch waits 5 s)."""
 
+RCL_TEARDOWN_LIMIT_S = 3.0
+"""
+The longest a node's process waits for rclpy to tear its entities down at exit (s, wall clock).
+
+Seen under load (a Ctrl-C'd launch): ``destroy_node`` blocked in ``rclpy.Service.destroy`` (Fast
+DDS deleting the service's entities) until launch SIGKILLed the node 15 s later, and the launch
+reported it as died (-9). The node's own work is done by then (files written, chain stopped); the
+teardown only tells the graph the node left, which its process ending tells too. A process blocked
+in rclpy's own frames this long says so in one line and exits with the status it had; time spent in
+vepd_ros's code (a recorder writing its run, a supervisor stopping its chain) does not count.
+"""
+
 SPIN_WAKE_S = 0.5
 """
 The longest a node's executor waits in rcl before it returns to Python (s, wall clock).
@@ -334,6 +346,7 @@ def _run_node(factory: Callable[..., Node], args) -> int:
     from rclpy.signals import SignalHandlerOptions
 
     node = None
+    status = 1  # what the process exits with, should rclpy's teardown hang (an exception: 1)
     _set_signals(_request_stop)
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -341,7 +354,8 @@ def _run_node(factory: Callable[..., Node], args) -> int:
             node = factory()
         except ParameterError as exc:
             print(f'[ERROR] {exc}', file=sys.stderr)
-            return 2
+            status = 2
+            return status
         from vepd_ros.nodes.guard import watch_inputs
 
         watch_inputs(node)  # a second graph on this domain stops the node (exit 1)
@@ -362,20 +376,27 @@ def _run_node(factory: Callable[..., Node], args) -> int:
             if node.context.ok():
                 raise
         if getattr(node, 'foreign_publisher', None):
-            return 1
-        return getattr(node, 'exit_status', 0)  # a node that ended on a failure says so
+            status = 1
+        else:
+            status = getattr(node, 'exit_status', 0)  # a node that ended on a failure says so
+        return status
     except KeyboardInterrupt:
-        return 0  # interrupted while starting
+        status = 0
+        return status  # interrupted while starting
     except Exception:
         if rclpy.ok():
             raise
-        return 0  # a signal shut the context down during construction
+        status = 0
+        return status  # a signal shut the context down during construction
     finally:
         try:
             _set_signals(signal.SIG_IGN)
-            # a shutdown that hangs (signals are ignored from here on, so launch ends up
-            # SIGKILLing the node) leaves every thread's stack on stderr, in the launch log
-            faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
+            if args is None:  # a process of its own (run_node then ends it with os._exit)
+                _exit_if_rclpy_teardown_hangs(status)
+            else:
+                # a shutdown that hangs (signals are ignored from here on) leaves every thread's
+                # stack on stderr
+                faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
             if node is not None:
                 try:
                     node.destroy_node()
@@ -384,6 +405,46 @@ def _run_node(factory: Callable[..., Node], args) -> int:
             rclpy.try_shutdown(uninstall_handlers=False)
         except KeyboardInterrupt:  # a signal that came before the handlers were replaced
             pass
+
+
+def _exit_if_rclpy_teardown_hangs(status: int) -> None:
+    """
+    Watch the main thread's cleanup; end the process once rclpy's teardown has blocked too long.
+
+    A daemon thread samples the main thread's innermost frame every 0.1 s: time spent
+    continuously in rclpy's own modules counts toward ``RCL_TEARDOWN_LIMIT_S``; then it prints
+    where the teardown blocked and ends the process with ``status`` (``os._exit``: the node's own
+    work is done). The thread dies with the process when the cleanup finishes normally.
+    """
+    import threading
+    import time
+
+    main = threading.main_thread().ident
+    rclpy_dir = os.path.dirname(rclpy.__file__) + os.sep
+
+    def watch():
+        blocked_since = None
+        while True:
+            time.sleep(0.1)
+            frame = sys._current_frames().get(main)
+            if frame is None:
+                return
+            now = time.monotonic()
+            if not frame.f_code.co_filename.startswith(rclpy_dir):
+                blocked_since = None
+                continue
+            blocked_since = blocked_since or now
+            if now - blocked_since >= RCL_TEARDOWN_LIMIT_S:
+                where = f'{frame.f_code.co_name} ({frame.f_code.co_filename}:{frame.f_lineno})'
+                sys.stderr.write(
+                    f'[WARN] rclpy teardown blocked {RCL_TEARDOWN_LIMIT_S:g} s in {where}; '
+                    f'the node has done its work: exiting with status {status} without it\n'
+                )
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+
+    threading.Thread(target=watch, name='vepd-teardown-watch', daemon=True).start()
 
 
 def count_takes(sub) -> list[int]:
