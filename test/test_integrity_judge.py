@@ -136,14 +136,19 @@ def test_zero_quaternion_is_identity_as_upstream():
     """
     Read an all-zero orientation as identity, but remove gravity with NaN (upstream's reading).
 
-    preparePose reads an all-zero quaternion as identity; prepareAcceleration normalises it
-    (0·(1/0) = NaN), so its acceleration entries are ignored, and counted.
+    preparePose reads an all-zero quaternion as identity (kept and counted, as upstream's
+    diagnostic says it); prepareAcceleration normalises it (0·(1/0) = NaN), so its acceleration
+    entries are ignored, and counted.
     """
     msgs = _stream()
     for a in 'xyzw':
         setattr(msgs[21][1].orientation, a, 0.0)
     f, out = _run(msgs)
-    assert f.dropped == {'imu0_acceleration: non-finite values (entries ignored)': 1}
+    assert f.dropped == {
+        'imu0_acceleration: non-finite values (entries ignored)': 1,
+        'imu0_pose: all-zero orientation quaternion read as identity (kept: robot_localization '
+        'corrects it so)': 1,
+    }
     assert np.isfinite(out.x).all()
 
 

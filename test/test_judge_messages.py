@@ -86,9 +86,22 @@ def test_zero_and_unnormalised_quaternions():
     b = MeasurementBuilder(params())
     m = b.from_message('imu0', imu_msg(T0, q=(0.0, 0.0, 0.0, 0.0)))[0]
     np.testing.assert_allclose(m.z[3:6], 0.0, atol=0)  # all-zero → identity
+    # kept, as upstream's "Correcting..." diagnostic keeps it, and counted
+    zero = 'imu0_pose: all-zero orientation quaternion read as identity'
+    assert [n for r, n in b.dropped.items() if r.startswith(zero)] == [1]
     q = 1.5 * np.array(quaternion_from_rpy(0.0, 0.0, 0.4))
     m = b.from_message('imu0', imu_msg(T0 + 1, q=tuple(q)))[0]
     assert m.z[5] == pytest.approx(0.4, abs=1e-12)
+    assert [n for r, n in b.dropped.items() if r.startswith(zero)] == [1]  # a real one: not
+
+
+def test_zero_quaternion_not_counted_when_the_imu_declares_no_orientation():
+    """orientation_covariance[0] = -1: the quaternion is never read, so a zero one is no fault."""
+    b = MeasurementBuilder(params())
+    msg = imu_msg(T0, q=(0.0, 0.0, 0.0, 0.0))
+    msg.orientation_covariance[0] = -1.0
+    b.from_message('imu0', msg)
+    assert not any('quaternion' in r for r in b.dropped), b.dropped
 
 
 def test_negative_variance_fused_as_its_absolute_value():

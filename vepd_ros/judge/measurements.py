@@ -320,6 +320,25 @@ class MeasurementBuilder:
         if n:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
 
+    def _count_zero_orientation(self, st: SubTopic, q_raw: np.ndarray, keep: np.ndarray) -> None:
+        """
+        Count the kept messages whose orientation is the all-zero quaternion.
+
+        preparePose reads it as identity and, when roll, pitch or yaw is fused, says so in a
+        diagnostic ("contains an invalid orientation quaternion ... Correcting"): it is kept, as
+        upstream keeps it, and counted, so a zero orientation never passes as a measured one.
+        """
+        if not np.asarray(st.update_vector)[3:6].any():
+            return
+        zero = (np.asarray(q_raw) == 0.0).all(axis=-1)
+        if zero.ndim > 1:
+            zero = zero.reshape(-1, keep.size).any(axis=0)
+        self._drop(
+            f'{st.name}: all-zero orientation quaternion read as identity (kept: '
+            'robot_localization corrects it so)',
+            int((zero & keep).sum()),
+        )
+
     def _state(self, topic: str) -> _SubState:
         return self._subs.setdefault(topic, _SubState())
 
@@ -466,6 +485,7 @@ class MeasurementBuilder:
         if st is not None:
             keep = self._guard(st.name, stamps, has_orientation)
             if keep.any():
+                self._count_zero_orientation(st, q_raw, keep)
                 cov6 = np.zeros(ocov.shape[:-2] + (6, 6))
                 cov6[..., 3:, 3:] = ocov
                 pos = np.zeros(q.shape[:-1] + (3,))
@@ -561,10 +581,11 @@ class MeasurementBuilder:
         st = self._sub(s, 'pose')
         if st is None:
             return []
-        q = tf2_quaternion(q)
+        q_raw, q = q, tf2_quaternion(q)
         keep = self._guard(st.name, stamps, np.ones(stamps.size, bool))
         if not keep.any():
             return []
+        self._count_zero_orientation(st, q_raw, keep)
         ser = self._pose_core(
             s,
             st,
