@@ -181,6 +181,32 @@ def test_a_process_a_report_requires_holds_the_step_until_it_has_reported(ros_ct
     assert pacer.ready()
 
 
+def test_subscriptions_a_report_vouches_for_hold_the_step_until_their_publishers_match(ros_ctx):
+    # robot_localization's nodes do not report: judge_supervisor_node vouches for their
+    # subscriptions, so the noise node's fix (and /clock) waits for them to be matched
+    pacer = _pacer(ros_ctx, 2)
+    _report(pacer, '/real/judge_supervisor', 10, vouches={'/real/gps/fix': 1})
+    _report(pacer, '/real/gps_noise', 11, published={'/real/gps/fix': 0},
+            matched={'/real/gps/fix': 0})
+    assert not pacer.ready()
+    _report(pacer, '/real/gps_noise', 11, published={'/real/gps/fix': 0},
+            matched={'/real/gps/fix': 1})
+    assert pacer.ready()
+
+
+def test_the_supervisor_vouches_for_a_robot_localization_chain_only():
+    """The real chain's inputs and /clock (one per process) are vouched for; ours report."""
+    from vepd_ros.nodes.judge_supervisor_node import chain_vouches
+
+    subs = ['gps/fix', 'odometry/filtered', 'imu/data', 'odometry/gps']
+    rl = ['robot_localization', 'robot_localization']
+    assert chain_vouches(rl, subs, True) == {
+        'gps/fix': 1, 'odometry/filtered': 1, 'imu/data': 1, 'odometry/gps': 1, '/clock': 2,
+    }
+    assert chain_vouches(rl, subs, False) == dict.fromkeys(subs, 1)  # no /clock off sim time
+    assert chain_vouches(['vepd_ros', 'vepd_ros'], subs, True) == {}
+
+
 def test_the_launch_paces_on_every_reporting_node_the_supervised_chains_included():
     from vepd_ros.ros_graph import paced_nodes
     from vepd_ros.ros_graph import build_graph

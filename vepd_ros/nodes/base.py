@@ -530,10 +530,12 @@ PROGRESS_TOPIC = TOPIC_PROGRESS
 Lockstep sim time across processes (std_msgs/String JSON, ``TrafficCounter.report``).
 
 ``{"node": <fqn>, "pid": n, "received": {topic: n}, "published": {topic: n}, "matched":
-{topic: n}, "heard": {topic: n}, "hold": bool, "requires": [pid]}``: how many messages a node on
-sim time has taken per topic and published per topic, how many subscriptions each of its
-publishers has matched and how many publishers each of its subscriptions has matched, sent
-whenever its executor has nothing left to run. truth_node (``pace_nodes``) takes its next step
+{topic: n}, "heard": {topic: n}, "hold": bool, "requires": [pid], "vouches": {topic: n}}``: how
+many messages a node on sim time has taken per topic and published per topic, how many
+subscriptions each of its publishers has matched and how many publishers each of its subscriptions
+has matched, sent whenever its executor has nothing left to run; ``vouches``: subscriptions of
+processes that do not report (robot_localization's, started by judge_supervisor_node), which the
+publishers of those topics must match too. truth_node (``pace_nodes``) takes its next step
 only once every subscriber has taken every message published on its topics (``/clock``
 included): the ``vepd run`` lockstep, by counts (``Pacer``).
 """
@@ -619,6 +621,7 @@ class TrafficCounter:
             'pid': os.getpid(),
             'hold': bool(getattr(self._node, 'pace_hold', False)),
             'requires': list(getattr(self._node, 'pace_requires', ())),
+            'vouches': dict(getattr(self._node, 'pace_vouches', {})),
             'received': self.received(),
             'published': dict(self.published),
             'matched': self.matched(),
@@ -717,7 +720,8 @@ class Pacer:
     judge_supervisor_node while it replaces a judge chain) holds the next step, and so does a
     process a report ``requires`` (by pid: the chain it started) until it has reported itself; a
     node that starts, or restarts under the same name, owes nothing published before its first
-    report.
+    report. A report's ``vouches`` (subscriptions of processes that do not report) count as
+    subscribers of their topics: their publishers must match them too.
     ``pace_nodes`` 0: always ready.
     """
 
@@ -778,6 +782,7 @@ class Pacer:
             pid, hold = int(e.get('pid', 0)), bool(e.get('hold', False))
             requires = [int(p) for p in e.get('requires', [])]
             heard = {str(t): int(n) for t, n in e.get('heard', {}).items()}
+            vouches = {str(t): int(n) for t, n in e.get('vouches', {}).items()}
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self.drops.drop('bad_progress', f'{PROGRESS_TOPIC}: {exc}')
         if name in self._gone:
@@ -800,6 +805,7 @@ class Pacer:
             'hold': hold,
             'requires': requires,
             'heard': heard,
+            'vouches': vouches,
             'wall': self._wall_ns(),
         }
 
@@ -868,6 +874,8 @@ class Pacer:
         for r in self._reports.values():
             for topic in r['received']:
                 subscribers[topic] = subscribers.get(topic, 0) + 1
+            for topic, n in r['vouches'].items():  # a silent process's subscriptions
+                subscribers[topic] = subscribers.get(topic, 0) + n
         # per publishing node (this one too): its topics -> subscriptions matched
         matched = [self.traffic.matched(), *(r['matched'] for r in self._reports.values())]
         unmatched = [

@@ -123,6 +123,23 @@ def _chain_commands(specs: list) -> list[tuple[str, list[str]]]:
     return commands
 
 
+def chain_vouches(packages: list[str], ready_subscribers: list[str], sim_time: bool) -> dict:
+    """
+    Return the subscriptions to vouch for on /vepd/progress: {topic (as given): count}.
+
+    A chain with processes that do not report (any package but vepd_ros): one subscription per
+    ``ready_subscribers`` topic, and one /clock subscription per such process on sim time. A chain
+    of vepd_ros nodes vouches for nothing: they report their own.
+    """
+    silent = sum(package != PACKAGE for package in packages)
+    if not silent:
+        return {}
+    vouches = dict.fromkeys(ready_subscribers, 1)
+    if sim_time:
+        vouches['/clock'] = silent
+    return vouches
+
+
 class JudgeSupervisorNode(Node):
 
     def __init__(self, node_name: str = 'judge_supervisor', **kwargs):
@@ -170,6 +187,19 @@ class JudgeSupervisorNode(Node):
             for proc, (package, _) in zip(self.procs, self.commands)
             if package == PACKAGE
         ]
+        # robot_localization's processes report nothing, so the pacer would not know they read
+        # /clock and the sensor topics: their subscriptions are vouched for here, and each step
+        # waits until the publishers there (truth_node's /clock, the noise nodes') have matched
+        # them. Without it a first /clock or fix sent before that match was lost to the real
+        # chain, and run 1 started late under judge:=robot_localization (issue 23)
+        self.pace_vouches = {
+            self.resolve_topic_name(t): n
+            for t, n in chain_vouches(
+                [package for package, _ in self.commands],
+                self.ready_subs,
+                self.get_parameter('use_sim_time').value,
+            ).items()
+        }
 
     def _stop_chain(self) -> None:
         if not self.procs:
