@@ -74,6 +74,7 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
             Parameter('expected_labels', value=','.join(LABELS)),
             Parameter('output_dir', value=str(out)),
             Parameter('report', value=False),
+            Parameter('warnings', value=['cfg: what the graph knows', '']),
         ],
     )
     test = rclpy.create_node('runs_src', context=ros_ctx)
@@ -138,6 +139,9 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     written = json.loads((out / 'result.json').read_text())
     assert written['models'] == got['models']
     assert node.evaluations == 1
+    # what the graph passed (a configured sensor's rate not applied) is said with the result
+    assert 'cfg: what the graph knows' in got['warnings'] == written['warnings']
+    assert '' not in got['warnings']
 
 
 def test_evaluator_ending_a_launch_prints_the_tables_and_where_they_went(

@@ -68,6 +68,26 @@ def test_graph_hands_each_file_to_its_noise_nodes(tmp_path):
             build_graph('sim_judge', {'models': 'ch_rw', **args})
 
 
+def test_graph_says_a_configured_rate_is_not_applied_as_the_study_does(tmp_path):
+    """The noise nodes run at 10/100 Hz whatever the file says; the result says so, as a study."""
+    from vepd_ros.models.spec import unused_rate_warning
+
+    sdf = tmp_path / 'robot.sdf'
+    sdf.write_text(SDF.replace('<update_rate>10<', '<update_rate>5<')
+                   .replace('<update_rate>100<', '<update_rate>50<'))
+    nodes = build_graph('sim_judge', {'models': 'ch_rw', 'gps_config': f'cfg={sdf}',
+                                      'imu_config': str(sdf), 'k': 2})
+    (ev,) = [n for n in nodes if n.role == 'evaluator']
+    assert ev.parameters[0]['warnings'] == [unused_rate_warning('cfg', 'gps', 5.0),
+                                            unused_rate_warning('the IMU', 'imu', 50.0)]
+    assert 'cfg: the configured rate 5 Hz is not used' in ev.parameters[0]['warnings'][0]
+    assert all('rate_hz' not in n.parameters[0] for n in nodes if n.role in ('gps', 'imu'))
+    sdf.write_text(SDF)  # the rates of every side: nothing to say
+    nodes = build_graph('sim_judge', {'models': 'ch_rw', 'gps_config': f'cfg={sdf}', 'k': 2})
+    (ev,) = [n for n in nodes if n.role == 'evaluator']
+    assert ev.parameters[0]['warnings'] == ['']
+
+
 @pytest.mark.ros
 @pytest.mark.slow
 def test_configured_model_graph_equals_study(domain_id, tmp_path):

@@ -578,21 +578,24 @@ def _evaluator(a: dict, t: dict, **params) -> NodeSpec:
     )
 
 
-def _configured(a: dict) -> tuple[dict, dict | None]:
+def _configured(a: dict) -> tuple[dict, dict | None, list[str]]:
     """
     Read ``gps_config`` and ``imu_config`` as vepd study does; bad files are named errors.
 
-    Returns label → (absolute file, GPS model) and the IMU's (absolute file, model) or None:
-    each file is checked here (``io.simconfig``, the one builder) before any node starts, and
+    Returns label → (absolute file, GPS model), the IMU's (absolute file, model) or None, and the
+    warnings for the result (a configured rate the noise nodes do not apply, as vepd study says
+    it): each file is checked here (``io.simconfig``, the one builder) before any node starts, and
     handed to its noise node as ``config_file``, which builds the same ``SensorSpec`` from it.
     """
     from vepd_ros.io.simconfig import configured_sensors, load_sensor_file
+    from vepd_ros.models.spec import unused_rate_warning
 
-    gps = {}
+    gps, warnings = {}, []
     items = [x.strip() for x in a['gps_config'].split(',') if x.strip()]
     try:
         for label, (path, cfg) in configured_sensors(items, 'gps_config').items():
             gps[label] = (str(path.resolve()), cfg.model)
+            warnings.append(unused_rate_warning(label, 'gps', cfg.spec.rate_hz))
     except (OSError, ValueError) as exc:
         raise ParameterError('gps_config', a['gps_config'], f'readable GPS sensor '
                              f'configurations ({exc})') from None
@@ -607,7 +610,8 @@ def _configured(a: dict) -> tuple[dict, dict | None]:
             raise ParameterError('imu_config', a['imu_config'], f'a readable IMU sensor '
                                  f'configuration ({exc})') from None
         imu = (str(Path(a['imu_config']).resolve()), cfg.model)
-    return gps, imu
+        warnings.append(unused_rate_warning('the IMU', 'imu', cfg.spec.rate_hz))
+    return gps, imu, [w for w in warnings if w]
 
 
 def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
@@ -620,7 +624,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
 
     # a label becomes a namespace and a folder: refused here, naming the argument, not by rcl
     models = [safe_component('models', m.strip()) for m in a['models'].split(',')]
-    configured, imu_file = _configured(a)
+    configured, imu_file, warnings = _configured(a)
     for label in configured:
         if label in models or label == REFERENCE_LABEL:
             raise ParameterError('gps_config', a['gps_config'], f'labels other than the '
@@ -746,6 +750,7 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
             expected_labels=','.join([*models, *configured]),
             scenarios=scenarios,
             seed=a['seed'],  # the study seed seeds the interval, as in vepd study
+            warnings=warnings or [''],  # (a string-array parameter cannot be empty)
         )
     )
     return nodes

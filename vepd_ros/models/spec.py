@@ -33,6 +33,25 @@ from vepd_ros.streams import TOPIC_RUN_EVENTS
 
 KINDS = ('gps', 'imu')
 NODE_OF_KIND = {'gps': 'gps_noise_node', 'imu': 'imu_noise_node'}
+SIDE_RATE_HZ = {'gps': 10.0, 'imu': 100.0}
+"""
+The sensor rates of every side of a study and of a launched graph (the noise nodes' defaults).
+
+The paper's (NavSatFix 10 Hz, Imu 100 Hz), the same for every model, so that VEPD compares
+noise, not sampling: a configured sensor's own rate (an SDF ``<update_rate>``, a parameters file's
+``rate_hz``) is not applied, and ``unused_rate_warning`` says so where the result appears.
+"""
+
+
+def unused_rate_warning(label: str, kind: str, rate_hz: float | None) -> str | None:
+    """Return the warning for a configured ``kind`` sensor whose own rate is not the side's."""
+    used = SIDE_RATE_HZ[kind]
+    if rate_hz is None or rate_hz == used:
+        return None
+    return (f'{label}: the configured rate {rate_hz:g} Hz is not used: every model runs at '
+            f'{used:g} Hz, the rate of every side of a study (as in the paper; VEPD compares '
+            'noise, not sampling)')
+
 
 MAX_MODEL_VALUE = MAX_VEC3_ABS
 """Largest magnitude of any number a model parameter holds (scalars as vectors): a σ of 1e308
@@ -109,7 +128,7 @@ def _datum_ok(v) -> bool:
 
 
 GPS_NODE_PARAMS = [
-    *noise_chain_params('gps', 'ch_rw', 10.0, 1000.0),
+    *noise_chain_params('gps', 'ch_rw', SIDE_RATE_HZ['gps'], 1000.0),
     Param(
         'datum',
         list(DEFAULT_DATUM),
@@ -130,7 +149,7 @@ GPS_NODE_PARAMS = [
 """gps_noise_node's own parameters (the model's come from ``gps_model_params``)."""
 
 IMU_NODE_PARAMS = [
-    *noise_chain_params('imu', 'ch_drift_paper', 100.0, 2000.0),
+    *noise_chain_params('imu', 'ch_drift_paper', SIDE_RATE_HZ['imu'], 2000.0),
     Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
     Param(
         'truth_source',

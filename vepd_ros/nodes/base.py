@@ -55,6 +55,12 @@ def node_spec(node: Node, kind: str, p: dict):
             raise ParameterError('config_file', p['config_file'], f'a readable sensor '
                                  f'configuration ({exc})') from None
         p['model'] = base.model
+        if base.rate_hz is not None and base.rate_hz != p['rate_hz']:
+            # the rate is the node's rate_hz (a study's side rate by default), never the file's
+            node.get_logger().warning(
+                f'config_file: its rate {base.rate_hz:g} Hz is not applied: this node publishes '
+                f'at rate_hz {p["rate_hz"]:g} Hz (set rate_hz to change it)'
+            )
     else:
         base = _spec.sensor_spec(kind, model=p['model'])
     declared = [q for q in base.declarations() if q.name != 'rate_hz']

@@ -60,6 +60,12 @@ EVALUATOR_PARAMS = [
     Param('seed', 0, 'bootstrap seed', low=0),
     Param('report', True, 'write report.md/.html and figures when all batches live in output_dir'),
     Param(
+        'warnings',
+        [''],
+        "what the graph knows the result must say (e.g. a configured sensor's rate not applied): "
+        'added to the warnings of the result',
+    ),
+    Param(
         'exit_when_done',
         False,
         'exit (status 0) once the result is published (not with rolling): '
@@ -198,6 +204,7 @@ class EvaluatorNode(Node):
             n_boot=self.p['n_boot'],
             seed=self.p['seed'],
         )
+        core.warnings.extend(w for w in self.p['warnings'] if w)
         out = Path(self.p['output_dir'])
         out.mkdir(parents=True, exist_ok=True)
         try:

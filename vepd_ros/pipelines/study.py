@@ -60,6 +60,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, NON_FINITE_SENSORS, REFERENCE
+from vepd_ros.models.spec import SIDE_RATE_HZ, unused_rate_warning
 from vepd_ros.params_file import config_file
 from vepd_ros.pipelines.judge_step import judge as judge_step, stack_runs
 from vepd_ros.runs.atomic import atomic_write_text
@@ -78,10 +79,8 @@ class SimulatedRun:
     sensors: object  # vepd_ros.models.sensors.SensorRun
 
 
-GPS_RATE_HZ = 10.0
-IMU_RATE_HZ = 100.0
-"""The sensor rates of every simulated side of a study: the paper's (NavSatFix 10 Hz, Imu 100 Hz),
-the same for every model so that VEPD compares noise, not sampling."""
+GPS_RATE_HZ = SIDE_RATE_HZ['gps']
+IMU_RATE_HZ = SIDE_RATE_HZ['imu']
 
 
 def truth_samples(
@@ -567,14 +566,11 @@ def run_study(
     core = EvaluatorCore(k=runs, velocity=velocity, n_boot=n_boot, seed=seed)
     # a configured sensor's own rate (an SDF <update_rate>, a params file's rate_hz) is not the
     # study's: said where the result appears, never applied silently
-    for label, spec, rate in [*((k, gps_of[k], GPS_RATE_HZ) for k in configured),
-                              ('the IMU', imu, IMU_RATE_HZ)]:
-        if spec.rate_hz is not None and spec.rate_hz != rate:
-            core.warnings.append(
-                f'{label}: the configured rate {spec.rate_hz:g} Hz is not used: every model runs '
-                f'at {rate:g} Hz, the rate of every side of a study (as in the paper; VEPD '
-                f'compares noise, not sampling)'
-            )
+    for label, kind, spec in [*((k, 'gps', gps_of[k]) for k in configured),
+                              ('the IMU', 'imu', imu)]:
+        warning = unused_rate_warning(label, kind, spec.rate_hz)
+        if warning:
+            core.warnings.append(warning)
     ref_dir = reference_dir(reference)
     sides = len(models) + len(configured) + (ref_dir is None)
     check_memory_plan(memory_plan(sides * len(scen) * runs, duration_s, workers),
