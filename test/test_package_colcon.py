@@ -5,15 +5,16 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-README's `colcon build` / `source install/setup.bash` / `vepd` lines, run as written, work.
+The install page's `colcon build` / `source install/setup.bash` / `vepd` lines work as written.
 
 colcon as a ROS 2 user has it (colcon-common-extensions from PyPI, requirements-dev.txt) runs the
-README's real-ROS block's colcon, source and vepd lines exactly as written (``real_ros_block``),
-in one bash in a fresh workspace, as on a real install: with the setuptools of this venv, of
-Ubuntu jammy (Humble: 59.6.0) and of Ubuntu noble (Jazzy: 68.1.2). The install space must hold
-every executable in lib/vepd_ros/ (where `ros2 run` and launch_ros look), `vepd` in bin/ (found on
-PATH once install/setup.bash is sourced), share/vepd_ros with package.xml, launch/ and config/,
-the ament index marker, and the importable Python package with its bundled message definitions.
+colcon, source and vepd lines of docs/install.md's real-ROS block exactly as written
+(``real_ros_block``), in one bash in a fresh workspace, as on a real install: with the setuptools
+of this venv, of Ubuntu jammy (Humble: 59.6.0) and of Ubuntu noble (Jazzy: 68.1.2). The install
+space must hold every executable in lib/vepd_ros/ (where `ros2 run` and launch_ros look), `vepd` in
+bin/ (found on PATH once install/setup.bash is sourced), share/vepd_ros with package.xml, launch/
+and config/, the ament index marker, and the importable Python package with its bundled message
+definitions.
 """
 
 import os
@@ -82,8 +83,8 @@ def test_colcon_build_gives_a_complete_install_space(tmp_path, flavour):
             [sys.executable, '-c', probe], env=env, capture_output=True, text=True, check=True
         ).stdout.strip()
         assert used == SETUPTOOLS[flavour]
-    # README's lines from `colcon build` to `vepd --help`, as written, in one shell (the source
-    # carries over); colcon from this venv on PATH, as a user's is on theirs
+    # docs/install.md's lines from `colcon build` to `vepd --help`, as written, in one shell
+    # (the source carries over); colcon from this venv on PATH, as a user's is on theirs
     lines = real_ros_block()
     first = lines.index('colcon build --packages-select vepd_ros')
     steps = lines[first: lines.index('vepd --help') + 1]
@@ -144,8 +145,8 @@ def test_colcon_build_gives_a_complete_install_space(tmp_path, flavour):
     assert cli.stdout.startswith('usage: vepd')
 
     if flavour == 'venv':
-        # README's colcon test line, as written: pytest (setup.py's test extra) on the ament
-        # linters, then colcon test-result: all must pass
+        # docs/install.md's colcon test line, as written: pytest (setup.py's test extra) on the
+        # ament linters, then colcon test-result: all must pass
         (line,) = [x for x in lines if x.startswith('colcon test ')]
         tests = subprocess.run(
             ['bash', '-c', line], cwd=ws, env=env, capture_output=True, text=True, timeout=900

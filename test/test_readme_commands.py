@@ -5,10 +5,11 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Run every command in README.md's tables as a new user would.
+Run every command in the tables of README.md and the pages it links, as a new user would.
 
-Every command in README.md's tables, run as a new user would (parsed from the README, so the
-test follows it).
+Every command in the `command` column of the tables of README.md, docs/running.md (the `vepd`
+commands) and docs/benchmarks.md (the measured figures), run as a new user would (parsed from the
+pages, so the test follows them).
 
 Placeholders (DIR, STUDY, FILE, ...) become temporary directories, a small study made first, or
 files in ../shared/data; a synopsis (``a|b``, ``...``) is checked through its ``--help``. The
@@ -31,6 +32,10 @@ import pytest
 from ros_helpers import REPO
 
 README = REPO / 'README.md'
+COMMAND_PAGES = (README, REPO / 'docs' / 'running.md', REPO / 'docs' / 'benchmarks.md')
+"""The pages whose tables hold the commands a user runs: the front page and the two it links."""
+INSTALL = REPO / 'docs' / 'install.md'
+"""The page with the real ROS 2 install block (``real_ros_block``)."""
 SHARED = REPO.parent / 'shared' / 'data'
 PLACEHOLDERS = {
     'DIR',
@@ -55,16 +60,16 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in re.split(r'(?<!\\)\|', line.strip().strip('|'))]
 
 
-def readme_commands() -> list[str]:
+def page_commands(page) -> list[str]:
     """
-    Return the commands of the README's tables, in order, each once.
+    Return the commands of one page's tables, in order, each once.
 
-    The commands in the `command` column of the README's tables, in order, each once (a cell's
+    The commands in the `command` column of the page's tables, in order, each once (a cell's
     `a` / `b` alternatives apart).
     """
     out: list[str] = []
     column = None
-    lines = README.read_text().splitlines()
+    lines = page.read_text().splitlines()
     for i, line in enumerate(lines):
         if not line.startswith('|'):
             column = None
@@ -84,14 +89,22 @@ def readme_commands() -> list[str]:
     return out
 
 
+def readme_commands() -> list[str]:
+    """Return the commands of the tables of every page of COMMAND_PAGES, in order, each once."""
+    out: list[str] = []
+    for page in COMMAND_PAGES:
+        out += [code for code in page_commands(page) if code not in out]
+    return out
+
+
 def real_ros_block() -> list[str]:
     """
-    Return the commands of README's real ROS 2 install block, in order, comments left out.
+    Return the commands of docs/install.md's real ROS 2 install block, in order, no comments.
 
     The fenced ``bash`` block of "Real ROS 2 (Humble ..., Jazzy ...)": what a user of a ROS 2
     install types. test/test_package_colcon.py runs its colcon, source and vepd lines exactly.
     """
-    text = README.read_text()
+    text = INSTALL.read_text()
     start = text.index('**Real ROS 2')
     block = text[text.index('```bash\n', start) + 8:]
     block = block[: block.index('```')]
@@ -103,11 +116,20 @@ def real_ros_block() -> list[str]:
 
 
 def test_real_ros_block_is_found():
-    """The README block the colcon test runs is there, with the lines a ROS user runs."""
+    """The install block the colcon test runs is there, with the lines a ROS user runs."""
     lines = real_ros_block()
     assert 'colcon build --packages-select vepd_ros' in lines
     assert 'source install/setup.bash' in lines and 'vepd --help' in lines
     assert any(line.startswith('colcon test --packages-select vepd_ros') for line in lines)
+
+
+def test_command_pages_have_commands():
+    """Each command page still has its commands: the ways to run, the `vepd` tools, the figures."""
+    for page, expect in zip(
+        COMMAND_PAGES,
+        ('vepd run sim_judge ', 'vepd tune --model ', 'vepd judge check '),
+    ):
+        assert any(code.startswith(expect) for code in page_commands(page)), (page, expect)
 
 
 def _synopsis(words: list[str]) -> bool:
