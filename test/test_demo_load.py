@@ -9,7 +9,7 @@ Run ``vepd demo`` on a shared, busy machine.
 
 `vepd demo` (what `make demo` runs) on a shared, busy machine: two demos at once, and a demo
 while a CPU hog keeps both cores busy, each finish with exit 0 and the table. No wall budget is
-asserted (timings are noisy); the wall times are printed (`pytest -s`) for the README.
+asserted (timings are noisy); the wall times are printed (`pytest -s`) for docs/install.md.
 """
 
 from __future__ import annotations

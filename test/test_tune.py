@@ -390,7 +390,7 @@ def test_ch_rw_airsim_recovers_tau_and_shows_what_vepd_cannot_see():
     * σ and H∞ are not identifiable from these runs: over a factor 16 each (¼ … 4 × known) the
       VEPD moves by less than F (measured); the walk's velocity cap (rw_max_velocity 0.016 m/s)
       bounds what σ can do, and H∞ scales a covariance the differential GPS input barely weighs.
-      Their tuned values are not asserted, and the README says so.
+      Their tuned values are not asserted, and docs/tuning.md says so.
 
     On fresh seeds the tuned point's VEPD lies within the known point's bootstrap interval.
     """
