@@ -270,6 +270,22 @@ def test_graph_output_claim(tmp_path):
     assert _tree(study) == before and (real / MARKER_NAME).exists() is False
 
 
+def test_graph_output_claimed_while_another_node_writes_its_marker(tmp_path):
+    # nodes of one graph start at once (ros2 launch, vepd run --processes): a node that finds
+    # only another's marker being written (its temporary file) claims the directory too; this
+    # refused ("files that no graph wrote"), the recorder exited 2 and the launch ended with 1
+    out = tmp_path / 'out'
+    out.mkdir()
+    (out / f'.{MARKER_NAME}.tmp-4242-0a1b2c3d').write_text('{"comm')
+    claim_graph_output(out)
+    assert read_output_marker(out)['state'] == 'running'
+    other = tmp_path / 'other'
+    other.mkdir()
+    (other / 'notes.txt').write_text('mine')
+    with pytest.raises(ParameterError, match='no graph wrote'):
+        claim_graph_output(other)
+
+
 def test_deep_xml_refused_naming_the_file(tmp_path):
     from vepd_ros.io.simconfig import read_sdf
 

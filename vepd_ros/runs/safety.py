@@ -417,7 +417,11 @@ def claim_graph_output(path) -> None:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ParameterError('output_dir', str(p), 'a directory (this path is a file)')
-    if p.is_dir() and next(p.iterdir(), None) is not None:
+    from vepd_ros.runs.atomic import is_temp_name
+
+    # a marker another node of this graph is writing at this moment (nodes started at once, as
+    # by ros2 launch or vepd run --processes) is a temporary file: not "files no graph wrote"
+    if p.is_dir() and any(not is_temp_name(q.name) for q in p.iterdir()):
         mark = read_output_marker(p)
         if mark is None or mark['command'] != GRAPH_COMMAND or mark.get('state') != 'running':
             what = ('a finished graph output' if mark and mark['command'] == GRAPH_COMMAND
