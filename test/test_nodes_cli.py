@@ -198,8 +198,10 @@ def test_bag_recorder_signalled_writes_its_run_exits_0_without_traceback(
     'chain, expected',
     [
         ('not json', '{"package": P, "executable": E'),
-        ('{"package": "no_such_package_xyz", "executable": "ekf_node"}', 'an installed package'),
-        ('{"package": "vepd_ros", "executable": "no_such_node"}', 'an executable at'),
+        ('{"package": "no_such_package_xyz", "executable": "ekf_node"}',
+         'no_such_package_xyz is not installed'),
+        ('{"package": "vepd_ros", "executable": "no_such_node"}',
+         'no executable no_such_node of vepd_ros at'),
     ],
 )
 def test_judge_supervisor_refuses_a_chain_it_cannot_start(domain_id, chain, expected):

@@ -57,44 +57,9 @@ from launch.events import Shutdown
 from launch.logging import get_logger as launch_logger
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, paced_nodes, typed_args
+from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, process_parameters, typed_args
 from vepd_ros.runs.safety import load_json, RunFileError
 from vepd_ros.yamlio import yaml_value
-
-BAG_QUIET_S = 3.0
-"""bag_replay: the single run is complete once no message came for this long (s, wall clock)."""
-
-
-def _launch_parameters(graph: str, n, nodes: list) -> list:
-    """
-    Return the parameters of node ``n`` under launch.
-
-    The graph's parameters of node ``n`` plus what running it as its own process under launch
-    needs.
-    """
-    params = list(n.parameters)
-    extra = {}
-    if n.role == 'truth' and params and params[0].get('publish_clock'):
-        extra = {
-            'shutdown_when_done': True,
-            'pace_nodes': paced_nodes(n, nodes),
-        }
-    elif n.role == 'truth':
-        extra = {'shutdown_when_done': True}
-    elif n.role == 'evaluator' and not params[0].get('rolling'):
-        extra = {'exit_when_done': True}
-    elif (
-        n.role == 'recorder'
-        and graph == 'bag_replay'
-        and params[0].get('segmentation') == 'single'
-    ):
-        extra = {'end_after_quiet_s': BAG_QUIET_S}
-    elif n.role == 'bag':
-        extra = {'shutdown_when_done': True, 'pace_nodes': paced_nodes(n, nodes)}
-    if extra:
-        params[0] = {**params[0], **extra}
-    return params
-
 
 _LOG_PREFIX = re.compile(r'^\[ERROR\] \[[0-9.]+\] \[[^\]]*\]: ')
 
@@ -209,7 +174,7 @@ def _actions(context, graph: str):
             executable=n.executable,
             name=n.name,
             namespace=n.namespace or '',
-            parameters=_launch_parameters(graph, n, nodes),
+            parameters=process_parameters(graph, n, nodes),
             remappings=n.remappings,
             arguments=n.arguments,
             output='screen',

@@ -20,6 +20,7 @@ every layer (params, yamlio only), so io, judge, pipelines and ros_graph alike i
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 import sys
 from typing import Any, Mapping
@@ -47,6 +48,24 @@ def share_dir() -> Path:
             if (cand / 'config').is_dir():
                 return cand
         return Path(__file__).resolve().parents[1]
+
+
+def package_executable(package: str, executable: str) -> Path:
+    """
+    Return the path of ``package``'s ``executable`` as ``ros2 run`` finds it.
+
+    <prefix of package on the ament index>/lib/<package>/<executable>. Raises ``LookupError``
+    naming what is missing: the package not on AMENT_PREFIX_PATH, or no executable there.
+    """
+    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+
+    try:
+        path = Path(get_package_prefix(package)) / 'lib' / package / executable
+    except PackageNotFoundError:
+        raise LookupError(f'{package} is not installed (not on AMENT_PREFIX_PATH)') from None
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise LookupError(f'no executable {executable} of {package} at {path}')
+    return path
 
 
 def config_file(name: str) -> Path:

@@ -497,6 +497,42 @@ def paced_nodes(driver, nodes: list) -> int:
     return count
 
 
+BAG_QUIET_S = 3.0
+"""bag_replay: the single run is complete once no message came for this long (s, wall clock)."""
+
+
+def process_parameters(graph: str, n, nodes: list) -> list:
+    """
+    Return the parameters of node ``n`` run as a process of its own.
+
+    The graph's parameters of node ``n`` plus what running each node as its own process needs
+    (``ros2 launch`` and ``vepd run --processes`` alike): the /clock source's lockstep over the
+    reporting nodes, shutting down when done, the bag_replay recorder ending its run on quiet.
+    """
+    params = list(n.parameters)
+    extra = {}
+    if n.role == 'truth' and params and params[0].get('publish_clock'):
+        extra = {
+            'shutdown_when_done': True,
+            'pace_nodes': paced_nodes(n, nodes),
+        }
+    elif n.role == 'truth':
+        extra = {'shutdown_when_done': True}
+    elif n.role == 'evaluator' and not params[0].get('rolling'):
+        extra = {'exit_when_done': True}
+    elif (
+        n.role == 'recorder'
+        and graph == 'bag_replay'
+        and params[0].get('segmentation') == 'single'
+    ):
+        extra = {'end_after_quiet_s': BAG_QUIET_S}
+    elif n.role == 'bag':
+        extra = {'shutdown_when_done': True, 'pace_nodes': paced_nodes(n, nodes)}
+    if extra:
+        params[0] = {**params[0], **extra}
+    return params
+
+
 def message_package_installed(type_name: str) -> bool:
     """
     Tell whether the Python message package of ``pkg/msg/Type`` is importable here.

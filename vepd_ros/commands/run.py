@@ -38,7 +38,14 @@ import textwrap
 import time
 
 from vepd_ros.params import ParameterError, parse_assignments
-from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, paced_nodes, typed_args
+from vepd_ros.params_file import PACKAGE, package_executable
+from vepd_ros.ros_graph import (
+    BAG_QUIET_S,
+    build_graph,
+    GRAPH_ARGS,
+    process_parameters,
+    typed_args,
+)
 
 # executable → (module, class) for in-process composition
 NODE_CLASSES = {
@@ -279,9 +286,15 @@ def _run_graph(args, nodes, where) -> int:
             f'vepd run {args.graph}: DDS domain {domain.domain_id} ({domain.how}); watch it with '
             f'`ROS_DOMAIN_ID={domain.domain_id} ros2 topic echo {_result_topic()}`'
         )
+        foreign = sorted({n.package for n in nodes if n.package != PACKAGE})
+        if foreign and not args.processes:
+            # another package's nodes (robot_localization's ekf and navsat under
+            # judge:=robot_localization) are programs of their own: the graph runs as --processes
+            _say(f'vepd run {args.graph}: {", ".join(foreign)} nodes run as processes of their '
+                 'own: one process per node (as --processes)')
         try:
-            if args.processes:
-                result = _run_processes(nodes, opts, domain)
+            if args.processes or foreign:
+                result = _run_processes(args.graph, nodes, opts, domain)
             else:
                 result = _run_in_process(nodes, opts, domain)
         except RunError as exc:
@@ -795,7 +808,7 @@ def _runs_summary(nodes) -> dict | None:
     )
 
 
-def _run_processes(nodes, opts: dict, domain: Domain):
+def _run_processes(graph: str, nodes, opts: dict, domain: Domain):
     from dataclasses import replace
     from pathlib import Path
     import signal
@@ -818,17 +831,17 @@ def _run_processes(nodes, opts: dict, domain: Domain):
         )
         env = {**os.environ, 'ROS_DOMAIN_ID': str(domain.domain_id)}
         for spec in nodes:
-            if spec.role == 'truth' and spec.parameters[0].get('publish_clock'):
-                # the lockstep across processes, as under ros2 launch (launch_support)
-                spec = replace(
-                    spec,
-                    parameters=[
-                        {**spec.parameters[0], 'pace_nodes': paced_nodes(spec, nodes)},
-                        *spec.parameters[1:],
-                    ],
-                )
-            exe = Path(sys.prefix) / 'bin' / spec.executable
-            program = str(exe) if exe.exists() else spec.executable
+            # what each node needs as a process of its own, as under ros2 launch: the lockstep
+            # across processes, ending when done, the bag's run ending on quiet
+            spec = replace(spec, parameters=process_parameters(graph, spec, nodes))
+            if spec.package == PACKAGE:
+                exe = Path(sys.prefix) / 'bin' / spec.executable
+                program = str(exe) if exe.exists() else spec.executable
+            else:
+                try:
+                    program = str(package_executable(spec.package, spec.executable))
+                except LookupError as exc:
+                    raise RunError(f'{spec.package}/{spec.executable}: {exc}') from None
             procs.append(
                 subprocess.Popen([program, *spec.arguments, *spec.ros_args()], env=env)
             )
@@ -863,12 +876,18 @@ def _run_processes(nodes, opts: dict, domain: Domain):
         )
         ex = SingleThreadedExecutor()
         ex.add_node(listener)
+        players = [p for n, p in zip(nodes, procs) if n.role == 'bag']
+        finished_at = None
         while 'result' not in box:
             ex.spin_once(timeout_sec=0.1)
             monitor.check()
             if any(p.poll() not in (None, 0) for p in procs):
                 bad = [n.executable for n, p in zip(nodes, procs) if p.poll() not in (None, 0)]
                 raise RunError(f'node(s) exited with an error: {", ".join(bad)}')
+            if players and finished_at is None and all(p.poll() == 0 for p in players):
+                finished_at = time.monotonic()  # the bag is over (the player ended when done)
+            if finished_at is not None and time.monotonic() - finished_at > BAG_QUIET_S + 2.0:
+                break  # the recorder ended its run after BAG_QUIET_S without input
     finally:
         if monitor is not None:
             monitor.close()
@@ -881,4 +900,6 @@ def _run_processes(nodes, opts: dict, domain: Domain):
             except subprocess.TimeoutExpired:
                 p.kill()
         rclpy.try_shutdown()
+    if 'result' not in box and any(n.role == 'bag' for n in nodes):
+        return _runs_summary(nodes)
     return box.get('result')

@@ -44,7 +44,8 @@ from vepd_ros.nodes.base import (
     run_node,
 )
 from vepd_ros.params import Param, ParameterError
-from vepd_ros.params_file import PACKAGE  # whose nodes report on /vepd/progress (run_node)
+# PACKAGE: whose nodes report on /vepd/progress (run_node)
+from vepd_ros.params_file import PACKAGE, package_executable
 from vepd_ros.ros_graph import decode_chain_process
 from vepd_ros.streams import NS
 
@@ -104,20 +105,14 @@ def exit_status_text(returncode: int) -> str:
 
 def _chain_commands(specs: list) -> list[tuple[str, list[str]]]:
     """Parse the ``chain`` parameter into (package, argument vector) (resolved like ros2 run)."""
-    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
-
     commands = []
     for text in (s for s in specs if s):
         package, executable, args = decode_chain_process(text)
         try:
-            path = os.path.join(get_package_prefix(package), 'lib', package, executable)
-        except PackageNotFoundError:
-            raise ParameterError(
-                'chain', text, f'an installed package ({package} is not)'
-            ) from None
-        if not os.access(path, os.X_OK):
-            raise ParameterError('chain', text, f'an executable at {path}')
-        commands.append((package, [path, *args]))
+            path = package_executable(package, executable)
+        except LookupError as exc:
+            raise ParameterError('chain', text, f'an installed executable ({exc})') from None
+        commands.append((package, [str(path), *args]))
     if not commands:
         raise ParameterError('chain', specs, 'at least one process')
     return commands
