@@ -189,3 +189,29 @@ def test_real_judge_launch_ends_itself_with_one_pair_per_run_and_none_left(
             first = se_v[se_t < se_t[0] + 0.2]
             assert len(first) and abs(first).max() < START_SPEED_MPS, (label, j, first)
     assert (out / 'result.json').is_file() == (proc.returncode == 0)
+
+
+def test_live_eval_with_the_real_judge_rolls_over_runs_and_stops_on_ctrl_c(
+    domain_id, tmp_path, rl_judge
+):
+    """
+    live_eval.launch.py judge:=robot_localization (the Jetson's launch), fed a bag player.
+
+    The real ekf_node and navsat_transform_node run on through the runs (live_eval segments one
+    continuous stream); the rolling evaluation scores the window of k runs, and Ctrl-C ends the
+    launch with status 0, no traceback, the finished runs on disk and no node left on the domain.
+    The bag's fixes are in frame ``gps``: its mounting is given (without it upstream's navsat puts
+    every odometry/gps at the origin, test_rl_bag_replay).
+    """
+    from test_ros2_launch import live_eval_rolls_until_ctrl_c
+    from vepd_ros import rl_install
+
+    env = rl_install.rl_environment(
+        base=ros2_env('jazzy', domain_id), venv=Path(sys.prefix), root=rl_judge.root
+    )
+    result, log = live_eval_rolls_until_ctrl_c(
+        domain_id, tmp_path, env, judge='robot_localization',
+        static_tf='base_link gps 0 0 0 0 0 0',
+    )
+    assert 'ekf_node' in log and 'navsat_transform_node' in log, log[-3000:]
+    assert not _vepd_or_rl_processes_on_domain(domain_id)

@@ -355,6 +355,16 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     window of k runs; it runs until Ctrl-C, which ends it with status 0 and no traceback, finished
     runs on disk.
     """
+    live_eval_rolls_until_ctrl_c(domain_id, tmp_path, ros2_env('jazzy', domain_id))
+
+
+def live_eval_rolls_until_ctrl_c(domain_id, tmp_path, env, **extra) -> tuple[dict, str]:
+    """
+    Feed live_eval.launch.py a bag player, Ctrl-C it once it has a result; check how it ended.
+
+    ``extra``: more launch arguments (``judge:=robot_localization``, a ``static_tf``). Returns the
+    result and the launch log.
+    """
     import shutil
 
     from test_bag_replay_graph import _write_art_bag
@@ -368,7 +378,6 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
     run_study(['ch_rw'], ['circle'], 2, 4.0, 'rtk', ref, seed=3, workers=1)
     shutil.rmtree(ref / 'Real')
     out = tmp_path / 'out'
-    env = ros2_env('jazzy', domain_id)
     args = {
         'gps_topic': '/fix',
         'imu_topic': '/imu',
@@ -381,11 +390,22 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
         'reference_dir': str(ref),
         'judge': 'builtin',
         'output_dir': str(out),
+        **extra,
     }
     # The player paces its /clock on the graph's progress reports, as bag_replay's does: unpaced at
     # x3, a loaded machine makes the judge miss ticks and run 1 is (rightly) excluded, flagged
     # (test_a_time_scale_the_machine_cannot_hold... covers that side)
-    graph = build_graph('live_eval', typed_args('live_eval', args))
+    # the graph as the launch builds it, with the launch's package index (robot_localization's
+    # judge is resolved there)
+    saved = os.environ.get('AMENT_PREFIX_PATH')
+    os.environ['AMENT_PREFIX_PATH'] = env.get('AMENT_PREFIX_PATH', saved or '')
+    try:
+        graph = build_graph('live_eval', typed_args('live_eval', args))
+    finally:
+        if saved is None:
+            os.environ.pop('AMENT_PREFIX_PATH', None)
+        else:
+            os.environ['AMENT_PREFIX_PATH'] = saved
     player_spec = NodeSpec('vepd_ros', 'bag_player_node', 'bag_player', role='bag')
     launch = subprocess.Popen(
         ros2_cmd(
@@ -446,6 +466,7 @@ def test_live_eval_launch_rolls_over_runs_fed_by_a_player_and_stops_on_ctrl_c(do
         'circle_1.csv',
         'circle_2.csv',
     ]
+    return result, log
 
 
 def test_a_time_scale_the_machine_cannot_hold_slows_the_launch_instead_of_losing_data(
