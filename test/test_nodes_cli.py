@@ -260,3 +260,55 @@ def test_node_whose_rclpy_teardown_blocks_exits_with_its_status_naming_where(dom
     assert proc.returncode == 0, out
     assert 'rclpy teardown blocked 3 s in destroy' in out and 'service.py' in out, out
     assert 'Traceback' not in out, out
+
+
+def _children(pid: int) -> list[int]:
+    """Return the pids whose parent is ``pid`` (from /proc)."""
+    from pathlib import Path
+
+    kids = []
+    for stat in Path('/proc').glob('[0-9]*/stat'):
+        try:
+            fields = stat.read_text().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != 'Z':
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    """Tell whether ``pid`` runs (a zombie, dead and not yet reaped, does not)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+@pytest.mark.ros
+def test_a_killed_supervisor_takes_its_judge_chain_with_it(domain_id):
+    """SIGKILL to judge_supervisor_node (launch's last resort, OOM): no chain process left."""
+    import signal
+    import time
+
+    chain = '{"package": "vepd_ros", "executable": "navsat_node"}'
+    proc = subprocess.Popen(
+        [console_script('judge_supervisor_node'), '--ros-args', '-p', f'chain:=[{chain!r}]'],
+        env=ros_env(domain_id), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _children(proc.pid):
+            time.sleep(0.1)
+        (child,) = _children(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(child):
+            time.sleep(0.1)
+        assert not _alive(child), f'the chain process {child} outlived its supervisor'
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -399,10 +399,9 @@ def _run_node(factory: Callable[..., Node], args) -> int:
             _set_signals(signal.SIG_IGN)
             if args is None:  # a process of its own (run_node then ends it with os._exit)
                 _exit_if_rclpy_teardown_hangs(status)
-            else:
-                # a shutdown that hangs (signals are ignored from here on) leaves every thread's
-                # stack on stderr
-                faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
+            # a shutdown that hangs anywhere else (signals are ignored from here on, so launch
+            # ends up SIGKILLing the node) leaves every thread's stack on stderr, in the launch log
+            faulthandler.dump_traceback_later(SHUTDOWN_STACKS_AFTER_S)
             if node is not None:
                 try:
                     node.destroy_node()

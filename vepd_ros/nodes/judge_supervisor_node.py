@@ -27,6 +27,7 @@ On exit (SIGINT/SIGTERM, or the launch shutting down) the chain is stopped: no o
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -48,6 +49,9 @@ from vepd_ros.params import Param, ParameterError
 from vepd_ros.params_file import PACKAGE, package_executable
 from vepd_ros.ros_graph import decode_chain_process
 from vepd_ros.streams import NS
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # resolved before any fork: nothing to load after it
+_PR_SET_PDEATHSIG = 1
 
 PARAMS = [
     Param(
@@ -118,6 +122,19 @@ def _chain_commands(specs: list) -> list[tuple[str, list[str]]]:
     return commands
 
 
+def _die_with_parent() -> None:
+    """
+    In a chain process, before exec: be SIGKILLed when the supervisor dies (Linux prctl).
+
+    PR_SET_PDEATHSIG: a supervisor that is itself killed (launch's SIGKILL after its SIGTERM
+    timeout, an out-of-memory kill) takes its chain with it instead of leaving an ekf and a navsat
+    running on the domain (seen once in CI: a supervisor SIGKILLed 15 s after Ctrl-C, its navsat
+    left behind). The supervisor starts its chains from its main thread, whose end the signal
+    follows.
+    """
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def chain_vouches(packages: list[str], ready_subscribers: list[str], sim_time: bool) -> dict:
     """
     Return the subscriptions to vouch for on /vepd/progress: {topic (as given): count}.
@@ -168,7 +185,9 @@ class JudgeSupervisorNode(Node):
         )
 
     def _start_chain(self) -> None:
-        self.procs = [subprocess.Popen(cmd) for _, cmd in self.commands]
+        self.procs = [
+            subprocess.Popen(cmd, preexec_fn=_die_with_parent) for _, cmd in self.commands
+        ]
         self.chains_started += 1
         self._starting = True
         self._started_at = time.monotonic()
