@@ -907,7 +907,7 @@ def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: 
         timeline.sort(key=lambda x: x[:3])
         ekf_out = h.received['odometry/filtered']
         nav_odom, nav_filt = h.received[NAV_OUT_ODOM], h.received[NAV_OUT_FILTERED]
-        fixes, relayed, sent_to_ekf = [], 0, False
+        fixes, relayed, sent_to_ekf = [], 0, set()
         had_fix = had_odom = transform_good = new_fix = False
         nav_wait = 4.0 / nav_frequency
         for t, order, _, item in timeline:
@@ -916,7 +916,7 @@ def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: 
                     fixes.append(item.msg)  # held until navsat's tick
                 else:
                     h.pubs[imu_topic].publish(item.msg)
-                    sent_to_ekf = True
+                    sent_to_ekf.add(imu_topic)
                 continue
             if order == 1:  # navsat tick
                 h.current = t
@@ -953,12 +953,14 @@ def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: 
                     got = []
                 for _, m in got:
                     h.pubs[gps_odom_topic].publish(m)
-                    sent_to_ekf = True
+                    sent_to_ekf.add(gps_odom_topic)
                 continue
-            # EKF tick
+            # EKF tick: what was sent is in ekf_node's reader (acknowledged) before the settle,
+            # as in replay_ekf (a message still in the reader at the tick is fused a tick late)
             if sent_to_ekf:
+                h.acked(sent_to_ekf)
                 h.spin_for(settle_s)
-                sent_to_ekf = False
+                sent_to_ekf = set()
             h.current = t
             n0 = len(ekf_out)
             h.clock(t)

@@ -69,7 +69,8 @@ def _metrics(run, estimate):
     return run_metrics(*rec.signal('speed'))
 
 
-def end_to_end(rl_judge, domain_id, ros_ctx, scenario: str, duration_s: float) -> dict:
+def end_to_end(rl_judge, domain_id, ros_ctx, scenario: str, duration_s: float,
+               settle_s: float = 0.01) -> dict:
     """Run one study run through both judges; return the deviations (printed by the tests)."""
     from vepd_ros.pipelines.study import judge_batch
 
@@ -83,7 +84,8 @@ def end_to_end(rl_judge, domain_id, ros_ctx, scenario: str, duration_s: float) -
     expected = {int(t) for t in b['tick_ns']}
     exe = {n: str(rl_judge.executable(n)) for n in (
         'ekf_node', 'navsat_transform_node', 'static_transform_publisher')}
-    real = replay_chain(ros_ctx, exe, rl_judge.env(domain_id), ci, expected)
+    real = replay_chain(ros_ctx, exe, rl_judge.env(domain_id), ci, expected, settle_s=settle_s,
+                        quiet_s=max(0.03, settle_s))
     # navsat: every odometry/gps it handed to the EKF
     from rl_node_replay import NAV_OUT_ODOM
 
@@ -139,6 +141,13 @@ def test_a_study_run_through_the_real_judge_chain_equals_the_built_in_judge(
         rl_judge, domain_id, ros_ctx, scenario, duration_s):
     r = end_to_end(rl_judge, domain_id, ros_ctx, scenario, duration_s)
     print('\n' + repr({k: v for k, v in r.items() if 'log' not in k}))
+    dev = r['ekf']
+    if not (dev.stamps_equal and dev.ticks_equal and dev.ok(ATOL_VELOCITY, ATOL_POSITION, RTOL_P)):
+        # The stepped schedule is a wall-clock race the harness can lose under load (CI of
+        # 3df3c8d: one output stamped a tick late, the state 4e-4 off after it). A judge
+        # difference does not depend on the pace: the same run paced 10x slower decides.
+        r = end_to_end(rl_judge, domain_id, ros_ctx, scenario, duration_s, settle_s=0.1)
+        print('paced 10x slower: ' + repr({k: v for k, v in r.items() if 'log' not in k}))
     assert not r['missing'], (r['missing'][:5], r['log'], r['navsat_log'])
     nav = r['navsat']
     assert nav['n_real'] == nav['n_builtin'] > 0 and nav['stamps_equal'], (nav, r['navsat_log'])
