@@ -172,6 +172,58 @@ def test_extending_a_tune_keeps_its_results_until_the_new_ones_are_complete(tmp_
     assert {k: v for k, v in _tree(out).items() if k != 'study.db'} == results
 
 
+def _heartbeat_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if '_record_heartbeat' in t.name and t.is_alive()]
+
+
+@pytest.mark.parametrize('where', ['heartbeat start', 'trial ask'])
+def test_a_signal_in_optunas_bookkeeping_waits_for_it_and_leaves_no_thread_or_journal(
+        tmp_path, monkeypatch, capsys, where):
+    """
+    A SIGTERM landing in Optuna's bookkeeping ends the tune once the bookkeeping is done.
+
+    A test run of a tune hung for ever after its 'stopped by SIGTERM' line: the signal ended
+    ``Thread.start``'s wait inside the heartbeat's ``__enter__``, so no ``__exit__`` stopped the
+    thread, which kept writing to study.db while the interpreter waited for it (and CI once saw a
+    study.db-journal left). The signal is sent from inside Optuna's code here, where it did that.
+    """
+    import optuna.study
+    from optuna.storages._heartbeat import HeartbeatThread
+
+    def signal_inside(cls, name):
+        original = getattr(cls, name)
+
+        def wrapped(*a, **k):
+            r = original(*a, **k)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs here, between bytecodes of Optuna's code
+                pass
+            return r
+
+        monkeypatch.setattr(cls, name, wrapped)
+
+    if where == 'heartbeat start':
+        signal_inside(HeartbeatThread, 'start')
+    else:
+        signal_inside(optuna.study.Study, 'ask')
+    out = tmp_path / 'tune'
+    try:
+        code = vepd(['tune', '--model', 'ch_rw', '--params', 'rw_sigma', '--reference', 'rtk',
+                     '--scenarios', 'circle', '--runs', '2', '--duration', '3',
+                     '--no-landscape', '--quiet', '--trials', '3', '--out', str(out)])
+        left = _heartbeat_threads()
+    finally:
+        for t in _heartbeat_threads():  # without the fix: stop it, or pytest waits for it
+            t._args[2].set()
+    err = capsys.readouterr().err
+    assert code == 143 and 'Traceback' not in err, err
+    assert left == [], 'a heartbeat thread outlived the tune'
+    assert sorted(p.name for p in out.iterdir()) == ['.vepd-output.json', 'study.db'], err
+    assert 'study.db keeps what this run added' in err.strip().splitlines()[-1]
+
+
 def test_graph_output_dir_on_a_study_is_refused_before_the_graph_starts(earlier, capsys):
     before = _tree(earlier)
     for argv in (['run', 'sim_judge', 'k:=2', 'models:=ch_rw', f'output_dir:={earlier}'],

@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 
-from vepd_ros import __version__, commands
+from vepd_ros import __version__, commands, interrupts
 from vepd_ros.params import ParameterError
 from vepd_ros.yamlio import quote
 
@@ -70,6 +70,9 @@ def _stop(signum, frame):
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, signal.SIG_IGN)
     _SIGNALLED.append(Stopped(signum))
+    if interrupts.holding():  # a library's bookkeeping: raised where it ends (interrupts doc)
+        interrupts.pend(_SIGNALLED[-1])
+        return
     raise _SIGNALLED[-1]
 
 
@@ -85,6 +88,7 @@ def main(argv=None) -> int:
     if safety is not None:
         safety.ENDED.clear()
     _SIGNALLED.clear()
+    interrupts.reset()
     before = {}
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):

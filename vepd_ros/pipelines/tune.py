@@ -618,15 +618,26 @@ def _optimize(study, run, trials: int, quota: int | None = None, on_trial=None) 
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
 
+    from vepd_ros import interrupts
+
     callbacks = [MaxTrialsCallback(trials, states=(TrialState.COMPLETE,))]
     if on_trial is not None:
         callbacks.append(on_trial)
     catch = (ValueError, FloatingPointError)
-    if quota is not None:
-        if quota > 0 and len(completed(study)) < trials:
-            study.optimize(run, n_trials=quota, callbacks=callbacks, catch=catch)
-    elif len(completed(study)) < trials:
-        study.optimize(run, callbacks=callbacks, catch=catch)
+
+    def interruptible(trial):
+        with interrupts.released():
+            return run(trial)
+
+    # a signal waits out Optuna's bookkeeping (ask, the heartbeat thread, tell: a signal there
+    # can leave the heartbeat thread running and the interpreter waiting for it at exit) and ends
+    # the trial's objective at once (interrupts module doc)
+    with interrupts.held():
+        if quota is not None:
+            if quota > 0 and len(completed(study)) < trials:
+                study.optimize(interruptible, n_trials=quota, callbacks=callbacks, catch=catch)
+        elif len(completed(study)) < trials:
+            study.optimize(interruptible, callbacks=callbacks, catch=catch)
 
 
 def _worker(objective, model, axes, trials, url, study_name, seed, sampler, pareto, quota):
