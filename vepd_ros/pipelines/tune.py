@@ -51,6 +51,7 @@ from typing import Callable, Sequence
 import warnings
 
 import numpy as np
+from vepd_ros import interrupts
 from vepd_ros.models.spec import split_specs
 from vepd_ros.params import ParameterError
 
@@ -561,7 +562,8 @@ def _trial_function(objective, model: str, axes: Sequence[TuneAxis], pareto: boo
         values = {
             a.name: trial.suggest_float(a.name, a.low, a.high, log=a.log) for a in axes
         }
-        entry = objective.evaluate(model_params(model, axes, values))
+        with interrupts.released():  # the simulation and judging: a signal ends them at once
+            entry = objective.evaluate(model_params(model, axes, values))
         for key in ('VEPD', 'W1', 'W2'):  # every figure kept, whatever is optimised
             trial.set_user_attr(key, entry[key])
         if entry['warnings']:  # a trial scored on fewer runs than planned says so in the study
@@ -618,26 +620,21 @@ def _optimize(study, run, trials: int, quota: int | None = None, on_trial=None) 
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
 
-    from vepd_ros import interrupts
-
     callbacks = [MaxTrialsCallback(trials, states=(TrialState.COMPLETE,))]
     if on_trial is not None:
         callbacks.append(on_trial)
     catch = (ValueError, FloatingPointError)
 
-    def interruptible(trial):
-        with interrupts.released():
-            return run(trial)
-
-    # a signal waits out Optuna's bookkeeping (ask, the heartbeat thread, tell: a signal there
-    # can leave the heartbeat thread running and the interpreter waiting for it at exit) and ends
-    # the trial's objective at once (interrupts module doc)
+    # a signal waits out Optuna's bookkeeping and the trial's writes to the study (ask, the
+    # heartbeat thread, suggest, tell: a signal in Thread.start can leave the heartbeat thread
+    # running and the interpreter waiting for it at exit) and ends the trial's evaluation at once
+    # (``_trial_function``; interrupts module doc)
     with interrupts.held():
         if quota is not None:
             if quota > 0 and len(completed(study)) < trials:
-                study.optimize(interruptible, n_trials=quota, callbacks=callbacks, catch=catch)
+                study.optimize(run, n_trials=quota, callbacks=callbacks, catch=catch)
         elif len(completed(study)) < trials:
-            study.optimize(interruptible, callbacks=callbacks, catch=catch)
+            study.optimize(run, callbacks=callbacks, catch=catch)
 
 
 def _worker(objective, model, axes, trials, url, study_name, seed, sampler, pareto, quota):
