@@ -166,3 +166,27 @@ def test_simulate_front_refuses_a_typo_and_accepts_node_parameters(tmp_path):
     # the file's rate_hz is the rate, as the node would run it: 3 s at 5 Hz
     rows = (tmp_path / 'c' / 'gps.csv').read_text().splitlines()
     assert len(rows) - 1 == 16, len(rows)
+
+
+def test_simulate_model_flag_overrides_the_files_model_in_process(tmp_path, capsys):
+    """
+    ``--gps`` given beside ``--gps-params`` names the model; not given, the file's model is used.
+
+    Decided from the parsed arguments, not by scanning ``sys.argv`` (which, for ``main(argv)``
+    called in a process, is that process's command line, not the command's).
+    """
+    from vepd_ros.cli import main
+
+    good = tmp_path / 'good.yaml'
+    good.write_text(GOOD)
+    common = ['sensors', 'simulate', '--duration', '3', '--seed', '2']
+    assert main(common + ['--gps-params', str(good), '--out', str(tmp_path / 'file')]) == 0
+    assert main(common + ['--gps-params', str(good), '--gps', 'ch_gauss+airsim',
+                          '--out', str(tmp_path / 'flag')]) == 0
+    assert main(common + ['--gps', 'ch_gauss+airsim', '--set', 'gauss_sigma_m:=[0.7,0.7,1.5]',
+                          '--out', str(tmp_path / 'set')]) == 0
+    assert main(common + ['--gps', 'ch_gauss', '--set', 'gauss_sigma_m:=[0.7,0.7,1.5]',
+                          '--out', str(tmp_path / 'set_file_model')]) == 0
+    gps = {d: (tmp_path / d / 'gps.csv').read_text()
+           for d in ('file', 'flag', 'set', 'set_file_model')}
+    assert gps['flag'] == gps['set'] != gps['file'] == gps['set_file_model']

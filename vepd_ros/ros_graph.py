@@ -34,10 +34,12 @@ from pathlib import Path
 import re
 from typing import NamedTuple
 
+from vepd_ros.models import DEFAULT_IMU_MODEL
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params_file import node_section, PACKAGE, share_dir
 from vepd_ros.streams import (
-    TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU, TOPIC_INS_VELOCITY
+    TOPIC_ART_GPS_FIX, TOPIC_ART_IMU, TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU,
+    TOPIC_IMU, TOPIC_INS_VELOCITY
 )
 from vepd_ros.yamlio import yaml_value
 
@@ -224,8 +226,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
         ),
         Param(
             'imu_model',
-            'ch_drift_paper',
-            "IMU model of every chain (the paper's experiments: ch_drift_paper)",
+            DEFAULT_IMU_MODEL,
+            f"IMU model of every chain (the paper's experiments: {DEFAULT_IMU_MODEL})",
         ),
         Param(
             'gps_config',
@@ -297,8 +299,8 @@ GRAPH_ARGS: dict[str, list[Param]] = {
             check_msg='a bag path',
         ),
         Param('rate', 1.0, 'playback rate', low=0.0, low_open=True),
-        Param('gps_topic', '/fix', 'NavSatFix topic in the bag'),
-        Param('imu_topic', '/imu', 'Imu topic in the bag'),
+        Param('gps_topic', TOPIC_ART_GPS_FIX, 'NavSatFix topic in the bag'),
+        Param('imu_topic', TOPIC_ART_IMU, 'Imu topic in the bag'),
         Param('truth_topic', TOPIC_INS_VELOCITY, 'INS / ground-truth topic in the bag'),
         TRUTH_TYPE_ARG,
         SCENARIO_ARG,
@@ -310,8 +312,9 @@ GRAPH_ARGS: dict[str, list[Param]] = {
     ],
     'live_eval': COMMON_ARGS
     + [
-        Param('gps_topic', '/fix', 'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
-        Param('imu_topic', '/imu', 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
+        Param('gps_topic', TOPIC_ART_GPS_FIX,
+              'NavSatFix from the receiver (ART: nmea_navsat_driver)'),
+        Param('imu_topic', TOPIC_ART_IMU, 'Imu from the IMU driver (ART: WHEELTEC N-100)'),
         Param('truth_topic', TOPIC_INS_VELOCITY, 'INS velocity (ART: SBG Ellipse, NED)'),
         TRUTH_TYPE_ARG,
         SCENARIO_ARG,

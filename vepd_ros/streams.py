@@ -54,6 +54,10 @@ TOPIC_ODOM_FILTERED = '/odometry/filtered'
 """nav_msgs/Odometry: the judge's state estimate (robot_localization's default output)."""
 TOPIC_INS_VELOCITY = '/sbg/gps_vel'
 """sbg_driver/SbgGpsVel: INS velocity used as ground truth in recorded bags (ART, NED)."""
+TOPIC_ART_GPS_FIX = '/fix'
+"""sensor_msgs/NavSatFix: the ART vehicle's receiver in its bags (nmea_navsat_driver)."""
+TOPIC_ART_IMU = '/imu'
+"""sensor_msgs/Imu: the ART vehicle's IMU in its bags (WHEELTEC N-100 driver)."""
 TOPIC_RUNS = '/vepd/runs'
 """std_msgs/String (JSON): completed (E, S) run records from the recorder."""
 TOPIC_RESULT = '/vepd/result'

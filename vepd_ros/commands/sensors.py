@@ -15,6 +15,9 @@ from __future__ import annotations
 import argparse
 
 from vepd_ros.commands._args import add_overwrite_file_option, seed_type, writes_out_file
+from vepd_ros.models import DEFAULT_IMU_MODEL
+
+DEFAULT_GPS = 'ch_rw'  # the paper's random-walk GPS (simulate's example)
 
 SIMULATE_EXAMPLE = """example (30 s circle, the paper's random-walk GPS and drift IMU, seed 5):
   vepd sensors simulate --scenario circle --gps ch_rw --imu ch_drift_paper --seed 5 --out sim_out
@@ -56,10 +59,12 @@ def register(sub):
         default='circle',
         help='truth scenario (rest, straight, sine, circle; default circle)',
     )
+    # None when not given: a --gps-params/--imu-params file names its own model unless the flag
+    # is given (simulate); the defaults apply to neither
     sim.add_argument(
-        '--gps', default='ch_rw', help='GPS model (see `vepd sensors models`; default ch_rw)'
+        '--gps', default=None, help=f'GPS model (see `vepd sensors models`; default {DEFAULT_GPS})'
     )
-    sim.add_argument('--imu', default='ch_drift_paper', help='IMU model (default ch_drift_paper)')
+    sim.add_argument('--imu', default=None, help=f'IMU model (default {DEFAULT_IMU_MODEL})')
     sim.add_argument('--duration', type=float, default=30.0, help='seconds of truth (default 30)')
     sim.add_argument(
         '--seed',
@@ -135,7 +140,6 @@ def register(sub):
 
 def simulate(args) -> int:
     from pathlib import Path
-    import sys
 
     from vepd_ros.io.simconfig import load_sensor_file
     from vepd_ros.models.geodesy import DEFAULT_DATUM
@@ -148,12 +152,13 @@ def simulate(args) -> int:
     # refused before the simulation, not after it (contract C3): a user's own truth.csv is kept
     check_output_dir(args.out, command='sensors simulate', overwrite=args.overwrite)
     specs = {}
-    for kind, file, name, flag in (('gps', args.gps_params, args.gps, '--gps'),
-                                   ('imu', args.imu_params, args.imu, '--imu')):
+    for kind, file, given, default in (('gps', args.gps_params, args.gps, DEFAULT_GPS),
+                                       ('imu', args.imu_params, args.imu, DEFAULT_IMU_MODEL)):
         # a parameters file is read as the node reads it (models.spec.sensor_spec): every key
         # a node or model parameter, the model named by the file unless given explicitly
+        name = default if given is None else given
         spec = load_sensor_file(file, kind).spec if file else sensor_spec(kind, model=name)
-        if file and flag in sys.argv and name != spec.model:
+        if file and given is not None and name != spec.model:
             spec = sensor_spec(kind, {**spec.node_params, **spec.params}, model=name,
                                rate_hz=spec.rate_hz, source=spec.source)
         specs[kind] = spec

@@ -20,6 +20,7 @@ from vepd_ros.commands._args import (
     add_judge_option,
     add_velocity_option,
 )
+from vepd_ros.models import DEFAULT_IMU_MODEL
 
 EPILOG = """\
 Example (the paper's size: 5 models x 3 scenarios x 10 runs x 30 s, about 4 s on 2 cores):
@@ -82,7 +83,7 @@ def register(sub):
     )
     add_judge_option(p)
     p.add_argument(
-        '--imu', default=None, help='IMU model for every side (default ch_drift_paper)'
+        '--imu', default=None, help=f'IMU model for every side (default {DEFAULT_IMU_MODEL})'
     )
     add_velocity_option(p)
     add_bootstrap_options(
@@ -120,7 +121,7 @@ def _imu(args):
     from vepd_ros.models.spec import sensor_spec
 
     if args.imu_config is None:
-        return sensor_spec('imu', model=args.imu or 'ch_drift_paper', source='--imu')
+        return sensor_spec('imu', model=args.imu or DEFAULT_IMU_MODEL, source='--imu')
     if args.imu is not None:
         raise ValueError('--imu and --imu-config: give one (the file names its own IMU model)')
     from vepd_ros.io.simconfig import load_sensor_file

@@ -23,6 +23,7 @@ from vepd_ros.commands._args import (
     int_range,
     seed_type,
 )
+from vepd_ros.models import DEFAULT_IMU_MODEL
 
 EPILOG = """\
 Example (fit Ch:RW+AirSim's walk and HDOP to reference runs, 100 trials, 2 workers; here the
@@ -99,7 +100,7 @@ def register(sub):
                    'postgresql:// URL shared by several workers')
     p.add_argument('--study-name', default=None,
                    help='study in the storage to create or continue (default tune-MODEL)')
-    p.add_argument('--imu', default='ch_drift_paper',
+    p.add_argument('--imu', default=DEFAULT_IMU_MODEL,
                    help='IMU model for both sides when --model is a GPS model')
     p.add_argument('--gps', default='rtk',
                    help='GPS model of the simulated side when --model is an IMU model')

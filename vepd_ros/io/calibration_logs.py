@@ -27,7 +27,7 @@ from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.io import bagrun, bags
 from vepd_ros.io.bags import Bag, BagError
 from vepd_ros.models.calibration import GpsLog, ImuLog
-from vepd_ros.streams import NS
+from vepd_ros.streams import NS, TOPIC_ART_GPS_FIX, TOPIC_ART_IMU
 from vepd_ros.yamlio import quote
 
 BAG_SUFFIXES = ('.bag', '.db3', '.mcap')
@@ -59,13 +59,13 @@ def read_gps_log(path, topic: str | None = None) -> GpsLog:
     if kind == 'ubx':
         return _read_ubx(path)
     if kind == 'bag':
-        msgs = bags.read_messages(path, [topic or '/fix'])
+        msgs = bags.read_messages(path, [topic or TOPIC_ART_GPS_FIX])
         rows = [
             (bags.stamp_s(m), m.latitude, m.longitude, m.altitude, m.status.status)
             for _, m in msgs
         ]
         if not rows:
-            raise ValueError(f'{path}: no NavSatFix messages on {topic or "/fix"}')
+            raise ValueError(f'{path}: no NavSatFix messages on {topic or TOPIC_ART_GPS_FIX}')
         a = np.array(rows, float)
         return _checked_gps(
             GpsLog(
@@ -265,7 +265,7 @@ def read_imu_log(path, topic: str | None = None) -> ImuLog:
     if not path.exists():
         raise FileNotFoundError(f'{path}: no such file')
     if _kind(path) == 'bag':
-        msgs = bags.read_messages(path, [topic or '/imu'])
+        msgs = bags.read_messages(path, [topic or TOPIC_ART_IMU])
         rows = [
             (
                 bags.stamp_s(m),
@@ -279,7 +279,7 @@ def read_imu_log(path, topic: str | None = None) -> ImuLog:
             for _, m in msgs
         ]
         if not rows:
-            raise ValueError(f'{path}: no Imu messages on {topic or "/imu"}')
+            raise ValueError(f'{path}: no Imu messages on {topic or TOPIC_ART_IMU}')
         a = np.array(rows, float)
         return _checked_imu(ImuLog(a[:, 0] - a[0, 0], a[:, 1:4], a[:, 4:7], f'bag {path}'))
     cols = _read_csv(path)

@@ -37,7 +37,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from vepd_ros.streams import TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
+from vepd_ros.streams import (
+    TOPIC_ART_GPS_FIX, TOPIC_ART_IMU, TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
+)
 
 ROLES = ('gps', 'imu', 'accel', 'gyro', 'truth', 'odom')
 
@@ -78,7 +80,8 @@ class Profile:
 PROFILES = {
     'art': Profile(
         'art',
-        {'gps': '/fix', 'imu': '/imu', 'truth': TOPIC_INS_VELOCITY, 'odom': TOPIC_ODOM_FILTERED},
+        {'gps': TOPIC_ART_GPS_FIX, 'imu': TOPIC_ART_IMU, 'truth': TOPIC_INS_VELOCITY,
+         'odom': TOPIC_ODOM_FILTERED},
         {'sbg_frame': 'ned'},
     ),
     'chrono': Profile(

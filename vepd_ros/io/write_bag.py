@@ -44,13 +44,15 @@ from vepd_ros.streams import (
     imu_fields,
     NS,
     ns_from_s,
+    TOPIC_ART_GPS_FIX,
+    TOPIC_ART_IMU,
     TOPIC_INS_VELOCITY,
     TOPIC_ODOM_FILTERED,
 )
 
 ART_TOPICS = {
-    'fix': ('/fix', 'sensor_msgs/msg/NavSatFix', 'gps'),
-    'imu': ('/imu', 'sensor_msgs/msg/Imu', 'imu'),
+    'fix': (TOPIC_ART_GPS_FIX, 'sensor_msgs/msg/NavSatFix', 'gps'),
+    'imu': (TOPIC_ART_IMU, 'sensor_msgs/msg/Imu', 'imu'),
     'gps_vel': (TOPIC_INS_VELOCITY, 'sbg_driver/msg/SbgGpsVel', 'imu_link_ned'),
     'ekf_nav': ('/sbg/ekf_nav', 'sbg_driver/msg/SbgEkfNav', 'imu_link_ned'),
     'odom': (TOPIC_ODOM_FILTERED, 'nav_msgs/msg/Odometry', 'odom'),

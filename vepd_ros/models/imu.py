@@ -61,7 +61,7 @@ import zlib
 import numpy as np
 from scipy.signal import lfilter
 from vepd_ros.frames import GRAVITY_MPS2
-from vepd_ros.models import simulators as sim
+from vepd_ros.models import DEFAULT_IMU_MODEL, simulators as sim
 from vepd_ros.params import Param, ParameterError, validate_params
 from vepd_ros.params import vec3_param as _vec3
 
@@ -203,7 +203,7 @@ def datasheet_to_si(
 _MODELS = {
     'none': ('none', {}),
     'ch_drift': ('drift', {}),
-    'ch_drift_paper': (
+    DEFAULT_IMU_MODEL: (
         'drift',
         {
             'acc_sigma': [0.30, 0.30, 0.01],

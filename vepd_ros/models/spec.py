@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import math
 from typing import Any, Mapping
 
+from vepd_ros.models import DEFAULT_IMU_MODEL
 from vepd_ros.models.geodesy import check_datum, DEFAULT_DATUM
 from vepd_ros.models.gps import gps_model_params, make_gps_model
 from vepd_ros.models.imu import imu_model_params, make_imu_model
@@ -149,7 +150,7 @@ GPS_NODE_PARAMS = [
 """gps_noise_node's own parameters (the model's come from ``gps_model_params``)."""
 
 IMU_NODE_PARAMS = [
-    *noise_chain_params('imu', 'ch_drift_paper', SIDE_RATE_HZ['imu'], 2000.0),
+    *noise_chain_params('imu', DEFAULT_IMU_MODEL, SIDE_RATE_HZ['imu'], 2000.0),
     Param('frame_id', 'base_link', 'frame_id of /imu/data (FLU body frame)'),
     Param(
         'truth_source',

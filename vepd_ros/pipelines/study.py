@@ -60,6 +60,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, NON_FINITE_SENSORS, REFERENCE
+from vepd_ros.models import DEFAULT_IMU_MODEL
 from vepd_ros.models.spec import SIDE_RATE_HZ, unused_rate_warning
 from vepd_ros.params_file import config_file
 from vepd_ros.pipelines.judge_step import judge as judge_step, stack_runs
@@ -511,7 +512,7 @@ def run_study(
     out_dir,
     judge: str = 'builtin',
     seed: int = 0,
-    imu_model='ch_drift_paper',
+    imu_model=DEFAULT_IMU_MODEL,
     velocity: str = 'speed',
     n_boot: int = 1000,
     ekf_yaml=None,

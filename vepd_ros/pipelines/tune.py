@@ -52,6 +52,7 @@ import warnings
 
 import numpy as np
 from vepd_ros import interrupts
+from vepd_ros.models import DEFAULT_IMU_MODEL
 from vepd_ros.models.spec import split_specs
 from vepd_ros.params import ParameterError
 
@@ -88,7 +89,7 @@ class TuneAxis:
 SENSORS = ('gps', 'imu')
 
 
-def resolve_model(model: str, gps: str = 'rtk', imu: str = 'ch_drift_paper'):
+def resolve_model(model: str, gps: str = 'rtk', imu: str = DEFAULT_IMU_MODEL):
     """
     Return ``(gps_model, imu_model, tuned)`` for ``--model``: a GPS model, an IMU model or a pair.
 
@@ -301,7 +302,7 @@ class Objective:
         runs: int,
         duration_s: float,
         seed: int = 0,
-        imu_model: str = 'ch_drift_paper',
+        imu_model: str = DEFAULT_IMU_MODEL,
         judge: str = 'builtin',
         reference_params: dict | None = None,
         velocity: str = 'speed',

@@ -1,0 +1,62 @@
+# Copyright 2026 vepd_ros developers
+#
+# Use of this source code is governed by a BSD-style
+# license that can be found in the LICENSE file or at
+# https://developers.google.com/open-source/licenses/bsd
+
+"""
+Facts spelled once: a value that names a fact appears as a literal only where it is defined.
+
+Checked on the package's source (string constants, docstrings aside): the default IMU model
+(``models.DEFAULT_IMU_MODEL``) and the ART vehicle's bag topics (``streams.TOPIC_ART_*``). Run by
+``make lint`` and ``make test``.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / 'vepd_ros'
+
+OWNERS = {
+    'ch_drift_paper': {'models/__init__.py'},
+    '/fix': {'streams.py'},
+    # Gazebo's own IMU topic happens to be spelled as ART's: another fact (io/profiles 'gazebo')
+    '/imu': {'streams.py', 'io/profiles.py'},
+}
+
+
+def _string_literals(path: Path):
+    """Yield (line, value) of the string constants of a file that are not docstrings."""
+    tree = ast.parse(path.read_text(encoding='utf-8'))
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, 'body', None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            docstrings.add(id(body[0].value))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            docstrings.add(id(node.value))  # attribute docstrings (a string after a constant)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+@pytest.mark.linter
+@pytest.mark.parametrize('value', sorted(OWNERS))
+def test_a_fact_is_a_literal_only_where_it_is_defined(value):
+    found = sorted(
+        f'{p.relative_to(PACKAGE).as_posix()}:{line}'
+        for p in PACKAGE.rglob('*.py')
+        for line, v in _string_literals(p)
+        if v == value and p.relative_to(PACKAGE).as_posix() not in OWNERS[value]
+    )
+    assert found == [], f'{value!r} spelled outside {sorted(OWNERS[value])}: {found}'
+
+
+def test_the_ban_sees_a_literal():
+    """The check finds what it bans (a literal in the defining module itself)."""
+    lines = [v for _, v in _string_literals(PACKAGE / 'streams.py')]
+    assert '/fix' in lines and '/imu' in lines
