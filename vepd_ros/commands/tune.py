@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 from vepd_ros.commands._args import (
     add_ekf_config_option,
@@ -198,125 +197,44 @@ def _storage_inside(storage, out) -> list[str]:
 
 
 def _tune_into(args, stage, out, core, axes, objective, storage, where, name) -> int:
-    """Run the trials and write the tune's output into ``stage`` (swapped in as OUT)."""
-    from vepd_ros.models.calibration import node_params_yaml, write_params_file
-    from vepd_ros.models.spec import split_specs
+    """Run the trials and write the tune's output into ``stage`` (swapped in as OUT); print."""
+    from vepd_ros.pipelines.tune_run import run_tune
     from vepd_ros.progress import progress_bar
     from vepd_ros.report.tune import write_tune_report
-    from vepd_ros.runs.atomic import atomic_write_text
 
-    t0 = time.perf_counter()
-    n_here = 0
     with progress_bar(total=args.trials, desc='tune', unit='trial',
                       quiet=args.quiet or args.json) as bar:
 
-        def on_trial(study, trial):
-            nonlocal n_here
-            n_here += 1
-            done = core.completed(study)
-            best = core.best_finite(study)
-            bar.n = min(len(done), args.trials)
-            rate = (len(done) - n_before) / max(time.perf_counter() - t0, 1e-9) * 60.0
-            bar.set_postfix(best=f'{core.trial_vepd(best):.4g}' if best else '-',
-                            per_min=f'{rate:.0f}')
+        def on_progress(n_complete, best_vepd, per_min):
+            bar.n = min(n_complete, args.trials)
+            bar.set_postfix(best=f'{best_vepd:.4g}' if best_vepd is not None else '-',
+                            per_min=f'{per_min:.0f}')
 
-        seed = args.seed if args.sampler_seed is None else args.sampler_seed
-        study = core.open_study(storage, name, args.model, axes, seed, args.sampler,
-                                args.pareto, parallel=args.workers > 1)
-        n_before = len(core.completed(study))
-        core.tune(objective, args.model, axes, args.trials, storage, name, seed=seed,
-                  sampler=args.sampler, on_trial=on_trial, pareto=args.pareto,
-                  workers=args.workers, study=study)
-    wall = time.perf_counter() - t0
-    in_study_path = objective.sim_seconds  # the trials' own, before the confirmation adds to it
-    best = core.best_finite(study)
-    if best is None:
-        raise ValueError(f'study {name!r}: no trial scored a finite VEPD')
-    best_vepd = core.trial_vepd(best)
-    values = core.model_params(args.model, axes, best.params)
-    start_params = core.model_params(args.model, axes, core.start_values(args.model, axes))
-    fresh = args.seed + 1  # every run seed derives from the study seed by name: all new
-    confirm = {}
-    checks = [('best', values), ('start', start_params)]
-    if objective.known_params is not None:  # a simulated reference of the tuned model
-        checks.append(('known', {a.param: objective.known_params[a.param] for a in axes}))
-    for key, prm in checks:
-        e = objective.evaluate(prm, n_boot=1000, seed=fresh)
-        confirm[key] = {'VEPD': e['VEPD'], 'W1': e['W1'], 'W2': e['W2'], 'ci95': e['ci95'],
-                        'warnings': e['warnings']}
-    structure = core.structure_verdict(confirm['best'], objective.reference_floor())
-    edge = core.on_range_edge(axes, best.params)
-    header, rows = core.trials_rows(study, axes)
-    lines = [','.join(header)] + [','.join(str(x) for x in r) for r in rows]
-    atomic_write_text(stage / 'trials.csv', '\n'.join(lines) + '\n')
-    per_sensor = dict(zip(('gps', 'imu'), split_specs(objective.gps_model,
-                                                      objective.imu_model, values)))
-    chosen = ("the Pareto front's point with the least VEPD" if args.pareto
-              else 'the least VEPD')
-    write_params_file(
-        stage / 'best_params.yaml',
-        f'# vepd tune --model {args.model} --reference {args.reference}\n'
-        f'# {chosen} of study {name!r}: trial {best.number}, VEPD {best_vepd:.6g} '
-        f'(seed {args.seed}); on fresh seeds {confirm["best"]["VEPD"]:.6g}\n',
-        ''.join(node_params_yaml(per_sensor[s].node, per_sensor[s].model, per_sensor[s].params)
-                for s in objective.tuned),
-    )
-    done = core.completed(study)
-    n_done = len(done)
-    wall_study = max(wall, 1e-9)
-    res = {
-        'model': args.model,
-        'gps_model': objective.gps_model,
-        'imu_model': objective.imu_model,
-        'tuned': list(objective.tuned),
-        'reference': args.reference,
-        'study_name': name,
-        'storage': where,  # without a password
-        'axes': [{'name': a.name, 'low': a.low, 'high': a.high, 'log': a.log,
-                  'sensor': a.sensor} for a in axes],
-        'workers': args.workers,
-        'trials_complete': n_done,
-        'trials_this_process': n_here,
-        'trials_this_run': n_done - n_before,  # by every worker of this command
-        'trials_per_minute': (n_done - n_before) / wall_study * 60.0,
-        # the study path's share of this process's time (its own worker only)
-        'study_path_share': in_study_path / wall_study,
-        'best': {'number': best.number, 'VEPD': best_vepd, 'params': values,
-                 'W1': best.user_attrs.get('W1'), 'W2': best.user_attrs.get('W2'),
-                 'chosen': chosen, 'on_range_edge': edge,
-                 'warnings': best.user_attrs.get('warnings', [])},
-        'trials_with_warnings': sum(bool(t.user_attrs.get('warnings')) for t in done),
-        'start': {'params': start_params},
-        'confirmation': {'seed': fresh, **confirm},
-        'structure': structure,
-        'pareto': args.pareto,
-        'trials_requested': args.trials,
-        'ekf_config': args.ekf_config,  # None: config/ekf.yaml
-    }
-    if args.pareto:
-        res['pareto_front'] = [
-            {'number': t.number, 'W1': t.values[0], 'W2': t.values[1],
-             'VEPD': core.trial_vepd(t), 'params': core.model_params(args.model, axes, t.params)}
-            for t in core.pareto_front(study)]
-    atomic_write_text(stage / 'result.json', json.dumps(res, indent=1, allow_nan=False) + '\n')
+        result = run_tune(
+            objective, axes, storage, stage, model=args.model, reference=args.reference,
+            trials=args.trials, study_name=name, storage_shown=where, seed=args.seed,
+            sampler_seed=args.sampler_seed, sampler=args.sampler, pareto=args.pareto,
+            workers=args.workers, ekf_config=args.ekf_config, on_progress=on_progress)
+    best, confirm = result.best, result.confirmation
     if args.json:
-        print(json.dumps(res, indent=1, allow_nan=False))
+        print(json.dumps(result.to_json(), indent=1, allow_nan=False))
     else:
         def ci(c):
-            return '' if c['ci95'] is None else ' [{:.4g}, {:.4g}]'.format(*c['ci95'])
+            return '' if c.ci95 is None else ' [{:.4g}, {:.4g}]'.format(*c.ci95)
 
-        print(f'{args.model}: best VEPD {best_vepd:.4g} (trial {best.number} of {n_done} '
-              f'complete{"; " + chosen if args.pareto else ""}); on fresh seeds (seed {fresh}) '
-              f'{confirm["best"]["VEPD"]:.4g}{ci(confirm["best"])}, untuned start '
-              f'{confirm["start"]["VEPD"]:.4g}{ci(confirm["start"])}')
-        for k, v in values.items():
+        print(f'{args.model}: best VEPD {best.vepd:.4g} (trial {best.number} of '
+              f'{result.trials_complete} complete{"; " + best.chosen if args.pareto else ""}); '
+              f'on fresh seeds (seed {result.confirmation_seed}) '
+              f'{confirm["best"].vepd:.4g}{ci(confirm["best"])}, untuned start '
+              f'{confirm["start"].vepd:.4g}{ci(confirm["start"])}')
+        for k, v in best.params.items():
             print(f'  {k}: {v}')
         if args.pareto:
-            print(f'Pareto front (W1, W2): {len(res["pareto_front"])} trials, in result.json')
-        print(f'structure: {structure["text"]}')
-    for a in edge:
+            print(f'Pareto front (W1, W2): {len(result.pareto_front)} trials, in result.json')
+        print(f'structure: {result.structure["text"]}')
+    for a in best.on_range_edge:
         print(f'warning: best {a} lies on the edge of its range: widen it', file=sys.stderr)
-    for w in res['best']['warnings'] + confirm['best']['warnings']:
+    for w in best.warnings + confirm['best'].warnings:
         print(f'warning: {w}', file=sys.stderr)
     print(f'wrote {out / "best_params.yaml"}, {out / "trials.csv"}, {out / "result.json"}',
           file=sys.stderr)
