@@ -25,10 +25,10 @@ import time
 import numpy as np
 import pytest
 from vepd_ros.cli import main as vepd
+from vepd_ros.fileio import is_temp_name
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.params import ParameterError
 from vepd_ros.pipelines import study as pipeline
-from vepd_ros.runs.atomic import is_temp_name
 from vepd_ros.runs.layout import BatchWriter
 from vepd_ros.runs.recorder import RecorderCore
 from vepd_ros.runs.safety import (

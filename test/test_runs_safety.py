@@ -22,6 +22,7 @@ import textwrap
 import time
 
 import pytest
+from vepd_ros.fileio import load_json, RunFileError
 from vepd_ros.params import ParameterError
 from vepd_ros.runs.safety import (
     check_memory_plan,
@@ -29,14 +30,12 @@ from vepd_ros.runs.safety import (
     claim_graph_output,
     Discard,
     ENDED,
-    load_json,
     mark_graph_output,
     MARKER_NAME,
     output_dir,
     output_file,
     OutputDirError,
     read_output_marker,
-    RunFileError,
 )
 from vepd_ros.yamlio import load_yaml, read_input
 

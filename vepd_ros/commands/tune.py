@@ -202,7 +202,7 @@ def _tune_into(args, stage, out, core, axes, objective, storage, where, name) ->
     from vepd_ros.models.spec import split_specs
     from vepd_ros.progress import progress_bar
     from vepd_ros.report.tune import write_tune_report
-    from vepd_ros.runs.atomic import atomic_write_text
+    from vepd_ros.fileio import atomic_write_text
 
     t0 = time.perf_counter()
     n_here = 0

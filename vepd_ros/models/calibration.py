@@ -382,7 +382,7 @@ def write_params_file(path, header: str, text: str) -> None:
     """
     from pathlib import Path
 
-    from vepd_ros.runs.atomic import atomic_write_text
+    from vepd_ros.fileio import atomic_write_text
 
     if Path(path).is_dir():
         raise ValueError(f'--out {path}: a directory; expected the YAML file name')
