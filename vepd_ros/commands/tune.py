@@ -198,7 +198,7 @@ def _storage_inside(storage, out) -> list[str]:
 
 def _tune_into(args, stage, out, core, axes, objective, storage, where, name) -> int:
     """Run the trials and write the tune's output into ``stage`` (swapped in as OUT)."""
-    from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.params_file import node_params_yaml, write_params_file
     from vepd_ros.models.spec import split_specs
     from vepd_ros.progress import progress_bar
     from vepd_ros.report.tune import write_tune_report
