@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_yamlio_loader import _write
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.navsat import (
     load_navsat_params,
@@ -436,3 +437,12 @@ def test_deferred_odometry_and_unbuilt_filtered_gps_equal_the_eager_node(use_odo
     )  # built only when read (odometry/gps reads the
     #                                                            orientation for the lever arm)
     np.testing.assert_array_equal(eager.odom_pos, lazy.odom_pos)
+
+
+@pytest.mark.parametrize(
+    'datum', ['[.nan, 0.0, 0.0]', '[200.0, 0.0, 0.0]', '[0.0, 400.0, 0.0]', '[0.0, .inf, 0.0]']
+)
+def test_bad_navsat_datum(tmp_path, datum):
+    text = f'navsat_transform:\n  ros__parameters:\n    wait_for_datum: true\n    datum: {datum}\n'
+    with pytest.raises(ParameterError, match='datum'):
+        load_navsat_params(_write(tmp_path, text))
