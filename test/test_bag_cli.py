@@ -19,6 +19,7 @@ import json
 
 import numpy as np
 import pytest
+import test_judge_bags
 from vepd_ros.cli import main as vepd
 from vepd_ros.commands.bag import speed_rmse
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
@@ -381,3 +382,64 @@ def test_split_stationary_from_the_command(tmp_path):
     assert a['duration_s'] == pytest.approx(8.0 + 1.0, abs=0.1)
     assert b['start_s_from_bag_start'] == pytest.approx(15.0 - 0.5, abs=0.05)
     assert read_run(out / 'Real' / 'circle_1.csv').gt_v.max() == 1.2
+
+
+test1 = test_judge_bags.test1  # the fixture, defined once
+
+
+def test_bag_without_imu_transform_is_an_error_naming_it(test1, tmp_path, capsys):
+    out = tmp_path / 'b'
+    assert (
+        vepd(
+            [
+                'bag',
+                test1,
+                '--profile',
+                'custom',
+                '--topic',
+                'gps=/fix',
+                '--topic',
+                'imu=/imu/data',
+                '--topic',
+                'truth=/husky_velocity_controller/odom',
+                '--out',
+                str(out),
+                '--scenario',
+                'husky',
+                '--quiet',
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert '0 estimate' in err and '--static-tf "base_link imu_link' in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    'opts, name',
+    [
+        (['--sim-imu-rate', '1e-300', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+        (['--sim-imu-rate', '1e12', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+        (['--sim-gps-rate', 'inf', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+        (['--sim-gps-rate', 'nan', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+        (['--split', 'stationary', '--pad', 'nan'], '--pad'),
+        (['--split', 'stationary', '--stationary-threshold', 'nan'], '--stationary-threshold'),
+        (['--split', 'stationary', '--min-run', 'inf'], '--min-run'),
+        (['--split', 'stationary', '--min-gap', '-1'], '--min-gap'),
+        (['--static-tf', 'base_link gps 0 0 nan 0 0 0'], '--static-tf'),
+        (['--static-tf', 'base_link gps 0 0 0 0 0 0 0'], '--static-tf'),
+    ],
+)
+def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, name):
+    """
+    Refuse out-of-range rates and bad standstill or transform options.
+
+    Rates outside the judge's frequency range (1e-300 Hz: an infinite period; 1e12 Hz: a zero
+    one), non-finite standstill options, a NaN or zero-length static transform: exit 2 naming the
+    option, nothing written (checked before the bag is read).
+    """
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(tmp_path / 'no_bag'), '--out', str(out), *opts]) == 2
+    assert name in capsys.readouterr().err
+    assert not out.exists()

@@ -446,3 +446,12 @@ def test_bad_navsat_datum(tmp_path, datum):
     text = f'navsat_transform:\n  ros__parameters:\n    wait_for_datum: true\n    datum: {datum}\n'
     with pytest.raises(ParameterError, match='datum'):
         load_navsat_params(_write(tmp_path, text))
+
+
+def test_static_tf_parse_refuses_nan_and_zero_quaternion():
+    from vepd_ros.judge.navsat import StaticTF
+
+    for spec in ('a b 0 0 0 nan 0 0', 'a b 0 0 0 0 0 0 0', 'a b inf 0 0 0 0 0'):
+        with pytest.raises(ValueError, match='--static-tf'):
+            StaticTF.parse([spec])
+    assert StaticTF.parse(['a b 0 0 0 0 0 0 1']) is not None
