@@ -235,3 +235,13 @@ def test_evaluator_core_refuses_real_as_a_model():
     for label in ('real', 'Real', 'REAL'):
         with pytest.raises(ValueError, match='reference'):
             core.add_model(label)
+
+
+def test_result_is_always_valid_json():
+    core = EvaluatorCore(k=3, n_boot=50)
+    core.add_values('real', 'circle', [0.1, 0.2, 0.3], [0.01, 0.02, 0.03])
+    core.add_values('m', 'circle', [0.2, 0.3, 0.4], [0.02, 0.03, 0.05])
+    json.dumps(core.result(), allow_nan=False)
+    with pytest.raises(ValueError):
+        core.add_values('m2', 'circle', [0.2, np.nan, 0.4], [0.02, 0.03, 0.05])
+        core.result()

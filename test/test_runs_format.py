@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from hypothesis import given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 from vepd_ros.cli import main as vepd
@@ -449,3 +451,58 @@ def test_empty_padding_needs_no_slow_parse(tmp_path):
     finally:
         fmt.NUMBER_RE = orig
     assert calls == []
+
+
+PROPS = settings(
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+# -------------------------------------------------------------------------------------------
+# properties
+
+_cells = st.text(alphabet='0123456789.,-+eE_ \n\tnaif', max_size=300)
+HEADER = 'se_time,gt_time,se_vel,gt_vel\n'
+
+
+@PROPS
+@given(body=st.one_of(_cells.map(str.encode), st.binary(max_size=300)), header=st.booleans())
+def test_reading_any_csv_bytes_gives_a_run_or_a_run_file_error(tmp_path_factory, body, header):
+    p = tmp_path_factory.mktemp('csv') / 'circle_1.csv'
+    p.write_bytes((HEADER.encode() if header else b'') + body)
+    try:
+        rec = read_run(p)
+    except RunFileError as exc:
+        assert str(p) in str(exc) and len(str(exc)) < 1000
+        return
+    for t in (rec.se_t, rec.gt_t):
+        assert np.all(np.isfinite(t)) and np.all(np.diff(t) > 0)
+
+
+@PROPS
+@given(
+    side=st.binary(max_size=200)
+    | st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(st.sampled_from(['se_len', 'gt_len', 'x']), c, max_size=3)
+        ),
+        max_leaves=8,
+    ).map(lambda o: json.dumps(o).encode())
+)
+def test_reading_any_sidecar_gives_a_run_or_a_run_file_error(tmp_path_factory, side):
+    d = tmp_path_factory.mktemp('side')
+    rec = RunRecord(np.arange(5.0), np.ones(5), np.arange(3.0), np.ones(3))
+    p = write_run(d / 'circle_1.csv', rec)
+    p.with_suffix('.json').write_bytes(side)
+    try:
+        back = read_run(p)
+    except RunFileError as exc:
+        assert 'circle_1' in str(exc) and len(str(exc)) < 1000
+        return
+    assert len(back.se_t) == back.meta['se_len'] and len(back.gt_t) == back.meta['gt_len']
