@@ -19,12 +19,14 @@ import json
 
 import numpy as np
 import pytest
+from test_evaluate_study import _snapshot
 import test_judge_bags
 from vepd_ros.cli import main as vepd
 from vepd_ros.commands.bag import speed_rmse
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.pipelines import study as pipeline
 from vepd_ros.runs.format import read_run
+from vepd_ros.runs.layout import BatchWriter
 
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
 # z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
@@ -443,3 +445,102 @@ def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, n
     assert vepd(['bag', str(tmp_path / 'no_bag'), '--out', str(out), *opts]) == 2
     assert name in capsys.readouterr().err
     assert not out.exists()
+
+
+def _small_bag(tmp_path):
+    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
+    s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
+    t = s['gps_vel']['t_ns']
+    zero = np.zeros(len(t))
+    s['odom'] = {'t_ns': t, 'linear': np.column_stack([np.full(len(t), 0.5), zero, zero])}
+    return write_bag(tmp_path / 'bag', s, storage='sqlite3')
+
+
+BAG = ['--profile', 'art', '--estimate', 'recorded', '--quiet']
+
+
+def test_bag_names_never_leave_out(tmp_path, capsys):
+    bag = _small_bag(tmp_path)
+    work = tmp_path / 'work'
+    out = work / 'a' / 'b' / 'c' / 'out'
+    before = _snapshot(tmp_path)
+    outside = tmp_path / 'abs_target'
+    attempts = [
+        ['--scenario', '../../../X'],
+        ['--side', 'sim', '--label', str(outside)],
+        ['--side', 'sim', '--label', '..'],
+        ['--scenario', '/etc/x'],
+        ['--split', 'stationary', '--scenarios', 'circle,../../Y'],
+    ]
+    for extra in attempts:
+        assert vepd(['bag', str(bag), *BAG, '--out', str(out), *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert 'Traceback' not in err and ('scenario' in err or 'label' in err), err
+    ranges = tmp_path / 'ranges.csv'
+    ranges.write_text('start,end,scenario\n0,3.5,circle\n4,7.5,../../../X\n')
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                *BAG,
+                '--split',
+                'ranges',
+                '--ranges',
+                str(ranges),
+                '--out',
+                str(out),
+            ]
+        )
+        == 2
+    )
+    assert 'scenario' in capsys.readouterr().err
+    after = _snapshot(tmp_path)
+    assert after.keys() - before.keys() == {'ranges.csv'}  # nothing written anywhere, not half
+    assert not outside.exists() and not (work / 'X_1.csv').exists()
+
+
+def test_bag_output_policy(tmp_path, capsys):
+    bag = _small_bag(tmp_path)
+    mine = tmp_path / 'mine'
+    mine.mkdir()
+    (mine / 'thesis.tex').write_text('x')
+    assert vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle']) == 2
+    assert '--overwrite' in capsys.readouterr().err and not (mine / 'Real').exists()
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
+    # a previous output: runs are added (circle_2)
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
+    assert (out / 'Real' / 'circle_2.csv').is_file()
+    assert (
+        vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle', '--overwrite'])
+        == 0
+    )
+    assert sorted(p.name for p in (out / 'Real').glob('*.csv')) == ['circle_1.csv']  # replaced
+    assert (
+        vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle', '--overwrite'])
+        == 0
+    )
+    assert (mine / 'thesis.tex').read_text() == 'x' and (mine / 'Real' / 'circle_1.csv').is_file()
+
+
+@pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
+def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
+    """
+    Refuse a reference label in ``vepd bag --side sim`` before writing.
+
+    `vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
+    any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
+    refused before anything is written.
+    """
+    from vepd_ros.runs.layout import is_reference_label
+
+    assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
+    bag = _small_bag(tmp_path)
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--side', 'sim', '--label', label]) == 2
+    err = capsys.readouterr().err
+    assert '--label' in err and label in err and 'Traceback' not in err
+    assert not out.exists()
+    with pytest.raises(ValueError, match='reference side'):
+        BatchWriter(tmp_path / 'w', 'sim', label)

@@ -6,6 +6,8 @@
 
 """Test the parameter declarations and ``name:=value`` assignments (vepd_ros.params)."""
 
+from __future__ import annotations
+
 import pytest
 from vepd_ros.params import ParameterError
 
@@ -34,3 +36,24 @@ def test_assignments_read_by_the_one_yaml_reader_with_bounded_errors():
             parse_assignments([item])
         assert len(str(err.value)) < 600
     assert len(str(ParameterError('n' * 10_000, list(range(10_000)), 'z'))) < 300
+
+
+def test_parameter_error_crosses_a_process_boundary():
+    """
+    Carry a worker's ParameterError to the parent with its fields.
+
+    A ParameterError raised in a study worker reaches the parent: it pickles with its fields
+    (a pool whose worker error cannot be unpickled waits forever).
+    """
+    import multiprocessing as mp
+    import pickle
+
+    from vepd_ros.models.imu import make_imu_model
+
+    err = pickle.loads(pickle.dumps(ParameterError('model', 'zzz', 'an IMU model')))
+    assert (err.name, err.value, err.expected) == ('model', 'zzz', 'an IMU model')
+    assert str(err) == str(ParameterError('model', 'zzz', 'an IMU model'))
+    with mp.get_context('fork').Pool(1) as pool:
+        res = pool.apply_async(make_imu_model, ('zzz',))
+        with pytest.raises(ParameterError, match='zzz'):
+            res.get(timeout=60)

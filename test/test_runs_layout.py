@@ -16,10 +16,14 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 import pytest
 import test_runs_format
 from test_runs_format import _evaluate
-from vepd_ros.runs.layout import MAX_RUN_INDEX, missing_indices, scan_batch_dir
+from vepd_ros.params import ParameterError
+from vepd_ros.runs.layout import BatchWriter, MAX_RUN_INDEX, missing_indices, scan_batch_dir
+from vepd_ros.runs.recorder import RecorderCore
+from vepd_ros.testing.synthetic_runs import synthetic_run
 
 root = test_runs_format.root  # the fixture, defined once
 
@@ -75,3 +79,18 @@ def test_model_folder_named_real_is_refused(root, capsys, name):
     (root / 'Sim' / 'ch_rw').rename(root / 'Sim' / name)
     rc, _, err = _evaluate(root, capsys)
     assert rc == 2 and name in err and 'reference' in err
+
+
+def test_writers_refuse_unsafe_names(tmp_path):
+    rec = synthetic_run(np.random.default_rng(0), 'circle', 3.0)
+    with pytest.raises(ParameterError, match='label'):
+        BatchWriter(tmp_path, 'sim', '../escape')
+    for bad in ('real', 'REAL', 'Real'):
+        with pytest.raises(ValueError, match='reference'):
+            BatchWriter(tmp_path, 'sim', bad)
+    w = BatchWriter(tmp_path, 'sim', 'ok')
+    with pytest.raises(ParameterError, match='scenario'):
+        w.write(rec, '../../X')
+    with pytest.raises(ParameterError, match='scenario'):
+        RecorderCore(tmp_path, side='real', scenario='../x')
+    assert sorted(p.name for p in tmp_path.rglob('*') if p.is_file()) == []
