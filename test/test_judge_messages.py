@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import copy
 import math
+from types import SimpleNamespace as SN
 import warnings
 
+from hypothesis import given
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 from test_judge_core_msgs import imu_msg, odom_msg
+from test_models_gps import PROPS
+from test_navsat import VAR, WILD
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import RosFilter
@@ -429,3 +434,137 @@ def test_update_that_would_go_non_finite_is_refused_and_counted():
     assert e.drops == {'update refused: the state would not be finite': 1} or e.drops == {
         'update refused: singular innovation covariance': 1
     }
+
+
+EKF_PARAMS = load_ekf_params(
+    {
+        'ekf_filter_node': {
+            'ros__parameters': {
+                'frequency': 30.0,
+                'two_d_mode': True,
+                'imu0': '/imu',
+                'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
+                'imu0_remove_gravitational_acceleration': True,
+                'odom0': '/odom',
+                'odom0_config': [True] * 2 + [False] * 4 + [True] * 3 + [False] * 6,
+                'odom0_pose_rejection_threshold': 3.0,
+            }
+        }
+    }
+)
+TAME = st.floats(-10.0, 10.0)
+
+
+def _header(t_ns, frame):
+    return SN(stamp=SN(sec=t_ns // 10**9, nanosec=t_ns % 10**9), frame_id=frame)
+
+
+@st.composite
+def imu_msgs(draw, t_ns, wild):
+    v = wild if draw(st.booleans()) else TAME
+    q = draw(
+        st.one_of(
+            st.tuples(*[v] * 4),
+            st.just((0.0, 0.0, 0.0, 1.0)),
+            st.just((0.0, 0.0, 0.0, 0.0)),
+            st.just((1e-200, 0.0, 0.0, 0.0)),
+        )
+    )
+    cov = [draw(VAR if v is wild else st.floats(1e-6, 10.0)) for _ in range(3)]
+    return SN(
+        header=_header(t_ns, 'base_link'),
+        orientation=SN(x=q[0], y=q[1], z=q[2], w=q[3]),
+        angular_velocity=SN(x=draw(v), y=draw(v), z=draw(v)),
+        linear_acceleration=SN(x=draw(v), y=draw(v), z=draw(v) + 9.8),
+        orientation_covariance=list(np.diag([cov[0]] * 3).ravel()),
+        angular_velocity_covariance=list(np.diag([cov[1]] * 3).ravel()),
+        linear_acceleration_covariance=list(np.diag([cov[2]] * 3).ravel()),
+    )
+
+
+@st.composite
+def odom_msgs(draw, t_ns, wild):
+    v = wild if draw(st.booleans()) else TAME
+    var = VAR if v is wild else st.floats(1e-6, 10.0)
+    q = draw(st.one_of(st.tuples(*[v] * 4), st.just((0.0, 0.0, 0.0, 1.0))))
+    return SN(
+        header=_header(t_ns, 'odom'),
+        child_frame_id='base_link',
+        pose=SN(
+            pose=SN(
+                position=SN(x=draw(v), y=draw(v), z=draw(v)),
+                orientation=SN(x=q[0], y=q[1], z=q[2], w=q[3]),
+            ),
+            covariance=list(np.diag([draw(var) for _ in range(6)]).ravel()),
+        ),
+        twist=SN(
+            twist=SN(
+                linear=SN(x=draw(v), y=draw(v), z=draw(v)),
+                angular=SN(x=draw(v), y=draw(v), z=draw(v)),
+            ),
+            covariance=list(np.diag([draw(var) for _ in range(6)]).ravel()),
+        ),
+    )
+
+
+@st.composite
+def streams(draw):
+    n = draw(st.integers(2, 25))
+    stamps = sorted(draw(st.lists(st.integers(10**9, 60 * 10**9), min_size=n, max_size=n)))
+    out = []
+    for t in stamps:
+        # some stamps out of order
+        jitter = draw(st.sampled_from([0, 0, 0, -5 * 10**9, 10**6]))
+        kind = draw(st.sampled_from(['imu0', 'odom0']))
+        gen = imu_msgs if kind == 'imu0' else odom_msgs
+        out.append((t, kind, draw(gen(t + jitter, WILD))))
+    return out
+
+
+@PROPS
+@given(streams())
+def test_message_layer_never_raises_and_keeps_the_state_finite(stream):
+    f = RosFilter(EKF_PARAMS)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        for t, kind, msg in stream:
+            f.feed(kind, msg)
+            out = f.tick(t + 1)
+            if out is not None:
+                assert np.isfinite(out.x).all() and np.isfinite(out.P).all(), f.dropped
+    assert all(isinstance(v, int) and v > 0 for v in f.dropped.values())
+
+
+@PROPS
+@given(
+    st.integers(0, 5),
+    st.sampled_from(['x', 'y']),
+    st.sampled_from([math.nan, math.inf, 1e300, -1e12]),
+)
+def test_a_poisoned_flagged_odometry_value_is_always_counted(i, axis, bad):
+    f = RosFilter(EKF_PARAMS)
+    for k in range(6):
+        t = 10**9 + k * 10**8
+        pos = SN(x=0.1 * k, y=0.0, z=0.0)
+        if k == i:
+            setattr(pos, axis, bad)
+        msg = SN(
+            header=_header(t, 'odom'),
+            child_frame_id='base_link',
+            pose=SN(
+                pose=SN(position=pos, orientation=SN(x=0.0, y=0.0, z=0.0, w=1.0)),
+                covariance=list(np.eye(6).ravel() * 0.1),
+            ),
+            twist=SN(
+                twist=SN(linear=SN(x=1.0, y=0.0, z=0.0), angular=SN(x=0.0, y=0.0, z=0.0)),
+                covariance=list(np.eye(6).ravel() * 0.1),
+            ),
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            f.feed('odom0', msg)
+            out = f.tick(t + 1)
+    # a non-finite value is ignored and counted; a finite one of any size is fused or gated as
+    # robot_localization fuses or gates it (here the first pose initialises the filter with it)
+    assert sum(f.dropped.values()) >= (0 if math.isfinite(bad) else 1)
+    assert np.isfinite(out.x).all()

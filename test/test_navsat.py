@@ -18,8 +18,11 @@ import math
 from pathlib import Path
 import warnings
 
+from hypothesis import given
+from hypothesis import strategies as st
 import numpy as np
 import pytest
+from test_models_gps import PROPS
 from test_yamlio_loader import _write
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.navsat import (
@@ -474,3 +477,33 @@ def test_navsat_counts_bad_fixes():
         'fix: latitude/longitude/altitude not a number (ignored, as upstream)': 1,
     }
     assert not nav.gps_updated.any()
+
+
+# any float a message could carry, weighted toward the troublesome ones
+WILD = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [0.0, -0.0, 1e-200, 1e-320, 1e300, -1e300, math.nan, math.inf, -math.inf, 1.0]
+    ),
+    st.floats(-10.0, 10.0),
+)
+VAR = st.one_of(st.floats(1e-6, 10.0), WILD)
+
+
+@PROPS
+@given(st.lists(st.tuples(WILD, WILD, WILD, VAR), min_size=1, max_size=10))
+def test_navsat_fixes_never_raise_and_bad_ones_are_counted(fixes):
+    nav = NavSatCore({}, k=1)
+    n_bad = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        for j, (lat, lon, alt, var) in enumerate(fixes):
+            # a NaN position is ignored as upstream does, and counted like any other bad fix
+            nan_pos = math.isnan(lat) or math.isnan(lon) or math.isnan(alt)
+            # dropped where robot_localization fails (latitude beyond ±90° throws, an infinite
+            # longitude has no zone, a non-finite covariance makes the EKF's state NaN)
+            bad = nan_pos or not (abs(lat) <= 90 and abs(lon) < math.inf and abs(var) < math.inf)
+            n_bad += bad
+            nav.on_fix(10**9 * (j + 1), lat, lon, alt, cov=[var, 0, 0, 0, var, 0, 0, 0, var])
+    assert sum(nav.dropped.values()) == n_bad
+    assert np.isfinite(nav.fix_utm[:, :2]).all() and np.isfinite(nav.fix_cov).all()
