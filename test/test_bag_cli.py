@@ -19,11 +19,14 @@ import json
 
 import numpy as np
 import pytest
+from test_evaluate_study import _snapshot
+import test_judge_bags
 from vepd_ros.cli import main as vepd
 from vepd_ros.commands.bag import speed_rmse
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.pipelines import study as pipeline
 from vepd_ros.runs.format import read_run
+from vepd_ros.runs.layout import BatchWriter
 
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
 # z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
@@ -381,3 +384,163 @@ def test_split_stationary_from_the_command(tmp_path):
     assert a['duration_s'] == pytest.approx(8.0 + 1.0, abs=0.1)
     assert b['start_s_from_bag_start'] == pytest.approx(15.0 - 0.5, abs=0.05)
     assert read_run(out / 'Real' / 'circle_1.csv').gt_v.max() == 1.2
+
+
+test1 = test_judge_bags.test1  # the fixture, defined once
+
+
+def test_bag_without_imu_transform_is_an_error_naming_it(test1, tmp_path, capsys):
+    out = tmp_path / 'b'
+    assert (
+        vepd(
+            [
+                'bag',
+                test1,
+                '--profile',
+                'custom',
+                '--topic',
+                'gps=/fix',
+                '--topic',
+                'imu=/imu/data',
+                '--topic',
+                'truth=/husky_velocity_controller/odom',
+                '--out',
+                str(out),
+                '--scenario',
+                'husky',
+                '--quiet',
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert '0 estimate' in err and '--static-tf "base_link imu_link' in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    'opts, name',
+    [
+        (['--sim-imu-rate', '1e-300', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+        (['--sim-imu-rate', '1e12', '--replace', 'imu=ch_rw'], '--sim-imu-rate'),
+        (['--sim-gps-rate', 'inf', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+        (['--sim-gps-rate', 'nan', '--replace', 'gps=ch_gauss'], '--sim-gps-rate'),
+        (['--split', 'stationary', '--pad', 'nan'], '--pad'),
+        (['--split', 'stationary', '--stationary-threshold', 'nan'], '--stationary-threshold'),
+        (['--split', 'stationary', '--min-run', 'inf'], '--min-run'),
+        (['--split', 'stationary', '--min-gap', '-1'], '--min-gap'),
+        (['--static-tf', 'base_link gps 0 0 nan 0 0 0'], '--static-tf'),
+        (['--static-tf', 'base_link gps 0 0 0 0 0 0 0'], '--static-tf'),
+    ],
+)
+def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, name):
+    """
+    Refuse out-of-range rates and bad standstill or transform options.
+
+    Rates outside the judge's frequency range (1e-300 Hz: an infinite period; 1e12 Hz: a zero
+    one), non-finite standstill options, a NaN or zero-length static transform: exit 2 naming the
+    option, nothing written (checked before the bag is read).
+    """
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(tmp_path / 'no_bag'), '--out', str(out), *opts]) == 2
+    assert name in capsys.readouterr().err
+    assert not out.exists()
+
+
+def _small_bag(tmp_path):
+    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
+    s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
+    t = s['gps_vel']['t_ns']
+    zero = np.zeros(len(t))
+    s['odom'] = {'t_ns': t, 'linear': np.column_stack([np.full(len(t), 0.5), zero, zero])}
+    return write_bag(tmp_path / 'bag', s, storage='sqlite3')
+
+
+BAG = ['--profile', 'art', '--estimate', 'recorded', '--quiet']
+
+
+def test_bag_names_never_leave_out(tmp_path, capsys):
+    bag = _small_bag(tmp_path)
+    work = tmp_path / 'work'
+    out = work / 'a' / 'b' / 'c' / 'out'
+    before = _snapshot(tmp_path)
+    outside = tmp_path / 'abs_target'
+    attempts = [
+        ['--scenario', '../../../X'],
+        ['--side', 'sim', '--label', str(outside)],
+        ['--side', 'sim', '--label', '..'],
+        ['--scenario', '/etc/x'],
+        ['--split', 'stationary', '--scenarios', 'circle,../../Y'],
+    ]
+    for extra in attempts:
+        assert vepd(['bag', str(bag), *BAG, '--out', str(out), *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert 'Traceback' not in err and ('scenario' in err or 'label' in err), err
+    ranges = tmp_path / 'ranges.csv'
+    ranges.write_text('start,end,scenario\n0,3.5,circle\n4,7.5,../../../X\n')
+    assert (
+        vepd(
+            [
+                'bag',
+                str(bag),
+                *BAG,
+                '--split',
+                'ranges',
+                '--ranges',
+                str(ranges),
+                '--out',
+                str(out),
+            ]
+        )
+        == 2
+    )
+    assert 'scenario' in capsys.readouterr().err
+    after = _snapshot(tmp_path)
+    assert after.keys() - before.keys() == {'ranges.csv'}  # nothing written anywhere, not half
+    assert not outside.exists() and not (work / 'X_1.csv').exists()
+
+
+def test_bag_output_policy(tmp_path, capsys):
+    bag = _small_bag(tmp_path)
+    mine = tmp_path / 'mine'
+    mine.mkdir()
+    (mine / 'thesis.tex').write_text('x')
+    assert vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle']) == 2
+    assert '--overwrite' in capsys.readouterr().err and not (mine / 'Real').exists()
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
+    # a previous output: runs are added (circle_2)
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle']) == 0
+    assert (out / 'Real' / 'circle_2.csv').is_file()
+    assert (
+        vepd(['bag', str(bag), *BAG, '--out', str(out), '--scenario', 'circle', '--overwrite'])
+        == 0
+    )
+    assert sorted(p.name for p in (out / 'Real').glob('*.csv')) == ['circle_1.csv']  # replaced
+    assert (
+        vepd(['bag', str(bag), *BAG, '--out', str(mine), '--scenario', 'circle', '--overwrite'])
+        == 0
+    )
+    assert (mine / 'thesis.tex').read_text() == 'x' and (mine / 'Real' / 'circle_1.csv').is_file()
+
+
+@pytest.mark.parametrize('label', ['real', 'REAL', 'Real_results', 'REAL_results', 'real_results'])
+def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, capsys, label):
+    """
+    Refuse a reference label in ``vepd bag --side sim`` before writing.
+
+    `vepd bag --side sim --label L` applies the reader's own check (layout.is_reference_label:
+    any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
+    refused before anything is written.
+    """
+    from vepd_ros.runs.layout import is_reference_label
+
+    assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
+    bag = _small_bag(tmp_path)
+    out = tmp_path / 'out'
+    assert vepd(['bag', str(bag), *BAG, '--out', str(out), '--side', 'sim', '--label', label]) == 2
+    err = capsys.readouterr().err
+    assert '--label' in err and label in err and 'Traceback' not in err
+    assert not out.exists()
+    with pytest.raises(ValueError, match='reference side'):
+        BatchWriter(tmp_path / 'w', 'sim', label)

@@ -12,6 +12,8 @@ import json
 
 import pytest
 from vepd_ros.cli import main
+from vepd_ros.cli import main as vepd
+from vepd_ros.runs.safety import MARKER_NAME
 from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
 
@@ -87,3 +89,30 @@ def test_errors_and_strict_warnings(tmp_path, capsys):
     (root / 'Sim' / 'AirSim_results' / 'sine_2.csv').unlink()  # one sine run left
     assert main(['evaluate', str(root)]) == 2
     assert 'at least 2' in capsys.readouterr().err
+
+
+def test_evaluate_out_refuses_a_users_folder_and_reruns_into_its_own(tmp_path, capsys):
+    """
+    Refuse an --out folder holding the user's files in ``vepd evaluate``.
+
+    `vepd evaluate ROOT --out DIR` follows contract C3 like study and report: a folder holding
+    the user's files is refused before anything is computed or written; its own output is
+    rewritten.
+    """
+    from vepd_ros.testing.synthetic_runs import write_synthetic_root
+
+    root = write_synthetic_root(
+        tmp_path / 'r', 'authors', k=3, duration_s=4.0, models=('AirSim_results',)
+    )
+    user = tmp_path / 'user'
+    user.mkdir()
+    (user / 'result.json').write_text('{"mine": 1}')
+    argv = ['evaluate', str(root), '--n-boot', '0', '--allow-incomplete']
+    assert vepd(argv + ['--out', str(user)]) == 2
+    assert '--overwrite' in capsys.readouterr().err
+    assert sorted(p.name for p in user.iterdir()) == ['result.json']
+    assert (user / 'result.json').read_text() == '{"mine": 1}'
+    own = tmp_path / 'ev'
+    assert vepd(argv + ['--out', str(own)]) == 0
+    assert vepd(argv + ['--out', str(own)]) == 0
+    assert (own / MARKER_NAME).is_file() and (own / 'table1.csv').is_file()

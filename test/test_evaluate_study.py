@@ -14,10 +14,19 @@ disk.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import numpy as np
 import pytest
 from vepd_ros.cli import main
+from vepd_ros.cli import main as vepd
+from vepd_ros.fileio import is_temp_name
 from vepd_ros.metrics import evaluate_root
 from vepd_ros.pipelines.study import judge_batch, run_study, simulate_run
 from vepd_ros.runs import read_run
@@ -198,3 +207,125 @@ def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
             a, b = (json.loads(x) for x in (a, b))
             a['root'] = b['root'] = None
         assert a == b, f
+
+
+REPO = Path(__file__).resolve().parents[1]
+STUDY = [
+    'study',
+    '--models',
+    'ch_rw',
+    '--scenarios',
+    'circle',
+    '--runs',
+    '2',
+    '--duration',
+    '4',
+    '--reference',
+    'rtk',
+    '--n-boot',
+    '0',
+]
+
+
+def _snapshot(root: Path) -> dict:
+    """Every file under root (but a killed writer's hidden temporary) with its bytes and mtime."""
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob('*'))
+        if p.is_file() and not is_temp_name(p.name)
+    }
+
+
+def test_study_refuses_a_user_directory_and_replaces_its_own_output(tmp_path, capsys):
+    out = tmp_path / 'out'
+    (out / 'Real').mkdir(parents=True)
+    (out / 'Real' / 'straight_1.csv').write_text('my data')
+    (out / 'result.json').write_text('{"mine": 1}')
+    before = _snapshot(out)
+    assert vepd(STUDY + ['--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(out) in err and '--overwrite' in err and 'Traceback' not in err
+    assert _snapshot(out) == before  # nothing replaced
+    assert vepd(STUDY + ['--out', str(out), '--overwrite']) == 0
+    assert not (out / 'Real' / 'straight_1.csv').exists()
+    assert (out / 'Real' / 'circle_1.csv').is_file()
+    # re-running into its own previous output replaces it (documented: no resume); a stale model
+    # goes
+    (out / 'Sim' / 'old_model').mkdir()
+    assert vepd(STUDY + ['--out', str(out)]) == 0
+    assert not (out / 'Sim' / 'old_model').exists()
+    assert (out / 'Sim' / 'ch_rw' / 'circle_2.csv').is_file()
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import sys
+    from vepd_ros.pipelines.study import run_study
+    run_study(['ch_gauss', 'ch_rw', 'airsim'], ['straight', 'circle', 'sine'], runs=12,
+              duration_s=10.0, reference='rtk', out_dir=sys.argv[1], n_boot=0, workers=2,
+              fsync=False)
+""")
+
+
+@pytest.mark.slow
+def test_killed_study_leaves_no_worker_and_writes_nothing_after(tmp_path):
+    psutil = pytest.importorskip('psutil')
+    out = tmp_path / 'out'
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, '-c', KILL_SCRIPT, str(out)],
+        env=env,
+        cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 120
+        workers = []
+        while time.monotonic() < deadline and proc.poll() is None:  # the first chunk is on disk
+            workers = list(parent.children(recursive=True))
+            # the study is built beside OUT (safety.output_dir) and swapped in when complete
+            if len(workers) >= 2 and list(tmp_path.glob('.out.vepd-stage-*/**/*.csv')):
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, 'the study finished before it could be killed; make it longer'
+        workers = parent.children(recursive=True)
+        assert workers, 'no worker processes seen'
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        snap = _snapshot(tmp_path)  # what exists when the study is gone
+        # an orphaned worker would finish its chunk (and write it) before it noticed
+        gone, alive = psutil.wait_procs(workers, timeout=60)
+        assert not alive, f'workers survived their parent: {[p.pid for p in alive]}'
+        time.sleep(0.5)  # settle: any late writer would show
+        assert _snapshot(tmp_path) == snap, 'files were written after the study was killed'
+        assert list(tmp_path.glob('.out.vepd-stage-*/**/*.csv'))  # (the kill landed mid-study)
+        assert not out.exists()  # a killed study leaves no output, only its staging directory
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize(
+    'extra, named',
+    [
+        (['--imu', 'zzz'], 'zzz'),
+        (['--models', 'ch_rw', '--reference', 'zzz'], 'zzz'),
+        (['--runs', '1000000000'], 'runs'),
+        (['--duration', '1e-9'], 'duration'),
+        (['--duration', 'nan'], 'duration'),
+    ],
+)
+def test_study_refuses_bad_models_and_sizes_before_any_work(tmp_path, capsys, extra, named):
+    """
+    Check models, K and the duration in the parent before any worker starts.
+
+    Models are built, and K and the duration checked against stated bounds, in the parent:
+    exit 2 naming the value, OUT never created, no worker started.
+    """
+    out = tmp_path / 'out'
+    assert vepd(STUDY + extra + ['--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and 'Traceback' not in err
+    assert not out.exists()

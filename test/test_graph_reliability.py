@@ -233,7 +233,7 @@ def test_sigkill_mid_batch_loses_no_completed_run_and_the_batch_resumes(
     ros_ctx, executor, domain_id, tmp_path
 ):
     from vepd_ros.nodes.base import RUN_EVENTS_TOPIC
-    from vepd_ros.runs.atomic import is_temp_name
+    from vepd_ros.fileio import is_temp_name
     from vepd_ros.runs.layout import scan_batch_dir
 
     out = tmp_path / 'out'

@@ -133,3 +133,29 @@ def test_merge_imu_pairs_accel_with_latest_gyro():
     assert [t for t, _ in out] == [10, 20, 30]
     assert [m.angular_velocity.x for _, m in out] == [5.5, 20.5, 20.5]
     assert [m.linear_acceleration.x for _, m in out] == [10.0, 20.0, 30.0]
+
+
+@pytest.mark.parametrize(
+    'content, words',
+    [
+        ('start,end\n0,1e300\n', 'magnitude'),
+        ('start,end\n0,3_5\n', "'3_5'"),
+        ('start,end\n0,inf\n', 'finite'),
+        (b'start,end\n\x80\x81\xff,1\n', 'UTF-8'),
+        (b'start,end\n0,\x001\n', 'expected a number'),
+    ],
+)
+def test_ranges_csv_errors_name_the_file(tmp_path, content, words):
+    """
+    Refuse bad --split ranges with a ValueError naming the file.
+
+    --split ranges: a time of 1e300 s (an OverflowError in ns), '3_5' (float() reads 35),
+    binary content: a ValueError naming the file, never a traceback or a silent 35 s.
+    """
+    from vepd_ros.io.split import read_ranges
+
+    p = tmp_path / 'ranges.csv'
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ValueError) as exc:
+        read_ranges(p, bag_start_ns=0)
+    assert str(p) in str(exc.value) and words in str(exc.value)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from vepd_ros.cli import main as vepd
 from vepd_ros.commands.judge import add_replay_arguments
 from vepd_ros.pipelines.replay import run_replay
 
@@ -219,3 +220,163 @@ def test_replay_errors(tmp_path):
                 ]
             )
         )
+
+
+HUSKY_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
+
+
+@pytest.fixture
+def test1(shared_data):
+    return str(shared_data / 'robot_localization_tests' / 'test1.bag')
+
+
+def test_replay_docs_example_without_navsat_names_the_topic_and_the_flag(test1, tmp_path, capsys):
+    out = tmp_path / 'X.csv'
+    assert (
+        vepd(['judge', 'replay', '--ekf-config', 'config/ekf.yaml', test1, '--out', str(out)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert '/odometry/gps' in err and '--navsat-config' in err
+    assert not out.exists()
+
+
+def test_replay_without_the_imu_transform_names_it(test1, tmp_path, capsys):
+    out = tmp_path / 'X.csv'
+    assert (
+        vepd(
+            [
+                'judge',
+                'replay',
+                '--ekf-config',
+                'config/ekf.yaml',
+                '--navsat-config',
+                'config/navsat.yaml',
+                test1,
+                '--out',
+                str(out),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert '--static-tf "base_link imu_link' in err
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_replay_missing_ekf_topic_is_an_error(test1, tmp_path, capsys):
+    cfg = tmp_path / 'ekf.yaml'
+    cfg.write_text(
+        'ekf_filter_node:\n  ros__parameters:\n    frequency: 30.0\n'
+        '    twist0: /wheel_twist\n    twist0_config: [false, false, false, false, '
+        'false, false,'
+        ' true, false, false, false, false, false, false, false, false]\n'
+        '    imu0: /imu/data\n    imu0_config: [false, false, false, false, false, '
+        'false,'
+        ' false, false, false, false, false, true, false, false, false]\n'
+    )
+    assert (
+        vepd(
+            [
+                'judge',
+                'replay',
+                '--ekf-config',
+                str(cfg),
+                '--static-tf',
+                HUSKY_TF,
+                test1,
+                '--out',
+                str(tmp_path / 'X.csv'),
+            ]
+        )
+        == 2
+    )
+    assert '/wheel_twist' in capsys.readouterr().err
+    assert not (tmp_path / 'X.csv').exists()
+
+
+def test_replay_out_existing_directory_refused_without_stray_tmp(test1, tmp_path, capsys):
+    d = tmp_path / 'existing'
+    d.mkdir()
+    assert (
+        vepd(
+            [
+                'judge',
+                'replay',
+                '--ekf-config',
+                'config/ekf.yaml',
+                '--navsat-config',
+                'config/navsat.yaml',
+                '--static-tf',
+                HUSKY_TF,
+                test1,
+                '--out',
+                str(d),
+            ]
+        )
+        == 2
+    )
+    assert 'directory' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [d] and not list(d.iterdir())
+
+
+@pytest.mark.parametrize(
+    'content, words',
+    [
+        (bytes(range(256)) * 8, 'not a readable CSV'),
+        (b'stamp_ns,wx\n12,0.1\n1x,2\n', "line 3, column 'stamp_ns'"),
+        (b'stamp_ns,wx\n\n12,0.1\n\n1x,2\n', 'line 5'),
+        (b'stamp_ns,wx\n12,0.1,7\n', 'line 2'),
+    ],
+)
+def test_replay_raw_csv_errors_name_file_and_line(tmp_path, capsys, content, words):
+    d = tmp_path / 'raw'
+    d.mkdir()
+    (d / 'raw_imu0.csv').write_bytes(content)
+    assert (
+        vepd(
+            [
+                'judge',
+                'replay',
+                '--ekf-config',
+                'config/ekf.yaml',
+                str(d),
+                '--out',
+                str(tmp_path / 'r.csv'),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert 'raw_imu0.csv' in err and words in err
+
+
+@pytest.mark.parametrize('content', [b'SQLite format 3\x00' + b'\x00' * 200, b'\xff' * 4096])
+def test_replay_corrupt_bag_is_an_error_naming_it(tmp_path, capsys, content):
+    """
+    Refuse a truncated or corrupt bag in judge replay with exit 2.
+
+    Judge replay reads bags with vepd bag's open checks (io.bags): a truncated or corrupt .db3
+    is exit 2 naming the file, not an AnyReaderError traceback; nothing written.
+    """
+    bag = tmp_path / 'truncated.db3'
+    bag.write_bytes(content)
+    out = tmp_path / 'out.csv'
+    assert (
+        vepd(
+            [
+                'judge',
+                'replay',
+                str(bag),
+                '--ekf-config',
+                'config/ekf.yaml',
+                '--navsat-config',
+                'config/navsat.yaml',
+                '--out',
+                str(out),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert str(bag) in err and 'Traceback' not in err
+    assert not out.exists()

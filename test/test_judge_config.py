@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_yamlio_loader import _write
 from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.params import ParameterError
 
@@ -115,3 +116,98 @@ def test_odom_parts_keep_acceleration_flags():
     pose, twist = p.sensors[0].subtopics
     assert pose.update_vector == (True,) * 6 + (False,) * 6 + (True,) * 3
     assert twist.update_vector == (False,) * 6 + (True,) * 9
+
+
+GOOD_EKF = """ekf_filter_node:
+  ros__parameters:
+    frequency: 30.0
+    two_d_mode: true
+    odom0: /odom
+    odom0_config: [false, false, false, false, false, false,
+                   true, true, false, false, false, true,
+                   false, false, false]
+"""
+
+
+def test_good_config_still_reads(tmp_path):
+    p = load_ekf_params(_write(tmp_path, GOOD_EKF))
+    assert p.frequency == 30.0 and [s.name for s in p.sensors] == ['odom0']
+
+
+@pytest.mark.parametrize(
+    'line, field',
+    [
+        ('    initial_state: [.nan, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]', 'initial_state'),
+        ('    initial_state: [.inf, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]', 'initial_state'),
+        ('    gravitational_acceleration: .nan', 'gravitational_acceleration'),
+        ('    gravitational_acceleration: -9.8', 'gravitational_acceleration'),
+        ('    frequency: 1.0e-300', 'frequency'),
+        ('    frequency: 1.0e12', 'frequency'),
+        ('    sensor_timeout: .inf', 'sensor_timeout'),
+    ],
+)
+def test_bad_ekf_field_is_named(tmp_path, line, field):
+    text = GOOD_EKF.replace('    frequency: 30.0\n', '') + line + '\n'
+    with pytest.raises(ParameterError, match=field):
+        load_ekf_params(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    'content, words',
+    [
+        ('', 'empty'),
+        ('- 1\n- 2\n', 'mapping'),
+        ('a: [1, 2\n b: 3\n', 'line 2'),
+        ('a: !!python/object/apply:os.system ["echo pwned"]\n', 'python/object'),
+        (b'\xff\xfe\x00\x01binary', 'binary'),
+        (b'a: \xff\xfe\n', 'UTF-8'),
+        ('ekf_filter_node:\n  ros__parameters:\n    frequency: 30.0\n', 'sensor'),
+    ],
+)
+def test_bad_ekf_file_names_the_file(tmp_path, content, words):
+    p = _write(tmp_path, content, mode='wb' if isinstance(content, bytes) else 'w')
+    with pytest.raises(ValueError) as exc:
+        load_ekf_params(p)
+    msg = str(exc.value)
+    assert words in msg
+    assert 'sensor' in words or str(p) in msg
+
+
+def test_config_errors_quote_bounded_values():
+    with pytest.raises(ParameterError) as exc:
+        load_ekf_params(
+            {'frequency': 30.0, 'odom0': '/odom', 'initial_state': list(range(100000))}
+        )
+    assert 'initial_state' in str(exc.value) and len(str(exc.value)) < 200
+
+
+def test_negative_variance_in_a_covariance_is_refused():
+    """
+    Refuse an initial_estimate_covariance of all -1.
+
+    initial_estimate_covariance of all -1 (attack case judge_ekf_iec_neg) is not a covariance.
+    """
+    from vepd_ros.judge.config import load_ekf_params
+    from vepd_ros.params import ParameterError
+
+    text = (
+        'ekf_filter_node:\n  ros__parameters:\n    odom0: odometry/gps\n'
+        '    initial_estimate_covariance: [' + ', '.join(['-1.0'] * 15) + ']\n'
+    )
+    with pytest.raises(ParameterError, match='initial_estimate_covariance'):
+        load_ekf_params(text)
+
+
+def test_ekf_yaml_with_empty_parameters_names_the_file(tmp_path):
+    """
+    Name the configuration file when its ros__parameters are empty.
+
+    An ekf YAML whose ros__parameters are empty (attack case judge_ekf_empty_params): the error
+    names the configuration file, not the bag the judge then never initialised on.
+    """
+    from vepd_ros.judge.rl_graph import load_judge_params
+
+    path = tmp_path / 'ekf.yaml'
+    path.write_text('ekf_filter_node:\n  ros__parameters: {}\n')
+    with pytest.raises(ValueError, match=str(path)):
+        load_judge_params(path)

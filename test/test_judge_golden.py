@@ -146,3 +146,58 @@ def test_message_layer_reproduces_golden_measurements(scenario_dir):
         np.testing.assert_allclose(
             np.diagonal(s.Rsub, axis1=-2, axis2=-1), Rd[rows][:, idx], atol=1e-15
         )
+
+
+def _golden_copy(shared_data, tmp_path):
+    import shutil
+
+    src = shared_data / 'rl_golden' / 's1_circle2d_odom_imu_gps'
+    if not src.is_dir():
+        pytest.skip('rl_golden data not available')
+    d = tmp_path / 'g'
+    shutil.copytree(src, d)
+    return d
+
+
+@pytest.mark.parametrize(
+    'mutate, words',
+    [
+        (lambda sc: {**sc, 'ros_parameters': [1, 2]}, 'ros_parameters'),
+        (lambda sc: [sc], 'expected an object'),
+        (lambda sc: {**sc, 'emulation': {**sc['emulation'], 'n_ticks': 10**30}}, 'n_ticks'),
+        (
+            lambda sc: {**sc, 'emulation': {**sc['emulation'], 'first_tick_ns': 'x'}},
+            'first_tick_ns',
+        ),
+        (lambda sc: {k: v for k, v in sc.items() if k != 'emulation'}, 'emulation'),
+    ],
+)
+def test_judge_check_bad_scenario_json_names_file_and_field(
+    shared_data, tmp_path, capsys, mutate, words
+):
+    """
+    Refuse a scenario.json of the wrong shape, naming the file and field.
+
+    `vepd judge check` on a scenario.json of the wrong shape: exit 2 naming the file and the
+    field, not an AttributeError / TypeError / KeyError traceback.
+    """
+    import json
+
+    from vepd_ros.cli import main as vepd
+
+    d = _golden_copy(shared_data, tmp_path)
+    f = d / 'scenario.json'
+    f.write_text(json.dumps(mutate(json.loads(f.read_text()))))
+    assert vepd(['judge', 'check', str(d)]) == 2
+    err = capsys.readouterr().err
+    assert 'scenario.json' in err and words in err and 'Traceback' not in err
+
+
+def test_judge_check_raw_csv_with_header_only_names_the_file(shared_data, tmp_path, capsys):
+    from vepd_ros.cli import main as vepd
+
+    d = _golden_copy(shared_data, tmp_path)
+    raw = sorted(d.glob('raw_*.csv'))[0]
+    raw.write_text(raw.read_text().splitlines()[0] + '\n')
+    assert vepd(['judge', 'check', str(d)]) == 2
+    assert raw.name in capsys.readouterr().err

@@ -66,7 +66,7 @@ def test_outliers_are_what_upstream_does_with_them():
     from vepd_ros.judge import engine
     from vepd_ros.judge.filter import make_ekf, ticks_for
     from vepd_ros.judge.golden import build_series, scenario_params
-    from vepd_ros.runs.safety import load_json
+    from vepd_ros.fileio import load_json
 
     scenario = load_json(DATA / 'scenario.json', what='golden scenario')
     params = scenario_params(scenario)

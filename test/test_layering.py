@@ -42,6 +42,23 @@ def test_models_import_nothing_from_io():
     assert _importers('models', ('vepd_ros.io',)) == []
 
 
+def test_models_import_nothing_from_runs():
+    """Models know no run files; generic file helpers are the leaf ``vepd_ros.fileio``'s."""
+    assert _importers('models', ('vepd_ros.runs',)) == []
+
+
+def test_importers_sees_function_level_imports(tmp_path, monkeypatch):
+    """The check above reads imports inside functions too (a lazy import is still a dependency)."""
+    pkg = tmp_path / 'vepd_ros' / 'models'
+    pkg.mkdir(parents=True)
+    (pkg / 'm.py').write_text('def f():\n    from vepd_ros.runs.atomic import x\n')
+    monkeypatch.setitem(globals(), 'PACKAGE', tmp_path / 'vepd_ros')
+    assert _importers('models', ('vepd_ros.runs',)) == [
+        'vepd_ros/models/m.py imports vepd_ros.runs.atomic',
+        'vepd_ros/models/m.py imports vepd_ros.runs.atomic.x',
+    ]
+
+
 @pytest.mark.parametrize('core', CORES)
 def test_no_core_imports_the_test_data_generators(core):
     assert _importers(core, ('vepd_ros.testing',)) == []

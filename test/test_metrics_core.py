@@ -18,9 +18,12 @@ from __future__ import annotations
 import csv
 import math
 
+from hypothesis import given
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 from scipy.stats import wasserstein_distance
+from test_runs_format import PROPS
 from vepd_ros.metrics import (
     batch_metrics,
     bootstrap_vepd,
@@ -32,6 +35,7 @@ from vepd_ros.metrics import (
     vepd,
     wasserstein_weighted_batch,
 )
+from vepd_ros.metrics.core import moving_average
 from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
 from vepd_ros.testing.synthetic_runs import AUTHORS_FOLDERS, synthetic_run, write_synthetic_root
 
@@ -356,3 +360,136 @@ def test_evaluator_warns_on_unequal_k_and_missing_scenarios_and_errors_below_two
     core.add_run('m2', 'circle', synthetic_run(rng, 'circle', 4.0))
     with pytest.raises(ValueError, match='1 run'):
         core.result()
+
+
+def _run(n=60, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    se_t = np.arange(n) / 35.0
+    gt_t = np.arange(int(n * 25 / 35)) / 25.0
+    return se_t, scale * (1 + 0.1 * rng.standard_normal(n)), gt_t, scale * np.ones(gt_t.size)
+
+
+@pytest.mark.parametrize('bad', [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize('where', [0, 1, 2, 3])
+def test_metric_functions_refuse_non_finite_input(bad, where):
+    a = [x.copy() for x in _run()]
+    a[where][5] = bad
+    with pytest.raises(RunDataError, match='not finite'):
+        run_metrics(*a, name='r1')
+    with pytest.raises(RunDataError, match='r1'):
+        batch_metrics(*[[x] for x in a], names=['r1'])
+
+
+def test_huge_finite_values_are_an_error_not_infinity():
+    se_t, se_v, gt_t, gt_v = _run(scale=1e300)
+    se_v = -se_v
+    with pytest.raises(RunDataError, match='not finite'):
+        run_metrics(se_t, se_v, gt_t, gt_v, name='big')
+    with pytest.raises(RunDataError, match='big'):
+        batch_metrics([se_t], [se_v], [gt_t], [gt_v], names=['big'])
+
+
+def test_epoch_stamps_are_refused_before_allocating():
+    se_t, se_v, gt_t, gt_v = _run()
+    with pytest.raises(RunDataError, match='more than'):
+        run_metrics(se_t + 1.7e9, se_v, gt_t + 1.7e9, gt_v, name='epoch')
+    with pytest.raises(RunDataError, match='epoch'):
+        batch_metrics([se_t * 1e8], [se_v], [gt_t * 1e8], [gt_v], names=['epoch'])
+
+
+def test_small_helpers_refuse_nan():
+    with pytest.raises(ValueError, match='NaN'):
+        spectral_flatness(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match='NaN'):
+        moving_average(np.array([1.0, np.inf, 2.0]), 2)
+
+
+def test_vepd_rank_and_bootstrap_refuse_bad_input():
+    ok = np.array([0.1, 0.2, 0.3])
+    for args in ([[], ok, ok, ok], [ok, [np.nan, 1.0], ok, ok], [ok, ok, ok, [np.inf]]):
+        with pytest.raises(ValueError):
+            vepd(*args)
+    with pytest.raises(ValueError, match='not finite'):
+        vepd([-1e308, 1e308], ok, [1e308, -1e308], ok)
+    with pytest.raises(ValueError, match='empty'):
+        bootstrap_vepd([], [], [], [], [], [], n_boot=10)
+    with pytest.raises(ValueError, match='NaN'):
+        bootstrap_vepd(ok, ok, [0, 0, 0], [np.nan, 1, 2], ok, [0, 0, 0], n_boot=10)
+    with pytest.raises(ValueError, match='group'):
+        bootstrap_vepd(ok, ok, [0, 0], ok, ok, [0, 0, 0], n_boot=10)
+    with pytest.raises(ValueError, match='finite'):
+        rank({'a': 1.0, 'b': float('nan')})
+
+
+_speeds = st.floats(-1e3, 1e3, allow_nan=False)
+
+
+@st.composite
+def _runs(draw):
+    n_se, n_gt = draw(st.integers(1, 40)), draw(st.integers(1, 40))
+    dt_se = draw(st.lists(st.floats(1e-3, 2.0), min_size=n_se, max_size=n_se))
+    dt_gt = draw(st.lists(st.floats(1e-3, 2.0), min_size=n_gt, max_size=n_gt))
+    se_t = np.cumsum(dt_se) - dt_se[0]
+    gt_t = np.cumsum(dt_gt) - dt_gt[0]
+    se_v = np.array(draw(st.lists(_speeds, min_size=n_se, max_size=n_se)))
+    gt_v = np.array(draw(st.lists(_speeds, min_size=n_gt, max_size=n_gt)))
+    return se_t, se_v, gt_t, gt_v
+
+
+@PROPS
+@given(run=_runs())
+def test_finite_input_gives_finite_metrics_or_a_run_data_error(run):
+    try:
+        e, s = run_metrics(*run, name='r')
+    except RunDataError as exc:
+        assert 'r' in str(exc)
+        with pytest.raises(RunDataError):
+            batch_metrics(*[[x] for x in run], names=['r'])
+        return
+    assert np.isfinite(e) and np.isfinite(s) and e >= 0 and s >= 0
+    E, S = batch_metrics(*[[x] for x in run], names=['r'])
+    assert np.isclose(E[0], e, rtol=1e-9, atol=1e-12)
+    assert np.isclose(S[0], s, rtol=1e-9, atol=1e-12)
+
+
+@PROPS
+@given(
+    run=_runs(),
+    where=st.integers(0, 3),
+    i=st.integers(0, 100),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+)
+def test_non_finite_input_is_always_an_error(run, where, i, bad):
+    run = [np.array(x, float) for x in run]
+    run[where][i % run[where].size] = bad
+    with pytest.raises(RunDataError):
+        run_metrics(*run)
+    with pytest.raises(RunDataError):
+        batch_metrics(*[[x] for x in run])
+
+
+_vals = st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=12)
+
+
+@PROPS
+@given(rE=_vals, sE=_vals, seed=st.integers(0, 2**32 - 1))
+def test_bootstrap_interval_is_finite_and_ordered(rE, sE, seed):
+    rS, sS = list(reversed(rE)), list(reversed(sE))
+    rg, sg = np.zeros(len(rE)), np.zeros(len(sE))
+    lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
+    assert np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi
+    v = vepd(rE, rS, sE, sS)
+    assert all(np.isfinite(x) and x >= 0 for x in v.values())
+    again = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
+    assert again == (lo, hi)  # seeded: same bits
+
+
+@PROPS
+@given(rE=_vals, i=st.integers(0, 11), bad=st.sampled_from([np.nan, np.inf]))
+def test_bootstrap_refuses_non_finite(rE, i, bad):
+    sE = list(rE)
+    sE[i % len(sE)] = bad
+    with pytest.raises(ValueError):
+        bootstrap_vepd(rE, rE, np.zeros(len(rE)), sE, rE, np.zeros(len(sE)), n_boot=5)
+    with pytest.raises(ValueError):
+        vepd(rE, rE, sE, rE)

@@ -180,3 +180,121 @@ def test_gps_calibration_on_a_bag_standstill_window(shared_data, tmp_path):
     assert fit['n_fixes'] == len(win.t_s)
     with pytest.raises(ValueError, match='only 0 fixes'):
         log.window(1000.0, 1001.0)
+
+
+def _imu_csv(path, t):
+    rng = np.random.default_rng(0)
+    with open(path, 'w') as fh:
+        fh.write('t,wx,wy,wz,ax,ay,az\n')
+        for tk in t:
+            w = rng.normal(0, 1e-3, 3)
+            a = rng.normal(0, 1e-2, 3) + (0, 0, 9.8)
+            fh.write(','.join(repr(float(v)) for v in (tk, *w, *a)) + '\n')
+
+
+def test_calibrate_imu_constant_time_column(tmp_path, capsys):
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, np.full(300, 1.0))
+    assert vepd(['calibrate', 'imu', str(p)]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'time column' in err
+
+
+def test_calibrate_binary_input_names_the_file(tmp_path, capsys):
+    p = tmp_path / 'imu.csv'
+    p.write_bytes(bytes(range(256)) * 20)
+    assert vepd(['calibrate', 'imu', str(p)]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'binary' in err
+
+
+def test_calibrate_imu_short_record_writes_only_identifiable_parameters(tmp_path, capsys):
+    """
+    Calibrate 17 s of white noise: only N is resolved and written.
+
+    17 s of white noise: N is resolved; bias instability, its time and K are not and are not
+    written.
+    """
+    from vepd_ros.params_file import node_section
+
+    p, out = tmp_path / 'imu.csv', tmp_path / 'imu.yaml'
+    _imu_csv(p, np.arange(1700) / 100.0)
+    assert (
+        vepd(['calibrate', 'imu', str(p), '--segment', '0', '17', '--out', str(out), '--quiet'])
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert '{' not in text and '\\u' not in text  # a table, not raw JSON
+    assert 'gyro_bias_instability: needs a static record of >= 3600 s' in text
+    params = node_section(out, 'imu_noise_node')
+    assert 'gyro_arw' in params and 'acc_vrw' in params
+    unresolved = {
+        'gyro_bias_instability',
+        'gyro_bias_tau_s',
+        'acc_bias_instability',
+        'acc_bias_tau_s',
+    }
+    assert not unresolved & set(params)
+
+
+def test_calibrate_constant_logs_are_errors_without_warnings(tmp_path, capsys):
+    import warnings
+
+    gps, imu = tmp_path / 'gps.csv', tmp_path / 'imu.csv'
+    gps.write_text('t,lat,lon,alt\n' + ''.join(f'{i * 0.1},43.0,-89.0,260.0\n' for i in range(50)))
+    imu.write_text(
+        't,wx,wy,wz,ax,ay,az\n' + ''.join(f'{i * 0.01},0,0,0,0,0,9.8\n' for i in range(3000))
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert vepd(['calibrate', 'gps', str(gps)]) == 2
+        assert vepd(['calibrate', 'imu', str(imu), '--quiet']) == 2
+    err = capsys.readouterr().err
+    assert 'does not vary' in err and 'no variation' in err and str(imu) in err
+
+
+def _gga(hhmmss: str, lat_min: float) -> str:
+    body = f'GPGGA,{hhmmss},4304.{lat_min:05.0f},N,08924.07200,W,1,08,0.9,260.0,M,-33.0,M,,'
+    cs = 0
+    for ch in body:
+        cs ^= ord(ch)
+    return f'${body}*{cs:02X}'
+
+
+def test_calibrate_gps_nmea_constant_time_is_an_error(tmp_path, capsys):
+    """NMEA fixes all at one time of day: exit 2 naming the file (the rate would be 1/0)."""
+    rng = np.random.default_rng(0)
+    p = tmp_path / 'g.nmea'
+    lines = [_gga('092542.00', 38600 + rng.integers(0, 50)) for _ in range(50)]
+    p.write_text('\n'.join(lines) + '\n')
+    assert vepd(['calibrate', 'gps', str(p), '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'time' in err and not (tmp_path / 'o.yaml').exists()
+
+
+def test_calibrate_imu_duplicate_time_pairs_is_an_error(tmp_path, capsys):
+    """
+    Refuse a log whose times repeat (a zero median step), naming the file.
+
+    Every time twice (0, 0, 0.01, 0.01, ...): a zero median step in the static segment is an
+    error naming the file, not a ZeroDivisionError.
+    """
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, (np.arange(3001) // 2) * 0.01)
+    assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and 'repeat' in err
+
+
+def test_calibrate_csv_underscore_number_refused(tmp_path, capsys):
+    """'1_0' is not 10 (float() would read it so): exit 2 naming the file, line and cell."""
+    p = tmp_path / 'imu.csv'
+    _imu_csv(p, np.arange(3000) * 0.01)
+    lines = p.read_text().splitlines()
+    c = lines[100].split(',')
+    c[3] = '1_0'
+    lines[100] = ','.join(c)
+    p.write_text('\n'.join(lines) + '\n')
+    assert vepd(['calibrate', 'imu', str(p), '--quiet', '--out', str(tmp_path / 'o.yaml')]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and "'1_0'" in err and 'line 101' in err

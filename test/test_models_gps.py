@@ -8,6 +8,8 @@
 
 import math
 
+from hypothesis import given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 from scipy import stats
@@ -308,3 +310,33 @@ def test_param_specs_exposed_with_preset_defaults():
     ) == (0.047, 100.0, 0.016, 0.152, 0.06)
     assert {p.name: p.default for p in GPS_MODEL_PARAMS['ch_gauss']}['gauss_sigma_m'] == [0.03] * 3
     assert set(G.PAPER_TABLE_I.values()) <= set(GPS_MODELS)
+
+
+PROPS = settings(
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@st.composite
+def time_grids(draw):
+    n = draw(st.integers(1, 40))
+    dts = draw(st.lists(st.floats(1e-3, 2.0), min_size=n, max_size=n))
+    return np.cumsum(dts) + draw(st.floats(0.0, 100.0))
+
+
+@PROPS
+@given(
+    st.sampled_from(GPS_MODELS), st.integers(0, 2**32 - 1), time_grids(), st.floats(-50.0, 50.0)
+)
+def test_gps_samplers_finite_shaped_and_reproducible(name, seed, t, offset):
+    truth = np.column_stack([t * 2.0 + offset, np.sin(t), np.zeros_like(t)])
+    a = make_gps_model(name, seed).sample(t, truth)
+    b = make_gps_model(name, seed).sample(t, truth)
+    assert a.position_enu.shape == (len(t), 3) and a.covariance_enu.shape == (len(t), 3, 3)
+    fixed = a.status >= 0
+    assert np.isfinite(a.position_enu[fixed]).all() and np.isfinite(a.covariance_enu[fixed]).all()
+    for f in ('position_enu', 'covariance_enu', 'status', 'hdop', 'published', 'stamp_s'):
+        assert getattr(a, f).tobytes() == getattr(b, f).tobytes(), f

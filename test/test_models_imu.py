@@ -8,8 +8,11 @@
 
 import math
 
+from hypothesis import given
+from hypothesis import strategies as st
 import numpy as np
 import pytest
+from test_models_gps import PROPS, time_grids
 from vepd_ros.frames import GRAVITY_MPS2
 from vepd_ros.models import calibration as C
 from vepd_ros.models.imu import (
@@ -146,3 +149,20 @@ def test_bad_parameters_name_the_parameter():
         0.30,
         0.01,
     ]
+
+
+@PROPS
+@given(st.sampled_from(IMU_MODELS), st.integers(0, 2**32 - 1), time_grids(), st.floats(-3.0, 3.0))
+def test_imu_samplers_finite_shaped_and_reproducible(name, seed, t, yaw_rate):
+    n = len(t)
+    w = np.tile([0.0, 0.0, yaw_rate], (n, 1))
+    f = np.tile([0.1, 0.0, 9.80665], (n, 1))
+    half = yaw_rate * t / 2
+    q = np.column_stack([np.zeros(n), np.zeros(n), np.sin(half), np.cos(half)])
+    a = make_imu_model(name, seed).sample_arrays(t, w, f, q)
+    b = make_imu_model(name, seed).sample_arrays(t, w, f, q)
+    assert a.angular_velocity.shape == (n, 3) and a.linear_acceleration.shape == (n, 3)
+    assert a.orientation.shape == (n, 4)
+    for fld in ('angular_velocity', 'linear_acceleration', 'orientation'):
+        assert np.isfinite(getattr(a, fld)).all(), fld
+        assert getattr(a, fld).tobytes() == getattr(b, fld).tobytes(), fld

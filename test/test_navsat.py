@@ -16,9 +16,14 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+import warnings
 
+from hypothesis import given
+from hypothesis import strategies as st
 import numpy as np
 import pytest
+from test_models_gps import PROPS
+from test_yamlio_loader import _write
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.navsat import (
     load_navsat_params,
@@ -436,3 +441,69 @@ def test_deferred_odometry_and_unbuilt_filtered_gps_equal_the_eager_node(use_odo
     )  # built only when read (odometry/gps reads the
     #                                                            orientation for the lever arm)
     np.testing.assert_array_equal(eager.odom_pos, lazy.odom_pos)
+
+
+@pytest.mark.parametrize(
+    'datum', ['[.nan, 0.0, 0.0]', '[200.0, 0.0, 0.0]', '[0.0, 400.0, 0.0]', '[0.0, .inf, 0.0]']
+)
+def test_bad_navsat_datum(tmp_path, datum):
+    text = f'navsat_transform:\n  ros__parameters:\n    wait_for_datum: true\n    datum: {datum}\n'
+    with pytest.raises(ParameterError, match='datum'):
+        load_navsat_params(_write(tmp_path, text))
+
+
+def test_static_tf_parse_refuses_nan_and_zero_quaternion():
+    from vepd_ros.judge.navsat import StaticTF
+
+    for spec in ('a b 0 0 0 nan 0 0', 'a b 0 0 0 0 0 0 0', 'a b inf 0 0 0 0 0'):
+        with pytest.raises(ValueError, match='--static-tf'):
+            StaticTF.parse([spec])
+    assert StaticTF.parse(['a b 0 0 0 0 0 0 1']) is not None
+
+
+def test_navsat_counts_bad_fixes():
+    nav = NavSatCore({}, k=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        nav.on_fix(1, 43.0, -89.0, 260.0, cov=[math.nan] + [0.0] * 8)
+        nav.on_fix(2, 200.0, -89.0, 260.0)
+        nav.on_fix(3, 43.0, math.inf, 260.0)
+        # upstream's "no fix": ignored as upstream does, and counted (issue 17: a NaN latitude
+        # in a bag left judge replay's `dropped` empty)
+        nav.on_fix(4, math.nan, -89.0, 260.0)
+    assert nav.dropped == {
+        'fix: position_covariance not finite': 1,
+        'fix: latitude beyond ±90° or longitude infinite': 2,
+        'fix: latitude/longitude/altitude not a number (ignored, as upstream)': 1,
+    }
+    assert not nav.gps_updated.any()
+
+
+# any float a message could carry, weighted toward the troublesome ones
+WILD = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [0.0, -0.0, 1e-200, 1e-320, 1e300, -1e300, math.nan, math.inf, -math.inf, 1.0]
+    ),
+    st.floats(-10.0, 10.0),
+)
+VAR = st.one_of(st.floats(1e-6, 10.0), WILD)
+
+
+@PROPS
+@given(st.lists(st.tuples(WILD, WILD, WILD, VAR), min_size=1, max_size=10))
+def test_navsat_fixes_never_raise_and_bad_ones_are_counted(fixes):
+    nav = NavSatCore({}, k=1)
+    n_bad = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        for j, (lat, lon, alt, var) in enumerate(fixes):
+            # a NaN position is ignored as upstream does, and counted like any other bad fix
+            nan_pos = math.isnan(lat) or math.isnan(lon) or math.isnan(alt)
+            # dropped where robot_localization fails (latitude beyond ±90° throws, an infinite
+            # longitude has no zone, a non-finite covariance makes the EKF's state NaN)
+            bad = nan_pos or not (abs(lat) <= 90 and abs(lon) < math.inf and abs(var) < math.inf)
+            n_bad += bad
+            nav.on_fix(10**9 * (j + 1), lat, lon, alt, cov=[var, 0, 0, 0, var, 0, 0, 0, var])
+    assert sum(nav.dropped.values()) == n_bad
+    assert np.isfinite(nav.fix_utm[:, :2]).all() and np.isfinite(nav.fix_cov).all()

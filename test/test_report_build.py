@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 
+from test_evaluate_study import STUDY
 from vepd_ros.cli import main
+from vepd_ros.cli import main as vepd
 from vepd_ros.testing.synthetic_runs import write_synthetic_root
 
 
@@ -50,3 +52,17 @@ def test_report_on_authors_layout(tmp_path, capsys):
         == 0
     )
     assert 'overlay circle_9' in (tmp_path / 'o' / 'report.md').read_text()
+
+
+def test_report_output_policy(tmp_path, capsys):
+    root = tmp_path / 'root'
+    assert vepd(STUDY + ['--out', str(root)]) == 0
+    mine = tmp_path / 'mine'
+    mine.mkdir()
+    (mine / 'report.md').write_text('my report')
+    assert vepd(['report', str(root), '--out', str(mine), '--n-boot', '0', '--no-progress']) == 2
+    assert (mine / 'report.md').read_text() == 'my report'
+    assert '--overwrite' in capsys.readouterr().err
+    assert vepd(['report', str(root), '--n-boot', '0', '--no-progress']) == 0
+    # its own output: again
+    assert vepd(['report', str(root), '--n-boot', '0', '--no-progress']) == 0

@@ -10,13 +10,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from test_yamlio_loader import _write
 from vepd_ros.params import ParameterError
-from vepd_ros.ros_graph import (
-    build_graph,
-    GRAPH_ARGS,
-    label_namespace,
-    typed_args,
-)
+from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, label_namespace, typed_args
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -257,3 +253,80 @@ def test_the_real_judge_chain_gets_what_robot_localization_needs_on_sim_time():
         if n.role == 'navsat'
     )
     assert navsat.parameters[0]['frequency'] == 30.0
+
+
+# ------------------------------------------------------------------ graph arguments (vepd run)
+
+
+@pytest.mark.parametrize(
+    'text, words',
+    [
+        ('!!python/object/apply:os.system ["true"]\n', 'python/object'),
+        ('a: [\n', 'not valid'),
+        ('- 1\n- 2\n', 'a mapping'),
+        ('3\n', 'a mapping'),
+        ('[' * 100000 + ']' * 100000 + '\n', 'nested'),
+        (b'\xff\xfe\x00binary', 'binary'),
+        ('frequency: caf\xe9\n'.encode('latin-1'), 'UTF-8'),
+        ('ekf_filter_node:\n  ros__parameters: [1, 2]\n', 'mapping'),
+    ],
+)
+def test_graph_config_errors_name_the_file(tmp_path, text, words):
+    """
+    Refuse a bad ekf YAML with a ValueError naming the file.
+
+    Vepd run / ros2 launch read the ekf YAML through yamlio (C4): a ValueError naming the
+    file, never a YAML, Recursion or Unicode traceback.
+    """
+    from vepd_ros.ros_graph import build_graph, graph_args
+
+    p = _write(tmp_path, text, mode='wb' if isinstance(text, bytes) else 'w')
+    a = graph_args('bag_replay', {'bag': str(tmp_path), 'ekf_config': str(p)})
+    with pytest.raises(ValueError) as exc:
+        build_graph('bag_replay', a)
+    assert str(p) in str(exc.value) and words in str(exc.value)
+    assert len(str(exc.value)) < 400
+
+
+def test_graph_huge_frequency_string_is_a_bounded_error(tmp_path):
+    from vepd_ros.ros_graph import build_graph, graph_args
+
+    p = _write(
+        tmp_path,
+        'ekf_filter_node:\n  ros__parameters:\n    frequency: "' + 'A' * 2_000_000 + '"\n',
+    )
+    a = graph_args('bag_replay', {'bag': str(tmp_path), 'ekf_config': str(p)})
+    with pytest.raises(ParameterError) as exc:
+        build_graph('bag_replay', a)
+    assert 'frequency' in str(exc.value) and len(str(exc.value)) < 400
+
+
+@pytest.mark.parametrize(
+    'name, value',
+    [
+        ('scenario', '../../x'),
+        ('scenario', '/abs'),
+        ('scenario', '..'),
+        ('scenarios', 'straight,../x'),
+    ],
+)
+def test_graph_scenario_is_one_path_component(name, value):
+    """
+    Refuse a scenario name that is not one safe file-name component.
+
+    A scenario becomes a file name (runs.safety.safe_component): refused by the argument check,
+    so `vepd run ... --list` refuses it too.
+    """
+    from vepd_ros.ros_graph import graph_args
+
+    graph = 'sim_judge' if name == 'scenarios' else 'bag_replay'
+    with pytest.raises(ParameterError, match=name):
+        graph_args(graph, {name: value, **({'bag': 'x.db3'} if graph == 'bag_replay' else {})})
+
+
+def test_typed_args_bad_yaml_value_is_a_parameter_error():
+    from vepd_ros.ros_graph import typed_args
+
+    with pytest.raises(ValueError, match='argument k'):
+        typed_args('bag_replay', {'k': '!!python/object/apply:os.system ["true"]'})
+    assert typed_args('bag_replay', {'k': '10', 'rate': '1e3'}) == {'k': 10, 'rate': 1000.0}

@@ -21,8 +21,11 @@ import subprocess
 import sys
 import time
 
+from hypothesis import given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
+from vepd_ros.cli import main as vepd
 from vepd_ros.metrics.evaluator import evaluate_root
 from vepd_ros.runs import BatchWriter, read_run, RunFileError, RunRecord, scan_root, write_run
 from vepd_ros.runs.format import trailing_padding_start
@@ -275,3 +278,231 @@ def test_sigkill_mid_batch_loses_no_completed_run(tmp_path):
     w = BatchWriter(tmp_path, 'sim', 'ch_rw', fsync=False)
     assert not [p for p in folder.iterdir() if '.tmp-' in p.name]
     assert w.next_index('circle') == len(finals) + 1 or w.next_index('circle') > len(finals)
+
+
+@pytest.fixture
+def root(tmp_path):
+    return write_synthetic_root(
+        tmp_path / 'root', 'ours', k=3, scenarios=('straight', 'circle'), models=('ch_rw',)
+    )
+
+
+def _evaluate(root, capsys, *extra):
+    rc = vepd(['evaluate', str(root), '--n-boot', '0', *extra])
+    out, err = capsys.readouterr()
+    assert 'Traceback' not in err
+    return rc, out, err
+
+
+def _rewrite_csv(path: Path, fn):
+    lines = path.read_text().splitlines()
+    path.write_text('\n'.join(fn(lines)) + '\n')
+
+
+def _set_cell(lines, row, col, value):
+    cells = lines[row].split(',')
+    cells[col] = value
+    lines[row] = ','.join(cells)
+    return lines
+
+
+CSV_CASES = {
+    'constant se_time': (
+        lambda ls: [ls[0]] + [_set_cell([ln], 0, 0, '1.5')[0] for ln in ls[1:30]] + ls[30:],
+        'se_time',
+    ),
+    'repeated gt_time': (lambda ls: _set_cell(ls, 3, 1, ls[2].split(',')[1]), 'gt_time'),
+    'duplicate column': (lambda ls: [ls[0].replace('se_vy', 'se_vel')] + ls[1:], 'more than once'),
+    'underscore number': (lambda ls: _set_cell(ls, 4, 2, '1_0'), 'not a number'),
+    'arabic digits': (lambda ls: _set_cell(ls, 4, 2, '\u0661'), 'not a number'),
+    '1e308': (lambda ls: _set_cell(ls, 4, 2, '1e308'), 'beyond the bound'),
+    'epoch stamps': (
+        lambda ls: (
+            [ls[0]] + [_set_cell([ln], 0, 0, repr(1.7e9 + i))[0] for i, ln in enumerate(ls[1:])]
+        ),
+        'beyond the bound',
+    ),
+    'huge cell': (lambda ls: _set_cell(ls, 4, 2, 'x' * 100_000), 'not a number'),
+    'comment rows': (lambda ls: [ls[0]] + ['#' + ln for ln in ls[1:]], 'not a number'),
+}
+
+
+@pytest.mark.parametrize('case', sorted(CSV_CASES))
+def test_bad_run_csv_is_exit_2_naming_file_and_column(root, capsys, case):
+    fn, what = CSV_CASES[case]
+    bad = root / 'Sim' / 'ch_rw' / 'circle_2.csv'
+    _rewrite_csv(bad, fn)
+    rc, _, err = _evaluate(root, capsys)
+    assert rc == 2 and str(bad) in err and what in err, err
+    assert len(err) < 1000  # never the whole bad input
+
+
+NON_FINITE_CASES = {
+    'inf': lambda ls: _set_cell(ls, 4, 3, 'inf'),
+    'nan': lambda ls: _set_cell(ls, 4, 2, 'NaN'),
+}
+
+
+@pytest.mark.parametrize('case', sorted(NON_FINITE_CASES))
+def test_run_csv_with_non_finite_values_is_excluded_naming_file_and_column(root, capsys, case):
+    """A well-formed run holding nan/inf is not scored: excluded with its reason (issue 24)."""
+    bad = root / 'Sim' / 'ch_rw' / 'circle_2.csv'
+    _rewrite_csv(bad, NON_FINITE_CASES[case])
+    rc, out, err = _evaluate(root, capsys, '--json')
+    res = json.loads(out)
+    (ex,) = res['excluded_runs']
+    assert rc == 4 and ex['path'] == str(bad) and 'not finite' in ex['reason'], err
+    assert res['k']['ch_rw']['circle'] == 2
+
+
+SIDECAR_CASES = {
+    'null': None,
+    'list': [1, 2],
+    'dict': {'a': 1},
+    'Infinity': float('inf'),
+    'bool': True,
+    'string': '30',
+    'float': 30.0,
+    'huge': 10**30,
+    'negative': -1,
+}
+
+
+@pytest.mark.parametrize('case', sorted(SIDECAR_CASES))
+def test_bad_sidecar_se_len_is_a_clear_error(root, capsys, case):
+    sc = root / 'Real' / 'straight_1.json'
+    meta = json.loads(sc.read_text())
+    meta['se_len'] = SIDECAR_CASES[case]
+    sc.write_text(json.dumps(meta))
+    rc, _, err = _evaluate(root, capsys)
+    assert rc == 2 and 'straight_1' in err and 'se_len' in err, err
+
+
+@pytest.mark.parametrize(
+    'content',
+    [
+        b'[' * 100_000 + b']' * 100_000,
+        b'\xff\xfe\x00binary',
+        b'[1, 2]',
+        b'{"se_len": 3',
+        b'',
+        b'{"se_len": 1' + b'0' * 100_000 + b'}',
+    ],
+)
+def test_unreadable_sidecar_names_the_file(root, capsys, content):
+    sc = root / 'Real' / 'circle_3.json'
+    sc.write_bytes(content)
+    rc, _, err = _evaluate(root, capsys)
+    assert rc == 2 and str(sc) in err, err
+
+
+def test_binary_csv_names_the_file(root, capsys):
+    bad = root / 'Real' / 'circle_1.csv'
+    bad.write_bytes(b'se_time,gt_time,se_vel,gt_vel\n\xff\xfe\x00\x01\n')
+    rc, _, err = _evaluate(root, capsys)
+    assert rc == 2 and str(bad) in err and 'UTF-8' in err
+
+
+# ------------------------------------------------------------------------------------------------
+# padding
+
+
+def test_padding_is_empty_cells_and_every_layout_reads_the_same(tmp_path):
+    rec = synthetic_run(np.random.default_rng(1), 'circle', 5.0)
+    assert len(rec.se_t) != len(rec.gt_t)
+    p = write_run(tmp_path / 'circle_1.csv', rec)
+    tail = p.read_text().splitlines()[-1].split(',')
+    assert '' in tail and '0.0' not in tail  # padding cannot be mistaken for 0 m/s
+    (tmp_path / 'zero').mkdir()
+    z = write_run(tmp_path / 'zero' / 'circle_1.csv', rec, padding='zero')
+    assert z.read_text().splitlines()[-1].split(',').count('0.0') >= 4
+    a = write_authors_csv(tmp_path / 'authors_1.csv', rec)
+    for f in (p, z, a):
+        for use_sidecar in (None, False):
+            back = read_run(f, sidecar=use_sidecar)
+            for k in ('se_t', 'se_v', 'gt_t', 'gt_v'):
+                np.testing.assert_array_equal(getattr(back, k), getattr(rec, k))
+    # empty cells inside the run (not trailing) are still an error
+    lines = p.read_text().splitlines()
+    lines[3] = _set_cell([lines[3]], 0, 0, '')[0]
+    p.write_text('\n'.join(lines) + '\n')
+    with pytest.raises(RunFileError, match='empty or not finite'):
+        read_run(p)
+
+
+def test_empty_padding_needs_no_slow_parse(tmp_path):
+    """A padded file takes numpy's parser (the fast path), not the cell-by-cell one."""
+    import vepd_ros.runs.format as fmt
+
+    rec = RunRecord(np.arange(5.0), np.ones(5), np.arange(3.0), np.ones(3))
+    p = write_run(tmp_path / 'circle_1.csv', rec)
+    calls = []
+    orig = fmt.NUMBER_RE
+    try:
+
+        class Spy:
+
+            def fullmatch(self, s):
+                calls.append(s)
+                return orig.fullmatch(s)
+
+        fmt.NUMBER_RE = Spy()
+        read_run(p)
+    finally:
+        fmt.NUMBER_RE = orig
+    assert calls == []
+
+
+PROPS = settings(
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+# -------------------------------------------------------------------------------------------
+# properties
+
+_cells = st.text(alphabet='0123456789.,-+eE_ \n\tnaif', max_size=300)
+HEADER = 'se_time,gt_time,se_vel,gt_vel\n'
+
+
+@PROPS
+@given(body=st.one_of(_cells.map(str.encode), st.binary(max_size=300)), header=st.booleans())
+def test_reading_any_csv_bytes_gives_a_run_or_a_run_file_error(tmp_path_factory, body, header):
+    p = tmp_path_factory.mktemp('csv') / 'circle_1.csv'
+    p.write_bytes((HEADER.encode() if header else b'') + body)
+    try:
+        rec = read_run(p)
+    except RunFileError as exc:
+        assert str(p) in str(exc) and len(str(exc)) < 1000
+        return
+    for t in (rec.se_t, rec.gt_t):
+        assert np.all(np.isfinite(t)) and np.all(np.diff(t) > 0)
+
+
+@PROPS
+@given(
+    side=st.binary(max_size=200)
+    | st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(st.sampled_from(['se_len', 'gt_len', 'x']), c, max_size=3)
+        ),
+        max_leaves=8,
+    ).map(lambda o: json.dumps(o).encode())
+)
+def test_reading_any_sidecar_gives_a_run_or_a_run_file_error(tmp_path_factory, side):
+    d = tmp_path_factory.mktemp('side')
+    rec = RunRecord(np.arange(5.0), np.ones(5), np.arange(3.0), np.ones(3))
+    p = write_run(d / 'circle_1.csv', rec)
+    p.with_suffix('.json').write_bytes(side)
+    try:
+        back = read_run(p)
+    except RunFileError as exc:
+        assert 'circle_1' in str(exc) and len(str(exc)) < 1000
+        return
+    assert len(back.se_t) == back.meta['se_len'] and len(back.gt_t) == back.meta['gt_len']

@@ -13,6 +13,8 @@ previous output byte for byte as it was; a second writer is refused naming the f
 device is refused before a byte is read.
 """
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
 import signal
@@ -22,21 +24,22 @@ import textwrap
 import time
 
 import pytest
+from vepd_ros.fileio import load_json, RunFileError
 from vepd_ros.params import ParameterError
 from vepd_ros.runs.safety import (
     check_memory_plan,
+    check_output_dir,
     check_output_file,
     claim_graph_output,
     Discard,
     ENDED,
-    load_json,
     mark_graph_output,
     MARKER_NAME,
     output_dir,
     output_file,
     OutputDirError,
     read_output_marker,
-    RunFileError,
+    safe_component,
 )
 from vepd_ros.yamlio import load_yaml, read_input
 
@@ -293,3 +296,74 @@ def test_deep_xml_refused_naming_the_file(tmp_path):
     f.write_text('<?xml version="1.0"?>' + '<a>' * 50_000 + '</a>' * 50_000)
     with pytest.raises(ValueError, match=f'{f}: line 1: elements nested deeper'):
         read_sdf(f)
+
+
+@pytest.mark.parametrize(
+    'value', ['ch_rw', 'ch_gauss+airsim', 'chNormal_AirSim', 'circle', 'run.2', 'A-1']
+)
+def test_safe_component_keeps_names(value):
+    assert safe_component('label', value) == value
+
+
+@pytest.mark.parametrize(
+    'value',
+    [
+        '',
+        '.',
+        '..',
+        '../../X',
+        '/abs/dir',
+        'a/b',
+        'a\\b',
+        'a\x00b',
+        '-rf',
+        '.hidden',
+        'x' * 101,
+        'ü',
+        'a b',
+        None,
+        3,
+    ],
+)
+def test_safe_component_refuses_paths_and_odd_names(value):
+    with pytest.raises(ParameterError, match='label'):
+        safe_component('label', value)
+
+
+def test_safe_component_message_is_bounded():
+    with pytest.raises(ParameterError) as e:
+        safe_component('scenario', '/' * 10_000)
+    assert len(str(e.value)) < 400
+
+
+def test_output_dir_policy(tmp_path):
+    user = tmp_path / 'mine'
+    user.mkdir()
+    (user / 'notes.txt').write_text('keep me')
+    with pytest.raises(OutputDirError, match='--overwrite') as e:
+        check_output_dir(user, command='study')
+    assert str(user) in str(e.value)
+    f = tmp_path / 'file'
+    f.write_text('x')
+    with pytest.raises(OutputDirError, match='not a directory'):
+        with output_dir(f, command='study', overwrite=True):
+            pass
+    # a previous output of the same command is accepted; of another command it is not
+    out = tmp_path / 'new' / 'out'
+    with output_dir(out, command='study', replaces=['Sim']) as stage:
+        (stage / 'Sim').mkdir()
+        (stage / 'Sim' / 'old.csv').write_text('1')
+        (stage / 'other.txt').write_text('2')
+    with output_dir(out, command='study', replaces=['Sim']) as stage:
+        assert not (stage / 'Sim').exists()
+    assert not (out / 'Sim').exists()
+    assert (out / 'other.txt').read_text() == '2'  # only what it owns
+    with pytest.raises(OutputDirError, match='vepd study'):
+        check_output_dir(out, command='bag')
+    # --overwrite: the owned entries replaced, the user's other files untouched
+    with output_dir(user, command='study', overwrite=True, replaces=['Sim', 'result.json']):
+        pass
+    assert (user / 'notes.txt').read_text() == 'keep me' and (user / MARKER_NAME).is_file()
+    with pytest.raises(ValueError, match='not inside'):
+        with output_dir(out, command='study', replaces=['../mine']):
+            pass

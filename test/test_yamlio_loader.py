@@ -12,8 +12,12 @@ The loader moved to PyYAML's CSafeLoader (C scanner/parser/composer) for speed
 loader's on the YAML 1.2 number rules and its refusals (depth, aliases, tags) to the same.
 """
 
+import subprocess
+import sys
+
 import pytest
 from vepd_ros import yamlio
+from vepd_ros.yamlio import load_yaml
 import yaml
 
 DOCS = [
@@ -80,3 +84,59 @@ def test_distinct_keys_and_merge_keys_still_load():
     text = 'base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n"1": a\n1: b\n'
     assert yamlio.parse_yaml(text, where='f', what='t') == {
         'base': {'x': 1}, 'other': {'x': 1, 'y': 2}, '1': 'a', 1: 'b'}
+
+
+BILLION_LAUGHS = (
+    '\n'.join(
+        ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+        + [f'a{i}: &a{i} [' + ','.join([f'*a{i - 1}'] * 9) + ']' for i in range(1, 10)]
+    )
+    + '\n'
+)
+
+
+def _write(tmp_path, text, name='c.yaml', mode='w'):
+    p = tmp_path / name
+    if mode == 'wb':
+        p.write_bytes(text)
+    else:
+        p.write_text(text)
+    return p
+
+
+def test_yaml12_scalars(tmp_path):
+    text = 'a: 1.0e12\nb: 1e-3\nc: 1_0\nd: 1:30\ne: 10\nf: yes\n'
+    doc = load_yaml(_write(tmp_path, text), what='test')
+    assert doc == {'a': 1e12, 'b': 1e-3, 'c': '1_0', 'd': '1:30', 'e': 10, 'f': True}
+    assert isinstance(doc['a'], float) and isinstance(doc['e'], int)
+
+
+def test_billion_laughs_refused_fast_in_bounded_memory(tmp_path):
+    p = _write(tmp_path, BILLION_LAUGHS)
+    assert p.stat().st_size < 2048
+    # in a child process: its peak memory is its own
+    code = (
+        'import resource, sys, time\nfrom vepd_ros.yamlio import load_yaml\nt = time.time()\n'
+        'try:\n    load_yaml(sys.argv[1], what="test")\nexcept ValueError as e:\n    '
+        'print(e)\n'
+        'print(time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n'
+    )
+    out = subprocess.run(
+        [sys.executable, '-c', code, str(p)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert 'expands to more than' in out[0] and str(p) in out[0]
+    _, maxrss_kb = out[1].split()  # (timing stays out of unit tests: benchmarks/)
+    assert int(maxrss_kb) < 500_000  # the expanded document would need gigabytes
+
+
+def test_deep_nesting_refused(tmp_path):
+    p = _write(tmp_path, '[' * 5000 + ']' * 5000)
+    with pytest.raises(ValueError, match='nested'):
+        load_yaml(p, what='test')
+
+
+def test_long_values_truncated_in_messages(tmp_path):
+    p = _write(tmp_path, '- ' + 'x' * 100000 + '\n')
+    with pytest.raises(ValueError) as exc:
+        load_yaml(p, what='test')
+    assert len(str(exc.value)) < 300

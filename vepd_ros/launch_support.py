@@ -57,8 +57,8 @@ from launch.events import Shutdown
 from launch.logging import get_logger as launch_logger
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from vepd_ros.fileio import load_json, RunFileError
 from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, process_parameters, typed_args
-from vepd_ros.runs.safety import load_json, RunFileError
 from vepd_ros.yamlio import yaml_value
 
 _LOG_PREFIX = re.compile(r'^\[ERROR\] \[[0-9.]+\] \[[^\]]*\]: ')

@@ -5,7 +5,7 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-The one reader of a node's section in a ROS 2 parameters file (no ROS import).
+The one reader of a node's section in a ROS 2 parameters file, and its writer (no ROS import).
 
 A ROS 2 params file maps node names (optionally nested in namespaces, ``/ns/node`` or
 ``ns: {node: ...}``) to ``{ros__parameters: {...}}``; a ``/**`` section applies to every node
@@ -15,7 +15,9 @@ flat mapping of parameter names. Used by the ekf, navsat_transform and bicycle r
 judge, by ``ros_graph`` for the parameters it gives the graph's nodes and by ``vepd sensors`` for
 the noise nodes' files. ``config_file(name)`` finds the files the package ships (``config/``:
 ekf.yaml, navsat.yaml, sensors.yaml) in the ament index, the venv or the checkout. It sits below
-every layer (params, yamlio only), so io, judge, pipelines and ros_graph alike import it.
+every layer (params, yamlio, fileio only), so io, judge, pipelines and ros_graph alike import it.
+``node_params_yaml`` and ``write_params_file`` write such a file (``vepd calibrate``, ``vepd
+tune``, ``vepd sensors``) for the noise nodes to read back through ``node_section``.
 """
 
 from __future__ import annotations
@@ -173,3 +175,37 @@ def node_section(
         chosen = matches[0]
     merged.update(found[chosen])
     return merged
+
+
+def node_params_yaml(node: str, model: str, params: dict) -> str:
+    """
+    Return a ROS 2 parameters file for ``node`` as YAML text.
+
+    A ROS 2 parameters file for ``node`` (what the noise nodes and ``vepd sensors simulate`` read).
+    """
+    import numpy as np
+    import yaml
+
+    clean = {'model': model}
+    for k, v in params.items():
+        if v is None:
+            continue
+        clean[k] = (
+            [float(x) for x in v]
+            if isinstance(v, (list, tuple))
+            else (float(v) if isinstance(v, (float, np.floating)) else v)
+        )
+    return yaml.safe_dump({node: {'ros__parameters': clean}}, sort_keys=False)
+
+
+def write_params_file(path, header: str, text: str) -> None:
+    """
+    Write a parameters YAML (``header + text``) to the file ``path``, whole or not at all.
+
+    The file named by ``--out`` is replaced; a directory is refused with an error naming it.
+    """
+    from vepd_ros.fileio import atomic_write_text
+
+    if Path(path).is_dir():
+        raise ValueError(f'--out {path}: a directory; expected the YAML file name')
+    atomic_write_text(path, header + text)

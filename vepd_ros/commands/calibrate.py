@@ -137,7 +137,8 @@ def gps(args) -> int:
     import json
 
     from vepd_ros.io.calibration_logs import read_gps_log
-    from vepd_ros.models.calibration import fit_gps, node_params_yaml, write_params_file
+    from vepd_ros.models.calibration import fit_gps
+    from vepd_ros.params_file import node_params_yaml, write_params_file
     from vepd_ros.models.gps import gps_model_params, parse_gps_model
 
     spec = parse_gps_model(args.model)
@@ -191,7 +192,8 @@ def imu(args) -> int:
 
     import numpy as np
     from vepd_ros.io.calibration_logs import read_imu_log
-    from vepd_ros.models.calibration import fit_imu, node_params_yaml, write_params_file
+    from vepd_ros.models.calibration import fit_imu
+    from vepd_ros.params_file import node_params_yaml, write_params_file
     from vepd_ros.progress import progress_bar
 
     log = read_imu_log(args.file, args.topic)

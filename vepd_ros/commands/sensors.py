@@ -268,7 +268,7 @@ def from_config(args) -> int:
     import sys
 
     from vepd_ros.io.simconfig import READERS
-    from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.params_file import node_params_yaml, write_params_file
 
     sensors = READERS[args.config_format](args.file)
     chosen = [c for c in (_pick(sensors, 'gps', args.gps_sensor, args.file),

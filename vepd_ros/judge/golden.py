@@ -184,7 +184,7 @@ class GoldenReport:
 
 def run_scenario(directory, full_covariance: bool = False) -> GoldenReport:
     directory = Path(directory)
-    from vepd_ros.runs.safety import load_json
+    from vepd_ros.fileio import load_json
 
     scenario = load_json(directory / 'scenario.json', what='golden scenario')
     where = str(directory / 'scenario.json')

@@ -26,7 +26,8 @@ on a grid) → N (ARW/VRW), B = peak Allan deviation of the bias term / 0.664 (b
 ``allan`` model's definition), T and K.
 
 The fits take ``GpsLog`` / ``ImuLog`` arrays; the log readers (NMEA, UBX, CSV, ROS bags) are in
-``vepd_ros.io.calibration_logs``, so models import nothing from io.
+``vepd_ros.io.calibration_logs``, so models import nothing from io; the fitted parameters are
+written as a ROS 2 parameters file by ``vepd_ros.params_file`` (``node_params_yaml``).
 """
 
 from __future__ import annotations
@@ -352,38 +353,3 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
                 'why': 'no +1/2 slope at the longest resolved taus',
             }
     return out
-
-
-def node_params_yaml(node: str, model: str, params: dict) -> str:
-    """
-    Return a ROS 2 parameters file for ``node`` as YAML text.
-
-    A ROS 2 parameters file for ``node`` (what the noise nodes and ``vepd sensors simulate`` read).
-    """
-    import yaml
-
-    clean = {'model': model}
-    for k, v in params.items():
-        if v is None:
-            continue
-        clean[k] = (
-            [float(x) for x in v]
-            if isinstance(v, (list, tuple))
-            else (float(v) if isinstance(v, (float, np.floating)) else v)
-        )
-    return yaml.safe_dump({node: {'ros__parameters': clean}}, sort_keys=False)
-
-
-def write_params_file(path, header: str, text: str) -> None:
-    """
-    Write a parameters YAML (``header + text``) to the file ``path``, whole or not at all.
-
-    The file named by ``--out`` is replaced; a directory is refused with an error naming it.
-    """
-    from pathlib import Path
-
-    from vepd_ros.runs.atomic import atomic_write_text
-
-    if Path(path).is_dir():
-        raise ValueError(f'--out {path}: a directory; expected the YAML file name')
-    atomic_write_text(path, header + text)

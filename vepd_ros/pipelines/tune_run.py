@@ -146,9 +146,9 @@ def run_tune(
     this process. Confirmation seed: ``seed`` + 1 (every run seed derives from the study seed by
     name: all new). Raises ValueError when no trial scored a finite VEPD.
     """
-    from vepd_ros.models.calibration import node_params_yaml, write_params_file
+    from vepd_ros.fileio import atomic_write_text
     from vepd_ros.models.spec import split_specs
-    from vepd_ros.runs.atomic import atomic_write_text
+    from vepd_ros.params_file import node_params_yaml, write_params_file
 
     t0 = time.perf_counter()
     n_here = 0

@@ -31,9 +31,9 @@ import io
 import json
 from pathlib import Path
 
+from vepd_ros.fileio import atomic_write_text
 from vepd_ros.metrics.evaluator import REFERENCE
 from vepd_ros.report.explain import fmt, fmt_interval, fmt_rank, reference_name
-from vepd_ros.runs.atomic import atomic_write_text
 
 __all__ = ['table_rows', 'interval_rows', 'write_tables_csv', 'write_result']
 

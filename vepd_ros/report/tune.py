@@ -42,10 +42,10 @@ import warnings
 
 import numpy as np
 from vepd_ros.csvio import check_row_lengths, nonblank_rows
+from vepd_ros.fileio import load_json
 from vepd_ros.report import _grid, _html, _markdown
 from vepd_ros.report.explain import fmt, fmt_interval
 from vepd_ros.report.tables import _csv_text
-from vepd_ros.runs.safety import load_json
 
 RESULT_NAME = 'result.json'
 TRIALS_NAME = 'trials.csv'
@@ -676,7 +676,7 @@ def write_tune_report(tune_dir, out_dir=None, *, objective: Callable[[dict], flo
     report.html, importance.csv, landscape.csv and the PNGs; everything is read and computed
     before the folder is touched. Raises ValueError/FileNotFoundError naming the file and field.
     """
-    from vepd_ros.runs.atomic import atomic_write_text
+    from vepd_ros.fileio import atomic_write_text
     from vepd_ros.runs.safety import output_dir
 
     tune_dir = Path(tune_dir)

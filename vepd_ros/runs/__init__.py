@@ -5,13 +5,13 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Run records: format, batches, atomic writes and the recorder core.
+Run records: format, batches and the recorder core.
 
-Run records: the on-disk format (paper CSV + JSON sidecar), batch folders and their index, atomic
-writes, and the recorder core that segments paired estimate/truth streams into runs (design.md §5).
+Run records: the on-disk format (paper CSV + JSON sidecar), batch folders and their index, and
+the recorder core that segments paired estimate/truth streams into runs (design.md §5). Atomic
+writes and ``load_json`` are the leaf ``vepd_ros.fileio``'s.
 """
 
-from vepd_ros.runs.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temps
 from vepd_ros.runs.format import (
     EXTRA_COLUMNS,
     PAPER_COLUMNS,
@@ -35,9 +35,6 @@ from vepd_ros.runs.layout import (
 from vepd_ros.runs.recorder import RecorderCore
 
 __all__ = [
-    'atomic_write_bytes',
-    'atomic_write_text',
-    'remove_stale_temps',
     'EXTRA_COLUMNS',
     'PAPER_COLUMNS',
     'VELOCITY_KINDS',

@@ -50,8 +50,7 @@ from typing import Any
 
 import numpy as np
 from vepd_ros.csvio import NUMBER_RE
-from vepd_ros.runs.atomic import atomic_write_many
-from vepd_ros.runs.safety import load_json, RunFileError
+from vepd_ros.fileio import atomic_write_many, load_json, RunFileError
 from vepd_ros.yamlio import quote
 
 FORMAT = 'vepd_ros.run/1'

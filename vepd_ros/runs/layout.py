@@ -36,9 +36,9 @@ from pathlib import Path
 import re
 from typing import Sequence
 
-from vepd_ros.runs.atomic import atomic_write_text, is_temp_name, remove_stale_temps
+from vepd_ros.fileio import atomic_write_text, is_temp_name, load_json, remove_stale_temps
 from vepd_ros.runs.format import RunFileError, RunRecord, write_run
-from vepd_ros.runs.safety import load_json, safe_component
+from vepd_ros.runs.safety import safe_component
 from vepd_ros.yamlio import quote
 
 # Scenario names: the authors' (rest, path, circle, sine) and ours (vepd_ros.truth: rest, straight,

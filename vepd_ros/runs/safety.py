@@ -5,7 +5,7 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 r"""
-Safety of what a command writes and reads: names that become paths, output directories, JSON files.
+Safety of what a command writes: names that become paths, output directories and files.
 
 ``safe_component(kind, value)``
     One path component made from a name (a model label, a scenario, ...) — from the command line, a
@@ -29,12 +29,9 @@ Safety of what a command writes and reads: names that become paths, output direc
     ``flock`` on ``.NAME.vepd-lock`` beside it; a second writer is refused naming the first (pid,
     command line). ``check_output_dir`` is the decision alone, without side effects.
     ``check_output_file``: the same decision for an output FILE (replaced only with
-    ``--overwrite``; written with ``runs.atomic``).
+    ``--overwrite``; written with ``vepd_ros.fileio``).
 
-``load_json(path, what=...)``
-    A JSON file read into the expected type, or a ``RunFileError`` naming the file: unreadable, a
-    special file or FIFO (refused before any read), larger than ``MAX_JSON_BYTES``, not UTF-8,
-    not JSON, nested too deep (a ``RecursionError`` in the parser), wrong top-level type.
+A JSON file is read with ``vepd_ros.fileio.load_json`` (the leaf of generic safe-file helpers).
 
 Error messages quote values with ``vepd_ros.yamlio.quote`` (cut to ~80 characters).
 """
@@ -54,12 +51,10 @@ import shutil
 import sys
 from typing import Iterable, Iterator
 
+from vepd_ros.fileio import load_json
 from vepd_ros.params import ParameterError
-from vepd_ros.yamlio import read_input
 
 MAX_COMPONENT_LEN = 100
-MAX_JSON_BYTES = 64 * 1024 * 1024
-"""Largest JSON file read (run sidecars, indexes and results are KB to a few MB)."""
 MARKER_NAME = '.vepd-output.json'
 MARKER_FORMAT = 'vepd_ros.output/1'
 _COMPONENT_RE = re.compile(r'[A-Za-z0-9_+][A-Za-z0-9_.+-]*')
@@ -246,7 +241,7 @@ def _recover(target: Path) -> None:
 
 
 def _fsync_dir(d: Path) -> None:
-    from vepd_ros.runs.atomic import _fsync_dir as sync
+    from vepd_ros.fileio import _fsync_dir as sync
 
     sync(d)
 
@@ -364,7 +359,7 @@ def output_dir(
                         shutil.copy2(target / name, stage / name)
             mark = {'format': MARKER_FORMAT, 'command': command}
             mark.update(info or {})
-            from vepd_ros.runs.atomic import atomic_write_text
+            from vepd_ros.fileio import atomic_write_text
 
             text = json.dumps(mark, indent=1, sort_keys=True, allow_nan=False) + '\n'
             atomic_write_text(stage / MARKER_NAME, text)
@@ -387,7 +382,7 @@ def output_file(path, *, command: str, overwrite: bool = False, flag: str = '--o
     """
     Hold the lock of output FILE ``path`` and decide it may be written (``check_output_file``).
 
-    The command computes and writes the file (atomically, ``runs.atomic``) inside the block; a
+    The command computes and writes the file (atomically, ``vepd_ros.fileio``) inside the block; a
     second writer of the same file is refused naming the first.
     """
     if path is None:
@@ -417,7 +412,7 @@ def claim_graph_output(path) -> None:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ParameterError('output_dir', str(p), 'a directory (this path is a file)')
-    from vepd_ros.runs.atomic import is_temp_name
+    from vepd_ros.fileio import is_temp_name
 
     # a marker another node of this graph is writing at this moment (nodes started at once, as
     # by ros2 launch or vepd run --processes) is a temporary file: not "files no graph wrote"
@@ -449,7 +444,7 @@ def mark_output(path, command: str, **info) -> None:
     tune's study storage (so an interrupted tune is continued by the same command) — never for
     the results, which ``output_dir`` swaps in whole.
     """
-    from vepd_ros.runs.atomic import atomic_write_text
+    from vepd_ros.fileio import atomic_write_text
 
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
@@ -517,44 +512,3 @@ def check_memory_plan(need_bytes: float, flags: str) -> None:
             f'{flags}: these values need about {need_bytes / 2**30:.3g} GiB of memory for their '
             f'arrays, more than the {avail / 2**30:.3g} GiB available; use fewer or shorter runs'
         )
-
-
-# ----------------------------------------------------------------------------------------------
-# JSON
-
-
-class RunFileError(ValueError):
-    """A run file or JSON file cannot be read; the message names the file and what was expected."""
-
-
-def load_json(path, what: str = 'JSON file', expect: type = dict):
-    """Parse a JSON file into ``expect`` or raise ``RunFileError`` naming the file (module doc)."""
-    p = Path(path)
-    try:
-        data = read_input(p, what=what, max_bytes=MAX_JSON_BYTES, error=RunFileError)
-    except FileNotFoundError:
-        raise RunFileError(f'{p}: cannot read the {what} (no such file)') from None
-    try:
-        text = data.decode('utf-8')
-    except UnicodeDecodeError as exc:
-        raise RunFileError(f'{p}: the {what} is not UTF-8 text (byte {exc.start})') from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RunFileError(
-            f'{p}: the {what} is not valid JSON ({exc.msg} at line {exc.lineno}, '
-            f'column {exc.colno})'
-        ) from None
-    except RecursionError:
-        raise RunFileError(f'{p}: the {what} is nested too deeply to be a {what}') from None
-    except ValueError:  # after JSONDecodeError (a subclass): Python's int-size limit
-        raise RunFileError(
-            f'{p}: the {what} holds an integer with more digits than Python '
-            f'reads (sys.get_int_max_str_digits); not a {what}'
-        ) from None
-    if not isinstance(obj, expect):
-        raise RunFileError(
-            f'{p}: the {what} holds a JSON {type(obj).__name__}, expected an '
-            f'{"object" if expect is dict else expect.__name__}'
-        )
-    return obj

@@ -5,9 +5,13 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-Atomic file writes.
+Generic safe-file helpers: atomic writes and bounded JSON reading (a leaf: yamlio only).
 
-A temporary file in the same directory, fsync, ``os.replace``, fsync of the directory.
+Imported by every layer that writes or reads a file of its own (models, judge, metrics, runs,
+report, pipelines, commands, nodes); it imports nothing of the package but ``yamlio``.
+
+Atomic writes: a temporary file in the same directory, fsync, ``os.replace``, fsync of the
+directory.
 
 A reader (or a crash — SIGKILL, power loss after the fsyncs) sees either the old file or the
 complete new one under the final name, never a partial one. Temporary names are hidden and carry
@@ -20,15 +24,27 @@ ever partial — after a SIGKILL (the rename is atomic) or a power loss (the dat
 the name pointed at it). What the batch gives up: until the closing directory fsync, a power loss
 may lose renames of the batch (those files are then missing, or present under their old contents),
 never half-write them.
+
+``load_json(path, what=...)``
+    A JSON file read into the expected type, or a ``RunFileError`` naming the file: unreadable, a
+    special file or FIFO (refused before any read), larger than ``MAX_JSON_BYTES``, not UTF-8,
+    not JSON, nested too deep (a ``RecursionError`` in the parser), wrong top-level type.
+    ``RunFileError`` is also the error of the run format (``runs.format``), which raises it for
+    its CSV files: one class, so an ``except RunFileError`` catches both.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 import re
 import secrets
 
+from vepd_ros.yamlio import read_input
+
+MAX_JSON_BYTES = 64 * 1024 * 1024
+"""Largest JSON file read (run sidecars, indexes and results are KB to a few MB)."""
 _TMP_RE = re.compile(r'^\.(?P<final>.+)\.tmp-(?P<pid>\d+)-[0-9a-f]+$')
 
 
@@ -133,3 +149,44 @@ def remove_stale_temps(directory) -> list[Path]:
             except OSError:
                 pass
     return removed
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON
+
+
+class RunFileError(ValueError):
+    """A run file or JSON file cannot be read; the message names the file and what was expected."""
+
+
+def load_json(path, what: str = 'JSON file', expect: type = dict):
+    """Parse a JSON file into ``expect`` or raise ``RunFileError`` naming the file (module doc)."""
+    p = Path(path)
+    try:
+        data = read_input(p, what=what, max_bytes=MAX_JSON_BYTES, error=RunFileError)
+    except FileNotFoundError:
+        raise RunFileError(f'{p}: cannot read the {what} (no such file)') from None
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise RunFileError(f'{p}: the {what} is not UTF-8 text (byte {exc.start})') from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunFileError(
+            f'{p}: the {what} is not valid JSON ({exc.msg} at line {exc.lineno}, '
+            f'column {exc.colno})'
+        ) from None
+    except RecursionError:
+        raise RunFileError(f'{p}: the {what} is nested too deeply to be a {what}') from None
+    except ValueError:  # after JSONDecodeError (a subclass): Python's int-size limit
+        raise RunFileError(
+            f'{p}: the {what} holds an integer with more digits than Python '
+            f'reads (sys.get_int_max_str_digits); not a {what}'
+        ) from None
+    if not isinstance(obj, expect):
+        raise RunFileError(
+            f'{p}: the {what} holds a JSON {type(obj).__name__}, expected an '
+            f'{"object" if expect is dict else expect.__name__}'
+        )
+    return obj
