@@ -31,6 +31,9 @@ from vepd_ros.runs.layout import BatchWriter
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
 # z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
 TEST1_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
+# test1.bag's topics (a Husky: no ART profile)
+TEST1_TOPICS = ['--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu/data',
+                '--topic', 'truth=/husky_velocity_controller/odom']
 
 
 def _files(root):
@@ -55,14 +58,7 @@ def test_test1_bag_speed_against_wheel_odometry(shared_data, tmp_path, capsys):
             [
                 'bag',
                 str(bag),
-                '--profile',
-                'custom',
-                '--topic',
-                'gps=/fix',
-                '--topic',
-                'imu=/imu/data',
-                '--topic',
-                'truth=/husky_velocity_controller/odom',
+                *TEST1_TOPICS,
                 '--static-tf',
                 TEST1_TF,
                 '--out',
@@ -396,14 +392,7 @@ def test_bag_without_imu_transform_is_an_error_naming_it(test1, tmp_path, capsys
             [
                 'bag',
                 test1,
-                '--profile',
-                'custom',
-                '--topic',
-                'gps=/fix',
-                '--topic',
-                'imu=/imu/data',
-                '--topic',
-                'truth=/husky_velocity_controller/odom',
+                *TEST1_TOPICS,
                 '--out',
                 str(out),
                 '--scenario',
