@@ -30,7 +30,7 @@ from vepd_ros.runs.layout import BatchWriter
 
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
 # z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
-TEST1_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
+TEST1_TF = test_judge_bags.HUSKY_TF
 # test1.bag's topics (a Husky: no ART profile)
 TEST1_TOPICS = ['--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu/data',
                 '--topic', 'truth=/husky_velocity_controller/odom']

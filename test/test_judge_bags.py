@@ -223,6 +223,8 @@ def test_replay_errors(tmp_path):
 
 
 HUSKY_TF = 'base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
+REPLAY_ART_CONFIG = ['judge', 'replay', '--ekf-config', 'config/ekf.yaml',
+                     '--navsat-config', 'config/navsat.yaml']  # the graph's judge configuration
 
 
 @pytest.fixture
@@ -245,12 +247,7 @@ def test_replay_without_the_imu_transform_names_it(test1, tmp_path, capsys):
     assert (
         vepd(
             [
-                'judge',
-                'replay',
-                '--ekf-config',
-                'config/ekf.yaml',
-                '--navsat-config',
-                'config/navsat.yaml',
+                *REPLAY_ART_CONFIG,
                 test1,
                 '--out',
                 str(out),
@@ -300,12 +297,7 @@ def test_replay_out_existing_directory_refused_without_stray_tmp(test1, tmp_path
     assert (
         vepd(
             [
-                'judge',
-                'replay',
-                '--ekf-config',
-                'config/ekf.yaml',
-                '--navsat-config',
-                'config/navsat.yaml',
+                *REPLAY_ART_CONFIG,
                 '--static-tf',
                 HUSKY_TF,
                 test1,
@@ -364,13 +356,8 @@ def test_replay_corrupt_bag_is_an_error_naming_it(tmp_path, capsys, content):
     assert (
         vepd(
             [
-                'judge',
-                'replay',
+                *REPLAY_ART_CONFIG,
                 str(bag),
-                '--ekf-config',
-                'config/ekf.yaml',
-                '--navsat-config',
-                'config/navsat.yaml',
                 '--out',
                 str(out),
             ]
