@@ -2530,6 +2530,9 @@ def main():
             if c['setup']:
                 c['setup'](sb)
         except Exception as e:
+            if isinstance(e, FileNotFoundError) and not SHARED.is_dir():
+                e = FileNotFoundError(f'{SHARED} not found: this case needs ../shared beside '
+                                      f'the repository ({e.filename or e})')
             results.append(
                 {
                     'name': c['name'],
