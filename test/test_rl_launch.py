@@ -26,6 +26,7 @@ not fail on a doubled process-noise entry (+2.6 to +3.3 % in E).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 import re
@@ -188,7 +189,14 @@ def test_real_judge_launch_ends_itself_with_one_pair_per_run_and_none_left(
             se_t, se_v, gt_t, gt_v = read_run(out / label / f'straight_{j}.csv').signal('speed')
             first = se_v[se_t < se_t[0] + 0.2]
             assert len(first) and abs(first).max() < START_SPEED_MPS, (label, j, first)
-    assert (out / 'result.json').is_file() == (proc.returncode == 0)
+    # the evaluator writes result.json either way: a result, or (the flagged late run 1) one
+    # saying there is none and which run was excluded why (complete: false)
+    res = json.loads((out / 'result.json').read_text())
+    assert res['complete'] == (proc.returncode == 0), res
+    if not res['complete']:
+        assert [ex for ex in res['excluded_runs'] if ex['path'].endswith('straight_1.csv')
+                and re.search(r'the first sample [0-9.]+ s after the run start', ex['reason'])
+                ], res
 
 
 def test_live_eval_with_the_real_judge_rolls_over_runs_and_stops_on_ctrl_c(
