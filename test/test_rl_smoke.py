@@ -194,8 +194,13 @@ def test_the_build_runs_from_another_venv_path(rl_judge, ros_ctx, executor, doma
                             stderr=subprocess.STDOUT, text=True)
     node, _ = _listener(ros_ctx, executor, 'rl_smoke_probe', '/odometry/filtered')
     try:
-        _await(executor, proc, lambda: 'ekf_from_other_venv' in node.get_node_names(),
-               'ekf_node in the graph')
+        # up means initialised: its /odometry/filtered publisher exists (ros_filter.cpp creates
+        # it last but the timer). The node's name shows before that, and a SIGINT while it still
+        # creates publishers aborts it (RCLError, status -6: seen in CI)
+        _await(executor, proc, lambda: any(
+            i.node_name == 'ekf_from_other_venv'
+            for i in node.get_publishers_info_by_topic('/odometry/filtered')),
+            'ekf_node in the graph with its /odometry/filtered publisher')
     finally:
         rc = rl_judge.stop(proc)
         node.destroy_node()
