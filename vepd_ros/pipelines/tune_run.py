@@ -152,8 +152,8 @@ def run_tune(
 
     t0 = time.perf_counter()
     n_here = 0
-    study = core.open_study(storage, study_name, model, axes,
-                            seed if sampler_seed is None else sampler_seed, sampler, pareto,
+    sampler_seed = seed if sampler_seed is None else sampler_seed
+    study = core.open_study(storage, study_name, model, axes, sampler_seed, sampler, pareto,
                             parallel=workers > 1)
     n_before = len(core.completed(study))
 
@@ -167,7 +167,7 @@ def run_tune(
             on_progress(len(done), core.trial_vepd(best) if best else None, rate)
 
     core.tune(objective, model, axes, trials, storage, study_name,
-              seed=seed if sampler_seed is None else sampler_seed, sampler=sampler,
+              seed=sampler_seed, sampler=sampler,
               on_trial=on_trial, pareto=pareto, workers=workers, study=study)
     wall = max(time.perf_counter() - t0, 1e-9)
     in_study_path = objective.sim_seconds  # the trials' own, before the confirmation adds to it
