@@ -147,6 +147,10 @@ for f in (
     hugestamp,
 ):
     bag(f.__name__, f)
+# fixes in a frame nothing places on base_link (robot_localization would put odometry/gps at the
+# origin), and in the ART driver's 'gps' (the ART profile's transform places it)
+bag('fixframe_antenna', lambda s: s['fix'].update(frame_id='antenna'))
+bag('fixframe_gps', lambda s: s['fix'].update(frame_id='gps'))
 bag('no_imu', lambda s: s.pop('imu'))
 bag('no_fix', lambda s: s.pop('fix'))
 bag('no_truth', truth=())

@@ -197,7 +197,7 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]
             'fix',
             ns_from_s(r0.gps.stamp_s),
             ns_from_s(r0.gps.publish_s),
-            frame_id='gps',
+            frame_id='base_link',  # the simulated antenna is at the truth: base_link's origin
             fields=stack_runs([fix_fields(r.gps, r.gps_lla) for r in rs]),
         )
         out.append((idx, imu, gps))

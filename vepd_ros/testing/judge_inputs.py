@@ -61,7 +61,7 @@ def circle_inputs(
         'longitude': lon,
         'altitude': np.full((k, m), alt0),
         'position_covariance': np.zeros(9),
-        'frame_id': 'gps',
+        'frame_id': 'base_link',
     }
     truth = {'t': t_imu, 'speed': np.full(n, speed), 'yaw_rate': om}
     return imu, gps, truth
