@@ -554,7 +554,7 @@ def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, caps
     any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
     refused before anything is written.
     """
-    from vepd_ros.runs.layout import is_reference_label
+    from vepd_ros.naming import is_reference_label
 
     assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
     bag = _small_bag(tmp_path)

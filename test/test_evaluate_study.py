@@ -27,9 +27,9 @@ import pytest
 from vepd_ros.cli import main
 from vepd_ros.cli import main as vepd
 from vepd_ros.fileio import is_temp_name
-from vepd_ros.metrics import evaluate_root
 from vepd_ros.pipelines.study import judge_batch, run_study, simulate_run
 from vepd_ros.runs import read_run
+from vepd_ros.runs.batch import evaluate_root
 
 
 @pytest.fixture(scope='module')

@@ -43,6 +43,11 @@ def test_models_import_nothing_from_io():
     assert _importers('models', ('vepd_ros.io',)) == []
 
 
+def test_metrics_import_nothing_from_runs():
+    """Issue 26: the metric core takes arrays (``metrics.records``); run files are runs/'s."""
+    assert _importers('metrics', ('vepd_ros.runs',)) == []
+
+
 def test_models_import_nothing_from_runs():
     """Models know no run files; generic file helpers are the leaf ``vepd_ros.fileio``'s."""
     assert _importers('models', ('vepd_ros.runs',)) == []

@@ -36,7 +36,8 @@ from vepd_ros.metrics import (
     wasserstein_weighted_batch,
 )
 from vepd_ros.metrics.core import moving_average
-from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
+from vepd_ros.metrics.evaluator import EvaluatorCore
+from vepd_ros.runs.batch import evaluate_root
 from vepd_ros.testing.synthetic_runs import AUTHORS_FOLDERS, synthetic_run, write_synthetic_root
 
 

@@ -24,12 +24,12 @@ import test_runs_format
 from test_runs_format import _evaluate
 from vepd_ros.metrics.evaluator import (
     coverage_exclusion,
-    evaluate_root,
     EvaluatorCore,
     NON_FINITE_SENSORS,
     REFERENCE,
 )
 from vepd_ros.pipelines.study import judge_batch, run_records, simulate_run
+from vepd_ros.runs.batch import evaluate_root
 from vepd_ros.runs.safety import output_dir
 
 
@@ -76,7 +76,7 @@ def test_finite_runs_carry_no_flag():
 
 def test_evaluate_excludes_a_run_file_with_written_nan_and_names_it(tmp_path):
     """A run file holding 'nan' inside the run: excluded with the reason, as without the file."""
-    from vepd_ros.metrics.evaluator import evaluate_root
+    from vepd_ros.runs.batch import evaluate_root
     from vepd_ros.pipelines.study import run_study
 
     run_study(['ch_rw'], ['circle'], 3, 4.0, 'rtk', tmp_path, seed=1, workers=1, n_boot=0)

@@ -238,7 +238,8 @@ def run(args) -> int:
     from vepd_ros.io.ins import TruthOptions
     from vepd_ros.io.profiles import get_profile, parse_topic_overrides
     from vepd_ros.pipelines.bag import make_runs
-    from vepd_ros.runs.layout import BatchWriter, is_reference_label
+    from vepd_ros.naming import is_reference_label
+    from vepd_ros.runs.layout import BatchWriter
 
     t_wall = time.perf_counter()
     _check_numbers(args)

@@ -36,11 +36,12 @@ from std_msgs.msg import String
 from vepd_ros.fileio import atomic_write_text
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.metrics.vepd import MAX_N_BOOT
+from vepd_ros.naming import canonical_scenario
 from vepd_ros.nodes.base import declare_params, DropCounter, EVENT_QOS, run_node, TopicWatchdog
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.report.text import format_tables
 from vepd_ros.runs.format import read_run
-from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
+from vepd_ros.runs.layout import display_name, scan_batch_dir
 from vepd_ros.runs.safety import claim_graph_output, mark_graph_output
 from vepd_ros.streams import TOPIC_RESULT, TOPIC_RUNS
 

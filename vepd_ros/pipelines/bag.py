@@ -228,7 +228,7 @@ def make_runs(
     meta: dict | None = None,
 ) -> list[BagRun]:
     """One ``BagRun`` per segment (nothing written)."""
-    from vepd_ros.runs.format import RunRecord
+    from vepd_ros.metrics.records import RunRecord
     from vepd_ros.seeding import derive_seed
 
     replace = dict(replace or {})

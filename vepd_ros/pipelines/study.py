@@ -61,11 +61,12 @@ import numpy as np
 from vepd_ros.fileio import atomic_write_text
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, NON_FINITE_SENSORS, REFERENCE
+from vepd_ros.metrics.records import RunRecord
 from vepd_ros.models import DEFAULT_IMU_MODEL
 from vepd_ros.models.spec import SIDE_RATE_HZ, unused_rate_warning
 from vepd_ros.params_file import config_file
 from vepd_ros.pipelines.judge_step import judge as judge_step, stack_runs
-from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
+from vepd_ros.runs.format import read_run, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
 from vepd_ros.streams import fix_fields, imu_fields, ns_from_s, Stream

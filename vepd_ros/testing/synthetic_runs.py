@@ -20,7 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from vepd_ros.runs.format import PAPER_COLUMNS, RunRecord
+from vepd_ros.metrics.records import RunRecord
+from vepd_ros.runs.format import PAPER_COLUMNS
 from vepd_ros.runs.layout import BatchWriter, run_file_name
 
 AUTHORS_SCENARIOS = ('rest', 'path', 'circle', 'sine')
