@@ -89,7 +89,8 @@ def test_test1_bag_speed_against_wheel_odometry(shared_data, tmp_path, capsys):
 
 @lru_cache(maxsize=None)
 def _sim(scenario='circle', gps='ch_gauss', duration=8.0, seed=3):
-    sim = pipeline.simulate_run('ref', gps, 'ch_drift_paper', scenario, 1, duration, seed)
+    sim = pipeline.simulate_run('ref', gps, 'ch_drift_paper', scenario, j=1, duration_s=duration,
+                                seed=seed)
     rec = pipeline.run_records([sim], pipeline.judge_batch([sim.sensors]))[0]
     return sim, rec
 
@@ -469,7 +470,8 @@ def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, n
 
 
 def _small_bag(tmp_path):
-    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
+    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', j=1,
+                                duration_s=8.0, seed=3)
     s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
     t = s['gps_vel']['t_ns']
     zero = np.zeros(len(t))

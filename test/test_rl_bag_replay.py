@@ -44,7 +44,8 @@ def art_bag(tmp_path_factory):
     from vepd_ros.pipelines.study import simulate_run
 
     bag = tmp_path_factory.mktemp('rl_bag') / 'art_bag'
-    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
+    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', j=1,
+                                     duration_s=12.0, seed=4))
     return bag
 
 

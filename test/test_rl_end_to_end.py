@@ -58,7 +58,8 @@ SEED = 4
 def _study_run(scenario: str, duration_s: float):
     from vepd_ros.pipelines.study import simulate_run
 
-    return simulate_run('real', 'rtk', 'ch_drift_paper', scenario, 1, duration_s, seed=SEED)
+    return simulate_run('real', 'rtk', 'ch_drift_paper', scenario, j=1, duration_s=duration_s,
+                        seed=SEED)
 
 
 def _metrics(run, estimate):

@@ -22,7 +22,8 @@ for name in ('ekf', 'navsat'):
     d = yaml.safe_load((repo / 'config' / f'{name}.yaml').read_text())
     (fix / f'{name}.json').write_text(json.dumps(d))
 
-sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
+sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', j=1, duration_s=8.0,
+                            seed=3)
 topics = {'imu': '/imu/data'}
 
 

@@ -467,11 +467,11 @@ class EvaluatorCore:
             rS,
             np.zeros(rE.size),
             sE,
-            sS,
-            np.zeros(sE.size),
-            self.n_boot,
-            derive_seed(self.seed, 'bootstrap', canonical_scenario(scenario)),
-            self.level,
+            sim_S=sS,
+            sim_groups=np.zeros(sE.size),
+            n_boot=self.n_boot,
+            seed=derive_seed(self.seed, 'bootstrap', canonical_scenario(scenario)),
+            level=self.level,
         )
         return [lo, hi]
 
@@ -539,7 +539,8 @@ class EvaluatorCore:
                 entry.update(vepd(rE, rS, sE, sS))
                 if self.n_boot > 0:
                     (lo, hi), by_sc = bootstrap_vepd_groups(
-                        rE, rS, rg, sE, sS, sg, self.n_boot, self.seed, self.level
+                        rE, rS, rg, sE, sS, sim_groups=sg, n_boot=self.n_boot, seed=self.seed,
+                        level=self.level,
                     )
                     entry['ci95'] = [lo, hi]
                     for i, s in enumerate(use):

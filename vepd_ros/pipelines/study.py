@@ -113,6 +113,7 @@ def simulate_run(
     gps_model,
     imu_model,
     scenario: str,
+    *,
     j: int,
     duration_s: float,
     seed: int,
@@ -325,7 +326,8 @@ def _simulate_and_judge(args) -> list[RunRecord]:
             key = (canonical_scenario(sc), j)
             truth = truth_samples(sc, j, plan.duration_s, plan.seed)
         sims.append(
-            simulate_run(label, gps, plan.imu, sc, j, plan.duration_s, plan.seed, truth=truth)
+            simulate_run(label, gps, plan.imu, sc, j=j, duration_s=plan.duration_s,
+                         seed=plan.seed, truth=truth)
         )
     est = judge_batch([r.sensors for r in sims], plan.judge, plan.ekf_yaml, plan.navsat_yaml)
     recs = []
@@ -401,6 +403,7 @@ def simulate_and_judge(
     imu_model,
     duration_s: float,
     seed: int,
+    *,
     judge: str = 'builtin',
     ekf_yaml=None,
     navsat_yaml=None,
@@ -508,6 +511,7 @@ def run_study(
     models: Sequence[str],
     scenarios: Sequence[str],
     runs: int,
+    *,
     duration_s: float,
     reference: str,
     out_dir,
@@ -632,9 +636,9 @@ def run_study(
             imu,
             duration_s,
             seed,
-            judge,
-            ekf_yaml,
-            navsat_yaml,
+            judge=judge,
+            ekf_yaml=ekf_yaml,
+            navsat_yaml=navsat_yaml,
             workers=workers,
             progress=progress,
             outputs=outputs,

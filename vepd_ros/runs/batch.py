@@ -68,6 +68,7 @@ def study_plan(root) -> dict | None:
 def evaluate_root(
     root,
     velocity: str = 'speed',
+    *,
     preprocessing='paper',
     n_boot: int = 1000,
     seed: int | None = 0,

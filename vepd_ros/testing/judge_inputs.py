@@ -16,6 +16,7 @@ from vepd_ros.streams import ns_from_s
 def circle_inputs(
     k: int = 1,
     duration_s: float = 30.0,
+    *,
     imu_hz: float = 100.0,
     gps_hz: float = 10.0,
     speed: float = 1.5,

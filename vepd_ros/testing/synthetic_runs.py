@@ -59,6 +59,7 @@ def synthetic_run(
     rng: np.random.Generator,
     scenario: str = 'circle',
     duration_s: float = 20.0,
+    *,
     se_rate_hz: float = 35.0,
     gt_rate_hz: float = 25.0,
     noise: float = 0.05,
@@ -133,6 +134,7 @@ def _batch(rng: np.random.Generator, label: str, scenarios, k: int, duration_s: 
 def write_synthetic_root(
     root,
     layout: str = 'authors',
+    *,
     k: int = 10,
     seed: int = 0,
     duration_s: float = 20.0,
