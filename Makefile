@@ -90,6 +90,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider test/test_facts_once.py
+	$(PY) -m mypy
 	$(PY) -c "from catkin_pkg.package import parse_package; p=parse_package('package.xml'); p.validate(); print(p.name, p.get_build_type())"
 
 # The filter-core golden driver: upstream ekf.cpp / ukf.cpp / filter_base.cpp unmodified from

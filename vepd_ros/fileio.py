@@ -100,7 +100,8 @@ def atomic_write_many(items, fsync: bool = True) -> list[Path]:
     data is fsynced before its rename and every directory involved once after the last rename
     (module doc).
     """
-    paths, dirs = [], {}
+    paths: list[Path] = []
+    dirs: dict[Path, None] = {}  # an ordered set
     for path, data in items:
         path = Path(path)
         _replace_with(path, data.encode('utf-8') if isinstance(data, str) else data, fsync)
@@ -136,7 +137,7 @@ def remove_stale_temps(directory) -> list[Path]:
 
     Those writers were killed mid-write.
     """
-    removed = []
+    removed: list[Path] = []
     d = Path(directory)
     if not d.is_dir():
         return removed

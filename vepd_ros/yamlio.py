@@ -61,7 +61,7 @@ _INT_TAG = 'tag:yaml.org,2002:int'
 _FLOAT_TAG = 'tag:yaml.org,2002:float'
 
 
-class _Loader(_Base):
+class _Loader(_Base):  # type: ignore[valid-type,misc]  # a base chosen at run time (C or not)
     """The safe loader with YAML 1.2 core-schema ints and floats."""
 
 

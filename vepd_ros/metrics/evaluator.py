@@ -61,7 +61,7 @@ on an incomplete result unless ``--allow-incomplete``.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from vepd_ros.metrics.core import batch_metrics, get_preprocessing, run_metrics, RunDataError
@@ -115,12 +115,7 @@ def coverage_exclusion(
         f = f'coverage.{stream}'
         if not isinstance(b, dict):
             raise RunDataError(f"{where}: sidecar field '{f}' must be an object")
-        exp, rec = b.get('expected'), b.get('received')
-        for k, v in (('expected', exp), ('received', rec)):
-            if type(v) is not int or v < 0:
-                raise RunDataError(
-                    f"{where}: sidecar field '{f}.{k}' must be an integer >= 0, got {v!r:.40}"
-                )
+        exp, rec = (_count(b.get(k), where, f'{f}.{k}') for k in ('expected', 'received'))
         n = (rows or {}).get(stream)
         if n is not None and rec > n:
             raise RunDataError(
@@ -172,6 +167,15 @@ def coverage_exclusion(
 NON_FINITE_SENSORS = 'non_finite_sensor_values'
 """Sidecar field: {sensor: count} of non-finite values a run's simulated sensors produced (set only
 when there are some, ``pipelines.study.run_records``)."""
+
+
+def _count(v, where: str, field: str) -> int:
+    """Return a coverage count: an integer >= 0, else a ``RunDataError`` naming the field."""
+    if type(v) is not int or v < 0:
+        raise RunDataError(
+            f"{where}: sidecar field '{field}' must be an integer >= 0, got {v!r:.40}"
+        )
+    return v
 
 
 def non_finite_exclusion(rec: RunRecord) -> str | None:
@@ -377,13 +381,15 @@ class EvaluatorCore:
             for side, sc in self._E.items()
         }
 
-    def values(self, side: str, scenario: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        e = self._E.get(side, {}).get(scenario, [])
-        s = self._S.get(side, {}).get(scenario, [])
+    def values(self, side: str, scenario: str | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Return (E, S, run names) of a batch; empty for a scenario the side lacks (None)."""
+        key = '' if scenario is None else scenario  # no scenario is named ''
+        e = self._E.get(side, {}).get(key, [])
+        s = self._S.get(side, {}).get(key, [])
         return (
             np.concatenate(e) if e else np.empty(0),
             np.concatenate(s) if s else np.empty(0),
-            list(self._names.get(side, {}).get(scenario, [])),
+            list(self._names.get(side, {}).get(key, [])),
         )
 
     def ready(self) -> bool:
@@ -574,7 +580,7 @@ class EvaluatorCore:
             for m, r in rank(have).items():
                 out_models[m]['per_scenario'][sc]['rank'] = r
         p = self.preprocessing
-        res = {
+        res: dict[str, Any] = {
             'velocity': self.velocity,
             'preprocessing': {
                 'name': p.name,

@@ -64,7 +64,14 @@ class RunRecord:
 
     @property
     def has_components(self) -> bool:
-        return all(x is not None for x in (self.se_vx, self.se_vy, self.gt_vx, self.gt_vy))
+        return self.components() is not None
+
+    def components(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """Return (se_vx, se_vy, gt_vx, gt_vy), or None when the run lacks any of them."""
+        c = (self.se_vx, self.se_vy, self.gt_vx, self.gt_vy)
+        if c[0] is None or c[1] is None or c[2] is None or c[3] is None:
+            return None
+        return c[0], c[1], c[2], c[3]
 
     @property
     def name(self) -> str:
@@ -85,12 +92,14 @@ class RunRecord:
             raise ValueError(
                 f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}"
             )
-        if not self.has_components:
+        c = self.components()
+        if c is None:
             raise RunFileError(
                 f"{self.name}: velocity '{velocity}' needs the columns "
                 f"{', '.join(COMPONENT_FIELDS)}; "
                 f"this run has only the paper's four columns (use velocity 'speed')"
             )
+        se_vx, se_vy, gt_vx, gt_vy = c
         if velocity == 'vx':
-            return self.se_t, self.se_vx, self.gt_t, self.gt_vx
-        return self.se_t, self.se_vx + 1j * self.se_vy, self.gt_t, self.gt_vx + 1j * self.gt_vy
+            return self.se_t, se_vx, self.gt_t, gt_vx
+        return self.se_t, se_vx + 1j * se_vy, self.gt_t, gt_vx + 1j * gt_vy

@@ -18,9 +18,10 @@ a test checks it against scipy with weights.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import wasserstein_distance
 
 
@@ -207,11 +208,11 @@ def _w1_counts(support, M: np.ndarray, nunv: int, chunk_elems: int = 1_000_000) 
 def bootstrap_vepd(
     real_E,
     real_S,
-    real_groups: Sequence,
+    real_groups: ArrayLike,
     sim_E,
     *,
     sim_S,
-    sim_groups: Sequence,
+    sim_groups: ArrayLike,
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -232,11 +233,11 @@ def bootstrap_vepd(
 def bootstrap_vepd_groups(
     real_E,
     real_S,
-    real_groups: Sequence,
+    real_groups: ArrayLike,
     sim_E,
     sim_S,
     *,
-    sim_groups: Sequence,
+    sim_groups: ArrayLike,
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,

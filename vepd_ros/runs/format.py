@@ -129,8 +129,10 @@ def run_csv_text(rec: RunRecord, cache: dict | None = None, padding: str = 'empt
     n = max(se_n, gt_n)
     cols = [(rec.se_t, se_n), (rec.gt_t, gt_n), (rec.se_v, se_n), (rec.gt_v, gt_n)]
     header = list(PAPER_COLUMNS)
-    if rec.has_components:
-        cols += [(rec.se_vx, se_n), (rec.se_vy, se_n), (rec.gt_vx, gt_n), (rec.gt_vy, gt_n)]
+    comps = rec.components()
+    if comps is not None:
+        se_vx, se_vy, gt_vx, gt_vy = comps
+        cols += [(se_vx, se_n), (se_vy, se_n), (gt_vx, gt_n), (gt_vy, gt_n)]
         header += list(EXTRA_COLUMNS)
     for (a, m), h in zip(cols, header):
         if len(a) != m:
@@ -163,7 +165,8 @@ def write_runs(items, fsync: bool = True, padding: str = 'empty') -> list[Path]:
     texts are built (and validated) before anything is written. Sets ``rec.path`` and ``rec.meta``
     (the sidecar's dict).
     """
-    todo, cache = [], {}
+    todo: list = []
+    cache: dict = {}
     for csv_path, rec, meta in items:
         csv_path = Path(csv_path)
         m: dict[str, Any] = dict(rec.meta)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import json
 from pathlib import Path
 import re
-from typing import Sequence
+from typing import Any, Sequence
 
 from vepd_ros.fileio import atomic_write_text, is_temp_name, load_json, remove_stale_temps
 from vepd_ros.metrics.records import RunRecord
@@ -99,7 +99,7 @@ def missing_indices(js: Sequence[int], limit: int = 10) -> tuple[int, list[int]]
     (how many numbers between min(js) and max(js) are missing, the first ``limit`` of them) for
     sorted ``js``, in one pass over the gaps (never a range as long as the largest j).
     """
-    n, first = 0, []
+    n, first = 0, list[int]()
     for a, b in zip(js, js[1:]):
         if b - a > 1:
             n += b - a - 1
@@ -341,7 +341,7 @@ class BatchWriter:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.removed_temps = remove_stale_temps(self.folder)
         self.index_path = self.folder / INDEX_NAME
-        self.index = {
+        self.index: dict[str, Any] = {
             'format': 'vepd_ros.batch/1',
             'side': side,
             'label': self.label,
@@ -402,7 +402,9 @@ class BatchWriter:
         a run written again replaces its entry and moves to the end —, then rewrite the index once.
         """
         for rec in records:
-            name = Path(rec.path).name
+            if rec.path is None:
+                raise ValueError('add_to_index: a run that was not written (no path)')
+            name = rec.path.name
             m = RUN_FILE_RE.match(name)  # <scenario>_<j>.csv, as run_file named it
             if m is None:
                 raise ValueError(f'{rec.path}: not a run file name (<scenario>_<j>.csv)')
