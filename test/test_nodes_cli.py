@@ -101,7 +101,7 @@ def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_inste
 
 def _odom(t_ns, vx):
     from nav_msgs.msg import Odometry
-    from vepd_ros.nodes.base import ns_to_stamp
+    from vepd_ros.nodes.stamps import ns_to_stamp
 
     m = Odometry()
     m.header.stamp, m.header.frame_id, m.child_frame_id = (

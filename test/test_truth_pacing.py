@@ -35,7 +35,7 @@ def _consumer(ctx, delay_s: float):
     from rclpy.node import Node
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from vepd_ros.nodes.base import stamp_to_ns
+    from vepd_ros.nodes.stamps import stamp_to_ns
 
     node = Node(
         'slow_consumer',

@@ -447,7 +447,7 @@ def choose_domain(explicit: int | None) -> Domain:
 
 def _result_listener(node, box: dict):
     from std_msgs.msg import String
-    from vepd_ros.nodes.base import EVENT_QOS
+    from vepd_ros.nodes.qos import EVENT_QOS
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
     from vepd_ros.streams import TOPIC_RESULT
 
@@ -817,8 +817,8 @@ def _run_processes(graph: str, nodes, opts: dict, domain: Domain):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rosgraph_msgs.msg import Clock as ClockMsg
-    from vepd_ros.nodes.base import stamp_to_ns
     from vepd_ros.nodes.guard import fix_hint, foreign_publishers, fqn
+    from vepd_ros.nodes.stamps import stamp_to_ns
 
     procs = []
     box: dict = {}

@@ -22,15 +22,10 @@ from typing import Callable, Iterable
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.streams import NS, TOPIC_PROGRESS, TOPIC_RUN_EVENTS
-
-SENSOR_QOS = qos_profile_sensor_data
-"""Sensor topics use the sensor-data profile (best effort, keep last 5), as ROS drivers do."""
-
-TRUTH_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
-"""Ground-truth inputs of noise nodes: reliable, deep enough for a burst of accelerated truth."""
 
 
 def node_spec(node: Node, kind: str, p: dict):
@@ -73,17 +68,6 @@ def node_spec(node: Node, kind: str, p: dict):
             raise _spec.unknown_parameter(kind, base.model, name, node.get_parameter(name).value)
     return _spec.sensor_spec(kind, mp, model=base.model, rate_hz=p['rate_hz'],
                              source=node.get_fully_qualified_name())
-
-
-EVENT_QOS = QoSProfile(
-    depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
-"""
-Event topics: reliable and latched.
-
-Event topics (JSON in std_msgs/String: run start/end, finished runs, results): reliable and
-latched, so a node that joins late still receives what happened before it was discovered.
-"""
 
 
 NODE_KWARGS = {'automatically_declare_parameters_from_overrides': True}
@@ -136,10 +120,6 @@ def _descriptor(p: Param):
     return ParameterDescriptor(description=text, dynamic_typing=isinstance(p.default, float))
 
 
-def stamp_to_ns(stamp) -> int:
-    return int(stamp.sec) * NS + int(stamp.nanosec)
-
-
 def static_transforms_param(specs):
     """
     Return the ``StaticTF`` tree of a ``static_transforms`` parameter (judge_node, navsat_node).
@@ -155,12 +135,6 @@ def static_transforms_param(specs):
         return StaticTF.parse(specs)
     except ValueError as exc:
         raise ParameterError('static_transforms', specs, str(exc)) from None
-
-
-def ns_to_stamp(t_ns: int):
-    from builtin_interfaces.msg import Time
-
-    return Time(sec=int(t_ns // NS), nanosec=int(t_ns % NS))
 
 
 class DropCounter:

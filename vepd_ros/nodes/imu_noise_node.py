@@ -39,14 +39,12 @@ from vepd_ros.nodes.base import (
     MODEL_PARAMS_NOTE,
     NODE_KWARGS,
     node_spec,
-    ns_to_stamp,
     run_node,
     RunEvents,
-    SENSOR_QOS,
-    stamp_to_ns,
     TopicWatchdog,
-    TRUTH_QOS,
 )
+from vepd_ros.nodes.qos import SENSOR_QOS, TRUTH_QOS
+from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU
 
 

@@ -37,14 +37,13 @@ from vepd_ros.judge.rl_graph import load_judge_params, make_judge_ekf
 from vepd_ros.nodes.base import (
     AfterArrivals,
     DropCounter,
-    ns_to_stamp,
     RL_PARAMS_NOTE,
     run_node,
     RunEvents,
-    SENSOR_QOS,
-    stamp_to_ns,
     static_transforms_param,
 )
+from vepd_ros.nodes.qos import SENSOR_QOS
+from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}

@@ -40,10 +40,10 @@ from vepd_ros.nodes.base import (
     _steady_clock,
     declare_params,
     DropCounter,
-    EVENT_QOS,
     RUN_EVENTS_TOPIC,
     run_node,
 )
+from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.params import Param, ParameterError
 # PACKAGE: whose nodes report on /vepd/progress (run_node)
 from vepd_ros.params_file import PACKAGE, package_executable

@@ -43,14 +43,13 @@ from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
 from vepd_ros.nodes.base import (
     AfterArrivals,
     DropCounter,
-    ns_to_stamp,
     RL_PARAMS_NOTE,
     run_node,
     RunEvents,
-    SENSOR_QOS,
-    stamp_to_ns,
     static_transforms_param,
 )
+from vepd_ros.nodes.qos import SENSOR_QOS
+from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
 NODE_NAME = 'navsat_transform'

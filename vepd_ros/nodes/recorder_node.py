@@ -43,12 +43,12 @@ from vepd_ros.nodes.base import (
     declare_params,
     DiagnosticsPublisher,
     DropCounter,
-    EVENT_QOS,
     RUN_EVENTS_TOPIC,
     run_node,
-    stamp_to_ns,
     TopicWatchdog,
 )
+from vepd_ros.nodes.qos import EVENT_QOS
+from vepd_ros.nodes.stamps import stamp_to_ns
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.ros_graph import truth_type_hint
 from vepd_ros.runs.recorder import RecorderCore
