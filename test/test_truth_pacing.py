@@ -152,7 +152,8 @@ def _report(pacer, node: str, pid: int, **fields) -> None:
 
 def _pacer(ros_ctx, pace_nodes: int):
     from rclpy.node import Node
-    from vepd_ros.nodes.base import DropCounter, Pacer
+    from vepd_ros.nodes.base import Pacer
+    from vepd_ros.nodes.health import DropCounter
 
     node = Node('clock_source', context=ros_ctx)
     return Pacer(node, pace_nodes, 20.0, DropCounter(node))

@@ -34,15 +34,13 @@ from vepd_ros.models.sensors import TruthResampler
 from vepd_ros.models.spec import IMU_NODE_PARAMS
 from vepd_ros.nodes.base import (
     declare_params,
-    DiagnosticsPublisher,
-    DropCounter,
     MODEL_PARAMS_NOTE,
     NODE_KWARGS,
     node_spec,
     run_node,
     RunEvents,
-    TopicWatchdog,
 )
+from vepd_ros.nodes.health import DiagnosticsPublisher, DropCounter, TopicWatchdog
 from vepd_ros.nodes.qos import SENSOR_QOS, TRUTH_QOS
 from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU

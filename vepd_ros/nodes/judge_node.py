@@ -36,12 +36,12 @@ from vepd_ros.judge.filter import RosFilter
 from vepd_ros.judge.rl_graph import load_judge_params, make_judge_ekf
 from vepd_ros.nodes.base import (
     AfterArrivals,
-    DropCounter,
     RL_PARAMS_NOTE,
     run_node,
     RunEvents,
     static_transforms_param,
 )
+from vepd_ros.nodes.health import DropCounter
 from vepd_ros.nodes.qos import SENSOR_QOS
 from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 from vepd_ros.params import ParameterError

@@ -42,12 +42,12 @@ from sensor_msgs.msg import Imu, NavSatFix
 from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
 from vepd_ros.nodes.base import (
     AfterArrivals,
-    DropCounter,
     RL_PARAMS_NOTE,
     run_node,
     RunEvents,
     static_transforms_param,
 )
+from vepd_ros.nodes.health import DropCounter
 from vepd_ros.nodes.qos import SENSOR_QOS
 from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
