@@ -40,7 +40,7 @@ def test_help_lists_every_parameter_with_default_and_description_and_starts_noth
 
 
 def test_help_after_ros_args_is_not_the_nodes_own():
-    from vepd_ros.nodes.base import wants_help
+    from vepd_ros.nodes.params import wants_help
 
     assert wants_help(['truth_node', '--help']) and wants_help(['truth_node', '-h', '--ros-args'])
     assert not wants_help(['truth_node', '--ros-args', '--help'])

@@ -36,8 +36,9 @@ import time
 
 from rclpy.node import Node
 from std_msgs.msg import String
-from vepd_ros.nodes.base import declare_params, RUN_EVENTS_TOPIC, run_node
+from vepd_ros.nodes.base import RUN_EVENTS_TOPIC, run_node
 from vepd_ros.nodes.health import _steady_clock, DropCounter
+from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.params import Param, ParameterError
 # PACKAGE: whose nodes report on /vepd/progress (run_node)
