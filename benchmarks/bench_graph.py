@@ -360,8 +360,8 @@ def sweep_trial(ex, node, mode: str, scale: float, args, env, tmp: Path) -> dict
     from rclpy.qos import QoSProfile
     from sensor_msgs.msg import Imu, NavSatFix
     from std_msgs.msg import String
-    from vepd_ros.nodes.base import RUN_EVENTS_TOPIC
     from vepd_ros.nodes.qos import EVENT_QOS, SENSOR_QOS
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
     from vepd_ros.ros_graph import build_graph
 
     out = tmp / f'sw_{mode}_{scale:g}'

@@ -77,9 +77,9 @@ class Feeder:
         import rclpy
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from std_msgs.msg import String
-        from vepd_ros.nodes.base import RUN_EVENTS_TOPIC
         from vepd_ros.nodes.qos import EVENT_QOS
         from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+        from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
 
         self.node = rclpy.create_node('feeder', context=ctx)
         self.ex = executor
@@ -234,7 +234,7 @@ def test_sigkill_mid_batch_loses_no_completed_run_and_the_batch_resumes(
     ros_ctx, executor, domain_id, tmp_path
 ):
     from vepd_ros.fileio import is_temp_name
-    from vepd_ros.nodes.base import RUN_EVENTS_TOPIC
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
     from vepd_ros.runs.layout import scan_batch_dir
 
     out = tmp_path / 'out'

@@ -358,9 +358,9 @@ def test_judge_node_restarts_at_each_run_like_a_freshly_started_judge(ros_ctx, e
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu
     from std_msgs.msg import String
-    from vepd_ros.nodes.base import RUN_EVENTS_TOPIC
     from vepd_ros.nodes.judge_node import JudgeNode
     from vepd_ros.nodes.qos import EVENT_QOS, SENSOR_QOS
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
     from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
     period = NS // 20

@@ -25,9 +25,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from vepd_ros.nodes.health import DIAGNOSTICS_TOPIC, DropCounter
 from vepd_ros.nodes.params import node_help, wants_help
-from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.params import Param, ParameterError
-from vepd_ros.streams import NS, TOPIC_PROGRESS, TOPIC_RUN_EVENTS
+from vepd_ros.streams import NS, TOPIC_PROGRESS
 
 
 SHUTDOWN_STACKS_AFTER_S = 4.0
@@ -310,8 +309,6 @@ class AfterArrivals:
             return
         self.flush()
 
-
-RUN_EVENTS_TOPIC = TOPIC_RUN_EVENTS
 
 PROGRESS_TOPIC = TOPIC_PROGRESS
 """
@@ -713,63 +710,3 @@ class Pacer:
             return True
         self.held_steps += 1
         return False
-
-
-class RunEvents:
-    """
-    Follows truth_node's run events (``/ground_truth/run``, JSON) so a node can restart per run.
-
-    A start event is applied just before the first truth sample stamped at or after the run's start
-    (``before(t_ns)``), whatever order the two topics arrive in within a callback round.
-    ``on_start`` gets the event dict, extended with ``seed`` = ``seeding.derive_seed(study_seed,
-    kind, label, scenario, run)``: the seeds the offline study uses for the same run.
-    """
-
-    def __init__(
-        self,
-        node: Node,
-        kind: str,
-        study_seed: int,
-        label: str,
-        on_start: Callable[[dict], None],
-        drops: 'DropCounter | None' = None,
-    ):
-        from std_msgs.msg import String
-
-        self.kind, self.study_seed, self.label, self.on_start, self.drops = (
-            kind,
-            study_seed,
-            label,
-            on_start,
-            drops,
-        )
-        self.pending: list[dict] = []
-        self.sub = node.create_subscription(String, RUN_EVENTS_TOPIC, self._on_event, EVENT_QOS)
-
-    def _on_event(self, msg) -> None:
-        import json
-
-        from vepd_ros.seeding import derive_seed
-
-        try:
-            e = json.loads(msg.data)
-            if e.get('event') != 'start':
-                return
-            e = {
-                **e,
-                'seed': derive_seed(
-                    self.study_seed, self.kind, self.label, e['scenario'], int(e['run'])
-                ),
-            }
-            int(e['stamp_ns'])  # a start event must carry its stamp
-        except (ValueError, KeyError, TypeError) as exc:
-            if self.drops is not None:
-                self.drops.drop('bad_run_event', f'{RUN_EVENTS_TOPIC}: {exc}')
-            return
-        self.pending.append(e)
-        self.pending.sort(key=lambda ev: int(ev['stamp_ns']))
-
-    def before(self, t_ns: int) -> None:
-        """Apply every start event due at truth stamp ``t_ns`` (call before that sample)."""
-        while self.pending and int(self.pending[0]['stamp_ns']) <= t_ns:
-            self.on_start(self.pending.pop(0))

@@ -40,10 +40,11 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
-from vepd_ros.nodes.base import AfterArrivals, run_node, RunEvents
+from vepd_ros.nodes.base import AfterArrivals, run_node
 from vepd_ros.nodes.health import DropCounter
 from vepd_ros.nodes.params import RL_PARAMS_NOTE, static_transforms_param
 from vepd_ros.nodes.qos import SENSOR_QOS
+from vepd_ros.nodes.run_events import RunEvents
 from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
