@@ -663,7 +663,7 @@ def _run_in_process(nodes, opts: dict, domain: Domain):
             # truth_node's lockstep counts every other node's traffic, as it does across processes
             # (ros2 launch): the first step waits until every publisher has matched every
             # subscriber, and each step until every message of the previous one has been taken
-            from vepd_ros.nodes.base import TrafficCounter
+            from vepd_ros.nodes.lockstep import TrafficCounter
 
             clock.pacer.pace_local(
                 [TrafficCounter(n) for n in built if n is not clock and n is not listener]
@@ -761,7 +761,7 @@ class _Lockstep:
 
     def __call__(self) -> bool:
         """One step if due, then every callback it causes: True when a step was taken."""
-        from vepd_ros.nodes.base import run_until_idle
+        from vepd_ros.nodes.lockstep import run_until_idle
 
         now = time.monotonic()
         if now < self.next_wall:

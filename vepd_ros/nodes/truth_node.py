@@ -30,8 +30,9 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu
 from std_msgs.msg import String
-from vepd_ros.nodes.base import Pacer, run_node
+from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lockstep import Pacer
 from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.nodes.stamps import ns_to_stamp
