@@ -223,7 +223,7 @@ import time
 
 import rclpy.service
 from rclpy.node import Node
-from vepd_ros.nodes.base import run_node
+from vepd_ros.nodes.lifecycle import run_node
 
 # rclpy's Service.destroy made to block as Fast DDS was seen to, in a frame of rclpy's own file
 code = compile('def destroy(self):\n    time.sleep(60)\n', rclpy.service.__file__, 'exec')

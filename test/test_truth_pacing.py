@@ -68,7 +68,7 @@ def _paced_run(domain_id: int, delay_s: float, stop_consumer_after: int | None =
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.parameter import Parameter
-    from vepd_ros.nodes.base import spin_reporting
+    from vepd_ros.nodes.lifecycle import spin_reporting
     from vepd_ros.nodes.lockstep import TrafficCounter
     from vepd_ros.nodes.truth_node import TruthNode
 

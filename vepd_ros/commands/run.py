@@ -743,7 +743,7 @@ class _Lockstep:
 
     Why the ticks then see the offline study's inputs: a timer due at τ fires one executor wave
     after the /clock callback that passed τ, and its tick runs after what its subscriptions hold
-    (``nodes.base.AfterArrivals``); the data it needs are stamped ≤ τ < T, so they were published
+    (``lockstep.AfterArrivals``); the data it needs are stamped ≤ τ < T, so they were published
     at least one step earlier. Reliable hops (truth → noise nodes) are delivered in process when
     publish() returns; a best-effort sensor hop (noise node → judge/navsat) is sometimes handed to
     a Fast DDS thread instead and lands a moment later. So truth_node's step is also held by its

@@ -22,8 +22,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
-from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.lockstep import Pacer
 from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.recorder_node import message_class

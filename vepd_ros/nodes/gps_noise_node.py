@@ -33,8 +33,8 @@ from sensor_msgs.msg import NavSatFix, NavSatStatus
 from vepd_ros.models.geodesy import enu_to_geodetic
 from vepd_ros.models.sensors import TruthResampler
 from vepd_ros.models.spec import GPS_NODE_PARAMS
-from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import DiagnosticsPublisher, DropCounter, TopicWatchdog
+from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.params import declare_params, MODEL_PARAMS_NOTE, NODE_KWARGS, node_spec
 from vepd_ros.nodes.qos import SENSOR_QOS, TRUTH_QOS
 from vepd_ros.nodes.run_events import RunEvents

@@ -36,8 +36,8 @@ import time
 
 from rclpy.node import Node
 from std_msgs.msg import String
-from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import _steady_clock, DropCounter
+from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC

@@ -40,8 +40,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
-from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.lockstep import AfterArrivals
 from vepd_ros.nodes.params import RL_PARAMS_NOTE, static_transforms_param
 from vepd_ros.nodes.qos import SENSOR_QOS

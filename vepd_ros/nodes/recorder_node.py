@@ -38,8 +38,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
-from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import _steady_clock, DiagnosticsPublisher, DropCounter, TopicWatchdog
+from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC

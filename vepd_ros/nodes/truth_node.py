@@ -30,8 +30,8 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu
 from std_msgs.msg import String
-from vepd_ros.nodes.base import run_node
 from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.lockstep import Pacer
 from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.qos import EVENT_QOS

@@ -5,10 +5,12 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-What every vepd_ros node shares.
+A node's life as a process: start, spin until a signal, clean up, exit with a status.
 
-What every vepd_ros node shares: parameter declaration from ``Param`` specs, a clean ``main``,
-stamp conversion, and counted, throttled warnings for dropped input.
+``run_node`` is every node's ``main``: ``--help`` without starting ROS, a bad parameter as exit 2,
+SIGINT/SIGTERM as a clean exit 0 (vepd_ros's own handlers: ``spinning`` sees the signal within
+``SPIN_WAKE_S``), a node on sim time spun by ``spin_reporting`` (it reports its traffic to the
+lockstep), and a teardown that rclpy may not block for long.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from rclpy.node import Node
 from vepd_ros.nodes.lockstep import PROGRESS_HEARTBEAT_S, run_until_idle, TrafficCounter
 from vepd_ros.nodes.params import node_help, wants_help
 from vepd_ros.params import Param, ParameterError
-
 
 SHUTDOWN_STACKS_AFTER_S = 4.0
 """A node still shutting down after this long prints its threads' stacks (launch waits 5 s)."""
