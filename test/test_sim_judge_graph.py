@@ -18,7 +18,7 @@ by ~0.1 % for that alone), and the graph's estimates differ from the study's by 
 and W2 within 2 % + 0.002 of the study's, the same K runs, the same ranking. A wrong seed, model,
 frame, velocity definition or a lost GPS fix fails (ch_gauss vs ch_rw: W1 0.36 vs 0.0015; one late
 fix at a run start moved E by 5-80 %). `vepd run` in one process steps the graph in lockstep
-(commands/run.py ``_Lockstep``: the next step is taken only when no callback is ready; its
+(graph/runner.py ``_Lockstep``: the next step is taken only when no callback is ready; its
 docstring says what that guarantees), so this held at every time_scale and load tried: two such
 graphs at time_scale 20 beside a CPU hog gave the same files. (Before lockstep, at 4x with another
 graph on the two cores, a hop could miss its tick: E +5-10 % on a run.)
