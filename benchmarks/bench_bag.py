@@ -112,7 +112,8 @@ def main() -> int:
     )
     ap.add_argument('--tree', type=Path, default=None, help='compare with this other checkout')
     a = ap.parse_args()
-    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, a.duration, 0)
+    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', j=1,
+                                duration_s=a.duration, seed=0)
     s = streams_from_sensor_run(sim.sensors)
     n_msgs = sum(len(v['t_ns']) for v in s.values())
     print(

@@ -101,7 +101,8 @@ def study(workers=None, chunk=None):
     d = tempfile.mkdtemp(prefix='bench_study_')
     try:
         pipeline.run_study(
-            MODELS, SCENARIOS, RUNS, DURATION, REFERENCE, d, seed=SEED, fsync=True, workers=workers
+            MODELS, SCENARIOS, RUNS, duration_s=DURATION, reference=REFERENCE, out_dir=d,
+            seed=SEED, fsync=True, workers=workers
         )
     finally:
         pipeline.CHUNK_RUNS = old

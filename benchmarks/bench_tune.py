@@ -52,7 +52,8 @@ def in_process(args) -> None:
     axes = core.parse_param_specs(PARAMS, MODEL)
     ob.sim_seconds = 0.0
     t0, c0 = time.perf_counter(), time.process_time()
-    core.tune(ob, MODEL, axes, args.trials, optuna.storages.InMemoryStorage(), 'bench', seed=1)
+    core.tune(ob, MODEL, axes, trials=args.trials, storage=optuna.storages.InMemoryStorage(),
+              study_name='bench', seed=1)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f'in-process: reference {t_ref:.1f} s; {args.trials} trials in {wall:.1f} s = '
           f'{args.trials / wall * 60:.1f} trials/min; study path {ob.sim_seconds / wall:.1%} '

@@ -247,7 +247,8 @@ def _art_bag(d: Path, duration: float) -> Path:
     from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
     from vepd_ros.pipelines import study
 
-    sim = study.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, duration, 0)
+    sim = study.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', j=1,
+                             duration_s=duration, seed=0)
     return write_bag(d / 'art', streams_from_sensor_run(sim.sensors), storage='sqlite3')
 
 

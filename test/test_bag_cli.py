@@ -30,7 +30,7 @@ from vepd_ros.runs.layout import BatchWriter
 
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
 # z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
-TEST1_TF = test_judge_bags.HUSKY_TF
+TEST1_TF = ['--static-tf', test_judge_bags.HUSKY_TF, '--static-tf', test_judge_bags.HUSKY_GPS_TF]
 # test1.bag's topics (a Husky: no ART profile)
 TEST1_TOPICS = ['--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu/data',
                 '--topic', 'truth=/husky_velocity_controller/odom']
@@ -59,8 +59,7 @@ def test_test1_bag_speed_against_wheel_odometry(shared_data, tmp_path, capsys):
                 'bag',
                 str(bag),
                 *TEST1_TOPICS,
-                '--static-tf',
-                TEST1_TF,
+                *TEST1_TF,
                 '--out',
                 str(out),
                 '--scenario',
@@ -90,9 +89,41 @@ def test_test1_bag_speed_against_wheel_odometry(shared_data, tmp_path, capsys):
 
 @lru_cache(maxsize=None)
 def _sim(scenario='circle', gps='ch_gauss', duration=8.0, seed=3):
-    sim = pipeline.simulate_run('ref', gps, 'ch_drift_paper', scenario, 1, duration, seed)
+    sim = pipeline.simulate_run('ref', gps, 'ch_drift_paper', scenario, j=1, duration_s=duration,
+                                seed=seed)
     rec = pipeline.run_records([sim], pipeline.judge_batch([sim.sensors]))[0]
     return sim, rec
+
+
+def test_fixes_in_the_art_drivers_gps_frame_take_the_art_launchs_transform(tmp_path, capsys):
+    """
+    Place fixes in frame 'gps' (the ART driver's) with the ART launch's base_link -> gps.
+
+    ``--profile art`` brings the vehicle's identity base_link -> gps (art_conventions §1c), so the
+    run equals the study's (antenna at base_link); the same bag under ``--profile custom`` has no
+    such transform, where robot_localization's navsat_transform would put every odometry/gps at
+    the origin: refused with exit 2, naming the topic, the frame and the --static-tf to give.
+    """
+    sim, ref = _sim()
+    streams = streams_from_sensor_run(sim.sensors)
+    streams['fix']['frame_id'] = 'gps'
+    bag = write_bag(tmp_path / 'bag', streams, topics={'odom': '/ground_truth/odometry'})
+    argv = ['bag', str(bag), '--topic', 'truth=/ground_truth/odometry', '--scenario', 'circle',
+            '--quiet']
+    out = tmp_path / 'art'
+    assert vepd([*argv, '--profile', 'art', '--out', str(out)]) == 0
+    got = read_run(out / 'Real' / 'circle_1.csv')
+    assert np.array_equal(got.se_v, ref.se_v)
+    meta = json.loads((out / 'Real' / 'circle_1.json').read_text())
+    assert meta['static_tf'] == ['base_link gps 0 0 0 0 0 0']
+    capsys.readouterr()
+    out = tmp_path / 'custom'
+    assert vepd([*argv, '--profile', 'custom', '--topic', 'gps=/fix', '--topic', 'imu=/imu',
+                 '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert '/fix: no transform base_link -> gps' in err, err
+    assert '--static-tf "base_link gps X Y Z ROLL PITCH YAW"' in err, err
+    assert not out.exists() and 'Traceback' not in err
 
 
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
@@ -393,6 +424,8 @@ def test_bag_without_imu_transform_is_an_error_naming_it(test1, tmp_path, capsys
                 'bag',
                 test1,
                 *TEST1_TOPICS,
+                '--static-tf',
+                test_judge_bags.HUSKY_GPS_TF,
                 '--out',
                 str(out),
                 '--scenario',
@@ -437,7 +470,8 @@ def test_bag_numeric_options_refused_naming_the_option(tmp_path, capsys, opts, n
 
 
 def _small_bag(tmp_path):
-    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
+    sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', j=1,
+                                duration_s=8.0, seed=3)
     s = streams_from_sensor_run(sim.sensors, truth=('gps_vel',))
     t = s['gps_vel']['t_ns']
     zero = np.zeros(len(t))
@@ -522,7 +556,7 @@ def test_bag_refuses_a_label_evaluate_would_read_as_the_reference(tmp_path, caps
     any case, the authors' `_results` dropped): a label evaluate would refuse as Sim/<L>/ is
     refused before anything is written.
     """
-    from vepd_ros.runs.layout import is_reference_label
+    from vepd_ros.naming import is_reference_label
 
     assert is_reference_label(label) and not is_reference_label('REAL_RESULTS_x')
     bag = _small_bag(tmp_path)

@@ -152,7 +152,7 @@ def _write_art_bag(path, run, imu_rpy_rad=None):
 
 
 def test_bag_replay_graph_records_the_run_the_offline_judge_computes(domain_id, tmp_path):
-    run = simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4)
+    run = simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', j=1, duration_s=12.0, seed=4)
     bag = tmp_path / 'art_bag'
     _write_art_bag(bag, run)
     out = tmp_path / 'out'
@@ -212,10 +212,11 @@ def mounted_imu_case(tmp_path):
     from vepd_ros.pipelines.study import run_study
 
     bag = tmp_path / 'mounted_imu_bag'
-    run = simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4)
+    run = simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', j=1, duration_s=12.0, seed=4)
     _write_art_bag(bag, run, imu_rpy_rad=IMU_RPY_RAD)
     ref = tmp_path / 'ref'
-    run_study(['ch_rw'], ['circle'], 2, RUN_S, 'rtk', ref, seed=3, workers=1)
+    run_study(['ch_rw'], ['circle'], 2, duration_s=RUN_S, reference='rtk', out_dir=ref, seed=3,
+              workers=1)
     shutil.rmtree(ref / 'Real')  # the real side is the bag's
     ranges = tmp_path / 'ranges.yaml'
     ranges.write_text(

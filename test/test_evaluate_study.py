@@ -27,9 +27,9 @@ import pytest
 from vepd_ros.cli import main
 from vepd_ros.cli import main as vepd
 from vepd_ros.fileio import is_temp_name
-from vepd_ros.metrics import evaluate_root
 from vepd_ros.pipelines.study import judge_batch, run_study, simulate_run
 from vepd_ros.runs import read_run
+from vepd_ros.runs.batch import evaluate_root
 
 
 @pytest.fixture(scope='module')
@@ -132,18 +132,21 @@ def test_reference_directory_and_cli(study, tmp_path, capsys):
 
 def test_bad_arguments(tmp_path, capsys):
     with pytest.raises(ValueError, match='not available offline'):
-        run_study(['ch_rw'], ['circle'], 2, 4.0, 'rtk', tmp_path, judge='robot_localization')
+        run_study(['ch_rw'], ['circle'], 2, duration_s=4.0, reference='rtk', out_dir=tmp_path,
+                  judge='robot_localization')
     with pytest.raises(ValueError, match='unknown GPS model'):
-        run_study(['nope'], ['circle'], 2, 4.0, 'rtk', tmp_path)
+        run_study(['nope'], ['circle'], 2, duration_s=4.0, reference='rtk', out_dir=tmp_path)
     with pytest.raises(ValueError, match='neither a directory'):
-        run_study(['ch_rw'], ['circle'], 2, 4.0, str(tmp_path / 'missing'), tmp_path)
+        run_study(['ch_rw'], ['circle'], 2, duration_s=4.0, reference=str(tmp_path / 'missing'),
+                  out_dir=tmp_path)
     with pytest.raises(ValueError, match='>= 2'):
-        run_study(['ch_rw'], ['circle'], 1, 4.0, 'rtk', tmp_path)
+        run_study(['ch_rw'], ['circle'], 1, duration_s=4.0, reference='rtk', out_dir=tmp_path)
 
 
 def test_judge_step_alone():
     sims = [
-        simulate_run('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', j, 4.0, 0) for j in (1, 2)
+        simulate_run('ch_rw', 'ch_rw', 'ch_drift_paper', 'straight', j=j, duration_s=4.0,
+                     seed=0) for j in (1, 2)
     ]
     est = judge_batch([s.sensors for s in sims])
     assert len(est) == 2 and all(len(t) == len(vx) == len(vy) for t, vx, vy in est)
@@ -154,8 +157,9 @@ def test_shared_truth_gives_the_same_sensor_runs():
 
     shared = truth_samples('sine', 2, 4.0, seed=3)
     for label, model in (('ch_rw', 'ch_rw'), ('real', 'rtk')):
-        a = simulate_run(label, model, 'ch_drift_paper', 'sine', 2, 4.0, 3)
-        b = simulate_run(label, model, 'ch_drift_paper', 'sine', 2, 4.0, 3, truth=shared)
+        a = simulate_run(label, model, 'ch_drift_paper', 'sine', j=2, duration_s=4.0, seed=3)
+        b = simulate_run(label, model, 'ch_drift_paper', 'sine', j=2, duration_s=4.0, seed=3,
+                         truth=shared)
         for x, y in (
             (a.sensors.gps.position_enu, b.sensors.gps.position_enu),
             (a.sensors.gps_lla, b.sensors.gps_lla),
@@ -193,10 +197,11 @@ def test_study_files_do_not_depend_on_workers_or_chunks(tmp_path, monkeypatch):
     """
     import vepd_ros.pipelines.study as pl
 
-    args = (['ch_gauss', 'ch_rw'], ['straight', 'circle'], 2, 4.0, 'rtk')
-    pl.run_study(*args, tmp_path / 'a', seed=4, n_boot=50)
+    args = (['ch_gauss', 'ch_rw'], ['straight', 'circle'], 2)
+    kw = {'duration_s': 4.0, 'reference': 'rtk', 'seed': 4, 'n_boot': 50}
+    pl.run_study(*args, out_dir=tmp_path / 'a', **kw)
     monkeypatch.setattr(pl, 'CHUNK_RUNS', 5)
-    pl.run_study(*args, tmp_path / 'b', seed=4, n_boot=50, workers=1, fsync=False)
+    pl.run_study(*args, out_dir=tmp_path / 'b', workers=1, fsync=False, **kw)
     fa = sorted(p.relative_to(tmp_path / 'a') for p in (tmp_path / 'a').rglob('*') if p.is_file())
     fb = sorted(p.relative_to(tmp_path / 'b') for p in (tmp_path / 'b').rglob('*') if p.is_file())
     # runs + sidecars, 3 indexes, result.json, the output marker

@@ -58,10 +58,10 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     import rclpy
     from rclpy.parameter import Parameter
     from std_msgs.msg import String
-    from vepd_ros.metrics.evaluator import evaluate_root
     from vepd_ros.nodes.evaluator_node import EvaluatorNode
     from vepd_ros.nodes.qos import EVENT_QOS
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+    from vepd_ros.runs.batch import evaluate_root
     from vepd_ros.streams import TOPIC_RESULT
 
     root = tmp_path / 'batches'

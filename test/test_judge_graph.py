@@ -349,7 +349,7 @@ def test_k1_graph_loop_with_filtered_gps_and_unpublished_rows(monkeypatch):
             gps['altitude'],
             np.zeros((1, gps['stamp_ns'].size, 9)),
             np.zeros((1, gps['stamp_ns'].size)),
-            'gps',
+            'base_link',  # the antenna at the robot's origin
         )
         return run_graph(
             jp,

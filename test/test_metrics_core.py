@@ -36,7 +36,8 @@ from vepd_ros.metrics import (
     wasserstein_weighted_batch,
 )
 from vepd_ros.metrics.core import moving_average
-from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
+from vepd_ros.metrics.evaluator import EvaluatorCore
+from vepd_ros.runs.batch import evaluate_root
 from vepd_ros.testing.synthetic_runs import AUTHORS_FOLDERS, synthetic_run, write_synthetic_root
 
 
@@ -279,10 +280,12 @@ def test_weighted_wasserstein_matches_scipy_and_bootstrap_is_seeded():
     np.testing.assert_allclose(got, want, rtol=1e-12)
     g = np.repeat([0, 1, 2], 10)
     a = bootstrap_vepd(
-        u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1
+        u, u * 0.1, g, v[:15].repeat(2), sim_S=v[:15].repeat(2) * 0.1, sim_groups=g,
+        n_boot=300, seed=1
     )
     b = bootstrap_vepd(
-        u, u * 0.1, g, v[:15].repeat(2), v[:15].repeat(2) * 0.1, g, n_boot=300, seed=1
+        u, u * 0.1, g, v[:15].repeat(2), sim_S=v[:15].repeat(2) * 0.1, sim_groups=g,
+        n_boot=300, seed=1
     )
     assert a == b and a[0] < a[1]
     # the resampling counts route: unit weights reproduce the point estimate exactly
@@ -306,8 +309,8 @@ def test_per_group_intervals_come_from_the_pooled_resamples():
     rng = np.random.default_rng(1)
     rE, rS, sE, sS = rng.random(12), rng.random(12), rng.random(10) + 0.1, rng.random(10)
     rg, sg = np.repeat(['circle', 'sine'], [5, 7]), np.repeat(['circle', 'sine'], [4, 6])
-    pooled, per = bootstrap_vepd_groups(rE, rS, rg, sE, sS, sg, n_boot=200, seed=3)
-    assert pooled == bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=200, seed=3)
+    pooled, per = bootstrap_vepd_groups(rE, rS, rg, sE, sS, sim_groups=sg, n_boot=200, seed=3)
+    assert pooled == bootstrap_vepd(rE, rS, rg, sE, sim_S=sS, sim_groups=sg, n_boot=200, seed=3)
     assert set(per) == {'circle', 'sine'}
     replay = np.random.default_rng(3)
     cr = _resample_counts(replay, np.unique(rg, return_inverse=True)[1], 200)
@@ -412,11 +415,12 @@ def test_vepd_rank_and_bootstrap_refuse_bad_input():
     with pytest.raises(ValueError, match='not finite'):
         vepd([-1e308, 1e308], ok, [1e308, -1e308], ok)
     with pytest.raises(ValueError, match='empty'):
-        bootstrap_vepd([], [], [], [], [], [], n_boot=10)
+        bootstrap_vepd([], [], [], [], sim_S=[], sim_groups=[], n_boot=10)
     with pytest.raises(ValueError, match='NaN'):
-        bootstrap_vepd(ok, ok, [0, 0, 0], [np.nan, 1, 2], ok, [0, 0, 0], n_boot=10)
+        bootstrap_vepd(ok, ok, [0, 0, 0], [np.nan, 1, 2], sim_S=ok, sim_groups=[0, 0, 0],
+                       n_boot=10)
     with pytest.raises(ValueError, match='group'):
-        bootstrap_vepd(ok, ok, [0, 0], ok, ok, [0, 0, 0], n_boot=10)
+        bootstrap_vepd(ok, ok, [0, 0], ok, sim_S=ok, sim_groups=[0, 0, 0], n_boot=10)
     with pytest.raises(ValueError, match='finite'):
         rank({'a': 1.0, 'b': float('nan')})
 
@@ -476,11 +480,11 @@ _vals = st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=12)
 def test_bootstrap_interval_is_finite_and_ordered(rE, sE, seed):
     rS, sS = list(reversed(rE)), list(reversed(sE))
     rg, sg = np.zeros(len(rE)), np.zeros(len(sE))
-    lo, hi = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
+    lo, hi = bootstrap_vepd(rE, rS, rg, sE, sim_S=sS, sim_groups=sg, n_boot=20, seed=seed)
     assert np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi
     v = vepd(rE, rS, sE, sS)
     assert all(np.isfinite(x) and x >= 0 for x in v.values())
-    again = bootstrap_vepd(rE, rS, rg, sE, sS, sg, n_boot=20, seed=seed)
+    again = bootstrap_vepd(rE, rS, rg, sE, sim_S=sS, sim_groups=sg, n_boot=20, seed=seed)
     assert again == (lo, hi)  # seeded: same bits
 
 
@@ -490,6 +494,7 @@ def test_bootstrap_refuses_non_finite(rE, i, bad):
     sE = list(rE)
     sE[i % len(sE)] = bad
     with pytest.raises(ValueError):
-        bootstrap_vepd(rE, rE, np.zeros(len(rE)), sE, rE, np.zeros(len(sE)), n_boot=5)
+        bootstrap_vepd(rE, rE, np.zeros(len(rE)), sE, sim_S=rE, sim_groups=np.zeros(len(sE)),
+                       n_boot=5)
     with pytest.raises(ValueError):
         vepd(rE, rE, sE, rE)

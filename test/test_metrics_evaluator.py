@@ -24,17 +24,17 @@ import test_runs_format
 from test_runs_format import _evaluate
 from vepd_ros.metrics.evaluator import (
     coverage_exclusion,
-    evaluate_root,
     EvaluatorCore,
     NON_FINITE_SENSORS,
     REFERENCE,
 )
 from vepd_ros.pipelines.study import judge_batch, run_records, simulate_run
+from vepd_ros.runs.batch import evaluate_root
 from vepd_ros.runs.safety import output_dir
 
 
 def _records(label, model, n=3, seed=2):
-    sims = [simulate_run(label, model, 'ch_drift_paper', 'circle', j, 6.0, seed)
+    sims = [simulate_run(label, model, 'ch_drift_paper', 'circle', j=j, duration_s=6.0, seed=seed)
             for j in range(1, n + 1)]
     est = judge_batch([r.sensors for r in sims], 'builtin')
     return sims, est, run_records(sims, est, {'label': label})
@@ -76,10 +76,11 @@ def test_finite_runs_carry_no_flag():
 
 def test_evaluate_excludes_a_run_file_with_written_nan_and_names_it(tmp_path):
     """A run file holding 'nan' inside the run: excluded with the reason, as without the file."""
-    from vepd_ros.metrics.evaluator import evaluate_root
+    from vepd_ros.runs.batch import evaluate_root
     from vepd_ros.pipelines.study import run_study
 
-    run_study(['ch_rw'], ['circle'], 3, 4.0, 'rtk', tmp_path, seed=1, workers=1, n_boot=0)
+    run_study(['ch_rw'], ['circle'], 3, duration_s=4.0, reference='rtk', out_dir=tmp_path, seed=1,
+              workers=1, n_boot=0)
     path = tmp_path / 'Sim' / 'ch_rw' / 'circle_2.csv'
     lines = path.read_text().splitlines()
     cells = lines[6].split(',')

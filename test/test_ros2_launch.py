@@ -242,9 +242,11 @@ def _bag_and_reference(tmp_path) -> list[str]:
     from vepd_ros.pipelines.study import run_study, simulate_run
 
     bag = tmp_path / 'art_bag'
-    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
+    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', j=1,
+                                     duration_s=12.0, seed=4))
     ref = tmp_path / 'ref'
-    run_study(['ch_rw'], ['circle'], 2, 5.0, 'rtk', ref, seed=3, workers=1)
+    run_study(['ch_rw'], ['circle'], 2, duration_s=5.0, reference='rtk', out_dir=ref, seed=3,
+              workers=1)
     shutil.rmtree(ref / 'Real')  # the real side is the bag's
     return [
         f'bag:={bag}',
@@ -373,9 +375,11 @@ def live_eval_rolls_until_ctrl_c(domain_id, tmp_path, env, **extra) -> tuple[dic
 
     package_executables_ready()
     bag = tmp_path / 'art_bag'
-    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', 1, 12.0, seed=4))
+    _write_art_bag(bag, simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', j=1,
+                                     duration_s=12.0, seed=4))
     ref = tmp_path / 'ref'
-    run_study(['ch_rw'], ['circle'], 2, 4.0, 'rtk', ref, seed=3, workers=1)
+    run_study(['ch_rw'], ['circle'], 2, duration_s=4.0, reference='rtk', out_dir=ref, seed=3,
+              workers=1)
     shutil.rmtree(ref / 'Real')
     out = tmp_path / 'out'
     args = {

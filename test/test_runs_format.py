@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 import numpy as np
 import pytest
 from vepd_ros.cli import main as vepd
-from vepd_ros.metrics.evaluator import evaluate_root
-from vepd_ros.runs import BatchWriter, read_run, RunFileError, RunRecord, scan_root, write_run
+from vepd_ros.metrics.records import RunRecord
+from vepd_ros.runs import BatchWriter, read_run, RunFileError, scan_root, write_run
+from vepd_ros.runs.batch import evaluate_root
 from vepd_ros.runs.format import trailing_padding_start
 from vepd_ros.testing.synthetic_runs import synthetic_run, write_authors_csv, write_synthetic_root
 
@@ -220,7 +221,8 @@ def test_write_runs_batch_equals_single_writes_and_index_lists_them(tmp_path):
 
 _WRITER = r"""
 import sys, numpy as np
-from vepd_ros.runs import BatchWriter, RunRecord
+from vepd_ros.metrics.records import RunRecord
+from vepd_ros.runs import BatchWriter
 root = sys.argv[1]
 w = BatchWriter(root, 'sim', 'ch_rw')
 for j in range(1, 10_000):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vepd_ros.metrics.evaluator import evaluate_root
 from vepd_ros.runs import read_run, RecorderCore
+from vepd_ros.runs.batch import evaluate_root
 
 
 def _interleave(

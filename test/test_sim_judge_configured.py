@@ -111,9 +111,11 @@ def test_configured_model_graph_equals_study(domain_id, tmp_path):
     graph = json.loads(proc.stdout)
     gps, imu = load_sensor_file(sdf, 'gps').spec, load_sensor_file(sdf, 'imu').spec
     assert (gps.model, imu.model) == ('gz_navsat', 'gz_imu')
-    study = run_study(['ch_rw'], ['circle'], 2, 8.0, 'rtk', tmp_path / 'study', seed=3,
+    study = run_study(['ch_rw'], ['circle'], 2, duration_s=8.0, reference='rtk',
+                      out_dir=tmp_path / 'study', seed=3,
                       workers=1, imu_model=imu, configured={'cfg': gps})
-    plain = run_study(['ch_rw'], ['circle'], 2, 8.0, 'rtk', tmp_path / 'plain', seed=3,
+    plain = run_study(['ch_rw'], ['circle'], 2, duration_s=8.0, reference='rtk',
+                      out_dir=tmp_path / 'plain', seed=3,
                       workers=1, imu_model='gz_imu',
                       configured={'cfg': gps.with_params(
                           {'position_sensing.horizontal.stddev': 0.0})})

@@ -125,7 +125,8 @@ def test_sim_judge_graph_result_matches_the_offline_study(domain_id, tmp_path):
     }
     graph = vepd_run({**args, 'judge': 'builtin'}, tmp_path / 'graph', domain_id)
     study = run_study(
-        ['ch_gauss', 'ch_rw'], ['circle'], 2, 8.0, 'rtk', tmp_path / 'study', seed=3, workers=1
+        ['ch_gauss', 'ch_rw'], ['circle'], 2, duration_s=8.0, reference='rtk',
+        out_dir=tmp_path / 'study', seed=3, workers=1
     )
 
     assert (

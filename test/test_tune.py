@@ -138,7 +138,8 @@ def test_recovers_a_known_sigma_from_a_wrong_start():
     sigma = 0.3
     ob = _objective(sigma)
     axes = core.parse_param_specs('gauss_sigma_m=0.01:1:log', 'ch_gauss')
-    study = core.tune(ob, 'ch_gauss', axes, 25, optuna.storages.InMemoryStorage(), 'rec', seed=0)
+    study = core.tune(ob, 'ch_gauss', axes, trials=25, storage=optuna.storages.InMemoryStorage(),
+                      study_name='rec', seed=0)
     first = min(study.trials, key=lambda t: t.number)
     assert first.params['gauss_sigma_m'] == pytest.approx(0.03)  # the untuned start
     best = core.best_finite(study)
@@ -241,8 +242,8 @@ def test_pair_recovers_the_gps_sigma_with_the_imu_tuned_beside_it():
         reference_params={'gauss_sigma_m': [sigma] * 3, 'acc_sigma': [0.3, 0.3, 0.01]})
     axes = core.parse_param_specs('gauss_sigma_m=0.01:1:log,acc_sigma=0.03:3:log',
                                   'ch_gauss,ch_drift_paper')
-    study = core.tune(ob, 'ch_gauss,ch_drift_paper', axes, 25,
-                      optuna.storages.InMemoryStorage(), 'pair', seed=0)
+    study = core.tune(ob, 'ch_gauss,ch_drift_paper', axes, trials=25,
+                      storage=optuna.storages.InMemoryStorage(), study_name='pair', seed=0)
     best = core.best_finite(study)
     found = best.params['gauss_sigma_m']
     edges = [ob({'gauss_sigma_m': [s] * 3}) for s in (sigma - 0.05, sigma + 0.05)]
@@ -263,7 +264,8 @@ def _tune_from_start(ob, model, spec, trials, param, start, edges):
     import optuna
 
     axes = core.parse_param_specs(spec, model)
-    study = core.tune(ob, model, axes, trials, optuna.storages.InMemoryStorage(), model, seed=0)
+    study = core.tune(ob, model, axes, trials=trials, storage=optuna.storages.InMemoryStorage(),
+                      study_name=model, seed=0)
     first = min(study.trials, key=lambda t: t.number)
     assert first.params[param] == pytest.approx(start)
     best = core.best_finite(study)
@@ -340,7 +342,8 @@ def test_vepd_study_runs_a_tuned_pair_with_both_sections_of_best_params(tmp_path
     from vepd_ros.pipelines.study import run_study
 
     ref = tmp_path / 'ref'
-    run_study(['ch_gauss'], ['circle'], 3, 5.0, 'rtk', ref, seed=5, n_boot=0, workers=1)
+    run_study(['ch_gauss'], ['circle'], 3, duration_s=5.0, reference='rtk', out_dir=ref, seed=5,
+              n_boot=0, workers=1)
     tuned = tmp_path / 'tune'
     common = ['--scenarios', 'circle', '--runs', '3', '--duration', '5', '--reference', str(ref)]
     p = subprocess.run(
@@ -807,7 +810,8 @@ def test_reference_directory_scored_on_the_requested_scenarios(tmp_path):
     """
     from vepd_ros.pipelines.study import run_study
 
-    run_study(['ch_gauss'], ['straight'], 2, 3.0, 'rtk', tmp_path / 'ref', seed=5, n_boot=0,
+    run_study(['ch_gauss'], ['straight'], 2, duration_s=3.0, reference='rtk',
+              out_dir=tmp_path / 'ref', seed=5, n_boot=0,
               workers=1)
     ob_dir = core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight'], 2, 3.0, seed=5)
     ob_sim = core.Objective('ch_gauss', 'rtk', ['straight'], 2, 3.0, seed=5)
@@ -820,7 +824,8 @@ def test_reference_directory_scored_on_the_requested_scenarios(tmp_path):
 
     ob3 = core.Objective('ch_gauss', str(tmp_path / 'ref'), ['straight'], 3, 3.0, seed=5)
     axes = core.parse_param_specs('gauss_sigma_m', 'ch_gauss')
-    study = core.tune(ob3, 'ch_gauss', axes, 1, optuna.storages.InMemoryStorage(), 'k', seed=0)
+    study = core.tune(ob3, 'ch_gauss', axes, trials=1, storage=optuna.storages.InMemoryStorage(),
+                      study_name='k', seed=0)
     (t,) = study.trials
     assert any('fewer than K = 3' in w for w in t.user_attrs['warnings']), t.user_attrs
     header, rows = core.trials_rows(study, axes)

@@ -727,11 +727,9 @@ def _sim_judge(a: dict, judge: str) -> list[NodeSpec]:
                 'gps_noise_node',
                 'gps_noise',
                 ns,
-                # the simulated antenna is where the truth is, at the base_link origin: its fixes
-                # say so, and navsat_transform (which looks base_link -> the fix's frame up on TF
-                # at every fix and logs an error when it cannot) removes no lever arm, as with a
-                # 'gps' frame nobody publishes, without the error ten times a second
-                [{**noise, 'model': gps_model, 'frame_id': 'base_link', **gps_of}],
+                # its fixes say frame base_link (gps_noise_node's default: the simulated antenna
+                # is at the truth), which navsat_transform looks up as the identity
+                [{**noise, 'model': gps_model, **gps_of}],
                 [
                     (TOPIC_GROUND_TRUTH, a['truth_odom_topic']),
                     (TOPIC_GPS_FIX, _own(TOPIC_GPS_FIX)),

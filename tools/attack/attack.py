@@ -1437,6 +1437,22 @@ def build_cases():
             hints=(b, hint),
             check=chk_all(chk_tree_finite('a/b/c/out'), chk_dropped(b)),
         )
+    # the fixes' frame: refused where robot_localization would fuse every fix at the origin; the
+    # ART profile brings the ART launch's base_link -> gps
+    FB = ['--quiet', '--topic', 'imu=/imu/data', '--out', '{out}', '--scenario', 'circle']
+    case(
+        'bag_fix_frame_without_transform',
+        h2,
+        ['bag', '{fix}/bags/fixframe_antenna', '--profile', 'art', *FB],
+        hints=('--static-tf "base_link antenna',),
+    )
+    case(
+        'bag_fix_frame_gps_art_profile',
+        h2,
+        ['bag', '{fix}/bags/fixframe_gps', '--profile', 'art', *FB],
+        'ok',
+        check=chk_tree_finite('a/b/c/out'),
+    )
     case('bag_missing_path', h2, BAG[:1] + ['{in}/nope.bag', '--out', '{out}'], hints=('nope',))
     case(
         'bag_binary_file',
@@ -1798,6 +1814,13 @@ def build_cases():
             JG + [f'{{fix}}/bags/{b}', '--out', '{out}.csv'],
             hints=(b, 'imu', 'fix'),
         )
+    case(
+        'judge_bag_fix_frame_without_transform',
+        h2,
+        JG + ['{fix}/bags/fixframe_antenna', '--out', '{out}.csv'],
+        hints=('--static-tf "base_link antenna',),
+        timeout=40,
+    )
     case(
         'judge_bag_art_topics_no_remap',
         h2,

@@ -22,7 +22,8 @@ for name in ('ekf', 'navsat'):
     d = yaml.safe_load((repo / 'config' / f'{name}.yaml').read_text())
     (fix / f'{name}.json').write_text(json.dumps(d))
 
-sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', 1, 8.0, 3)
+sim = pipeline.simulate_run('ref', 'ch_gauss', 'ch_drift_paper', 'circle', j=1, duration_s=8.0,
+                            seed=3)
 topics = {'imu': '/imu/data'}
 
 
@@ -147,6 +148,10 @@ for f in (
     hugestamp,
 ):
     bag(f.__name__, f)
+# fixes in a frame nothing places on base_link (robot_localization would put odometry/gps at the
+# origin), and in the ART driver's 'gps' (the ART profile's transform places it)
+bag('fixframe_antenna', lambda s: s['fix'].update(frame_id='antenna'))
+bag('fixframe_gps', lambda s: s['fix'].update(frame_id='gps'))
 bag('no_imu', lambda s: s.pop('imu'))
 bag('no_fix', lambda s: s.pop('fix'))
 bag('no_truth', truth=())

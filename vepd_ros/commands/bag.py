@@ -39,11 +39,11 @@ from vepd_ros.commands._args import (
 from vepd_ros.io.profiles import PROFILES
 
 EXAMPLE = """example (robot_localization's Husky bag, truth = wheel odometry; its IMU frame
-imu_link needs the mounting):
+imu_link and its fixes' frame gps need the mountings):
   vepd bag ../shared/data/robot_localization_tests/test1.bag --profile custom --topic gps=/fix \\
       --topic imu=/imu/data --topic truth=/husky_velocity_controller/odom \\
       --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" \\
-      --scenario husky --out out
+      --static-tf "base_link gps 0 0 0 0 0 0" --scenario husky --out out
 A run with no estimate or no finite speed error is an error (exit 2) naming the cause; nothing
 is written."""
 
@@ -238,11 +238,13 @@ def run(args) -> int:
     from vepd_ros.io.ins import TruthOptions
     from vepd_ros.io.profiles import get_profile, parse_topic_overrides
     from vepd_ros.pipelines.bag import make_runs
-    from vepd_ros.runs.layout import BatchWriter, is_reference_label
+    from vepd_ros.naming import is_reference_label
+    from vepd_ros.runs.layout import BatchWriter
 
     t_wall = time.perf_counter()
     _check_numbers(args)
     profile = get_profile(args.profile, parse_topic_overrides(args.topic))
+    static_tf = profile.static_tf_with(args.static_tf)
     topts = dict(profile.truth_options)
     for k in ('odom_twist_frame', 'twist_frame', 'sbg_frame'):
         if getattr(args, k) is not None:
@@ -320,7 +322,7 @@ def run(args) -> int:
                 'side': args.side,
                 'label': label,
                 'profile': profile.name,
-                'static_tf': list(args.static_tf),
+                'static_tf': static_tf,
                 'ekf_config': str(ekf) if ekf else None,
                 'navsat_config': str(navsat) if navsat else None,
                 'judge': 'builtin' if args.estimate == 'judge' else 'recorded',
@@ -333,7 +335,7 @@ def run(args) -> int:
                 estimate=args.estimate,
                 ekf_config=ekf,
                 navsat_config=navsat,
-                static_tf=args.static_tf,
+                static_tf=static_tf,
                 gravity_frame=args.gravity_frame,
                 replace=replace,
                 seed=args.seed,

@@ -30,10 +30,11 @@ from vepd_ros.commands._args import (
     writes_out_file,
 )
 
-REPLAY_EXAMPLE = """example (robot_localization's Husky bag; its IMU frame imu_link needs the
-mounting):
+REPLAY_EXAMPLE = """example (robot_localization's Husky bag; its IMU frame imu_link and its
+fixes' frame gps need the mountings):
   vepd judge replay --ekf-config config/ekf.yaml --navsat-config config/navsat.yaml \\
       --static-tf "base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327" \\
+      --static-tf "base_link gps 0 0 0 0 0 0" \\
       ../shared/data/robot_localization_tests/test1.bag --out husky.csv
 An ekf topic missing from the input, a missing transform or no output is an error (exit 2)."""
 

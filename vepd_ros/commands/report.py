@@ -98,13 +98,13 @@ def run(args) -> int:
         out = build_report(
             args.dir,
             stage,
-            overlays,
-            args.velocity,
-            args.preprocessing,
-            args.n_boot,
-            args.seed,
-            [s for s in (args.scenarios or '').split(',') if s],
-            args.k,
+            overlays=overlays,
+            velocity=args.velocity,
+            preprocessing=args.preprocessing,
+            n_boot=args.n_boot,
+            seed=args.seed,
+            scenarios=[s for s in (args.scenarios or '').split(',') if s],
+            k=args.k,
             progress=progress_enabled(args.quiet),
         )
     for k in ('markdown', 'html', 'json'):  # the names the output has once swapped in

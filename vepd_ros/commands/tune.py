@@ -174,7 +174,8 @@ def run(args) -> int:
             mark_output(out, 'tune', state='running', **info)
             storage = core.make_storage(out / 'study.db')
         where = core.redact_url(storage.url)
-        return _tune_into(args, stage, out, core, axes, objective, storage, where, name)
+        return _tune_into(args, stage, out=out, core=core, axes=axes, objective=objective,
+                          storage=storage, where=where, name=name)
 
 
 def _storage_inside(storage, out) -> list[str]:
@@ -196,7 +197,7 @@ def _storage_inside(storage, out) -> list[str]:
         return []
 
 
-def _tune_into(args, stage, out, core, axes, objective, storage, where, name) -> int:
+def _tune_into(args, stage, *, out, core, axes, objective, storage, where, name) -> int:
     """Run the trials and write the tune's output into ``stage`` (swapped in as OUT); print."""
     from vepd_ros.pipelines.tune_run import run_tune
     from vepd_ros.progress import progress_bar

@@ -16,9 +16,11 @@ Topic profiles: which bag topic plays which role (gps, imu, truth, odom) and how
 | ``custom`` | — | — | — | — (every role from ``--topic role=/name``) |
 
 ``art`` is the real ART car of the IROS 2024 runs (art_conventions §1a; the ART EKF listens to /imu
-and /fix). ``chrono`` is Chrono::ROS as the lab's demo publishes it (node ``chrono_ros_node``,
-§1b): the GPS noise variant is picked by the gps topic (gps1 none, gps2 Gaussian, gps3 random walk,
-``_airsim`` covariance) — override it with ``--topic gps=...``; accelerometer and gyroscope come as
+and /fix), with its launch's static transform base_link -> gps (identity): robot_localization needs
+the fixes' frame on base_link (``--static-tf`` of the same child frame replaces it).
+``chrono`` is Chrono::ROS as the lab's demo publishes it (node ``chrono_ros_node``, §1b): the GPS
+noise variant is picked by the gps topic (gps1 none, gps2 Gaussian, gps3 random walk, ``_airsim``
+covariance) — override it with ``--topic gps=...``; accelerometer and gyroscope come as
 two Imu topics (the ``accel``/``gyro`` roles) that ``ins_publisher`` merged into /imu, which
 ``vepd bag`` does the same way (``merge_imu``); truth is the vehicle state's Body (world-frame
 velocity). ``…`` in the table stands for /chrono_ros_node/output. A role may be set to '' to
@@ -51,6 +53,9 @@ class Profile:
     name: str
     topics: dict = field(default_factory=dict)  # role -> topic ('' = unused)
     truth_options: dict = field(default_factory=dict)
+    # the vehicle's own static transforms (its launch's static_transform_publisher), in
+    # ``--static-tf``'s spelling: what robot_localization looks the sensors' frames up in
+    static_tf: tuple[str, ...] = ()
 
     def topic(self, role: str) -> str:
         return self.topics.get(role, '') or ''
@@ -68,6 +73,11 @@ class Profile:
             t.pop('gyro', None)
         return replace(self, topics=t)
 
+    def static_tf_with(self, given) -> list[str]:
+        """Return the profile's transforms for children ``given`` (--static-tf) leaves, + given."""
+        children = {g.split()[1] for g in given if len(g.split()) > 1}
+        return [t for t in self.static_tf if t.split()[1] not in children] + list(given)
+
     def imu_topics(self) -> list[str]:
         """Return the topic(s) making up the IMU stream: [imu] or [accel, gyro]."""
         if self.topic('imu'):
@@ -83,6 +93,9 @@ PROFILES = {
         {'gps': TOPIC_ART_GPS_FIX, 'imu': TOPIC_ART_IMU, 'truth': TOPIC_INS_VELOCITY,
          'odom': TOPIC_ODOM_FILTERED},
         {'sbg_frame': 'ned'},
+        # the IROS EKF launch's base_link -> gps: identity (art_conventions §1c); the fixes' frame
+        # is the driver's default 'gps'
+        ('base_link gps 0 0 0 0 0 0',),
     ),
     'chrono': Profile(
         'chrono',

@@ -74,7 +74,7 @@ class SensorConfig:
         return self.spec.rate_hz
 
 
-def _config(path, kind: str, model: str | None, params: dict, name: str, line: int,
+def _config(path, kind: str, model: str | None, *, params: dict, name: str, line: int,
             rate_hz: float | None = None, warnings=(),
             rate_field: str = 'rate_hz') -> SensorConfig:
     """
@@ -238,8 +238,8 @@ def _gz_gps(path, sensor: _Element, body: _Element) -> SensorConfig:
             f'Gazebo in DEGREES (≈ {sigma * 111_000:.3g} m), although the SDF documentation '
             'says metres (gz-sensors #325)')
     rate = _rate(path, sensor, warnings)
-    return _config(path, 'gps', 'gz_navsat', params, sensor.attrs.get('name', ''), sensor.line,
-                   rate, warnings, '<update_rate>')
+    return _config(path, 'gps', 'gz_navsat', params=params, name=sensor.attrs.get('name', ''),
+                   line=sensor.line, rate_hz=rate, warnings=warnings, rate_field='<update_rate>')
 
 
 def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
@@ -266,8 +266,8 @@ def _gz_imu(path, sensor: _Element, body: _Element) -> SensorConfig:
             params[f'{quantity}.{k}'] = [b[k] for b in per_axis]
     warnings: list = []
     rate = _rate(path, sensor, warnings)
-    return _config(path, 'imu', 'gz_imu', params, sensor.attrs.get('name', ''), sensor.line,
-                   rate, warnings, '<update_rate>')
+    return _config(path, 'imu', 'gz_imu', params=params, name=sensor.attrs.get('name', ''),
+                   line=sensor.line, rate_hz=rate, warnings=warnings, rate_field='<update_rate>')
 
 
 HECTOR_VECTOR_ELEMENTS = ('offset', 'drift', 'driftFrequency', 'gaussianNoise', 'velocityOffset',
@@ -295,8 +295,11 @@ def _hector_gps(path, plugin: _Element) -> SensorConfig:
         warnings.append(f'{path}: line {service.line}: <service> {service.text.strip()}: '
                         'vepd_ros publishes SERVICE_GPS (1)')
     rate = plugin.child('updateRate')
-    return _config(path, 'gps', 'hector_gps', params, plugin.attrs.get('name', ''), plugin.line,
-                   _number(path, rate) if rate is not None else None, warnings, '<updateRate>')
+    return _config(
+        path, 'gps', 'hector_gps', params=params, name=plugin.attrs.get('name', ''),
+        line=plugin.line, rate_hz=_number(path, rate) if rate is not None else None,
+        warnings=warnings, rate_field='<updateRate>',
+    )
 
 
 def read_sdf(path) -> list[SensorConfig]:
@@ -346,7 +349,8 @@ def _carla_sensor(path, blueprint: str, attrs: dict, name: str) -> SensorConfig:
         if seconds is None or seconds < 0:
             raise ValueError(f'{path}: {name}: sensor_tick: expected seconds >= 0, got {tick!r}')
         rate = 1.0 / seconds if seconds > 0 else None   # 0: every simulation step
-    return _config(path, kind, model, params, name, 0, rate, (), 'sensor_tick (1/rate)')
+    return _config(path, kind, model, params=params, name=name, line=0, rate_hz=rate, warnings=(),
+                   rate_field='sensor_tick (1/rate)')
 
 
 def _carla_number(value) -> float | None:
@@ -542,8 +546,9 @@ def _matlab_imu(path, imu: dict) -> SensorConfig:
             raise ValueError(f'{path}: imuSensor.{key}: not an imuSensor property vepd_ros '
                              'reads (SampleRate, Accelerometer, Gyroscope, Temperature, '
                              + ', '.join(sorted(MATLAB_IMU_IGNORED)) + ')')
-    return _config(path, 'imu', 'matlab_imu', params, 'imuSensor', 0,
-                   params.get('SampleRate', 100.0), warnings, 'SampleRate')
+    return _config(path, 'imu', 'matlab_imu', params=params, name='imuSensor', line=0,
+                   rate_hz=params.get('SampleRate', 100.0), warnings=warnings,
+                   rate_field='SampleRate')
 
 
 @_with_key_lines
@@ -570,8 +575,9 @@ def read_matlab(path) -> list[SensorConfig]:
                              f'property (known: {", ".join(sorted(known))}, SampleRate)')
         if rate is not None:
             (rate,) = _matlab_numbers(path, 'gpsSensor.SampleRate', rate, 1)
-        out.append(_config(path, 'gps', 'matlab_gps', params, 'gpsSensor', 0, rate, (),
-                           'SampleRate'))
+        out.append(_config(path, 'gps', 'matlab_gps', params=params, name='gpsSensor', line=0,
+                           rate_hz=rate, warnings=(),
+                           rate_field='SampleRate'))
     imu = data.get('imuSensor')
     if 'imuSensor' in data and not isinstance(imu, dict):
         raise ValueError(f'{path}: imuSensor: expected a mapping of imuSensor properties')
@@ -647,7 +653,7 @@ def _node_params_sensor(path: Path, kind: str, chain: tuple) -> SensorConfig:
                    'model': base.model}
         if base.rate_hz is not None and 'rate_hz' not in section:
             section['rate_hz'] = base.rate_hz
-    return _config(path, kind, None, section, name, 0)
+    return _config(path, kind, None, params=section, name=name, line=0)
 
 
 def configured_sensors(items, what: str = '--gps-config', kind: str = 'gps') -> dict:

@@ -365,6 +365,7 @@ def streams_from_sensor_run(
             'arrival_ns': ns(g.publish_s)[pub],
             **{k: v[pub] for k, v in fix_fields(g, run.gps_lla).items()},
             'position_covariance_type': int(g.covariance_type[0]) if len(g) else 0,
+            'frame_id': 'base_link',  # the simulated antenna is at the truth, as the IMU
         },
         'imu': {'t_ns': ns(run.imu.t_s), 'frame_id': 'base_link', **imu_fields(run.imu)},
     }

@@ -21,10 +21,12 @@ What it reproduces (shared/reference/robot_localization.md §7, upstream ``ros2`
   the EKF's own yaw, 0 at start). ``wait_for_datum`` + ``datum: [lat, lon, yaw]`` gives a manual
   datum (altitude 0, identity odometry pose, no lever arm).
 * **Per timer tick** after the transform exists: ``odometry/gps`` when a new fix *and* a new
-  odometry message arrived (p = T_cw·UTM(fix) − R_world_base·t_base_gps, z = 0 with
-  ``zero_altitude``, identity orientation, stamp = fix stamp, frame = odometry frame, covariance =
-  blockdiag(R, R) · [[C_fix, 0], [0, 0]] · blockdiag(R, R)ᵀ — no floor: an all-zero NavSatFix
-  covariance gives an all-zero odometry covariance, the EKF then clamps it to 1e-9); then
+  odometry message arrived (p = T_cw·UTM(fix) − R_world_base·t_base_gps; p = 0 when base_link →
+  the fix's frame cannot be looked up or the frame id is empty, as upstream's
+  getRobotOriginWorldPose, counted in ``dropped``; z = 0 with ``zero_altitude``, identity
+  orientation, stamp = fix stamp, frame = odometry frame, covariance = blockdiag(R, R) ·
+  [[C_fix, 0], [0, 0]] · blockdiag(R, R)ᵀ — no floor: an all-zero NavSatFix covariance gives
+  an all-zero odometry covariance, the EKF then clamps it to 1e-9); then
   ``gps/filtered`` when ``publish_filtered_gps`` and a new odometry message arrived
   (T_cw⁻¹·p_filtered, UTM reverse in the datum zone, covariance = pose covariance rotated by
   Rot(T_cw⁻¹), status GBAS_FIX, covariance KNOWN, frame = base_link frame, stamp = odometry stamp).
@@ -500,12 +502,21 @@ class NavSatCore:
 
     # -- callbacks ----------------------------------------------------------------------------
     def on_fix(
-        self, stamp_ns, lat, lon, alt, cov=None, status=STATUS_FIX, frame_id: str = 'gps', utm=None
+        self,
+        stamp_ns,
+        lat,
+        lon,
+        alt,
+        cov=None,
+        status=STATUS_FIX,
+        frame_id: str = 'base_link',
+        utm=None,
     ):
         """
         GpsFixCallback.
 
-        ``cov``: (K, 9) row-major position_covariance (default zeros). ``utm``: optional
+        ``cov``: (K, 9) row-major position_covariance (default zeros). ``frame_id``: the fix's
+        header.frame_id (default: an antenna at base_link's origin). ``utm``: optional
         precomputed ``utm_forward(lat, lon)`` (the batch projects all fixes at once).
         """
         self.gps_frame = frame_id or ''
@@ -724,10 +735,15 @@ class NavSatCore:
         self._manual_done = bool(sel.all())
 
     def _gps_odometry(self, pub):
-        p = np.einsum('kij,kj->ki', self.R_cw, self.fix_utm) + self.t_cw
-        if self.gps_frame:
-            off = self._lookup(self.base_frame, self.gps_frame)
-            if off is not None and np.any(off[1] != 0.0):
+        off = self._lookup(self.base_frame, self.gps_frame)  # '' is no frame: None
+        if off is None:
+            # getRobotOriginWorldPose: the robot pose starts as the identity and is set only when
+            # base_link -> the fix's frame can be looked up, so odometry/gps is the origin
+            p = np.zeros((self.k, 3))
+            self._drop(unmounted_fix_reason(self.gps_frame, self.base_frame), pub)
+        else:
+            p = np.einsum('kij,kj->ki', self.R_cw, self.fix_utm) + self.t_cw
+            if np.any(off[1] != 0.0):
                 p = p - np.einsum(
                     'kij,j->ki', rotation_matrix_from_quaternion(self.odom_quat), off[1]
                 )
@@ -797,6 +813,54 @@ class NavSatCore:
         if self.p['zero_altitude']:
             p[:, 2] = 0.0
         return p
+
+
+def unmounted_fix_reason(fix_frame: str, base_frame: str) -> str:
+    """
+    Say why odometry/gps is at the origin: no transform base_link -> the fix's frame.
+
+    The reason ``NavSatCore`` counts such fixes under, and the start of the offline judge's
+    refusal (``fix_frame_problem``). It holds ``StaticTF.lookup``'s "no transform from 'A' to 'B'"
+    so ``rl_graph.explain_no_estimate`` names the ``--static-tf`` to give.
+    """
+    return (
+        f"fix: no transform from '{fix_frame}' to '{base_frame}': odometry/gps published at the "
+        "origin, as robot_localization's navsat_transform does (getRobotOriginWorldPose)"
+    )
+
+
+def fix_frame_problem(tf: StaticTF | None, base_frame: str, fix_frame: str) -> str | None:
+    """
+    Return why navsat_transform would put every odometry/gps at the origin, or None.
+
+    Upstream (navsat_transform.cpp, getRobotOriginWorldPose) publishes odometry/gps at (0, 0, 0)
+    unless tf2 can look base_link -> the fix's header.frame_id up (a frame to itself is the
+    identity; an empty frame id cannot be looked up). The judge's estimate is then meaningless:
+    the offline fronts refuse such input with this text instead of scoring it.
+    """
+    try:
+        (tf if tf is not None else StaticTF()).lookup(base_frame, fix_frame)
+        if fix_frame.strip('/'):
+            return None
+    except LookupError:
+        pass
+    what = (
+        'the fixes have an empty header.frame_id'
+        if not fix_frame.strip('/')
+        else f"no transform {base_frame} -> {fix_frame} (the fixes' frame) is given"
+    )
+    return (
+        f"{what}: robot_localization's navsat_transform then publishes every odometry/gps at "
+        'the origin (navsat_transform.cpp, getRobotOriginWorldPose) and the estimate means '
+        'nothing; '
+        + (
+            'stamp the fixes with the frame of the antenna'
+            if not fix_frame.strip('/')
+            else f'pass --static-tf "{base_frame} {fix_frame} X Y Z ROLL PITCH YAW" (the '
+            "antenna's mounting; all zeros when it is at the origin of "
+            f'{base_frame})'
+        )
+    )
 
 
 def gps_batch_arrays(gps, K: int):

@@ -45,7 +45,7 @@ Batch form (the offline study; vectorised over K runs that share message timing)
     gps  dict: 'stamp_ns' (m,); optional 'arrival_ns'; 'latitude', 'longitude', 'altitude' (K, m)
          deg/m; optional 'position_covariance' (9,) / (m, 9) / (K, m, 9) (default zeros, the
          Chrono case); optional 'status' (K, m) (default 0; −1 or NaN positions are ignored by
-         navsat); 'frame_id' (default 'gps')
+         navsat); 'frame_id' (default 'base_link')
     returns dict: 'stamp_ns' (T,) published /odometry/filtered stamps, 'tick_ns' (T,), 'state'
          (K, T, 15), 'p_diag' (K, T, 15) (or 'P' (K, T, 15, 15)), the state columns by name 'x' 'y'
          'z' 'roll' 'pitch' 'yaw' 'vx' 'vy' 'vz' 'vroll' 'vpitch' 'vyaw' 'ax' 'ay' 'az' (K, T) —
@@ -76,7 +76,9 @@ from vepd_ros.judge import engine
 from vepd_ros.judge.config import EkfParams, load_ekf_params
 from vepd_ros.judge.ekf import Ekf, STATE_NAMES
 from vepd_ros.judge.measurements import MeasurementBuilder
-from vepd_ros.judge.navsat import gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
+from vepd_ros.judge.navsat import (
+    fix_frame_problem, gps_batch_arrays, load_navsat_params, NavSatCore, utm_forward
+)
 from vepd_ros.judge.transforms import StaticTransforms
 from vepd_ros.perf import gc_paused
 from vepd_ros.streams import topic_key
@@ -86,6 +88,10 @@ GPS_ODOM_TOPIC = 'odometry/gps'
 
 class SpanError(ValueError):
     """The data span needs more than MAX_TICKS filter cycles (callers add the file and topic)."""
+
+
+class FixFrameError(ValueError):
+    """navsat_transform could not place the fixes on base_link (``navsat.fix_frame_problem``)."""
 
 
 MAX_TICKS = 50_000_000
@@ -285,7 +291,7 @@ class NavsatInputs:
     alt: np.ndarray
     cov: np.ndarray  # (K, m, 9)
     status: np.ndarray  # (K, m)
-    fix_frame: str = 'gps'
+    fix_frame: str = 'base_link'  # the antenna at base_link's origin
     imu_arrival_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     imu_stamp_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     imu_quat: np.ndarray | None = None  # (K, n, 4)
@@ -367,6 +373,13 @@ def run_graph(
     gps_sensor = None
     if navsat is not None and nav_in is not None:
         nav = NavSatCore(navsat, k=k, tf=tf)
+        # upstream would fuse every fix at the origin: refused here, not scored (the nodes, and
+        # NavSatCore itself, behave as upstream and count those fixes)
+        problem = nav_in.fix_arrival_ns.size and fix_frame_problem(
+            tf, p.base_link_frame_output, nav_in.fix_frame
+        )
+        if problem:
+            raise FixFrameError(problem)
         # the node's timer starts at t_start_ns, or so that its first callback is at
         # navsat_first_tick_ns
         nstart = (
@@ -668,7 +681,7 @@ def run_judge_batch(
             alt,
             _kn(gps.get('position_covariance'), K, m, 9, "gps['position_covariance']"),
             status,
-            gps.get('frame_id', 'gps'),
+            gps.get('frame_id', 'base_link'),
             imu_arrival_ns=arrivals,
             imu_stamp_ns=stamps,
             imu_quat=q,

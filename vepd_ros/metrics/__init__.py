@@ -13,7 +13,9 @@ intervals.
 run_metrics(se_t, se_v, gt_t, gt_v) -> (E, S)        one run, the reference implementation
 batch_metrics(lists...) -> (E[], S[])                K runs vectorised, equal to run_metrics
 vepd(real_E, real_S, sim_E, sim_S) -> {W1, W2, VEPD}
-EvaluatorCore, evaluate_root(root, velocity='speed') -> dict   (vepd_ros.metrics.evaluator)
+EvaluatorCore                                  (vepd_ros.metrics.evaluator; runs as arrays)
+RunRecord, VELOCITY_KINDS                      one run's arrays (vepd_ros.metrics.records)
+(a directory of run files: vepd_ros.runs.batch.evaluate_root)
 """
 
 from vepd_ros.metrics.core import (
@@ -27,7 +29,8 @@ from vepd_ros.metrics.core import (
     RunDataError,
     spectral_flatness,
 )
-from vepd_ros.metrics.evaluator import evaluate_root, EvaluatorCore
+from vepd_ros.metrics.evaluator import EvaluatorCore
+from vepd_ros.metrics.records import RunRecord, VELOCITY_KINDS
 from vepd_ros.metrics.vepd import bootstrap_vepd, rank, vepd, wasserstein_weighted_batch
 
 __all__ = [
@@ -45,5 +48,6 @@ __all__ = [
     'vepd',
     'wasserstein_weighted_batch',
     'EvaluatorCore',
-    'evaluate_root',
+    'RunRecord',
+    'VELOCITY_KINDS',
 ]

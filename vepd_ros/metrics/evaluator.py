@@ -8,8 +8,8 @@
 The evaluator core: per-run E and S as runs arrive, the VEPD result once batches are full.
 
 The evaluator core: per-run E and S as runs arrive, and the whole VEPD result (Tables I and II,
-intervals) as soon as every batch holds K runs; ``evaluate_root`` does the same from a directory,
-re-runnably.
+intervals) as soon as every batch holds K runs. It takes runs as arrays (``metrics.records``) and
+knows no file: ``runs.batch.evaluate_root`` reads a directory of runs into it, re-runnably.
 
 Sides: ``'real'`` is the reference batch; every other side is a model label (one batch under test).
 Result (``EvaluatorCore.result()`` / ``evaluate_root``), JSON-ready:
@@ -61,18 +61,16 @@ on an incomplete result unless ``--allow-incomplete``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 from vepd_ros.metrics.core import batch_metrics, get_preprocessing, run_metrics, RunDataError
+from vepd_ros.metrics.records import RunRecord, VELOCITY_KINDS
 from vepd_ros.metrics.vepd import bootstrap_vepd, bootstrap_vepd_groups, MAX_N_BOOT, rank, vepd
-from vepd_ros.runs.format import NonFiniteRunError, read_run, RunRecord, VELOCITY_KINDS
-from vepd_ros.runs.layout import (
+from vepd_ros.naming import (
     canonical_scenario,
     is_reference_label,
     REST_SCENARIOS,
-    scan_root,
     scenario_sort_key,
 )
 
@@ -469,11 +467,11 @@ class EvaluatorCore:
             rS,
             np.zeros(rE.size),
             sE,
-            sS,
-            np.zeros(sE.size),
-            self.n_boot,
-            derive_seed(self.seed, 'bootstrap', canonical_scenario(scenario)),
-            self.level,
+            sim_S=sS,
+            sim_groups=np.zeros(sE.size),
+            n_boot=self.n_boot,
+            seed=derive_seed(self.seed, 'bootstrap', canonical_scenario(scenario)),
+            level=self.level,
         )
         return [lo, hi]
 
@@ -541,7 +539,8 @@ class EvaluatorCore:
                 entry.update(vepd(rE, rS, sE, sS))
                 if self.n_boot > 0:
                     (lo, hi), by_sc = bootstrap_vepd_groups(
-                        rE, rS, rg, sE, sS, sg, self.n_boot, self.seed, self.level
+                        rE, rS, rg, sE, sS, sim_groups=sg, n_boot=self.n_boot, seed=self.seed,
+                        level=self.level,
                     )
                     entry['ci95'] = [lo, hi]
                     for i, s in enumerate(use):
@@ -631,119 +630,3 @@ class EvaluatorCore:
             }
             res['display_names'] = dict(self.display)
         return res
-
-
-def load_records(paths: Sequence[Path], progress: bool = False, desc: str = '') -> list[RunRecord]:
-    it = paths
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(paths, desc=desc or 'runs', unit='run', leave=False)
-    return [read_run(p) for p in it]
-
-
-def study_plan(root) -> dict | None:
-    """
-    Return the plan a ``vepd study`` output records, or None.
-
-    The plan a ``vepd study`` output records in its marker (``runs``, ``models``,
-    ``scenarios``), or None.
-    """
-    from vepd_ros.runs.safety import read_output_marker
-
-    mark = read_output_marker(root)
-    plan = mark.get('plan') if mark and mark['command'] == 'study' else None
-    if not (
-        isinstance(plan, dict)
-        and type(plan.get('runs')) is int
-        and plan['runs'] >= 2
-        and all(
-            isinstance(plan.get(f), list) and all(isinstance(x, str) for x in plan[f])
-            for f in ('models', 'scenarios')
-        )
-    ):
-        return None
-    return plan
-
-
-def evaluate_root(
-    root,
-    velocity: str = 'speed',
-    preprocessing='paper',
-    n_boot: int = 1000,
-    seed: int | None = 0,
-    scenarios=None,
-    k: int | None = None,
-    include_runs: bool = False,
-    progress: bool = False,
-    min_coverage: float = DEFAULT_MIN_COVERAGE,
-) -> dict:
-    """
-    Evaluate a directory of runs.
-
-    Evaluate a directory in the authors' layout or ours (see ``vepd_ros.runs.layout``); an
-    output of ``vepd study`` is checked against its plan (module doc, completeness).
-
-    ``seed=None``: the bootstrap seed is the study seed the runs' sidecars carry (``vepd study
-    --seed`` seeds both its runs and its interval), else ``DEFAULT_BOOTSTRAP_SEED``. The result
-    says where the seed came from (``bootstrap.seed_source``: 'given', "the runs' study seed" or
-    'default') and the reference's provenance (``reference_model``, ``EvaluatorCore.provenance``),
-    both from the sidecars already read for scoring (no second pass over the files).
-    """
-    layout = scan_root(root, scenarios)
-    plan = study_plan(root)
-    if k is None and plan:
-        k = plan['runs']
-    core = EvaluatorCore(
-        k=k,
-        velocity=velocity,
-        preprocessing=preprocessing,
-        n_boot=n_boot,
-        seed=DEFAULT_BOOTSTRAP_SEED if seed is None else seed,
-        min_coverage=min_coverage,
-    )
-    if plan:
-        core.expected_batches = [
-            (side, sc) for side in [REFERENCE] + plan['models'] for sc in plan['scenarios']
-        ]
-    core.warnings += layout.warnings
-    batches = [(REFERENCE, layout.real)] + list(layout.models.items())
-    total = sum(len(v) for _, b in batches for v in b.runs.values())
-    bar = None
-    if progress and total > 200:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, desc='evaluate', unit='run')
-    try:
-        for side, b in batches:
-            if side != REFERENCE:
-                core.add_model(side, b.display_name)
-            for sc, runs in b.runs.items():
-                recs = []
-                for _, p in runs:
-                    try:
-                        recs.append(read_run(p))
-                    except NonFiniteRunError as exc:  # excluded with its reason, not scored
-                        core.excluded.append({'path': str(p), 'label': side, 'scenario': sc,
-                                              'reason': str(exc)})
-                try:
-                    core.add_records(side, sc, recs)
-                except RunDataError as exc:
-                    raise RunDataError(
-                        f'{exc} (velocity {velocity!r}, preprocessing {core.preprocessing.name!r})'
-                    ) from None
-                if bar is not None:
-                    bar.update(len(runs))
-    finally:
-        if bar is not None:
-            bar.close()
-    made = core.provenance()
-    source = 'given'
-    if seed is None:
-        source = "the runs' study seed" if made['study_seed'] is not None else 'default'
-        core.seed = DEFAULT_BOOTSTRAP_SEED if made['study_seed'] is None else made['study_seed']
-    res = core.result(include_runs=include_runs)
-    res['bootstrap']['seed_source'] = source
-    res['root'] = str(Path(root))
-    res['folders'] = {side: str(b.folder) for side, b in batches}
-    return res

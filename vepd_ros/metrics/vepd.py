@@ -209,6 +209,7 @@ def bootstrap_vepd(
     real_S,
     real_groups: Sequence,
     sim_E,
+    *,
     sim_S,
     sim_groups: Sequence,
     n_boot: int = 1000,
@@ -223,7 +224,8 @@ def bootstrap_vepd(
     are drawn first, so every model is compared against the same resampled reference sets.
     """
     return bootstrap_vepd_groups(
-        real_E, real_S, real_groups, sim_E, sim_S, sim_groups, n_boot, seed, level, per_group=False
+        real_E, real_S, real_groups, sim_E, sim_S, sim_groups=sim_groups, n_boot=n_boot,
+        seed=seed, level=level, per_group=False,
     )[0]
 
 
@@ -233,6 +235,7 @@ def bootstrap_vepd_groups(
     real_groups: Sequence,
     sim_E,
     sim_S,
+    *,
     sim_groups: Sequence,
     n_boot: int = 1000,
     seed: int = 0,

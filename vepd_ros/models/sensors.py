@@ -164,6 +164,7 @@ def simulate_sensors(
     trajectory,
     gps_model: GpsModel | str | None = 'none',
     imu_model: ImuModel | str | None = 'none',
+    *,
     gps_rate_hz: float = 10.0,
     imu_rate_hz: float = 100.0,
     datum=DEFAULT_DATUM,

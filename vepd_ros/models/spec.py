@@ -137,7 +137,10 @@ GPS_NODE_PARAMS = [
         check=_datum_ok,
         check_msg='[lat in [-90, 90], lon in [-180, 180], alt in [-1000, 100000]]',
     ),
-    Param('frame_id', 'gps', 'frame_id of /gps/fix'),
+    # the simulated antenna is where the truth is, at base_link's origin: navsat_transform looks
+    # base_link -> this frame up at every fix, and without that transform puts odometry/gps at
+    # the origin (getRobotOriginWorldPose)
+    Param('frame_id', 'base_link', 'frame_id of /gps/fix (the antenna: at base_link origin)'),
     Param(
         'max_range_m',
         100000.0,

@@ -36,6 +36,7 @@ from std_msgs.msg import String
 from vepd_ros.fileio import atomic_write_text
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.metrics.vepd import MAX_N_BOOT
+from vepd_ros.naming import canonical_scenario
 from vepd_ros.nodes.health import DropCounter, TopicWatchdog
 from vepd_ros.nodes.lifecycle import run_node
 from vepd_ros.nodes.params import declare_params
@@ -43,7 +44,7 @@ from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.report.text import format_tables
 from vepd_ros.runs.format import read_run
-from vepd_ros.runs.layout import canonical_scenario, display_name, scan_batch_dir
+from vepd_ros.runs.layout import display_name, scan_batch_dir
 from vepd_ros.runs.safety import claim_graph_output, mark_graph_output
 from vepd_ros.streams import TOPIC_RESULT, TOPIC_RUNS
 

@@ -197,7 +197,11 @@ class NavSatNode(Node):
         )
 
     def _on_tick(self) -> None:
+        before = dict(self.core.dropped)
         godom, gfix = self.core.tick()
+        for reason, n in self.core.dropped.items():
+            if n > before.get(reason, 0):  # upstream logs an error at each such fix
+                self.get_logger().error(reason, throttle_duration_sec=5.0)
         if godom is not None and godom['valid'][0]:
             self.pub_odom.publish(self.to_odometry(godom))
             self.published['odometry/gps'] += 1

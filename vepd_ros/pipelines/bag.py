@@ -165,7 +165,7 @@ def simulate_replacement(
             'stamp_ns': zero_ns + ns_from_s(s.gps.stamp_s),
             'arrival_ns': zero_ns + ns_from_s(s.gps.publish_s),
             **fix_fields(s.gps, s.gps_lla),
-            'frame_id': 'gps',
+            'frame_id': 'base_link',  # simulated at the truth: base_link's origin
         }
     raise ValueError(f"--replace {role}=...: role must be 'imu' or 'gps'")
 
@@ -228,7 +228,7 @@ def make_runs(
     meta: dict | None = None,
 ) -> list[BagRun]:
     """One ``BagRun`` per segment (nothing written)."""
-    from vepd_ros.runs.format import RunRecord
+    from vepd_ros.metrics.records import RunRecord
     from vepd_ros.seeding import derive_seed
 
     replace = dict(replace or {})
@@ -288,12 +288,15 @@ def make_runs(
                 m.setdefault('replaced', {})[role] = {'model': model, 'seed': sd}
             if imu is None or not len(imu['stamp_ns']):
                 raise ValueError(f'{where}: no IMU messages in the run')
-            from vepd_ros.judge.rl_graph import SpanError
+            from vepd_ros.judge.rl_graph import FixFrameError, SpanError
 
             try:
                 st, vx, vy, dropped = judge_segment(
                     imu, gps, ekf_config, navsat_config, static_tf, gravity_frame
                 )
+            except FixFrameError as exc:
+                fix_topic = streams.topics.get('gps') or 'the NavSatFix topic'
+                raise ValueError(f'{where}: {fix_topic}: {exc}') from None
             except SpanError as exc:
                 late = max(
                     (

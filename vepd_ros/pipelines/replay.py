@@ -434,7 +434,7 @@ def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
             f'(config: {", ".join(s.topic for s in p.sensors)}; input: {", ".join(sorted(data))})'
         )
     allarr = np.concatenate(arrivals)
-    from vepd_ros.judge.rl_graph import SpanError
+    from vepd_ros.judge.rl_graph import FixFrameError, SpanError
 
     try:
         res = run_graph(
@@ -448,6 +448,8 @@ def replay_builtin(ekf_config, inp, opts: ReplayOptions) -> dict:
             t_start_ns=int(allarr.min()),
             t_end_ns=int(allarr.max()),
         )
+    except FixFrameError as exc:
+        raise ValueError(f'{inp}: {gt}: {exc}') from None
     except SpanError as exc:
         spans = {
             t: (int(ta.cols['arrival_ns'].min()), int(ta.cols['arrival_ns'].max()))

@@ -61,11 +61,12 @@ import numpy as np
 from vepd_ros.fileio import atomic_write_text
 from vepd_ros.judge.registry import get_judge
 from vepd_ros.metrics.evaluator import EvaluatorCore, NON_FINITE_SENSORS, REFERENCE
+from vepd_ros.metrics.records import RunRecord
 from vepd_ros.models import DEFAULT_IMU_MODEL
 from vepd_ros.models.spec import SIDE_RATE_HZ, unused_rate_warning
 from vepd_ros.params_file import config_file
 from vepd_ros.pipelines.judge_step import judge as judge_step, stack_runs
-from vepd_ros.runs.format import read_run, RunRecord, sidecar_path, write_runs
+from vepd_ros.runs.format import read_run, sidecar_path, write_runs
 from vepd_ros.runs.layout import BatchWriter, display_name, scan_batch_dir
 from vepd_ros.seeding import derive_seed
 from vepd_ros.streams import fix_fields, imu_fields, ns_from_s, Stream
@@ -112,6 +113,7 @@ def simulate_run(
     gps_model,
     imu_model,
     scenario: str,
+    *,
     j: int,
     duration_s: float,
     seed: int,
@@ -197,7 +199,7 @@ def judge_inputs(sensor_runs: Sequence) -> list[tuple[list[int], Stream, Stream]
             'fix',
             ns_from_s(r0.gps.stamp_s),
             ns_from_s(r0.gps.publish_s),
-            frame_id='gps',
+            frame_id='base_link',  # the simulated antenna is at the truth: base_link's origin
             fields=stack_runs([fix_fields(r.gps, r.gps_lla) for r in rs]),
         )
         out.append((idx, imu, gps))
@@ -324,7 +326,8 @@ def _simulate_and_judge(args) -> list[RunRecord]:
             key = (canonical_scenario(sc), j)
             truth = truth_samples(sc, j, plan.duration_s, plan.seed)
         sims.append(
-            simulate_run(label, gps, plan.imu, sc, j, plan.duration_s, plan.seed, truth=truth)
+            simulate_run(label, gps, plan.imu, sc, j=j, duration_s=plan.duration_s,
+                         seed=plan.seed, truth=truth)
         )
     est = judge_batch([r.sensors for r in sims], plan.judge, plan.ekf_yaml, plan.navsat_yaml)
     recs = []
@@ -400,6 +403,7 @@ def simulate_and_judge(
     imu_model,
     duration_s: float,
     seed: int,
+    *,
     judge: str = 'builtin',
     ekf_yaml=None,
     navsat_yaml=None,
@@ -507,6 +511,7 @@ def run_study(
     models: Sequence[str],
     scenarios: Sequence[str],
     runs: int,
+    *,
     duration_s: float,
     reference: str,
     out_dir,
@@ -631,9 +636,9 @@ def run_study(
             imu,
             duration_s,
             seed,
-            judge,
-            ekf_yaml,
-            navsat_yaml,
+            judge=judge,
+            ekf_yaml=ekf_yaml,
+            navsat_yaml=navsat_yaml,
             workers=workers,
             progress=progress,
             outputs=outputs,

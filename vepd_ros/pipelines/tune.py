@@ -512,7 +512,7 @@ def check_sampler(sampler: str, pareto: bool) -> None:
             ) from None
 
 
-def open_study(storage, study_name: str, model: str, axes: Sequence[TuneAxis], seed: int = 0,
+def open_study(storage, study_name: str, model: str, *, axes: Sequence[TuneAxis], seed: int = 0,
                sampler: str = 'tpe', pareto: bool = False, parallel: bool = False):
     """
     Create or continue the study ``study_name`` in ``storage`` (an Optuna storage or a URL).
@@ -646,7 +646,8 @@ def _worker(objective, model, axes, trials, url, study_name, seed, sampler, pare
     ends quietly (exit 130), leaving the traceback, if any, to the parent.
     """
     try:
-        study = open_study(url, study_name, model, axes, seed, sampler, pareto, parallel=True)
+        study = open_study(url, study_name, model, axes=axes, seed=seed, sampler=sampler,
+                           pareto=pareto, parallel=True)
         _optimize(study, _trial_function(objective, model, axes, pareto), trials, quota)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
@@ -656,6 +657,7 @@ def tune(
     objective,
     model: str,
     axes: Sequence[TuneAxis],
+    *,
     trials: int,
     storage,
     study_name: str,
@@ -683,7 +685,8 @@ def tune(
     parallel = workers > 1
     url = storage if isinstance(storage, str) else getattr(storage, 'url', None)
     if study is None:
-        study = open_study(storage, study_name, model, axes, seed, sampler, pareto, parallel)
+        study = open_study(storage, study_name, model, axes=axes, seed=seed, sampler=sampler,
+                           pareto=pareto, parallel=parallel)
     run = _trial_function(objective, model, axes, pareto)
     left = trials - len(completed(study))
     if left <= 0:

@@ -153,7 +153,8 @@ def run_tune(
     t0 = time.perf_counter()
     n_here = 0
     sampler_seed = seed if sampler_seed is None else sampler_seed
-    study = core.open_study(storage, study_name, model, axes, sampler_seed, sampler, pareto,
+    study = core.open_study(storage, study_name, model, axes=axes, seed=sampler_seed,
+                            sampler=sampler, pareto=pareto,
                             parallel=workers > 1)
     n_before = len(core.completed(study))
 
@@ -166,7 +167,7 @@ def run_tune(
             rate = (len(done) - n_before) / max(time.perf_counter() - t0, 1e-9) * 60.0
             on_progress(len(done), core.trial_vepd(best) if best else None, rate)
 
-    core.tune(objective, model, axes, trials, storage, study_name,
+    core.tune(objective, model, axes, trials=trials, storage=storage, study_name=study_name,
               seed=sampler_seed, sampler=sampler,
               on_trial=on_trial, pareto=pareto, workers=workers, study=study)
     wall = max(time.perf_counter() - t0, 1e-9)

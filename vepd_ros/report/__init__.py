@@ -313,6 +313,7 @@ def _blocks(root, res, figs, warnings, csvs) -> list:
 def build_report(
     root,
     out_dir=None,
+    *,
     overlays=None,
     velocity: str = 'speed',
     preprocessing='paper',

@@ -76,12 +76,12 @@ def bootstrap_seed(root, seed: int | None = None) -> tuple[int, str]:
 
     An explicit ``seed`` wins; otherwise the study seed the runs were made with (``vepd study
     --seed`` seeds both its runs and its interval), else ``DEFAULT_BOOTSTRAP_SEED`` (0). The rule
-    lives in ``metrics.evaluate_root(seed=None)``, which reads it from the sidecars it scores;
+    lives in ``runs.batch.evaluate_root(seed=None)``, which reads it from the sidecars it scores;
     this asks it without a bootstrap.
     """
     if seed is not None:
         return int(seed), 'given'
-    from vepd_ros.metrics.evaluator import evaluate_root
+    from vepd_ros.runs.batch import evaluate_root
 
     b = evaluate_root(root, n_boot=0, seed=None)['bootstrap']
     return b['seed'], b['seed_source']
@@ -91,12 +91,12 @@ def evaluate_dir(root, seed: int | None = None, **kwargs) -> dict:
     """
     Evaluate ``root`` with the defaults `vepd evaluate` and `vepd report` share.
 
-    ``metrics.evaluate_root`` with the defaults `vepd evaluate` and `vepd report` share: the
+    ``runs.batch.evaluate_root`` with the defaults `vepd evaluate` and `vepd report` share: the
     bootstrap seed of ``bootstrap_seed`` (the runs' study seed unless ``seed`` is given, recorded
     as ``bootstrap.seed_source``) and the reference's provenance (``reference_model``), both from
     the sidecars the evaluator reads. ``kwargs`` go to ``evaluate_root``.
     """
-    from vepd_ros.metrics.evaluator import evaluate_root
+    from vepd_ros.runs.batch import evaluate_root
 
     return evaluate_root(root, seed=seed, **kwargs)
 

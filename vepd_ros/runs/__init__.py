@@ -17,19 +17,15 @@ from vepd_ros.runs.format import (
     PAPER_COLUMNS,
     read_run,
     RunFileError,
-    RunRecord,
-    VELOCITY_KINDS,
     write_run,
 )
 from vepd_ros.runs.layout import (
     AUTHORS_MODELS,
     BatchDir,
     BatchWriter,
-    canonical_scenario,
     display_name,
     Layout,
     OUR_MODELS,
-    REST_SCENARIOS,
     scan_root,
 )
 from vepd_ros.runs.recorder import RecorderCore
@@ -37,18 +33,14 @@ from vepd_ros.runs.recorder import RecorderCore
 __all__ = [
     'EXTRA_COLUMNS',
     'PAPER_COLUMNS',
-    'VELOCITY_KINDS',
     'RunFileError',
-    'RunRecord',
     'read_run',
     'write_run',
     'AUTHORS_MODELS',
     'OUR_MODELS',
-    'REST_SCENARIOS',
     'BatchDir',
     'BatchWriter',
     'Layout',
-    'canonical_scenario',
     'display_name',
     'scan_root',
     'RecorderCore',

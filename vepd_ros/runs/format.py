@@ -42,7 +42,6 @@ Error messages quote at most ~80 characters of what the file holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import json
 from pathlib import Path
 import re
@@ -51,12 +50,12 @@ from typing import Any
 import numpy as np
 from vepd_ros.csvio import NUMBER_RE
 from vepd_ros.fileio import atomic_write_many, load_json, RunFileError
+from vepd_ros.metrics.records import COMPONENT_FIELDS, RunRecord
 from vepd_ros.yamlio import quote
 
 FORMAT = 'vepd_ros.run/1'
 PAPER_COLUMNS = ('se_time', 'gt_time', 'se_vel', 'gt_vel')
-EXTRA_COLUMNS = ('se_vx', 'se_vy', 'gt_vx', 'gt_vy')
-VELOCITY_KINDS = ('speed', 'vx', 'vector')
+EXTRA_COLUMNS = COMPONENT_FIELDS  # the CSV columns are named after the record's fields
 PADDINGS = ('empty', 'zero')
 MAX_ABS_TIME_S = 1e5
 """Largest |stamp| of a run file, s (27.8 h from the run start): bounds the metric's 15 Hz grid."""
@@ -81,75 +80,6 @@ def _fill_empty_cells(text: str) -> str:
 
 class NonFiniteRunError(RunFileError):
     """A run file holds a NaN or infinite value inside the run: well formed, but not scorable."""
-
-
-@dataclass
-class RunRecord:
-    """
-    One run: estimate (se) and truth (gt) streams, each with its own stamps.
-
-    Stamps are seconds from the run start.
-    """
-
-    se_t: np.ndarray
-    se_v: np.ndarray  # horizontal speed, m/s
-    gt_t: np.ndarray
-    gt_v: np.ndarray
-    se_vx: np.ndarray | None = None  # body-frame components (optional; authors' files lack them)
-    se_vy: np.ndarray | None = None
-    gt_vx: np.ndarray | None = None
-    gt_vy: np.ndarray | None = None
-    meta: dict = field(default_factory=dict)
-    path: Path | None = None
-
-    @classmethod
-    def from_components(cls, se_t, se_vx, se_vy, gt_t, gt_vx, gt_vy, meta=None) -> 'RunRecord':
-        """From body-frame components; the speed columns are hypot(vx, vy)."""
-        a = [np.asarray(x, float) for x in (se_t, se_vx, se_vy, gt_t, gt_vx, gt_vy)]
-        return cls(
-            a[0],
-            np.hypot(a[1], a[2]),
-            a[3],
-            np.hypot(a[4], a[5]),
-            a[1],
-            a[2],
-            a[4],
-            a[5],
-            dict(meta or {}),
-        )
-
-    @property
-    def has_components(self) -> bool:
-        return all(x is not None for x in (self.se_vx, self.se_vy, self.gt_vx, self.gt_vy))
-
-    @property
-    def name(self) -> str:
-        return str(self.path) if self.path else str(self.meta.get('name', 'run'))
-
-    def signal(
-        self, velocity: str = 'speed'
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """
-        Return (se_t, se_x, gt_t, gt_x) for a velocity kind.
-
-        (se_t, se_x, gt_t, gt_x) for a velocity kind: 'speed' (paper columns), 'vx' (body forward
-        component), 'vector' (complex vx + 1j*vy, the vector form of the paper's eq. 1).
-        """
-        if velocity == 'speed':
-            return self.se_t, self.se_v, self.gt_t, self.gt_v
-        if velocity not in VELOCITY_KINDS:
-            raise ValueError(
-                f"unknown velocity '{velocity}': expected one of {', '.join(VELOCITY_KINDS)}"
-            )
-        if not self.has_components:
-            raise RunFileError(
-                f"{self.name}: velocity '{velocity}' needs the columns "
-                f"{', '.join(EXTRA_COLUMNS)}; "
-                f"this run has only the paper's four columns (use velocity 'speed')"
-            )
-        if velocity == 'vx':
-            return self.se_t, self.se_vx, self.gt_t, self.gt_vx
-        return self.se_t, self.se_vx + 1j * self.se_vy, self.gt_t, self.gt_vx + 1j * self.gt_vy
 
 
 def sidecar_path(csv_path) -> Path:

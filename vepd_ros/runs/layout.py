@@ -37,29 +37,12 @@ import re
 from typing import Sequence
 
 from vepd_ros.fileio import atomic_write_text, is_temp_name, load_json, remove_stale_temps
-from vepd_ros.runs.format import RunFileError, RunRecord, write_run
+from vepd_ros.metrics.records import RunRecord
+from vepd_ros.naming import folder_label, is_reference_label, SCENARIO_ORDER, scenario_sort_key
+from vepd_ros.runs.format import RunFileError, write_run
 from vepd_ros.runs.safety import safe_component
 from vepd_ros.yamlio import quote
 
-# Scenario names: the authors' (rest, path, circle, sine) and ours (vepd_ros.truth: rest, straight,
-# circle, sine).
-SCENARIO_ORDER = (
-    'rest',
-    'path',
-    'straight',
-    'straight_line',
-    'line',
-    'circle',
-    'sine',
-    'half_sine',
-)
-CANONICAL_SCENARIO = {
-    'path': 'straight',
-    'straight_line': 'straight',
-    'line': 'straight',
-    'half_sine': 'sine',
-}
-REST_SCENARIOS = frozenset({'rest'})
 
 # Display names (Table I). The authors' folder labels and ours (design.md §4).
 AUTHORS_MODELS = {
@@ -124,26 +107,6 @@ def missing_indices(js: Sequence[int], limit: int = 10) -> tuple[int, list[int]]
     return n, first
 
 
-AUTHORS_SUFFIX = '_results'
-"""The authors' model folders are ``Sim/<label>_results/``; the label is the name without it."""
-
-
-def folder_label(name: str) -> str:
-    """Return the model label a ``Sim/`` folder name holds (the authors' ``_results`` dropped)."""
-    return name[: -len(AUTHORS_SUFFIX)] if name.endswith(AUTHORS_SUFFIX) else name
-
-
-def is_reference_label(label: str) -> bool:
-    """
-    Tell whether a model label or ``Sim/`` folder name names the reference side.
-
-    True for a model label or ``Sim/`` folder name that names the reference side: ``real`` in
-    any case, with or without the authors' ``_results`` (``REAL_results`` is read back as
-    ``REAL``). The one check for the evaluator's reader and every writer.
-    """
-    return folder_label(label).lower() == 'real'
-
-
 def read_index(index: Path) -> dict:
     """
     Read and check a batch ``index.json``.
@@ -181,16 +144,6 @@ def index_display_name(index: Path, d: dict) -> str | None:
             f'most 200 characters, got {quote(dn)}'
         )
     return dn
-
-
-def canonical_scenario(name: str) -> str:
-    return CANONICAL_SCENARIO.get(name, name)
-
-
-def scenario_sort_key(name: str):
-    return (
-        (SCENARIO_ORDER.index(name), '') if name in SCENARIO_ORDER else (len(SCENARIO_ORDER), name)
-    )
 
 
 def display_name(label: str) -> str:

@@ -57,7 +57,7 @@ import math
 from typing import Callable
 
 import numpy as np
-from vepd_ros.runs.format import RunRecord
+from vepd_ros.metrics.records import RunRecord
 from vepd_ros.runs.layout import BatchWriter
 from vepd_ros.runs.safety import safe_component
 

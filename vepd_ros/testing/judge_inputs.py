@@ -16,6 +16,7 @@ from vepd_ros.streams import ns_from_s
 def circle_inputs(
     k: int = 1,
     duration_s: float = 30.0,
+    *,
     imu_hz: float = 100.0,
     gps_hz: float = 10.0,
     speed: float = 1.5,
@@ -61,7 +62,7 @@ def circle_inputs(
         'longitude': lon,
         'altitude': np.full((k, m), alt0),
         'position_covariance': np.zeros(9),
-        'frame_id': 'gps',
+        'frame_id': 'base_link',
     }
     truth = {'t': t_imu, 'speed': np.full(n, speed), 'yaw_rate': om}
     return imu, gps, truth

@@ -20,7 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from vepd_ros.runs.format import PAPER_COLUMNS, RunRecord
+from vepd_ros.metrics.records import RunRecord
+from vepd_ros.runs.format import PAPER_COLUMNS
 from vepd_ros.runs.layout import BatchWriter, run_file_name
 
 AUTHORS_SCENARIOS = ('rest', 'path', 'circle', 'sine')
@@ -58,6 +59,7 @@ def synthetic_run(
     rng: np.random.Generator,
     scenario: str = 'circle',
     duration_s: float = 20.0,
+    *,
     se_rate_hz: float = 35.0,
     gt_rate_hz: float = 25.0,
     noise: float = 0.05,
@@ -132,6 +134,7 @@ def _batch(rng: np.random.Generator, label: str, scenarios, k: int, duration_s: 
 def write_synthetic_root(
     root,
     layout: str = 'authors',
+    *,
     k: int = 10,
     seed: int = 0,
     duration_s: float = 20.0,

@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 import math
 
 import numpy as np
+from vepd_ros import naming
+from vepd_ros.naming import SCENARIO_ALIASES, SCENARIOS
 from vepd_ros.truth.trajectory import Trajectory
 from vepd_ros.truth.vehicle import first_order_zoh, simulate, VehicleParams
 
-SCENARIOS = ('rest', 'straight', 'circle', 'sine')
-SCENARIO_ALIASES = {'path': 'straight', 'straight_line': 'straight', 'half_sine': 'sine'}
 DEFAULT_SPEED_MPS = {'rest': 0.0, 'straight': 1.5, 'circle': 1.0, 'sine': 1.2}
 
 
@@ -50,7 +50,8 @@ class ScenarioParams:
 
 
 def canonical_scenario(name: str) -> str:
-    key = SCENARIO_ALIASES.get(name, name)
+    """Return the canonical name of a scenario this module generates; unknown names raise."""
+    key = naming.canonical_scenario(name)
     if key not in SCENARIOS:
         raise ValueError(
             f"unknown scenario '{name}': expected one of {', '.join(SCENARIOS)} "
