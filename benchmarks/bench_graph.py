@@ -191,8 +191,8 @@ def realtime(ex, node, args, env, tmp: Path) -> dict:
     import psutil
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import Imu, NavSatFix
+    from vepd_ros.nodes.qos import SENSOR_QOS
     from vepd_ros.ros_graph import build_graph
-    from vepd_ros.nodes.base import SENSOR_QOS
 
     out = tmp / 'rt_out'
     duration = args.window + args.warmup + 15.0  # one run covers warm-up and the window
@@ -360,8 +360,9 @@ def sweep_trial(ex, node, mode: str, scale: float, args, env, tmp: Path) -> dict
     from rclpy.qos import QoSProfile
     from sensor_msgs.msg import Imu, NavSatFix
     from std_msgs.msg import String
+    from vepd_ros.nodes.qos import EVENT_QOS, SENSOR_QOS
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
     from vepd_ros.ros_graph import build_graph
-    from vepd_ros.nodes.base import EVENT_QOS, RUN_EVENTS_TOPIC, SENSOR_QOS
 
     out = tmp / f'sw_{mode}_{scale:g}'
     values = {

@@ -192,7 +192,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from vepd_ros import rl_install
-    from vepd_ros.nodes.domain import DomainLease
+    from vepd_ros.graph.domain import DomainLease
 
     try:
         rl_install.build_root()

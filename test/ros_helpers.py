@@ -7,7 +7,7 @@
 """
 Test harness for rclpy over real DDS (loopback only).
 
-- ``DomainLease`` (vepd_ros.nodes.domain): a ROS_DOMAIN_ID held exclusively (flock) for one
+- ``DomainLease`` (vepd_ros.graph.domain): a ROS_DOMAIN_ID held exclusively (flock) for one
   test, so concurrent pytest runs, xdist workers and ``vepd run`` on this machine never see each
   other's traffic.
 - ``spin_until``: spin executors until a predicate holds or a timeout passes (discovery can take
@@ -22,7 +22,7 @@ from pathlib import Path
 import sys
 import time
 
-from vepd_ros.nodes.domain import DOMAIN_RANGE, DomainLease, LOCK_DIR  # noqa: F401 - one lease
+from vepd_ros.graph.domain import DOMAIN_RANGE, DomainLease, LOCK_DIR  # noqa: F401 - one lease
 
 REPO = Path(__file__).resolve().parents[1]
 

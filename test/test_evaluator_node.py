@@ -58,11 +58,11 @@ def test_evaluator_node_publishes_what_evaluate_root_computes(ros_ctx, executor,
     import rclpy
     from rclpy.parameter import Parameter
     from std_msgs.msg import String
-    from vepd_ros.runs.batch import evaluate_root
-    from vepd_ros.nodes.base import EVENT_QOS
     from vepd_ros.nodes.evaluator_node import EvaluatorNode
-    from vepd_ros.streams import TOPIC_RESULT
+    from vepd_ros.nodes.qos import EVENT_QOS
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+    from vepd_ros.runs.batch import evaluate_root
+    from vepd_ros.streams import TOPIC_RESULT
 
     root = tmp_path / 'batches'
     events = _write_batches(root)
@@ -158,8 +158,8 @@ def test_evaluator_ending_a_launch_prints_the_tables_and_where_they_went(
     import rclpy
     from rclpy.parameter import Parameter
     from std_msgs.msg import String
-    from vepd_ros.nodes.base import EVENT_QOS
     from vepd_ros.nodes.evaluator_node import EvaluatorNode
+    from vepd_ros.nodes.qos import EVENT_QOS
     from vepd_ros.nodes.recorder_node import RUNS_TOPIC
     from vepd_ros.report.text import format_tables
 

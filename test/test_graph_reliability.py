@@ -40,7 +40,7 @@ RUN_SPACING_NS = 3 * NS
 
 def _odom(t_ns, vx, vy, frame='odom'):
     from nav_msgs.msg import Odometry
-    from vepd_ros.nodes.base import ns_to_stamp
+    from vepd_ros.nodes.stamps import ns_to_stamp
 
     m = Odometry()
     m.header.stamp, m.header.frame_id, m.child_frame_id = (
@@ -77,8 +77,9 @@ class Feeder:
         import rclpy
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from std_msgs.msg import String
-        from vepd_ros.nodes.base import EVENT_QOS, RUN_EVENTS_TOPIC
+        from vepd_ros.nodes.qos import EVENT_QOS
         from vepd_ros.nodes.recorder_node import RUNS_TOPIC
+        from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
 
         self.node = rclpy.create_node('feeder', context=ctx)
         self.ex = executor
@@ -232,8 +233,8 @@ def _stop(proc):
 def test_sigkill_mid_batch_loses_no_completed_run_and_the_batch_resumes(
     ros_ctx, executor, domain_id, tmp_path
 ):
-    from vepd_ros.nodes.base import RUN_EVENTS_TOPIC
     from vepd_ros.fileio import is_temp_name
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
     from vepd_ros.runs.layout import scan_batch_dir
 
     out = tmp_path / 'out'
@@ -453,9 +454,9 @@ def test_noise_nodes_drop_bad_truth_report_it_on_diagnostics_and_publish_what_cl
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import Imu, NavSatFix
     from vepd_ros.models.sensors import simulate_sensors
-    from vepd_ros.nodes.base import ns_to_stamp
     from vepd_ros.nodes.gps_noise_node import GpsNoiseNode
     from vepd_ros.nodes.imu_noise_node import ImuNoiseNode
+    from vepd_ros.nodes.stamps import ns_to_stamp
     from vepd_ros.truth import generate
 
     run_s, t0_ns = 2.0, NS

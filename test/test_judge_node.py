@@ -29,7 +29,7 @@ def gyro_only_imu(t_ns: int, wz: float):
     Orientation and acceleration covariance[0] = -1.
     """
     from sensor_msgs.msg import Imu
-    from vepd_ros.nodes.base import ns_to_stamp
+    from vepd_ros.nodes.stamps import ns_to_stamp
 
     m = Imu()
     m.header.stamp, m.header.frame_id = ns_to_stamp(t_ns), 'base_link'
@@ -46,8 +46,9 @@ def test_judge_node_publishes_filtered_odometry(ros_ctx, executor):
     import rclpy
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu
-    from vepd_ros.nodes.base import ns_to_stamp, SENSOR_QOS, stamp_to_ns
     from vepd_ros.nodes.judge_node import JudgeNode
+    from vepd_ros.nodes.qos import SENSOR_QOS
+    from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
     imu_cfg = [False] * 3 + [True] * 3 + [False] * 3 + [True] * 6
     gps_cfg = [True] * 3 + [False] * 12
@@ -130,8 +131,9 @@ def test_judge_node_on_sim_time_processes_the_ticks_a_clock_jump_skipped(ros_ctx
     from rclpy.parameter import Parameter
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu
-    from vepd_ros.nodes.base import ns_to_stamp, SENSOR_QOS, stamp_to_ns
     from vepd_ros.nodes.judge_node import JudgeNode
+    from vepd_ros.nodes.qos import SENSOR_QOS
+    from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
     period = NS // 20
     judge = JudgeNode(
@@ -196,8 +198,9 @@ def test_judge_node_publish_on_measurement_publishes_each_fused_measurement_at_o
     import rclpy
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu
-    from vepd_ros.nodes.base import SENSOR_QOS, stamp_to_ns
     from vepd_ros.nodes.judge_node import JudgeNode
+    from vepd_ros.nodes.qos import SENSOR_QOS
+    from vepd_ros.nodes.stamps import stamp_to_ns
     from vepd_ros.params import ParameterError
 
     imu = [
@@ -355,14 +358,10 @@ def test_judge_node_restarts_at_each_run_like_a_freshly_started_judge(ros_ctx, e
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu
     from std_msgs.msg import String
-    from vepd_ros.nodes.base import (
-        EVENT_QOS,
-        ns_to_stamp,
-        RUN_EVENTS_TOPIC,
-        SENSOR_QOS,
-        stamp_to_ns,
-    )
     from vepd_ros.nodes.judge_node import JudgeNode
+    from vepd_ros.nodes.qos import EVENT_QOS, SENSOR_QOS
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
+    from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
     period = NS // 20
     common = [

@@ -74,6 +74,7 @@ FRONTS = (
     'vepd_ros.pipelines',
     'vepd_ros.commands',
     'vepd_ros.nodes',
+    'vepd_ros.graph',
     'vepd_ros.cli',
     'vepd_ros.ros_graph',
     'vepd_ros.launch_support',

@@ -40,7 +40,7 @@ def test_help_lists_every_parameter_with_default_and_description_and_starts_noth
 
 
 def test_help_after_ros_args_is_not_the_nodes_own():
-    from vepd_ros.nodes.base import wants_help
+    from vepd_ros.nodes.params import wants_help
 
     assert wants_help(['truth_node', '--help']) and wants_help(['truth_node', '-h', '--ros-args'])
     assert not wants_help(['truth_node', '--ros-args', '--help'])
@@ -101,7 +101,7 @@ def test_live_eval_without_sbg_driver_says_what_to_install_and_what_to_use_inste
 
 def _odom(t_ns, vx):
     from nav_msgs.msg import Odometry
-    from vepd_ros.nodes.base import ns_to_stamp
+    from vepd_ros.nodes.stamps import ns_to_stamp
 
     m = Odometry()
     m.header.stamp, m.header.frame_id, m.child_frame_id = (
@@ -223,7 +223,7 @@ import time
 
 import rclpy.service
 from rclpy.node import Node
-from vepd_ros.nodes.base import run_node
+from vepd_ros.nodes.lifecycle import run_node
 
 # rclpy's Service.destroy made to block as Fast DDS was seen to, in a frame of rclpy's own file
 code = compile('def destroy(self):\n    time.sleep(60)\n', rclpy.service.__file__, 'exec')

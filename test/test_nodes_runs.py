@@ -25,8 +25,9 @@ def test_gps_node_reseeds_each_run_like_the_offline_study(ros_ctx, executor):
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import NavSatFix
     from std_msgs.msg import String
-    from vepd_ros.nodes.base import EVENT_QOS, RUN_EVENTS_TOPIC
     from vepd_ros.nodes.gps_noise_node import GpsNoiseNode
+    from vepd_ros.nodes.qos import EVENT_QOS
+    from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
 
     model, label, study_seed = 'ch_rw+airsim', 'ch_rw+airsim', 5
     gps = GpsNoiseNode(

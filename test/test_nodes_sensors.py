@@ -40,7 +40,7 @@ def _truth_trajectory(t0_ns=1_000_000_000):
 def _truth_msgs(traj, stamps_ns):
     from nav_msgs.msg import Odometry
     from sensor_msgs.msg import Imu
-    from vepd_ros.nodes.base import ns_to_stamp
+    from vepd_ros.nodes.stamps import ns_to_stamp
 
     out = []
     pos, q, v, w, f = (

@@ -21,8 +21,8 @@ import time
 
 import pytest
 from ros_helpers import REPO, ros_env
-from vepd_ros.commands.run import _Monitor, result_problems, RunError
-from vepd_ros.nodes.domain import DomainLease
+from vepd_ros.graph.domain import DomainLease
+from vepd_ros.graph.monitor import _Monitor, result_problems, RunError
 
 
 def vepd(*args) -> list[str]:
@@ -252,7 +252,8 @@ def test_a_leased_domain_with_a_stranger_on_it_is_exchanged():
     it finds one.
     """
     import rclpy
-    from vepd_ros.commands.run import _init_on_domain, Domain
+    from vepd_ros.graph.domain import Domain
+    from vepd_ros.graph.runner import _init_on_domain
 
     lease = DomainLease()
     busy = lease.domain_id

@@ -9,7 +9,7 @@ The whole sim_judge graph over real DDS (vepd run, built-in judge) against the o
 
 Same seeds, same models, same message timing model: the graph's sensor inputs are bit-identical to
 the study's, the judge and navsat tick at the same nominal sim times, and each tick first takes
-what arrived before it (``nodes.base.AfterArrivals``: rclpy runs a node's ready timers before
+what arrived before it (``nodes.lockstep.AfterArrivals``: rclpy runs a node's ready timers before
 its ready subscriptions, which used to let a tick overtake a GPS fix or navsat's odometry/gps at
 2-4x and changed run starts by up to 2x in E). What remains different by construction: the graph's
 recorder keeps truth at truth_node's 100 Hz, the study's run files at the INS-like 25 Hz (E moves
@@ -18,14 +18,14 @@ by ~0.1 % for that alone), and the graph's estimates differ from the study's by 
 and W2 within 2 % + 0.002 of the study's, the same K runs, the same ranking. A wrong seed, model,
 frame, velocity definition or a lost GPS fix fails (ch_gauss vs ch_rw: W1 0.36 vs 0.0015; one late
 fix at a run start moved E by 5-80 %). `vepd run` in one process steps the graph in lockstep
-(commands/run.py ``_Lockstep``: the next step is taken only when no callback is ready; its
+(graph/runner.py ``_Lockstep``: the next step is taken only when no callback is ready; its
 docstring says what that guarantees), so this held at every time_scale and load tried: two such
 graphs at time_scale 20 beside a CPU hog gave the same files. (Before lockstep, at 4x with another
 graph on the two cores, a hop could miss its tick: E +5-10 % on a run.)
 
 Same seed, same bits (issue 23): the graph is on truth_node's /clock at every time_scale, 1.0
-included, and its lockstep (``nodes.base.Pacer``, in one process as under ros2 launch) waits for
-discovery before the first step and for every message of a step before the next, so `vepd run`
+included, and its lockstep (``nodes.lockstep.Pacer``, in one process as under ros2 launch) waits
+for discovery before the first step and for every message of a step before the next, so `vepd run`
 writes the same run files and result.json byte for byte at any time_scale, as often as it is run.
 Before, at time_scale 1.0 the graph ran on the wall clock: three runs of the same seed gave ch_rw
 W1 0.0220, 0.0319, 0.0253 on a quiet machine, and under load (≈ 12) three of three stalled with

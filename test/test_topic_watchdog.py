@@ -35,7 +35,7 @@ def _sim_node(ctx, name):
 
 def test_sim_time_watchdog_waits_for_the_graph_then_counts_sim_seconds(ros_ctx, executor):
     from rosgraph_msgs.msg import Clock
-    from vepd_ros.nodes.base import TopicWatchdog
+    from vepd_ros.nodes.health import TopicWatchdog
 
     node = _sim_node(ros_ctx, 'watched')
     dog = TopicWatchdog(node, timeout_s=1.0, startup_s=1.0)
@@ -68,7 +68,7 @@ def test_sim_time_watchdog_waits_for_the_graph_then_counts_sim_seconds(ros_ctx, 
 
 
 def test_sim_time_watchdog_names_a_missing_clock(ros_ctx, executor):
-    from vepd_ros.nodes.base import TopicWatchdog
+    from vepd_ros.nodes.health import TopicWatchdog
 
     node = _sim_node(ros_ctx, 'watched_alone')
     dog = TopicWatchdog(node, timeout_s=0.5, startup_s=1.0)

@@ -56,7 +56,7 @@ def _listen(ros_ctx, executor):
         200,
     )
     node.create_subscription(Clock, '/clock', lambda m: got['clock'].append(ns(m.clock)), 200)
-    from vepd_ros.nodes.base import EVENT_QOS
+    from vepd_ros.nodes.qos import EVENT_QOS
 
     node.create_subscription(
         String, '/ground_truth/run', lambda m: got['run'].append(json.loads(m.data)), EVENT_QOS

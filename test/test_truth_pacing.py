@@ -35,7 +35,7 @@ def _consumer(ctx, delay_s: float):
     from rclpy.node import Node
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from vepd_ros.nodes.base import stamp_to_ns
+    from vepd_ros.nodes.stamps import stamp_to_ns
 
     node = Node(
         'slow_consumer',
@@ -68,7 +68,8 @@ def _paced_run(domain_id: int, delay_s: float, stop_consumer_after: int | None =
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.parameter import Parameter
-    from vepd_ros.nodes.base import spin_reporting, TrafficCounter
+    from vepd_ros.nodes.lifecycle import spin_reporting
+    from vepd_ros.nodes.lockstep import TrafficCounter
     from vepd_ros.nodes.truth_node import TruthNode
 
     ctx_truth, ctx_sub = rclpy.context.Context(), rclpy.context.Context()
@@ -152,7 +153,8 @@ def _report(pacer, node: str, pid: int, **fields) -> None:
 
 def _pacer(ros_ctx, pace_nodes: int):
     from rclpy.node import Node
-    from vepd_ros.nodes.base import DropCounter, Pacer
+    from vepd_ros.nodes.health import DropCounter
+    from vepd_ros.nodes.lockstep import Pacer
 
     node = Node('clock_source', context=ros_ctx)
     return Pacer(node, pace_nodes, 20.0, DropCounter(node))

@@ -9,7 +9,7 @@ Parameter specifications: declared once, validated once, shared by nodes, the CL
 
 A node lists its ``Param`` specs; ``validate_params`` turns a mapping of raw values into checked
 values or raises ``ParameterError`` naming the parameter, the bad value and what was expected. No
-ROS import: ``vepd_ros.nodes.base`` declares the same specs on an rclpy node.
+ROS import: ``vepd_ros.nodes.params`` declares the same specs on an rclpy node.
 """
 
 from __future__ import annotations

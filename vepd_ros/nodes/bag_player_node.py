@@ -22,8 +22,12 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
-from vepd_ros.nodes.base import declare_params, DropCounter, ns_to_stamp, Pacer, run_node
+from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.lockstep import Pacer
+from vepd_ros.nodes.params import declare_params
 from vepd_ros.nodes.recorder_node import message_class
+from vepd_ros.nodes.stamps import ns_to_stamp
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.streams import NS
 from vepd_ros.truth.params import PACE_PARAMS

@@ -37,7 +37,10 @@ from vepd_ros.fileio import atomic_write_text
 from vepd_ros.metrics.evaluator import EvaluatorCore, REFERENCE
 from vepd_ros.metrics.vepd import MAX_N_BOOT
 from vepd_ros.naming import canonical_scenario
-from vepd_ros.nodes.base import declare_params, DropCounter, EVENT_QOS, run_node, TopicWatchdog
+from vepd_ros.nodes.health import DropCounter, TopicWatchdog
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.params import declare_params
+from vepd_ros.nodes.qos import EVENT_QOS
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.report.text import format_tables
 from vepd_ros.runs.format import read_run

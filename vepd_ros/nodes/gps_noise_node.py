@@ -33,21 +33,12 @@ from sensor_msgs.msg import NavSatFix, NavSatStatus
 from vepd_ros.models.geodesy import enu_to_geodetic
 from vepd_ros.models.sensors import TruthResampler
 from vepd_ros.models.spec import GPS_NODE_PARAMS
-from vepd_ros.nodes.base import (
-    declare_params,
-    DiagnosticsPublisher,
-    DropCounter,
-    MODEL_PARAMS_NOTE,
-    NODE_KWARGS,
-    node_spec,
-    ns_to_stamp,
-    run_node,
-    RunEvents,
-    SENSOR_QOS,
-    stamp_to_ns,
-    TopicWatchdog,
-    TRUTH_QOS,
-)
+from vepd_ros.nodes.health import DiagnosticsPublisher, DropCounter, TopicWatchdog
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.params import declare_params, MODEL_PARAMS_NOTE, NODE_KWARGS, node_spec
+from vepd_ros.nodes.qos import SENSOR_QOS, TRUTH_QOS
+from vepd_ros.nodes.run_events import RunEvents
+from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 from vepd_ros.streams import NS, TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
 
 

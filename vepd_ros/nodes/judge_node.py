@@ -34,17 +34,13 @@ from sensor_msgs.msg import Imu
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.filter import RosFilter
 from vepd_ros.judge.rl_graph import load_judge_params, make_judge_ekf
-from vepd_ros.nodes.base import (
-    AfterArrivals,
-    DropCounter,
-    ns_to_stamp,
-    RL_PARAMS_NOTE,
-    run_node,
-    RunEvents,
-    SENSOR_QOS,
-    stamp_to_ns,
-    static_transforms_param,
-)
+from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.lockstep import AfterArrivals
+from vepd_ros.nodes.params import RL_PARAMS_NOTE, static_transforms_param
+from vepd_ros.nodes.qos import SENSOR_QOS
+from vepd_ros.nodes.run_events import RunEvents
+from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 from vepd_ros.params import ParameterError
 
 _RCLPY_PARAMETERS = {'start_type_description_service'}

@@ -36,14 +36,11 @@ import time
 
 from rclpy.node import Node
 from std_msgs.msg import String
-from vepd_ros.nodes.base import (
-    _steady_clock,
-    declare_params,
-    DropCounter,
-    EVENT_QOS,
-    RUN_EVENTS_TOPIC,
-    run_node,
-)
+from vepd_ros.nodes.health import _steady_clock, DropCounter
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.params import declare_params
+from vepd_ros.nodes.qos import EVENT_QOS
+from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
 from vepd_ros.params import Param, ParameterError
 # PACKAGE: whose nodes report on /vepd/progress (run_node)
 from vepd_ros.params_file import PACKAGE, package_executable

@@ -40,17 +40,13 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, NavSatFix
 from vepd_ros.judge.navsat import load_navsat_params, NavSatCore
-from vepd_ros.nodes.base import (
-    AfterArrivals,
-    DropCounter,
-    ns_to_stamp,
-    RL_PARAMS_NOTE,
-    run_node,
-    RunEvents,
-    SENSOR_QOS,
-    stamp_to_ns,
-    static_transforms_param,
-)
+from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.lockstep import AfterArrivals
+from vepd_ros.nodes.params import RL_PARAMS_NOTE, static_transforms_param
+from vepd_ros.nodes.qos import SENSOR_QOS
+from vepd_ros.nodes.run_events import RunEvents
+from vepd_ros.nodes.stamps import ns_to_stamp, stamp_to_ns
 
 _RCLPY_PARAMETERS = {'start_type_description_service', 'use_sim_time'}
 NODE_NAME = 'navsat_transform'

@@ -38,17 +38,12 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
-from vepd_ros.nodes.base import (
-    _steady_clock,
-    declare_params,
-    DiagnosticsPublisher,
-    DropCounter,
-    EVENT_QOS,
-    RUN_EVENTS_TOPIC,
-    run_node,
-    stamp_to_ns,
-    TopicWatchdog,
-)
+from vepd_ros.nodes.health import _steady_clock, DiagnosticsPublisher, DropCounter, TopicWatchdog
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.params import declare_params
+from vepd_ros.nodes.qos import EVENT_QOS
+from vepd_ros.nodes.run_events import RUN_EVENTS_TOPIC
+from vepd_ros.nodes.stamps import stamp_to_ns
 from vepd_ros.params import Param, ParameterError
 from vepd_ros.ros_graph import truth_type_hint
 from vepd_ros.runs.recorder import RecorderCore

@@ -30,14 +30,12 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu
 from std_msgs.msg import String
-from vepd_ros.nodes.base import (
-    declare_params,
-    DropCounter,
-    EVENT_QOS,
-    ns_to_stamp,
-    Pacer,
-    run_node,
-)
+from vepd_ros.nodes.health import DropCounter
+from vepd_ros.nodes.lifecycle import run_node
+from vepd_ros.nodes.lockstep import Pacer
+from vepd_ros.nodes.params import declare_params
+from vepd_ros.nodes.qos import EVENT_QOS
+from vepd_ros.nodes.stamps import ns_to_stamp
 from vepd_ros.params import ParameterError
 from vepd_ros.seeding import run_plan
 from vepd_ros.streams import NS, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_RUN_EVENTS

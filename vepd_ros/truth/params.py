@@ -34,7 +34,7 @@ PACE_PARAMS = [
         low_open=True,
     ),
 ]
-"""Lockstep of the node that drives /clock (truth_node, bag_player_node): ``nodes.base.Pacer``."""
+"""Lockstep of the node driving /clock (truth_node, bag_player_node): ``nodes.lockstep.Pacer``."""
 
 
 TRUTH_PARAMS = [

@@ -5,7 +5,7 @@
 # https://developers.google.com/open-source/licenses/bsd
 
 """
-A ROS_DOMAIN_ID held exclusively by one process on this machine (no ROS import).
+The DDS domain of a run: a ROS_DOMAIN_ID held exclusively on this machine (no ROS import).
 
 DDS participants on the same domain see each other's topics: two ``vepd demo`` runs, a test run and
 a robot on one machine (or one network) would read each other's ``/clock`` and ground truth.
@@ -16,7 +16,8 @@ lives, so a crashed holder frees its domain at once. Domains outside vepd_ros (a
 a colleague's graph) are not locked here: the one-process runner also looks for participants on the
 leased domain before it starts (``vepd_ros.nodes.guard``).
 
-Used by ``vepd run`` / ``vepd demo`` and by the test harness (test/ros_helpers.py).
+Used by ``vepd run`` / ``vepd demo`` (``choose_domain``: ``--domain-id``, else ROS_DOMAIN_ID,
+else a lease; ``Domain``) and by the test harness (test/ros_helpers.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import fcntl
 import os
 from pathlib import Path
 import time
+
+from vepd_ros.params import ParameterError
 
 LOCK_DIR = Path(os.environ.get('VEPD_DOMAIN_LOCK_DIR', '/tmp/vepd_ros_domain_locks'))
 DOMAIN_RANGE = range(1, 233)
@@ -78,3 +81,46 @@ class DomainLease:
 
     def __exit__(self, *exc):
         self.release()
+
+
+class Domain:
+    """
+    The DDS domain of one ``vepd run``: chosen by the user, or leased.
+
+    The lease is a ``DomainLease``.
+    """
+
+    def __init__(self, domain_id: int, how: str, lease=None):
+        self.domain_id, self.how, self.lease = domain_id, how, lease
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+    def move(self) -> None:
+        """Another participant was found on the leased domain: lease another one."""
+        busy = self.domain_id
+        self.release()
+        self.lease = DomainLease(avoid={busy})
+        self.domain_id = self.lease.domain_id
+        self.how = f'a free domain leased on this machine; {busy} had other participants'
+
+
+def choose_domain(explicit: int | None) -> Domain:
+    """``--domain-id``, else ``ROS_DOMAIN_ID``, else a domain leased on this machine."""
+    if explicit is not None:
+        if not 0 <= explicit <= 232:
+            raise ParameterError('--domain-id', explicit, 'a DDS domain between 0 and 232')
+        return Domain(explicit, 'chosen with --domain-id')
+    env = os.environ.get('ROS_DOMAIN_ID', '').strip()
+    if env:
+        if not env.isdigit() or int(env) > 232:
+            raise ParameterError('ROS_DOMAIN_ID', env, 'a DDS domain between 0 and 232')
+        return Domain(int(env), 'from ROS_DOMAIN_ID')
+    lease = DomainLease()
+    return Domain(
+        lease.domain_id,
+        'a free domain leased on this machine; set ROS_DOMAIN_ID or --domain-id to choose one',
+        lease,
+    )
