@@ -67,9 +67,12 @@ def _imu_in_mounted_frame(run, rpy_rad):
     }
 
 
-def _write_art_bag(path, run, imu_rpy_rad=None):
+def _write_art_bag(path, run, imu_rpy_rad=None, fix_frame='base_link'):
     """
-    Write ``run`` as a ROS 2 bag in the ART layout: /fix (frame gps), /imu (base_link), /truth.
+    Write ``run`` as a ROS 2 bag in the ART layout: /fix, /imu (base_link), /truth.
+
+    ``fix_frame``: the fixes' frame; the simulated antenna is at the truth, base_link's origin (the
+    ART driver's 'gps' needs the transform base_link -> gps, as on the vehicle).
 
     ``imu_rpy_rad``: the IMU is mounted so on base_link and reports in its own frame imu_link (the
     judge then needs the static transform base_link -> imu_link, as for the Husky bag).
@@ -115,7 +118,7 @@ def _write_art_bag(path, run, imu_rpy_rad=None):
             )
             msgs.append((ns, c_imu, 'sensor_msgs/msg/Imu', m))
         for k, t in enumerate(s.gps.t_s):
-            ns, h = hdr(t, 'gps')
+            ns, h = hdr(t, fix_frame)
             lat, lon, alt = s.gps_lla[k]
             m = T['sensor_msgs/msg/NavSatFix'](
                 header=h,

@@ -160,6 +160,35 @@ def test_static_tf_reaches_the_judge_as_vepd_bag_spells_it():
         G.build_graph('bag_replay', {**base, 'judge': 'builtin', 'static_tf': 'base_link gps 0 1'})
 
 
+def test_bag_replay_refuses_fixes_navsat_cannot_place_before_any_node_starts(tmp_path):
+    """
+    Refuse a bag whose fixes say a frame no static_tf places on base_link.
+
+    robot_localization's navsat_transform (and the built-in) would put every odometry/gps at the
+    origin (docs/judge.md, difference 11): the graph is refused when it is built, for either judge,
+    naming static_tf, the topic and the frame; with the antenna's transform it builds.
+    """
+    from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
+    from vepd_ros.pipelines.study import simulate_run
+
+    run = simulate_run('real', 'rtk', 'ch_drift_paper', 'circle', j=1, duration_s=2.0, seed=1)
+    streams = streams_from_sensor_run(run.sensors)
+    streams['fix']['frame_id'] = 'gps'
+    bag = write_bag(tmp_path / 'bag', streams, topics={'odom': '/truth'})
+    args = {'bag': str(bag), 'truth_topic': '/truth', 'truth_type': 'nav_msgs/msg/Odometry'}
+    from vepd_ros import ros_graph as G
+
+    for judge in ('builtin', 'robot_localization'):  # (resolved, as if installed)
+        with pytest.raises(ParameterError) as e:
+            G._bag_replay(G.graph_args('bag_replay', args), judge)
+        msg = str(e.value)
+        assert "'static_tf'" in msg and '/fix' in msg and 'base_link -> gps' in msg, msg
+        assert "static_tf:='base_link gps X Y Z ROLL PITCH YAW'" in msg, msg
+    nodes = build_graph('bag_replay', {**args, 'judge': 'builtin',
+                                       'static_tf': 'base_link gps 0 0 0 0 0 0'})
+    assert {n.role for n in nodes} >= {'bag', 'navsat', 'ekf'}
+
+
 def test_judge_per_run_puts_the_chain_in_a_supervisor_with_the_same_arguments():
     """
     Check that ``judge_per_run`` replaces each chain's navsat + ekf by a judge_supervisor_node.

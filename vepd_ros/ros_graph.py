@@ -884,6 +884,7 @@ def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
     clock.
     """
     seg = 'duration' if a['run_duration_s'] > 0 else 'single'
+    _check_bag_fix_frame(a)
     player = NodeSpec(
         PACKAGE,
         'bag_player_node',
@@ -899,6 +900,40 @@ def _bag_replay(a: dict, judge: str) -> list[NodeSpec]:
         role='bag',
     )
     return [player, *_real_chain(a, judge, True, seg, rolling=False)]
+
+
+def _check_bag_fix_frame(a: dict) -> None:
+    """
+    Refuse a bag whose fixes navsat_transform cannot place on base_link, before any node starts.
+
+    robot_localization's navsat_transform (and the built-in, which follows it) would publish every
+    odometry/gps at the origin without a transform base_link -> the fixes' frame
+    (``judge.navsat.fix_frame_problem``): the run would be scored on a meaningless estimate. The
+    frame is the first fix's on ``gps_topic``; a bag or topic that cannot be read is left to the
+    player, which names it.
+    """
+    from vepd_ros.io.bags import BagError, open_bag
+    from vepd_ros.judge.navsat import fix_frame_problem, StaticTF
+
+    try:
+        bag = open_bag(a['bag'])
+        if not bag.has_topic(a['gps_topic']):
+            return
+        first = next(bag.messages([a['gps_topic']], check_counts=False), None)
+    except (BagError, OSError):
+        return
+    if first is None:
+        return
+    frame = str(getattr(getattr(first[3], 'header', None), 'frame_id', ''))
+    ekf = _rl_params(_configs(a)[0], 'ekf_filter_node')
+    base = ekf.get('base_link_frame_output') or ekf.get('base_link_frame') or 'base_link'
+    tf = StaticTF.parse(static_tf_specs(a['static_tf']))
+    problem = fix_frame_problem(tf, str(base), frame, give="static_tf:='{}'")
+    if problem:
+        raise ParameterError(
+            'static_tf', a['static_tf'], f"a transform for the fixes on {a['gps_topic']} of "
+            f"{a['bag']}: {problem}"
+        )
 
 
 def _live_eval(a: dict, judge: str) -> list[NodeSpec]:

@@ -2203,10 +2203,14 @@ def build_cases():
         ('judge_rl_absent', ['judge:=robot_localization'], 'robot_localization'),
         ('velocity_bad', ['velocity:=up'], 'velocity'),
         ('ekf_missing', ['ekf_config:={in}/nope.yaml'], 'nope.yaml'),
+        # fixes in a frame no static_tf places on base_link: navsat would fuse them at the origin
+        ('fix_frame', ['bag:={fix}/bags/fixframe_antenna', 'imu_topic:=/imu/data',
+                       'truth_topic:=/odometry/filtered', 'truth_type:=nav_msgs/msg/Odometry'],
+         'static_tf'),
         # (the bag's truth type given: the default, sbg_driver's, is not installed here)
         ('out_user_dir', ['output_dir:={out}', 'truth_type:=nav_msgs/msg/Odometry'], 'output_dir'),
     ]:
-        full = (['bag:={fix}/bags/good'] if tag != 'bag_empty' else []) + args
+        full = (['bag:={fix}/bags/good'] if tag not in ('bag_empty', 'fix_frame') else []) + args
         setup = (lambda sb: wr(sb / 'a/b/c/out/mine.txt', 'u')) if tag == 'out_user_dir' else None
         exp = 'either' if tag == 'out_user_dir' else 'error'
         case(

@@ -829,14 +829,17 @@ def unmounted_fix_reason(fix_frame: str, base_frame: str) -> str:
     )
 
 
-def fix_frame_problem(tf: StaticTF | None, base_frame: str, fix_frame: str) -> str | None:
+def fix_frame_problem(
+    tf: StaticTF | None, base_frame: str, fix_frame: str, give: str = '--static-tf "{}"'
+) -> str | None:
     """
     Return why navsat_transform would put every odometry/gps at the origin, or None.
 
     Upstream (navsat_transform.cpp, getRobotOriginWorldPose) publishes odometry/gps at (0, 0, 0)
     unless tf2 can look base_link -> the fix's header.frame_id up (a frame to itself is the
     identity; an empty frame id cannot be looked up). The judge's estimate is then meaningless:
-    the offline fronts refuse such input with this text instead of scoring it.
+    the offline fronts refuse such input with this text instead of scoring it. ``give``: how the
+    caller's user spells a transform (``{}`` the transform).
     """
     try:
         (tf if tf is not None else StaticTF()).lookup(base_frame, fix_frame)
@@ -856,8 +859,8 @@ def fix_frame_problem(tf: StaticTF | None, base_frame: str, fix_frame: str) -> s
         + (
             'stamp the fixes with the frame of the antenna'
             if not fix_frame.strip('/')
-            else f'pass --static-tf "{base_frame} {fix_frame} X Y Z ROLL PITCH YAW" (the '
-            "antenna's mounting; all zeros when it is at the origin of "
+            else 'pass ' + give.format(f'{base_frame} {fix_frame} X Y Z ROLL PITCH YAW')
+            + " (the antenna's mounting; all zeros when it is at the origin of "
             f'{base_frame})'
         )
     )
