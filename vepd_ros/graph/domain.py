@@ -92,6 +92,7 @@ class Domain:
 
     def __init__(self, domain_id: int, how: str, lease=None):
         self.domain_id, self.how, self.lease = domain_id, how, lease
+        self.busy: list[int] = []  # leased domains left because others were on them
 
     def release(self) -> None:
         if self.lease is not None:
@@ -99,12 +100,15 @@ class Domain:
             self.lease = None
 
     def move(self) -> None:
-        """Another participant was found on the leased domain: lease another one."""
-        busy = self.domain_id
+        """Another participant was found on the leased domain: lease another, none left before."""
+        self.busy.append(self.domain_id)
         self.release()
-        self.lease = DomainLease(avoid={busy})
+        self.lease = DomainLease(avoid=set(self.busy))
         self.domain_id = self.lease.domain_id
-        self.how = f'a free domain leased on this machine; {busy} had other participants'
+        self.how = (
+            'a free domain leased on this machine; '
+            f'{", ".join(map(str, self.busy))} had other participants'
+        )
 
 
 def choose_domain(explicit: int | None) -> Domain:
