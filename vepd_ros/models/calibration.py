@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from typing import Any
 
 import numpy as np
 from vepd_ros.models.geodesy import geodetic_to_enu
@@ -245,7 +246,7 @@ def fit_allan(x, rate_hz: float) -> dict:
     # relative errors, and an Allan variance at τ rests on ~T_total/τ independent averages: its
     # relative standard error grows like √τ (IEEE 952 confidence), so long-τ points weigh less
     wts = 1.0 / (avar * np.sqrt(taus / taus[0]))
-    best = None
+    best: tuple | None = None
     # T below a few samples is indistinguishable from white noise (g → 2T/τ): scan T over the
     # resolved taus
     grid = np.geomspace(5.0 * taus[0], max(taus[-1], 10.0 * taus[0]), 120)
@@ -256,6 +257,7 @@ def fit_allan(x, rate_hz: float) -> dict:
         coef, res = nnls(a, avar * wts)
         if best is None or res < best[0]:
             best = (res, t_c, coef)
+    assert best is not None  # the grid is not empty
     _, t_c, (n2, s2, k2) = best
     sigma_ss = math.sqrt(s2)
     # the bias term is resolved when its Allan peak (tau ~ 1.89 T) lies inside the resolved taus,
@@ -298,7 +300,7 @@ def fit_imu(log: ImuLog, segment: slice | None = None, on_axis=None) -> dict:
             f'{step:g} s); expected increasing times'
         )
     rate = 1.0 / step
-    out = {
+    out: dict[str, Any] = {
         'source': log.source,
         'segment_s': [float(t[0]), float(t[-1])],
         'rate_hz': rate,

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 import math
+from typing import Any
 import zlib
 
 import numpy as np
@@ -446,7 +447,7 @@ def parse_gps_model(name: str) -> dict:
             preset_overrides.update(_PRESETS[t][1])
         else:
             tokens.append(t)
-    out = {'error': None, 'meta': None, 'mods': [], 'overrides': {}}
+    out: dict[str, Any] = {'error': None, 'meta': None, 'mods': [], 'overrides': {}}
     for t in tokens:
         if t not in _TOKENS:
             raise ParameterError(
@@ -541,8 +542,8 @@ class GpsModel:
         self.spec = parse_gps_model(name)
         self.p = validate_params(gps_model_params(name), params)
         self.seed = int(seed)
-        self.t0 = None
-        self.t_last = None
+        self.t0: float | None = None
+        self.t_last: float | None = None
         p, s = self.p, self.spec
         self._rng_err = _rng(seed, 'gps/error/' + (s['error'] or 'none'))
         self._rng_geo = _rng(seed, 'gps/geometry')
@@ -551,12 +552,15 @@ class GpsModel:
         # error-process state
         self._p = np.zeros(3)
         self._v = np.zeros(3)
-        self._t_int = None
-        self._gm = None
+        self._t_int: float | None = None
+        self._gm: np.ndarray | None = None
         self._in_outage = False
         # another simulator's own error law (models/simulators.py), drawing from the error stream
-        self._sim = _SIMULATOR_ERRORS[s['error']](self._rng_err, p) \
-            if s['error'] in _SIMULATOR_ERRORS else None
+        self._sim: Any = (
+            _SIMULATOR_ERRORS[s['error']](self._rng_err, p)
+            if s['error'] in _SIMULATOR_ERRORS
+            else None
+        )
         if s['meta'] in ('dop', 'usarsim'):
             try:
                 self.constellation = sat.make_constellation(p['tle_file'])

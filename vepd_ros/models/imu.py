@@ -56,6 +56,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 import math
+from typing import Any
 import zlib
 
 import numpy as np
@@ -330,7 +331,7 @@ class ImuModel:
         self.kind = _MODELS[name][0] if name in _MODELS else None
         self.p = validate_params(imu_model_params(name), params)
         self.seed = int(seed)
-        self.t_last = None
+        self.t_last: float | None = None
         self._r = {
             k: _rng(seed, f'imu/{k}') for k in ('gw', 'gb', 'gk', 'aw', 'ab', 'ak', 'or', 'on')
         }
@@ -339,8 +340,8 @@ class ImuModel:
         self._kg = np.zeros(3)  # rate random walk state
         self._ka = np.zeros(3)
         self._gm_started = False
-        self._turn_on = None
-        self._sim = None
+        self._turn_on: tuple[np.ndarray, np.ndarray] | None = None
+        self._sim: Any = None  # another simulator's noise (models/simulators.py)
         if self.kind == 'gz':
             self._sim = sim.GzImuNoise(self._r['gw'], self.p)
         elif self.kind == 'carla':

@@ -264,7 +264,7 @@ def parse_obstacles(spec) -> list:
         if isinstance(data, dict):
             data = data.get('obstacles', [])
         spec = data or []
-    out = []
+    out: list[Box | ExtrudedPolygon] = []
     for i, o in enumerate(spec):
         kind = o.get('type', 'box')
         try:

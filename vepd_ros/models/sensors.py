@@ -22,12 +22,16 @@ import csv
 from dataclasses import dataclass
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from vepd_ros.models.geodesy import check_datum, DEFAULT_DATUM, enu_to_geodetic
 from vepd_ros.models.gps import GpsModel, GpsSamples, make_gps_model
 from vepd_ros.models.imu import ImuModel, ImuSamples, make_imu_model
 from vepd_ros.streams import NS
+
+if TYPE_CHECKING:  # the truth's type, for annotations only (no import at run time)
+    from vepd_ros.truth.trajectory import Trajectory
 
 
 MIN_RATE_HZ = 1e-3
@@ -95,7 +99,7 @@ def sample_times(t_start_s: float, t_end_s: float, rate_hz: float) -> np.ndarray
 @dataclass
 class SensorRun:
     truth_t_s: np.ndarray
-    truth: object  # Trajectory at truth_t_s
+    truth: Trajectory  # at truth_t_s
     gps: GpsSamples
     gps_lla: np.ndarray  # (n,3) lat, lon, alt of gps.position_enu
     imu: ImuSamples
@@ -119,7 +123,7 @@ class TruthAtSensors:
     imu_specific_force: np.ndarray
     imu_quaternion: np.ndarray
     truth_t_s: np.ndarray
-    truth: object  # Trajectory at truth_t_s
+    truth: Trajectory  # at truth_t_s
 
 
 def truth_at_sensors(
@@ -181,10 +185,10 @@ def simulate_sensors(
     rates...)`` computed once for several models (same numbers).
     """
     datum = check_datum(datum)
-    if isinstance(gps_model, str):
-        gps_model = make_gps_model(gps_model, seed, **(gps_params or {}))
-    if isinstance(imu_model, str):
-        imu_model = make_imu_model(imu_model, seed, **(imu_params or {}))
+    if gps_model is None or isinstance(gps_model, str):  # None: no GPS, the model 'none'
+        gps_model = make_gps_model(gps_model or 'none', seed, **(gps_params or {}))
+    if imu_model is None or isinstance(imu_model, str):
+        imu_model = make_imu_model(imu_model or 'none', seed, **(imu_params or {}))
     if shared is None:
         shared = truth_at_sensors(trajectory, gps_rate_hz, imu_rate_hz, truth_rate_hz)
     elif shared.rates_hz != (gps_rate_hz, imu_rate_hz, truth_rate_hz):
@@ -289,8 +293,8 @@ class TruthResampler:
     def __init__(self, rate_hz: float, max_gap_s: float = 1.0):
         self.per = period_ns(rate_hz)
         self.max_gap_ns = int(round(max_gap_s * NS))
-        self.prev = None
-        self.next_k = None
+        self.prev: tuple[int, np.ndarray] | None = None
+        self.next_k = 0
 
     def push(self, t_ns: int, values) -> list[tuple[float, int, np.ndarray]]:
         y = np.asarray(values, dtype=float)

@@ -297,13 +297,15 @@ class HectorGpsError:
         """Return the ENU errors (n,3) of one plugin update per step dt (n,) in seconds."""
         p = self.p
         out = np.empty((len(dt), 3))
-        vel = [np.asarray(p[k]) for k in ('velocityDrift', 'velocityDriftFrequency',
-                                          'velocityOffset', 'velocityGaussianNoise')]
-        pos = [np.asarray(p[k]) for k in ('drift', 'driftFrequency', 'offset', 'gaussianNoise')]
+        vel = ('velocityDrift', 'velocityDriftFrequency', 'velocityOffset',
+               'velocityGaussianNoise')
+        vd, vf, vo, vs = (np.asarray(p[k]) for k in vel)
+        pd, pf, po, ps = (np.asarray(p[k]) for k in ('drift', 'driftFrequency', 'offset',
+                                                     'gaussianNoise'))
         for k, step in enumerate(np.asarray(dt, dtype=float)):
-            self.vel_drift, vel_err = self._step(self.rng, self.vel_drift, *vel, step)
+            self.vel_drift, vel_err = self._step(self.rng, self.vel_drift, vd, vf, vo, vs, step)
             self.drift = self.drift + vel_err * step
-            self.drift, out[k] = self._step(self.rng, self.drift, *pos, step)
+            self.drift, out[k] = self._step(self.rng, self.drift, pd, pf, po, ps, step)
         return out
 
 
@@ -333,7 +335,7 @@ class CarlaGnssError:
         z = self.rng.standard_normal((len(lat), 3))
         noisy = [v + p[f'noise_{a}_bias'] + p[f'noise_{a}_stddev'] * z[:, i]
                  for i, (v, a) in enumerate(((lat, 'lat'), (lon, 'lon'), (alt, 'alt')))]
-        return geodetic_to_enu(*noisy, datum, conversion) - truth_enu
+        return geodetic_to_enu(noisy[0], noisy[1], noisy[2], datum, conversion) - truth_enu
 
 
 MATLAB_GPS_PARAMS = [
