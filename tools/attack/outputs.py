@@ -48,17 +48,33 @@ def _files(root: Path) -> dict:
     if not root.is_dir():
         return out
     for p in sorted(root.rglob('*')):
-        st = p.lstat()
-        if stat.S_ISREG(st.st_mode):
-            out[p.relative_to(root).as_posix()] = hashlib.sha1(p.read_bytes()).hexdigest()
-        elif stat.S_ISDIR(st.st_mode):
+        try:
+            st = p.lstat()
+            if stat.S_ISREG(st.st_mode):
+                out[p.relative_to(root).as_posix()] = hashlib.sha1(p.read_bytes()).hexdigest()
+                continue
+        except FileNotFoundError:  # a live file's journal, gone between listing and reading
+            continue
+        if stat.S_ISDIR(st.st_mode):
             out[p.relative_to(root).as_posix() + '/'] = 'dir'
     return out
 
 
+SQLITE_COMPANIONS = ('-journal', '-wal', '-shm')
+"""SQLite's transient files beside a database it is writing: live with the database itself."""
+
+
 def _kept(spec, out: Path) -> dict:
-    """Return the output's files but those the command updates in place (``Spec.live``)."""
-    return {k: v for k, v in _files(out).items() if k not in spec.live}
+    """
+    Return the output's files but those the command updates in place (``Spec.live``).
+
+    A live SQLite file's journal is live too: a snapshot taken while the first writer is inside a
+    transaction on study.db sees study.db-journal (the likely cause of the one DATA LOSS of
+    i24_tune_concurrent in a fresh-clone run under load on 2026-11-28, where every other file was
+    the first output's; not reproduced in 7 runs since).
+    """
+    live = {f + c for f in spec.live for c in ('', *SQLITE_COMPANIONS)}
+    return {k: v for k, v in _files(out).items() if k not in live}
 
 
 def _leftovers(out: Path) -> list:
