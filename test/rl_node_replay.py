@@ -40,6 +40,7 @@ import tempfile
 import time
 
 import numpy as np
+from vepd_ros.streams import TOPIC_GPS_FIX
 import yaml
 
 NS = 1_000_000_000
@@ -876,7 +877,7 @@ def replay_chain(ctx, exe: dict, env, ci: ChainInputs, expected: set, settle_s: 
     ekf_params = {**ci.ekf_params, 'use_sim_time': True, 'publish_tf': False}
     imu_topic = ci.ekf_params['imu0']
     gps_odom_topic = ci.ekf_params['odom0']
-    fix_topic = '/gps/fix'
+    fix_topic = TOPIC_GPS_FIX
     inputs = {imu_topic: Imu, gps_odom_topic: Odometry, fix_topic: NavSatFix,
               NAV_IN_ODOM: Odometry}
     outputs = {'odometry/filtered': Odometry, NAV_OUT_ODOM: Odometry,

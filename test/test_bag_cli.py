@@ -27,6 +27,7 @@ from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.pipelines import study as pipeline
 from vepd_ros.runs.format import read_run
 from vepd_ros.runs.layout import BatchWriter
+from vepd_ros.streams import TOPIC_GROUND_TRUTH
 
 # ROS 1 static_transform_publisher "0 -0.3 0.52 -1.570796327 0 1.570796327 base_link imu_link" (x y
 # z yaw pitch roll, PROVENANCE.md) in our roll pitch yaw order
@@ -107,7 +108,7 @@ def test_fixes_in_the_art_drivers_gps_frame_take_the_art_launchs_transform(tmp_p
     sim, ref = _sim()
     streams = streams_from_sensor_run(sim.sensors)
     streams['fix']['frame_id'] = 'gps'
-    bag = write_bag(tmp_path / 'bag', streams, topics={'odom': '/ground_truth/odometry'})
+    bag = write_bag(tmp_path / 'bag', streams, topics={'odom': TOPIC_GROUND_TRUTH})
     argv = ['bag', str(bag), '--topic', 'truth=/ground_truth/odometry', '--scenario', 'circle',
             '--quiet']
     out = tmp_path / 'art'
@@ -133,7 +134,7 @@ def test_art_layout_bag_gives_the_offline_study_run(tmp_path, storage):
         tmp_path / 'bag',
         streams_from_sensor_run(sim.sensors),
         storage=storage,
-        topics={'odom': '/ground_truth/odometry'},
+        topics={'odom': TOPIC_GROUND_TRUTH},
     )
     out = tmp_path / 'out'
     assert (

@@ -22,6 +22,7 @@ from ros_helpers import ros_env
 from vepd_ros.metrics.core import run_metrics
 from vepd_ros.pipelines.study import judge_batch, run_records, simulate_run
 from vepd_ros.runs.format import read_run
+from vepd_ros.streams import TOPIC_ART_GPS_FIX, TOPIC_ART_IMU
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 T0_NS = 100 * 1_000_000_000  # the bag's time base starts at 100 s
@@ -91,8 +92,8 @@ def _write_art_bag(path, run, imu_rpy_rad=None, fix_frame='base_link'):
         return ns, Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=frame)
 
     with Writer(path, version=9, storage_plugin=StoragePlugin.SQLITE3) as w:
-        c_fix = w.add_connection('/fix', 'sensor_msgs/msg/NavSatFix', typestore=ts)
-        c_imu = w.add_connection('/imu', 'sensor_msgs/msg/Imu', typestore=ts)
+        c_fix = w.add_connection(TOPIC_ART_GPS_FIX, 'sensor_msgs/msg/NavSatFix', typestore=ts)
+        c_imu = w.add_connection(TOPIC_ART_IMU, 'sensor_msgs/msg/Imu', typestore=ts)
         c_gt = w.add_connection('/truth', 'nav_msgs/msg/Odometry', typestore=ts)
         msgs = []
         imu = (

@@ -14,6 +14,7 @@ from vepd_ros.cli import main as vepd
 from vepd_ros.io.write_bag import streams_from_sensor_run, write_bag
 from vepd_ros.models.sensors import simulate_sensors
 from vepd_ros.runs.format import read_run
+from vepd_ros.streams import TOPIC_ART_IMU
 from vepd_ros.truth import generate
 
 pytestmark = pytest.mark.slow
@@ -32,7 +33,7 @@ def _bag(tmp_path, name, gps, imu, seed, topics, truth, gps_params=None, imu_par
 def test_gazebo_recording_scored_against_a_real_batch(tmp_path, capsys):
     """Gazebo-layout bags (gz models, Odometry truth) → Sim/gazebo/; ART bags → Real/; VEPD."""
     root = tmp_path / 'root'
-    gz_topics = {'fix': '/navsat', 'imu': '/imu', 'odom': '/model/vehicle/odometry'}
+    gz_topics = {'fix': '/navsat', 'imu': TOPIC_ART_IMU, 'odom': '/model/vehicle/odometry'}
     for k in range(3):
         sim = _bag(tmp_path, f'gz{k}', 'gz_navsat', 'gz_imu', 10 + k, gz_topics, ('odom',),
                    GZ_PARAMS, GZ_IMU)

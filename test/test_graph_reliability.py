@@ -27,12 +27,13 @@ import time
 import numpy as np
 import pytest
 from ros_helpers import console_script, ros_env, spin_until
+from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU
 
 pytestmark = pytest.mark.ros
 
 NS = 1_000_000_000
 EST_TOPIC = '/rel/odometry/filtered'
-TRUTH_TOPIC = '/ground_truth/odometry'
+TRUTH_TOPIC = TOPIC_GROUND_TRUTH
 DT_NS = 50_000_000  # 20 Hz on both streams
 N_RUN = 50  # samples per run: 2.45 s of stamps
 RUN_SPACING_NS = 3 * NS
@@ -502,12 +503,12 @@ def test_noise_nodes_drop_bad_truth_report_it_on_diagnostics_and_publish_what_cl
     rel = QoSProfile(depth=500, reliability=ReliabilityPolicy.RELIABLE)
     pub_o, pub_i = (
         t.create_publisher(Odometry, TRUTH_TOPIC, rel),
-        t.create_publisher(Imu, '/ground_truth/imu', rel),
+        t.create_publisher(Imu, TOPIC_GROUND_TRUTH_IMU, rel),
     )
     be = QoSProfile(depth=2000, reliability=ReliabilityPolicy.BEST_EFFORT)
     fixes, imus, diags = [], [], []
-    t.create_subscription(NavSatFix, '/gps/fix', fixes.append, be)
-    t.create_subscription(Imu, '/imu/data', imus.append, be)
+    t.create_subscription(NavSatFix, TOPIC_GPS_FIX, fixes.append, be)
+    t.create_subscription(Imu, TOPIC_IMU, imus.append, be)
     t.create_subscription(DiagnosticArray, '/diagnostics', diags.append, QoSProfile(depth=100))
     for n in (gps, imu, t):
         executor.add_node(n)

@@ -23,7 +23,9 @@ from vepd_ros.io import bags as B
 from vepd_ros.io import calibration_logs
 from vepd_ros.io import cdr
 from vepd_ros.io.write_bag import write_bag
-from vepd_ros.streams import NS
+from vepd_ros.streams import (
+    NS, TOPIC_ART_GPS_FIX, TOPIC_ART_IMU, TOPIC_GPS_FIX, TOPIC_IMU, TOPIC_INS_VELOCITY
+)
 
 T0 = 1_700_000_000_000_000_000
 
@@ -63,24 +65,24 @@ def test_ros1_test1_bag_counts_order_and_fields(shared_data):
         info = bag.info()
         assert info.storage == 'ros1'
         assert {(t.name, t.msgtype, t.count) for t in info.topics} == {
-            ('/fix', 'sensor_msgs/msg/NavSatFix', 989),
-            ('/imu/data', 'sensor_msgs/msg/Imu', 11865),
+            (TOPIC_ART_GPS_FIX, 'sensor_msgs/msg/NavSatFix', 989),
+            (TOPIC_IMU, 'sensor_msgs/msg/Imu', 11865),
             ('/husky_velocity_controller/odom', 'nav_msgs/msg/Odometry', 3952),
         }
         arr, topics = [], set()
-        for t_ns, topic, msgtype, msg in bag.messages(['/fix', '/imu/data']):
+        for t_ns, topic, msgtype, msg in bag.messages([TOPIC_ART_GPS_FIX, TOPIC_IMU]):
             arr.append(t_ns)
             topics.add(topic)
-        assert topics == {'/fix', '/imu/data'}  # only the selected topics
+        assert topics == {TOPIC_ART_GPS_FIX, TOPIC_IMU}  # only the selected topics
         assert len(arr) == 989 + 11865
         assert np.all(np.diff(arr) >= 0)  # arrival order across topics
-        fix = next(m for _, t, _, m in bag.messages(['/fix']))
+        fix = next(m for _, t, _, m in bag.messages([TOPIC_ART_GPS_FIX]))
         assert abs(fix.latitude - 42.3758) < 1e-3 and fix.position_covariance[0] == pytest.approx(
             0.81
         )
 
 
-@pytest.mark.parametrize('topic', ['/fix', '/imu/data'])
+@pytest.mark.parametrize('topic', [TOPIC_ART_GPS_FIX, TOPIC_IMU])
 def test_calibration_window_with_no_message_names_topic_and_window(shared_data, topic):
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     empty = rf'{topic}: no messages in the window \[5000.0, 5001.0\]'
@@ -94,20 +96,20 @@ def test_calibration_windows_from_test1(shared_data):
     """A window holds the messages that arrived in it, under the stream schema's field names."""
     path = shared_data / 'robot_localization_tests' / 'test1.bag'
     start = B.bag_info(path).start_ns
-    g = calibration_logs.read_window(path, '/fix', 0.0, 10.0)
+    g = calibration_logs.read_window(path, TOPIC_ART_GPS_FIX, 0.0, 10.0)
     assert 20 <= len(g['stamp_ns']) <= 30  # 2.5 Hz for 10 s
     assert np.all(g['arrival_ns'] - start <= 10 * NS)
     cov = g['position_covariance']
     assert np.sqrt(0.5 * (cov[:, 0] + cov[:, 4])) == pytest.approx(0.9)  # sqrt(0.81)
     assert {'latitude', 'longitude', 'altitude', 'status'} <= set(g)
-    i = calibration_logs.read_window(path, '/imu/data', 0.0, 10.0)
+    i = calibration_logs.read_window(path, TOPIC_IMU, 0.0, 10.0)
     assert 290 <= len(i['stamp_ns']) <= 310
     accel = i['linear_acceleration']
     assert np.linalg.norm(accel, axis=1).mean() == pytest.approx(9.8, abs=0.2)  # sensor frame
     # the helpers the calibration module calls
     rows = B.read_messages(
         path,
-        ['/fix'],
+        [TOPIC_ART_GPS_FIX],
         start_ns=B.bag_info(path).start_ns,
         stop_ns=B.bag_info(path).start_ns + NS,
     )
@@ -118,21 +120,21 @@ def test_ros2_roundtrip_fields_and_arrival(art_bag):
     path, s = art_bag
     with B.Bag(path) as bag:
         info = bag.info()
-        assert info.topic('/sbg/gps_vel').msgtype == 'sbg_driver/msg/SbgGpsVel'
-        items = list(bag.messages(['/imu', '/sbg/gps_vel', '/fix']))
+        assert info.topic(TOPIC_INS_VELOCITY).msgtype == 'sbg_driver/msg/SbgGpsVel'
+        items = list(bag.messages([TOPIC_ART_IMU, TOPIC_INS_VELOCITY, TOPIC_ART_GPS_FIX]))
     assert len(items) == 600 + 30 + 60
     arr = [t for t, *_ in items]
     assert arr == sorted(arr)
-    imu = [(t, m) for t, topic, _, m in items if topic == '/imu']
+    imu = [(t, m) for t, topic, _, m in items if topic == TOPIC_ART_IMU]
     assert imu[0][0] - B.stamp_ns(imu[0][1]) == 2_000_000  # 2 ms latency = arrival - stamp
     assert [B.stamp_ns(m) for _, m in imu] == list(s['imu']['t_ns'])
     got = np.array(
         [[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for _, m in imu]
     )
     assert np.array_equal(got, s['imu']['angular_velocity'])
-    vel = [m for _, topic, _, m in items if topic == '/sbg/gps_vel'][0]
+    vel = [m for _, topic, _, m in items if topic == TOPIC_INS_VELOCITY][0]
     assert (vel.velocity.x, vel.velocity.y, vel.velocity.z) == (2.0, 1.0, 0.5)  # written in NED
-    fix = [m for _, topic, _, m in items if topic == '/fix'][0]
+    fix = [m for _, topic, _, m in items if topic == TOPIC_ART_GPS_FIX][0]
     assert fix.status.status == 2 and fix.position_covariance[8] == pytest.approx(4e-4)
 
 
@@ -154,7 +156,7 @@ def test_sqlite3_bag_without_definitions_uses_bundled_sbg_types(tmp_path):
     _drop_definitions(path)
     with B.Bag(path) as bag:
         assert all(not c.msgdef.data for c in bag._reader.connections)
-        vel = [m for _, _, _, m in bag.messages(['/sbg/gps_vel'])]
+        vel = [m for _, _, _, m in bag.messages([TOPIC_INS_VELOCITY])]
     assert len(vel) == 30 and vel[0].velocity.y == 1.0 and vel[0].status.vel_type == 2
 
 
@@ -186,11 +188,11 @@ def test_unknown_type_names_file_topic_and_type(tmp_path):
 def test_missing_topic_lists_what_is_there(art_bag):
     path, _ = art_bag
     with B.Bag(path) as bag, pytest.raises(B.MissingTopicError) as ei:
-        list(bag.messages(['/gps/fix']))
+        list(bag.messages([TOPIC_GPS_FIX]))
     assert (
         str(path) in str(ei.value)
-        and '/gps/fix' in str(ei.value)
-        and '/sbg/gps_vel' in str(ei.value)
+        and TOPIC_GPS_FIX in str(ei.value)
+        and TOPIC_INS_VELOCITY in str(ei.value)
     )
 
 
@@ -208,7 +210,7 @@ def test_truncated_ros2_bags_fail_naming_the_file(art_bag, tmp_path, frac):
     f.write_bytes(data[: int(len(data) * frac)])
     with pytest.raises(B.BagError) as ei:
         with B.Bag(bad) as bag:
-            list(bag.messages(['/imu', '/fix']))
+            list(bag.messages([TOPIC_ART_IMU, TOPIC_ART_GPS_FIX]))
     assert str(bad) in str(ei.value)
 
 
@@ -224,7 +226,7 @@ def test_corrupted_records_fail_naming_the_file(art_bag, tmp_path):
     f.write_bytes(bytes(data))
     with pytest.raises(B.BagError) as ei:
         with B.Bag(bad) as bag:
-            list(bag.messages(['/imu', '/fix', '/sbg/gps_vel']))
+            list(bag.messages([TOPIC_ART_IMU, TOPIC_ART_GPS_FIX, TOPIC_INS_VELOCITY]))
     assert str(bad) in str(ei.value)
 
 
@@ -256,7 +258,7 @@ def test_bare_mcap_file_opens(tmp_path):
     shutil.copy(f, bare)
     with B.Bag(bare) as bag:
         assert bag.format == 'mcap'
-        assert len(list(bag.messages(['/fix']))) == 60
+        assert len(list(bag.messages([TOPIC_ART_GPS_FIX]))) == 60
 
 
 def _imu_fix_msgs(ts, frame):
@@ -353,13 +355,14 @@ def test_flat_reading_equals_message_objects(art_bag, monkeypatch):
 def test_typestore_has_only_what_the_topics_need_and_is_kept(art_bag):
     bag_path, _ = art_bag
     with B.Bag(bag_path) as bag:
-        ts = bag.typestore(['/fix', '/imu'])
-        assert bag.typestore(['/fix', '/imu']) is ts
+        ts = bag.typestore([TOPIC_ART_GPS_FIX, TOPIC_ART_IMU])
+        assert bag.typestore([TOPIC_ART_GPS_FIX, TOPIC_ART_IMU]) is ts
         assert {'sensor_msgs/msg/Imu', 'sensor_msgs/msg/NavSatFix', 'std_msgs/msg/Header'} <= set(
             ts.types
         )
         assert len(ts.types) < 15 and 'nav_msgs/msg/Odometry' not in ts.types
-        msgs = [m for _, _, _, m in bag.messages(['/fix', '/imu'], flat=['/imu'])]
+        topics = [TOPIC_ART_GPS_FIX, TOPIC_ART_IMU]
+        msgs = [m for _, _, _, m in bag.messages(topics, flat=[TOPIC_ART_IMU])]
         assert (
             len(msgs) > 100
             and any(type(m) is tuple for m in msgs)

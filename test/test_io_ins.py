@@ -19,6 +19,7 @@ from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.io import ins
 from vepd_ros.io.bags import Bag
 from vepd_ros.io.write_bag import write_bag
+from vepd_ros.streams import TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
 
 T0 = 1_000_000_000
 
@@ -144,9 +145,9 @@ def test_adapters_on_real_messages(tmp_path):
         storage='mcap',
     )
     for topic in (
-        '/sbg/gps_vel',
+        TOPIC_INS_VELOCITY,
         '/sbg/ekf_nav',
-        '/odometry/filtered',
+        TOPIC_ODOM_FILTERED,
         '/chrono_ros_node/output/vehicle/state',
     ):
         tr = ins.read_truth(path, topic)
@@ -155,7 +156,7 @@ def test_adapters_on_real_messages(tmp_path):
             np.full(n, -0.8)
         )
         assert tr.speed == pytest.approx(np.ones(n))
-        if topic in ('/odometry/filtered', '/chrono_ros_node/output/vehicle/state'):
+        if topic in (TOPIC_ODOM_FILTERED, '/chrono_ros_node/output/vehicle/state'):
             assert tr.vx == pytest.approx(np.ones(n)) and tr.has_body
     with Bag(path) as bag:
         assert bag.msgtype('/sbg/ekf_nav') == 'sbg_driver/msg/SbgEkfNav'

@@ -17,6 +17,9 @@ import numpy as np
 import pytest
 from vepd_ros.io import profiles as P
 from vepd_ros.io import split as S
+from vepd_ros.streams import (
+    TOPIC_ART_GPS_FIX, TOPIC_ART_IMU, TOPIC_INS_VELOCITY, TOPIC_ODOM_FILTERED
+)
 
 NS = S.NS
 B0 = 1_000 * NS
@@ -89,10 +92,10 @@ def test_whole():
 def test_profiles_and_overrides():
     art = P.get_profile('art')
     assert (art.topic('gps'), art.topic('imu'), art.topic('truth'), art.topic('odom')) == (
-        '/fix',
-        '/imu',
-        '/sbg/gps_vel',
-        '/odometry/filtered',
+        TOPIC_ART_GPS_FIX,
+        TOPIC_ART_IMU,
+        TOPIC_INS_VELOCITY,
+        TOPIC_ODOM_FILTERED,
     )
     ch = P.get_profile('chrono')
     assert ch.imu_topics() == [
@@ -104,7 +107,7 @@ def test_profiles_and_overrides():
         'chrono',
         P.parse_topic_overrides(['imu=/imu', 'gps=/chrono_ros_node/output/gps/gps3_airsim']),
     )
-    assert ov.imu_topics() == ['/imu'] and ov.topic('gps').endswith('gps3_airsim')
+    assert ov.imu_topics() == [TOPIC_ART_IMU] and ov.topic('gps').endswith('gps3_airsim')
     assert P.get_profile('custom').topic('gps') == ''
     with pytest.raises(ValueError, match="unknown role 'lidar'"):
         P.parse_topic_overrides(['lidar=/scan'])

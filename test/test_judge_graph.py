@@ -24,6 +24,7 @@ from vepd_ros.judge.rl_graph import (
     run_graph,
     run_judge_batch,
 )
+from vepd_ros.streams import TOPIC_IMU
 from vepd_ros.testing.judge_inputs import circle_inputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,7 +35,7 @@ IMU_ONLY = {
     'frequency': 30.0,
     'sensor_timeout': 0.1,
     'two_d_mode': True,
-    'imu0': '/imu/data',
+    'imu0': TOPIC_IMU,
     'imu0_config': [
         False,
         False,

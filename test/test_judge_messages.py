@@ -29,6 +29,7 @@ from vepd_ros.judge.config import load_ekf_params
 from vepd_ros.judge.filter import RosFilter
 from vepd_ros.judge.measurements import MeasurementBuilder
 from vepd_ros.judge.transforms import StaticTransforms
+from vepd_ros.streams import TOPIC_ART_IMU
 
 NS = 1_000_000_000
 T0 = 1_000 * NS
@@ -244,7 +245,7 @@ CFG = {
         'ros__parameters': {
             'frequency': 30.0,
             'two_d_mode': False,
-            'imu0': '/imu',
+            'imu0': TOPIC_ART_IMU,
             'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
             'imu0_remove_gravitational_acceleration': True,
             'odom0': '/odom',
@@ -442,7 +443,7 @@ EKF_PARAMS = load_ekf_params(
             'ros__parameters': {
                 'frequency': 30.0,
                 'two_d_mode': True,
-                'imu0': '/imu',
+                'imu0': TOPIC_ART_IMU,
                 'imu0_config': [False] * 3 + [True] * 3 + [False] * 3 + [True] * 3 + [True] * 3,
                 'imu0_remove_gravitational_acceleration': True,
                 'odom0': '/odom',

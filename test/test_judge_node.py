@@ -18,6 +18,7 @@ import time
 import numpy as np
 import pytest
 from ros_helpers import spin_until
+from vepd_ros.streams import TOPIC_IMU, TOPIC_ODOM_FILTERED
 
 NS = 1_000_000_000
 
@@ -380,11 +381,12 @@ def test_judge_node_restarts_at_each_run_like_a_freshly_started_judge(ros_ctx, e
     pub_clock = peer.create_publisher(Clock, '/clock', 10)
     pub_ev = peer.create_publisher(String, RUN_EVENTS_TOPIC, EVENT_QOS)
     pubs = {
-        ns: peer.create_publisher(Imu, f'/{ns}/imu/data', SENSOR_QOS) for ns in ('reset', 'fresh')
+        ns: peer.create_publisher(Imu, f'/{ns}{TOPIC_IMU}', SENSOR_QOS)
+        for ns in ('reset', 'fresh')
     }
     got = {'reset': [], 'fresh': []}
     for ns in got:
-        peer.create_subscription(Odometry, f'/{ns}/odometry/filtered', got[ns].append, 100)
+        peer.create_subscription(Odometry, f'/{ns}{TOPIC_ODOM_FILTERED}', got[ns].append, 100)
     for n in (reset, fresh, peer):
         executor.add_node(n)
     assert spin_until(

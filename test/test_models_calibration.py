@@ -20,6 +20,7 @@ from vepd_ros.io import calibration_logs as L
 from vepd_ros.models import calibration as C
 from vepd_ros.models.gps import make_gps_model
 from vepd_ros.params_file import node_section
+from vepd_ros.streams import TOPIC_ART_GPS_FIX
 
 
 def test_gps_fit_on_real_rtk_fixed_nmea(shared_data):
@@ -173,7 +174,7 @@ def test_gps_calibration_on_a_bag_standstill_window(shared_data, tmp_path):
     from vepd_ros.io.calibration_logs import read_gps_log
     from vepd_ros.models.calibration import fit_gps
 
-    log = read_gps_log(shared_data / 'robot_localization_tests' / 'test1.bag', '/fix')
+    log = read_gps_log(shared_data / 'robot_localization_tests' / 'test1.bag', TOPIC_ART_GPS_FIX)
     win = log.window(0.0, 20.0)
     assert 40 <= len(win.t_s) <= 52 and win.t_s[-1] - win.t_s[0] <= 20.0  # 2.5 Hz for 20 s
     fit = fit_gps(win)

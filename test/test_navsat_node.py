@@ -21,6 +21,7 @@ from ros_helpers import spin_until
 from vepd_ros.frames import quaternion_from_rpy
 from vepd_ros.judge.navsat import utm_convergence_deg, utm_forward, utm_reverse
 from vepd_ros.params import ParameterError
+from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_IMU, TOPIC_ODOM_FILTERED
 
 pytestmark = pytest.mark.ros
 LAT0, LON0, ALT0 = 43.0731, -89.4012, 260.0
@@ -47,7 +48,7 @@ def test_navsat_node_publishes_odometry_gps_and_gps_filtered(ros_ctx, executor):
     executor.add_node(nav)
     # upstream's topic names and QoS
     subs = {s.topic_name: s for s in nav.subscriptions}
-    assert set(subs) == {'/imu/data', '/gps/fix', '/odometry/filtered'}
+    assert set(subs) == {TOPIC_IMU, TOPIC_GPS_FIX, TOPIC_ODOM_FILTERED}
     assert all(s.qos_profile.depth == 1 for s in subs.values())
     pubs = {p.topic_name for p in nav.publishers}
     assert {'/odometry/gps', '/gps/filtered'} <= pubs
@@ -57,9 +58,9 @@ def test_navsat_node_publishes_odometry_gps_and_gps_filtered(ros_ctx, executor):
     got = {'odom': [], 'fix': []}
     io.create_subscription(Odometry, '/odometry/gps', got['odom'].append, 10)
     io.create_subscription(NavSatFix, '/gps/filtered', got['fix'].append, 10)
-    p_odom = io.create_publisher(Odometry, '/odometry/filtered', qos_profile_sensor_data)
-    p_fix = io.create_publisher(NavSatFix, '/gps/fix', qos_profile_sensor_data)
-    p_imu = io.create_publisher(Imu, '/imu/data', qos_profile_sensor_data)
+    p_odom = io.create_publisher(Odometry, TOPIC_ODOM_FILTERED, qos_profile_sensor_data)
+    p_fix = io.create_publisher(NavSatFix, TOPIC_GPS_FIX, qos_profile_sensor_data)
+    p_imu = io.create_publisher(Imu, TOPIC_IMU, qos_profile_sensor_data)
 
     x0, y0, zone, north = utm_forward(LAT0, LON0)
     lat_e, lon_e = utm_reverse(
@@ -133,5 +134,5 @@ def test_odometry_yaw_mode_has_no_imu_subscription(ros_ctx):
     from vepd_ros.nodes.navsat_node import NavSatNode
 
     nav = NavSatNode(context=ros_ctx, parameter_overrides=_params(use_odometry_yaw=True))
-    assert {s.topic_name for s in nav.subscriptions} == {'/gps/fix', '/odometry/filtered'}
+    assert {s.topic_name for s in nav.subscriptions} == {TOPIC_GPS_FIX, TOPIC_ODOM_FILTERED}
     nav.destroy_node()

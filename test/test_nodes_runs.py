@@ -13,6 +13,7 @@ import pytest
 from ros_helpers import spin_until
 from vepd_ros.models.sensors import simulate_sensors
 from vepd_ros.seeding import derive_seed
+from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH
 from vepd_ros.truth import generate
 
 pytestmark = pytest.mark.ros
@@ -39,14 +40,14 @@ def test_gps_node_reseeds_each_run_like_the_offline_study(ros_ctx, executor):
         ],
     )
     src = rclpy.create_node('truth_src', context=ros_ctx)
-    pub_truth = src.create_publisher(Odometry, '/ground_truth/odometry', 500)
+    pub_truth = src.create_publisher(Odometry, TOPIC_GROUND_TRUTH, 500)
     pub_ev = src.create_publisher(String, RUN_EVENTS_TOPIC, EVENT_QOS)
     fixes = []
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
     src.create_subscription(
         NavSatFix,
-        '/gps/fix',
+        TOPIC_GPS_FIX,
         fixes.append,
         QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT),
     )
@@ -54,7 +55,7 @@ def test_gps_node_reseeds_each_run_like_the_offline_study(ros_ctx, executor):
     executor.add_node(src)
     assert spin_until(
         executor,
-        lambda: pub_truth.get_subscription_count() and src.count_publishers('/gps/fix'),
+        lambda: pub_truth.get_subscription_count() and src.count_publishers(TOPIC_GPS_FIX),
         10,
     )
 

@@ -18,6 +18,7 @@ import subprocess
 import numpy as np
 import pytest
 from ros_helpers import console_script, ros_env, spin_until, wait_for_output
+from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_IMU
 
 pytestmark = pytest.mark.ros
 
@@ -100,12 +101,12 @@ class _Harness:
         )
         self.test = rclpy.create_node('sensor_test', context=ros_ctx)
         rel = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
-        self.pub_odom = self.test.create_publisher(Odometry, '/ground_truth/odometry', rel)
-        self.pub_imu = self.test.create_publisher(Imu, '/ground_truth/imu', rel)
+        self.pub_odom = self.test.create_publisher(Odometry, TOPIC_GROUND_TRUTH, rel)
+        self.pub_imu = self.test.create_publisher(Imu, TOPIC_GROUND_TRUTH_IMU, rel)
         be = QoSProfile(depth=2000, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.fixes, self.imus = [], []
-        self.test.create_subscription(NavSatFix, '/gps/fix', self.fixes.append, be)
-        self.test.create_subscription(Imu, '/imu/data', self.imus.append, be)
+        self.test.create_subscription(NavSatFix, TOPIC_GPS_FIX, self.fixes.append, be)
+        self.test.create_subscription(Imu, TOPIC_IMU, self.imus.append, be)
         self.ex = executor
         for n in (self.gps, self.imu, self.test):
             executor.add_node(n)

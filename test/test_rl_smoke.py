@@ -25,6 +25,7 @@ import sys
 import pytest
 from ros_helpers import spin_until
 from vepd_ros import rl_install
+from vepd_ros.streams import TOPIC_GPS_FIX, TOPIC_IMU, TOPIC_ODOM_FILTERED
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -101,8 +102,8 @@ def test_ekf_node_filters_imu_and_odometry_and_stops_on_sigint(
 
     proc = rl_judge.start('ekf_node', '--ros-args', '-r', '__node:=ekf_filter_node',
                           '--params-file', str(rl_judge.config('ekf.yaml')), domain_id=domain_id)
-    node, filtered = _listener(ros_ctx, executor, 'rl_smoke_feeder', '/odometry/filtered')
-    imu_pub = node.create_publisher(Imu, '/imu/data', 50)
+    node, filtered = _listener(ros_ctx, executor, 'rl_smoke_feeder', TOPIC_ODOM_FILTERED)
+    imu_pub = node.create_publisher(Imu, TOPIC_IMU, 50)
     odom_pub = node.create_publisher(Odometry, '/odometry/gps', 10)
     t0 = node.get_clock().now()
     ticks = [0]
@@ -141,8 +142,8 @@ def test_navsat_transform_publishes_odometry_gps(rl_judge, ros_ctx, executor, do
                           '--params-file', str(rl_judge.config('navsat.yaml')),
                           domain_id=domain_id)
     node, gps_odom = _listener(ros_ctx, executor, 'rl_smoke_gps', '/odometry/gps')
-    fix_pub = node.create_publisher(NavSatFix, '/gps/fix', 10)
-    odom_pub = node.create_publisher(Odometry, '/odometry/filtered', 10)
+    fix_pub = node.create_publisher(NavSatFix, TOPIC_GPS_FIX, 10)
+    odom_pub = node.create_publisher(Odometry, TOPIC_ODOM_FILTERED, 10)
 
     def tick():
         odom_pub.publish(_odometry(node, 0.0))
@@ -192,14 +193,14 @@ def test_the_build_runs_from_another_venv_path(rl_judge, ros_ctx, executor, doma
     proc = subprocess.Popen([str(rl_judge.executable('ekf_node')), '--ros-args', '-r',
                              '__node:=ekf_from_other_venv'], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    node, _ = _listener(ros_ctx, executor, 'rl_smoke_probe', '/odometry/filtered')
+    node, _ = _listener(ros_ctx, executor, 'rl_smoke_probe', TOPIC_ODOM_FILTERED)
     try:
         # up means initialised: its /odometry/filtered publisher exists (ros_filter.cpp creates
         # it last but the timer). The node's name shows before that, and a SIGINT while it still
         # creates publishers aborts it (RCLError, status -6: seen in CI)
         _await(executor, proc, lambda: any(
             i.node_name == 'ekf_from_other_venv'
-            for i in node.get_publishers_info_by_topic('/odometry/filtered')),
+            for i in node.get_publishers_info_by_topic(TOPIC_ODOM_FILTERED)),
             'ekf_node in the graph with its /odometry/filtered publisher')
     finally:
         rc = rl_judge.stop(proc)

@@ -46,6 +46,7 @@ from ros2_tooling import (
 )
 from ros_helpers import DomainLease, ros_env
 from vepd_ros.runs.safety import MARKER_NAME
+from vepd_ros.streams import TOPIC_ART_GPS_FIX, TOPIC_ART_IMU
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -383,8 +384,8 @@ def live_eval_rolls_until_ctrl_c(domain_id, tmp_path, env, **extra) -> tuple[dic
     shutil.rmtree(ref / 'Real')
     out = tmp_path / 'out'
     args = {
-        'gps_topic': '/fix',
-        'imu_topic': '/imu',
+        'gps_topic': TOPIC_ART_GPS_FIX,
+        'imu_topic': TOPIC_ART_IMU,
         'truth_topic': '/truth',
         'truth_type': 'nav_msgs/msg/Odometry',
         'scenario': 'circle',

@@ -13,6 +13,7 @@ import pytest
 from test_yamlio_loader import _write
 from vepd_ros.params import ParameterError
 from vepd_ros.ros_graph import build_graph, GRAPH_ARGS, label_namespace, typed_args
+from vepd_ros.streams import TOPIC_ART_GPS_FIX
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -182,7 +183,7 @@ def test_bag_replay_refuses_fixes_navsat_cannot_place_before_any_node_starts(tmp
         with pytest.raises(ParameterError) as e:
             G._bag_replay(G.graph_args('bag_replay', args), judge)
         msg = str(e.value)
-        assert "'static_tf'" in msg and '/fix' in msg and 'base_link -> gps' in msg, msg
+        assert "'static_tf'" in msg and TOPIC_ART_GPS_FIX in msg and 'base_link -> gps' in msg, msg
         assert "static_tf:='base_link gps X Y Z ROLL PITCH YAW'" in msg, msg
     nodes = build_graph('bag_replay', {**args, 'judge': 'builtin',
                                        'static_tf': 'base_link gps 0 0 0 0 0 0'})

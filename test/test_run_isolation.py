@@ -23,6 +23,7 @@ import pytest
 from ros_helpers import REPO, ros_env
 from vepd_ros.graph.domain import DomainLease
 from vepd_ros.graph.monitor import _Monitor, result_problems, RunError
+from vepd_ros.streams import TOPIC_GROUND_TRUTH
 
 
 def vepd(*args) -> list[str]:
@@ -32,7 +33,7 @@ def vepd(*args) -> list[str]:
 
 @pytest.mark.ros
 @pytest.mark.slow
-@pytest.mark.parametrize('topic', ['/ground_truth/odometry', '/clock'])
+@pytest.mark.parametrize('topic', [TOPIC_GROUND_TRUTH, '/clock'])
 def test_foreign_publisher_stops_the_run(topic, ros_ctx, domain_id, tmp_path):
     from nav_msgs.msg import Odometry
     import rclpy
@@ -223,19 +224,19 @@ def test_a_node_on_its_own_stops_on_a_second_publisher_of_its_input(ros_ctx, exe
     from vepd_ros.nodes.guard import watch_inputs
 
     sub_node = rclpy.create_node('gps_noise', namespace='/ch_rw', context=ros_ctx)
-    sub_node.create_subscription(Odometry, '/ground_truth/odometry', lambda m: None, 10)
+    sub_node.create_subscription(Odometry, TOPIC_GROUND_TRUTH, lambda m: None, 10)
     watch_inputs(sub_node, period_s=0.2)
     executor.add_node(sub_node)
     truth = rclpy.create_node('truth_node', context=ros_ctx)
-    truth.create_publisher(Odometry, '/ground_truth/odometry', 10)
+    truth.create_publisher(Odometry, TOPIC_GROUND_TRUTH, 10)
     spin_until(executor, lambda: False, timeout_s=1.0)
     assert sub_node.foreign_publisher is None  # one publisher: its own graph's truth_node
     other = rclpy.create_node('truth_node', namespace='/other_demo', context=ros_ctx)
-    other.create_publisher(Odometry, '/ground_truth/odometry', 10)
+    other.create_publisher(Odometry, TOPIC_GROUND_TRUTH, 10)
     assert spin_until(executor, lambda: sub_node.foreign_publisher is not None, timeout_s=10.0)
     text = sub_node.foreign_publisher
     assert (
-        '/ground_truth/odometry' in text
+        TOPIC_GROUND_TRUTH in text
         and 'node /other_demo/truth_node' in text
         and 'ROS_DOMAIN_ID' in text
     )
@@ -283,9 +284,9 @@ def test_a_node_executable_exits_1_on_a_second_truth_publisher(ros_ctx, domain_i
     from ros_helpers import console_script
 
     ours = rclpy.create_node('truth_node', context=ros_ctx)
-    ours.create_publisher(Odometry, '/ground_truth/odometry', 10)
+    ours.create_publisher(Odometry, TOPIC_GROUND_TRUTH, 10)
     theirs = rclpy.create_node('truth_node', namespace='/other_demo', context=ros_ctx)
-    theirs.create_publisher(Odometry, '/ground_truth/odometry', 10)
+    theirs.create_publisher(Odometry, TOPIC_GROUND_TRUTH, 10)
     proc = subprocess.run(
         [console_script('gps_noise_node'), '--ros-args', '-p', 'model:=ch_rw'],
         env=ros_env(domain_id),

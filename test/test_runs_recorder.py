@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from vepd_ros.runs import read_run, RecorderCore
 from vepd_ros.runs.batch import evaluate_root
+from vepd_ros.streams import TOPIC_ODOM_FILTERED
 
 
 def _interleave(
@@ -58,7 +59,7 @@ def test_duration_segmentation_back_to_back(tmp_path):
         scenario='circle',
         segmentation='duration',
         duration_s=5.0,
-        meta={'model': 'ch_rw', 'seed': 7, 'topics': {'estimate': '/odometry/filtered'}},
+        meta={'model': 'ch_rw', 'seed': 7, 'topics': {'estimate': TOPIC_ODOM_FILTERED}},
         on_event=events.append,
         fsync=False,
     )
@@ -74,7 +75,7 @@ def test_duration_segmentation_back_to_back(tmp_path):
             r.meta['model'] == 'ch_rw' and r.meta['seed'] == 7 and r.meta['scenario'] == 'circle'
         )
         assert r.meta['message_counts'] == {'estimate': len(r.se_t), 'truth': len(r.gt_t)}
-        assert r.meta['topics'] == {'estimate': '/odometry/filtered'}
+        assert r.meta['topics'] == {'estimate': TOPIC_ODOM_FILTERED}
     # consecutive windows: the stamps of all runs together are every sample exactly once
     starts = [e['start_stamp'] for e in written]
     assert np.allclose(np.diff(starts), 5.0)

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from ros_helpers import console_script, ros_env, spin_until, wait_for_output
 from vepd_ros.seeding import run_plan
+from vepd_ros.streams import TOPIC_GROUND_TRUTH, TOPIC_GROUND_TRUTH_IMU, TOPIC_RUN_EVENTS
 
 pytestmark = pytest.mark.ros
 
@@ -45,13 +46,13 @@ def _listen(ros_ctx, executor):
     ns = lambda st: st.sec * 1_000_000_000 + st.nanosec  # noqa: E731
     node.create_subscription(
         Odometry,
-        '/ground_truth/odometry',
+        TOPIC_GROUND_TRUTH,
         lambda m: (got['odom'].append(ns(m.header.stamp)), got['wall'].append(time.monotonic())),
         200,
     )
     node.create_subscription(
         Imu,
-        '/ground_truth/imu',
+        TOPIC_GROUND_TRUTH_IMU,
         lambda m: got['imu'].append((ns(m.header.stamp), m.linear_acceleration.z)),
         200,
     )
@@ -59,7 +60,7 @@ def _listen(ros_ctx, executor):
     from vepd_ros.nodes.qos import EVENT_QOS
 
     node.create_subscription(
-        String, '/ground_truth/run', lambda m: got['run'].append(json.loads(m.data)), EVENT_QOS
+        String, TOPIC_RUN_EVENTS, lambda m: got['run'].append(json.loads(m.data)), EVENT_QOS
     )
     executor.add_node(node)
     return node, got

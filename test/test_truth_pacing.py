@@ -22,6 +22,7 @@ import time
 
 import pytest
 from ros_helpers import spin_until
+from vepd_ros.streams import TOPIC_GROUND_TRUTH
 
 pytestmark = [pytest.mark.ros]
 
@@ -56,7 +57,7 @@ def _consumer(ctx, delay_s: float):
 
     node.create_subscription(
         Odometry,
-        '/ground_truth/odometry',
+        TOPIC_GROUND_TRUTH,
         on_truth,
         QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE),
     )
