@@ -7,8 +7,10 @@
 """
 Bag replay: ros2 bag play (with its clock) -> judge -> recorder on the INS topic -> evaluator.
 
-Usage: ros2 launch vepd_ros bag_replay.launch.py bag:=real_lot17_1 reference_dir:=vepd_out
-       (reference_dir is the root of a stored study: the folder holding Sim/<label>/).
+Usage: ros2 launch vepd_ros bag_replay.launch.py bag:=real_lot17_1 reference_dir:=vepd_out \
+           static_tf:='base_link gps 0 0 0 0 0 0'
+       (reference_dir is the root of a stored study: the folder holding Sim/<label>/; the ART
+       launch's base_link -> gps, where its fixes are, as vepd bag --profile art brings it).
        A sensor mounting, as vepd bag --static-tf spells it (several separated by ';'):
        static_tf:='base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327'
        (the built-in judge takes it as a parameter; with judge:=robot_localization a tf2_ros

@@ -46,13 +46,14 @@ EXAMPLES = """examples:
   vepd run sim_judge --help          # sim_judge's arguments, with descriptions and defaults
   ROS_DOMAIN_ID=7 vepd run sim_judge k:=2 models:=ch_rw scenarios:=straight duration_s:=5 \\
       output_dir:=sj7                # on a domain you chose
-  # robot_localization's Husky bag: its topics, wheel-odometry truth, the IMU's mounting
+  # robot_localization's Husky bag: its topics, wheel-odometry truth, the mountings of its IMU
+  # and of its GPS antenna (the fixes' frame gps; the bag does not say where: base_link's origin)
   vepd run bag_replay bag:=../shared/data/robot_localization_tests/test1.bag rate:=4.0 \\
       gps_topic:=/fix imu_topic:=/imu/data truth_topic:=/husky_velocity_controller/odom \\
       truth_type:=nav_msgs/msg/Odometry \\
-      static_tf:='base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327' \\
+      static_tf:='base_link imu_link 0 -0.3 0.52 1.570796327 0 -1.570796327; base_link gps 0 0 0 0 0 0' \\
       output_dir:=/tmp/vepd_bag --json
-"""
+"""  # noqa: E501 (an example as a user pastes it: a static_tf value cannot be broken)
 
 
 def register(sub):
