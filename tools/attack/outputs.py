@@ -69,9 +69,9 @@ def _kept(spec, out: Path) -> dict:
     Return the output's files but those the command updates in place (``Spec.live``).
 
     A live SQLite file's journal is live too: a snapshot taken while the first writer is inside a
-    transaction on study.db sees study.db-journal (the likely cause of the one DATA LOSS of
-    i24_tune_concurrent in a fresh-clone run under load on 2026-11-28, where every other file was
-    the first output's; not reproduced in 7 runs since).
+    transaction on study.db sees study.db-journal (the one DATA LOSS of i24_tune_concurrent in a
+    fresh-clone run under load on 2026-11-28, where every other file was the first output's; CI
+    caught test_cli_signals' extending tune with exactly that extra file the same day).
     """
     live = {f + c for f in spec.live for c in ('', *SQLITE_COMPANIONS)}
     return {k: v for k, v in _files(out).items() if k not in live}
