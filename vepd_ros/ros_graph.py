@@ -914,21 +914,22 @@ def _check_bag_fix_frame(a: dict) -> None:
     """
     from vepd_ros.io.bags import BagError, open_bag
     from vepd_ros.judge.navsat import fix_frame_problem, StaticTF
+    from vepd_ros.judge.rl_graph import load_judge_params
 
     try:
-        bag = open_bag(a['bag'])
-        if not bag.has_topic(a['gps_topic']):
-            return
-        first = next(bag.messages([a['gps_topic']], check_counts=False), None)
+        with open_bag(a['bag']) as bag:
+            if not bag.has_topic(a['gps_topic']):
+                return
+            first = next(bag.messages([a['gps_topic']], check_counts=False), None)
     except (BagError, OSError):
         return
     if first is None:
         return
     frame = str(getattr(getattr(first[3], 'header', None), 'frame_id', ''))
-    ekf = _rl_params(_configs(a)[0], 'ekf_filter_node')
-    base = ekf.get('base_link_frame_output') or ekf.get('base_link_frame') or 'base_link'
+    # navsat's base_link is the EKF's odometry child frame (the judge's own reading of the file)
+    base = load_judge_params(_configs(a)[0], 'ekf_filter_node').ekf.base_link_frame_output
     tf = StaticTF.parse(static_tf_specs(a['static_tf']))
-    problem = fix_frame_problem(tf, str(base), frame, give="static_tf:='{}'")
+    problem = fix_frame_problem(tf, base, frame, give="static_tf:='{}'")
     if problem:
         raise ParameterError(
             'static_tf', a['static_tf'], f"a transform for the fixes on {a['gps_topic']} of "
